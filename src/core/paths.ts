@@ -1,0 +1,34 @@
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+let cachedRoot: string | undefined;
+
+/**
+ * The folder of the installed skillsmith package (holding `examples/` and `prompts/`). Found by
+ * walking up from this file, so it is the same whether we run from `src/` (tests) or `dist/`.
+ */
+export function packageRoot(): string {
+  if (cachedRoot !== undefined) return cachedRoot;
+  let directory = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const manifest = join(directory, "package.json");
+    if (existsSync(manifest)) {
+      const parsed = JSON.parse(readFileSync(manifest, "utf8")) as { name?: unknown };
+      if (parsed.name === "skillsmith") {
+        cachedRoot = directory;
+        return directory;
+      }
+    }
+    const parent = dirname(directory);
+    if (parent === directory) throw new Error("skillsmith package root not found");
+    directory = parent;
+  }
+}
+
+export function packageVersion(): string {
+  const parsed = JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as {
+    version?: unknown;
+  };
+  return typeof parsed.version === "string" ? parsed.version : "0.0.0";
+}
