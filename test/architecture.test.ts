@@ -32,7 +32,9 @@ function sourceFiles(directory: string): string[] {
 
 describe("architecture", () => {
   it("has a known module for every folder under src/", () => {
-    const folders = readdirSync(sourceRoot).filter((entry) => statSync(join(sourceRoot, entry)).isDirectory());
+    const folders = readdirSync(sourceRoot).filter((entry) =>
+      statSync(join(sourceRoot, entry)).isDirectory(),
+    );
     expect(folders.filter((folder) => !(folder in allowed))).toEqual([]);
   });
 

@@ -1,10 +1,11 @@
 import { Command, CommanderError } from "commander";
 import { isSkillsmithError } from "../core/errors.js";
 import { packageVersion } from "../core/paths.js";
-import type { CliIo, CommandContext } from "./context.js";
+import { registerModel } from "./commands/model.js";
 import { registerQuickstart } from "./commands/quickstart.js";
 import { registerSkill } from "./commands/skill.js";
 import { registerStats } from "./commands/stats.js";
+import type { CliIo, CommandContext } from "./context.js";
 
 /** Exit codes, documented in the README. */
 export const ExitCode = {
@@ -17,7 +18,12 @@ export const ExitCode = {
 export type Register = (program: Command, context: CommandContext) => void;
 
 /** Every top-level command group. Adding a command = adding a register function here. */
-const registrations: readonly Register[] = [registerQuickstart, registerSkill, registerStats];
+const registrations: readonly Register[] = [
+  registerQuickstart,
+  registerSkill,
+  registerStats,
+  registerModel,
+];
 
 function defaultIo(): CliIo {
   return {
@@ -32,7 +38,10 @@ function defaultIo(): CliIo {
  * Run the CLI in-process and return its exit code. Never calls `process.exit`; the binary's
  * entry point does that with the returned code.
  */
-export async function runCli(argv: readonly string[], ioOverrides: Partial<CliIo> = {}): Promise<number> {
+export async function runCli(
+  argv: readonly string[],
+  ioOverrides: Partial<CliIo> = {},
+): Promise<number> {
   const io: CliIo = { ...defaultIo(), ...ioOverrides };
   let exitCode: number = ExitCode.ok;
   const context: CommandContext = {
@@ -65,7 +74,8 @@ export async function runCli(argv: readonly string[], ioOverrides: Partial<CliIo
 function exitCodeFor(error: unknown, io: CliIo): number {
   if (error instanceof CommanderError) {
     // Help and version requested explicitly are successes; commander has already printed them.
-    if (error.code === "commander.helpDisplayed" || error.code === "commander.version") return ExitCode.ok;
+    if (error.code === "commander.helpDisplayed" || error.code === "commander.version")
+      return ExitCode.ok;
     return ExitCode.usage;
   }
   if (isSkillsmithError(error)) {
@@ -78,6 +88,8 @@ function exitCodeFor(error: unknown, io: CliIo): number {
     return ExitCode.failure;
   }
   // A bug: show the stack, since the user cannot have caused it.
-  io.stderr(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  io.stderr(
+    `internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   return ExitCode.failure;
 }

@@ -12,7 +12,13 @@ export interface ErrorOptions {
 }
 
 export abstract class SkillsmithError extends Error {
-  abstract readonly family: "usage" | "input" | "infrastructure" | "agent" | "internal" | "unsupported";
+  abstract readonly family:
+    | "usage"
+    | "input"
+    | "infrastructure"
+    | "agent"
+    | "internal"
+    | "unsupported";
   readonly code: string;
   readonly retryable: boolean;
   readonly data: Readonly<Record<string, unknown>>;
@@ -46,8 +52,16 @@ export class InputError extends SkillsmithError {
   readonly family = "input" as const;
   readonly location: InputLocation;
 
-  constructor(code: string, message: string, location: InputLocation = {}, options: ErrorOptions = {}) {
-    super(code, formatLocated(message, location), { ...options, data: { ...options.data, ...location } });
+  constructor(
+    code: string,
+    message: string,
+    location: InputLocation = {},
+    options: ErrorOptions = {},
+  ) {
+    super(code, formatLocated(message, location), {
+      ...options,
+      data: { ...options.data, ...location },
+    });
     this.location = location;
   }
 }

@@ -15,7 +15,12 @@ function alive(pid: number): boolean {
 describe("runProcess", () => {
   it("captures output and exit code", async () => {
     const result = await runProcess("sh", ["-c", "echo out; echo err >&2; exit 3"]);
-    expect(result).toMatchObject({ exitCode: 3, stdout: "out\n", stderr: "err\n", timedOut: false });
+    expect(result).toMatchObject({
+      exitCode: 3,
+      stdout: "out\n",
+      stderr: "err\n",
+      timedOut: false,
+    });
   });
 
   it("feeds stdin and closes it", async () => {
