@@ -1,0 +1,120 @@
+/**
+ * A content-addressed cache of model calls in SQLite (WAL). The key is the SHA-256 of a canonical
+ * JSON of what determines the answer: provider, model, prompt (system and messages), tools and
+ * the settings that change the output. Credentials, headers and base URLs are never part of the
+ * key or of the stored value.
+ */
+import { createHash } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import Database from "better-sqlite3";
+import { InfrastructureError } from "../core/errors.js";
+
+export type CacheMode = "use" | "refresh" | "off" | "replay-only";
+export const cacheModes: readonly CacheMode[] = ["use", "refresh", "off", "replay-only"];
+
+/** JSON with object keys sorted at every level; bytes as base64; `undefined` members dropped. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(canonicalValue(value));
+}
+
+function canonicalValue(value: unknown): unknown {
+  if (value === null || typeof value !== "object")
+    return typeof value === "bigint" ? value.toString() : value;
+  if (value instanceof Uint8Array) return { $bytes: Buffer.from(value).toString("base64") };
+  if (value instanceof URL) return value.href;
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value))
+    return value.map((item) => (item === undefined ? null : canonicalValue(item)));
+  const result: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) {
+    const item = (value as Record<string, unknown>)[key];
+    if (item !== undefined && typeof item !== "function") result[key] = canonicalValue(item);
+  }
+  return result;
+}
+
+export function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+/** The part of a model call that identifies it; extra fields beyond these are ignored. */
+export interface CallIdentity {
+  readonly provider: string;
+  readonly model: string;
+  readonly request: unknown;
+}
+
+export function cacheKey(identity: CallIdentity): string {
+  return sha256(
+    canonicalJson({
+      provider: identity.provider,
+      model: identity.model,
+      request: identity.request,
+    }),
+  );
+}
+
+export class ModelCallCache {
+  private readonly database: Database.Database;
+  private readonly select: Database.Statement<[string], { value: string }>;
+  private readonly upsert: Database.Statement<[string, string, string, string, string]>;
+
+  private constructor(readonly path: string) {
+    try {
+      if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+      this.database = new Database(path);
+      this.database.pragma("journal_mode = WAL");
+      this.database.pragma("busy_timeout = 5000");
+      this.database.exec(
+        `CREATE TABLE IF NOT EXISTS model_calls (
+           key TEXT PRIMARY KEY,
+           provider TEXT NOT NULL,
+           model TEXT NOT NULL,
+           created_at TEXT NOT NULL,
+           value TEXT NOT NULL
+         )`,
+      );
+    } catch (cause) {
+      throw new InfrastructureError(
+        "model.cache.open",
+        `cannot open the model call cache ${path}`,
+        { cause, data: { path } },
+      );
+    }
+    this.select = this.database.prepare("SELECT value FROM model_calls WHERE key = ?");
+    this.upsert = this.database.prepare(
+      `INSERT INTO model_calls (key, provider, model, created_at, value) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT(key) DO UPDATE SET value = excluded.value, created_at = excluded.created_at`,
+    );
+  }
+
+  static open(path: string): ModelCallCache {
+    return new ModelCallCache(path);
+  }
+
+  get(key: string): unknown {
+    const row = this.select.get(key);
+    return row === undefined ? undefined : (JSON.parse(row.value) as unknown);
+  }
+
+  set(key: string, identity: { provider: string; model: string }, value: unknown): void {
+    this.upsert.run(
+      key,
+      identity.provider,
+      identity.model,
+      new Date().toISOString(),
+      JSON.stringify(value),
+    );
+  }
+
+  get size(): number {
+    return (
+      this.database.prepare("SELECT COUNT(*) AS count FROM model_calls").get() as { count: number }
+    ).count;
+  }
+
+  close(): void {
+    if (this.database.open) this.database.close();
+  }
+}
