@@ -1,0 +1,369 @@
+import { InputError } from "../core/errors.js";
+import { requireFiniteNumbers, requirePositiveInteger } from "./input.js";
+import { createSeededRandom } from "./random.js";
+
+/**
+ * The exact two-sided paired sign-flip test of the protocol (A.6): under the null hypothesis
+ * every delta is equally likely to have either sign, so
+ *
+ *   p = #{ε ∈ {−1, +1}^m : |Σ ε_i·|d_i|| ≥ |Σ d_i|} / 2^m
+ *
+ * (|mean| ≥ |observed mean| is the same condition as |sum| ≥ |observed sum|). Deltas equal to
+ * zero contribute nothing to any sum, so they are factored out: the share over 2^m assignments
+ * equals the share over the 2^m' assignments of the m' non-zero deltas.
+ *
+ * Three ways to compute p, chosen in this order when `method` is "auto":
+ * 1. "exact": enumeration of all 2^m' sums, when m' ≤ `enumerationLimit` (20). The sums of each
+ *    half are listed, sorted and counted against each other (meet in the middle), so the count is
+ *    exact and costs O(2^(m'/2)·m') instead of O(2^m'). Each listed sum adds at most m'/2 terms,
+ *    so rounding stays far below the tie tolerance.
+ * 2. "dp": when every |d_i| is (within tolerance) an integer multiple k_i of one unit u — pass
+ *    ratios have small denominators, so deltas in points are — the exact null distribution of
+ *    Σ ε_i k_i is computed by dynamic programming over integer sums, with probabilities in a
+ *    Float64Array so 2^1000 assignments do not overflow. The unit is found by rational
+ *    reconstruction of |d_i| / min|d| (continued fractions, denominators ≤ `maxDenominator`)
+ *    and the lcm L of the denominators: u = min|d| / L. Cost O(m'·Σk_i). The grid is accepted
+ *    only if k_i·u reproduces every |d_i| within the tie tolerance, so the result is the exact p
+ *    of deltas that differ from the input by less than that tolerance.
+ * 3. "exact" again for m' ≤ `maxEnumeration` (40) when the deltas are not on a grid.
+ * 4. "monte-carlo": `draws` (default 100 000) seeded random sign assignments; p is reported as
+ *    (b + 1)/(draws + 1), which is a valid p-value (never 0), with the binomial standard error
+ *    √(p̂(1 − p̂)/draws) of the share p̂ = b/draws.
+ *
+ * Ties: a sum counts as "at least as extreme" when |T| ≥ |S| − τ with τ = relativeTolerance·Σ|d_i|,
+ * so sums that are equal on paper but differ in the last bits of floating point count as ties.
+ * Deltas with |d_i| ≤ relativeTolerance·max|d| are treated as zeros for the same reason.
+ */
+export type SignFlipMethod = "exact" | "dp" | "monte-carlo";
+
+export interface SignFlipOptions {
+  /** Force one method; "auto" (default) picks as described above. */
+  readonly method?: "auto" | SignFlipMethod;
+  /** Relative tolerance for ties and grid detection. Default 1e-9. */
+  readonly relativeTolerance?: number;
+  /** Under "auto", enumerate when there are at most this many non-zero deltas. Default 20. */
+  readonly enumerationLimit?: number;
+  /** Never enumerate more than this many non-zero deltas (memory 2·2^(m'/2) doubles). Default 40. */
+  readonly maxEnumeration?: number;
+  /** Largest denominator accepted when reconstructing delta ratios. Default 65 536. */
+  readonly maxDenominator?: number;
+  /** Largest Σk_i (the length of the probability array) for "dp". Default 2^22. */
+  readonly maxGridTotal?: number;
+  /** Largest m'·Σk_i (inner-loop steps) for "dp". Default 3·10^8. */
+  readonly maxGridWork?: number;
+  /** Monte Carlo draws. Default 100 000. */
+  readonly draws?: number;
+  /** Monte Carlo seed. Default 1. */
+  readonly seed?: number;
+}
+
+export interface SignFlipResult {
+  readonly p: number;
+  readonly method: SignFlipMethod;
+  /** Number of non-zero deltas (the m' of the documentation). */
+  readonly nonZero: number;
+  /** Monte Carlo only: standard error of the estimated share. */
+  readonly standardError?: number;
+  /** Monte Carlo only: number of random sign assignments drawn. */
+  readonly draws?: number;
+  /** "dp" only: the grid unit u with |d_i| = k_i·u. */
+  readonly unit?: number;
+}
+
+const defaults = {
+  relativeTolerance: 1e-9,
+  enumerationLimit: 20,
+  maxEnumeration: 40,
+  maxDenominator: 65_536,
+  maxGridTotal: 2 ** 22,
+  maxGridWork: 3e8,
+  draws: 100_000,
+  seed: 1,
+};
+
+export function signFlipTest(
+  deltas: readonly number[],
+  options: SignFlipOptions = {},
+): SignFlipResult {
+  const values = requireFiniteNumbers(deltas, "deltas");
+  const settings = { ...defaults, ...withoutUndefined(options) };
+  const method = options.method ?? "auto";
+  if (!(settings.relativeTolerance >= 0 && settings.relativeTolerance < 1e-3)) {
+    throw new InputError(
+      "stats.out-of-range",
+      `relativeTolerance ${settings.relativeTolerance} must be in [0, 1e-3)`,
+      { field: "relativeTolerance" },
+    );
+  }
+
+  const largest = values.reduce((maximum, value) => Math.max(maximum, Math.abs(value)), 0);
+  const zeroBelow = settings.relativeTolerance * largest;
+  const nonZero = values.filter((value) => Math.abs(value) > zeroBelow);
+  const size = nonZero.length;
+  const observed = Math.abs(nonZero.reduce((sum, value) => sum + value, 0));
+  const magnitudes = nonZero.map((value) => Math.abs(value));
+  const totalMagnitude = magnitudes.reduce((sum, value) => sum + value, 0);
+  const threshold = observed - settings.relativeTolerance * totalMagnitude;
+
+  if (method === "exact") {
+    requireEnumerable(size, settings.maxEnumeration);
+    return { p: enumerationP(magnitudes, threshold), method: "exact", nonZero: size };
+  }
+  if (method === "dp") {
+    const grid = findGrid(magnitudes, settings);
+    if (grid === undefined) {
+      throw new InputError(
+        "stats.not-on-grid",
+        "the deltas are not integer multiples of a common unit within the configured limits, so the dynamic-programming method does not apply",
+        { field: "deltas" },
+      );
+    }
+    return dynamicProgrammingResult(nonZero, grid, size);
+  }
+  if (method === "monte-carlo") return monteCarloResult(magnitudes, threshold, settings);
+
+  // Every assignment is at least as extreme as a zero observed sum: no computation needed.
+  if (size === 0 || threshold <= 0) {
+    return { p: 1, method: "exact", nonZero: size };
+  }
+  if (size <= settings.enumerationLimit) {
+    return { p: enumerationP(magnitudes, threshold), method: "exact", nonZero: size };
+  }
+  const grid = findGrid(magnitudes, settings);
+  if (grid !== undefined) return dynamicProgrammingResult(nonZero, grid, size);
+  if (size <= settings.maxEnumeration) {
+    return { p: enumerationP(magnitudes, threshold), method: "exact", nonZero: size };
+  }
+  return monteCarloResult(magnitudes, threshold, settings);
+}
+
+function requireEnumerable(size: number, limit: number): void {
+  if (size > limit) {
+    throw new InputError(
+      "stats.too-large-to-enumerate",
+      `${size} non-zero deltas are too many to enumerate (limit ${limit}); use the "dp" or "monte-carlo" method`,
+      { field: "deltas" },
+    );
+  }
+}
+
+/** All 2^h signed sums Σ ε_i·m_i of the given magnitudes, sorted ascending. */
+function signedSums(magnitudes: readonly number[]): Float64Array {
+  const sums = new Float64Array(2 ** magnitudes.length);
+  let length = 1;
+  for (const magnitude of magnitudes) {
+    for (let index = 0; index < length; index++) {
+      const sum = sums[index] as number;
+      sums[index] = sum + magnitude;
+      sums[index + length] = sum - magnitude;
+    }
+    length *= 2;
+  }
+  return sums.sort();
+}
+
+/**
+ * Share of sign assignments with |Σ ε_i·m_i| ≥ threshold (threshold > 0), by meet in the middle.
+ * Each half's list of sums is closed under negation (exactly, since IEEE rounding is symmetric),
+ * so the count of sums ≤ −threshold equals the count of sums ≥ threshold.
+ */
+function enumerationP(magnitudes: readonly number[], threshold: number): number {
+  if (magnitudes.length === 0 || threshold <= 0) return 1;
+  const half = Math.floor(magnitudes.length / 2);
+  const left = signedSums(magnitudes.slice(0, half));
+  const right = signedSums(magnitudes.slice(half));
+  // For ascending a, the first index j with right[j] ≥ threshold − a only moves down.
+  let count = 0;
+  let pointer = right.length;
+  for (let index = 0; index < left.length; index++) {
+    const needed = threshold - (left[index] as number);
+    while (pointer > 0 && (right[pointer - 1] as number) >= needed) pointer--;
+    count += right.length - pointer;
+  }
+  return Math.min(1, (2 * count) / 2 ** magnitudes.length);
+}
+
+/** The common unit of a set of magnitudes, if they lie on a grid small enough to use. */
+export interface Grid {
+  readonly unit: number;
+  /** Integer multiples: magnitudes[i] ≈ multiples[i]·unit. */
+  readonly multiples: readonly number[];
+  readonly total: number;
+}
+
+/**
+ * Find u and integers k_i ≥ 1 with |m_i − k_i·u| ≤ tol·m_i, via rational reconstruction of the
+ * ratios m_i / min(m). Returns undefined when a ratio has no small-denominator approximation or
+ * when the resulting Σk_i or m'·Σk_i exceeds the configured limits.
+ */
+export function findGrid(
+  magnitudes: readonly number[],
+  limits: {
+    readonly relativeTolerance?: number;
+    readonly maxDenominator?: number;
+    readonly maxGridTotal?: number;
+    readonly maxGridWork?: number;
+  } = {},
+): Grid | undefined {
+  const tolerance = limits.relativeTolerance ?? defaults.relativeTolerance;
+  const maxDenominator = limits.maxDenominator ?? defaults.maxDenominator;
+  const maxTotal = limits.maxGridTotal ?? defaults.maxGridTotal;
+  const maxWork = limits.maxGridWork ?? defaults.maxGridWork;
+  if (magnitudes.length === 0) return { unit: 1, multiples: [], total: 0 };
+  const reference = Math.min(...magnitudes);
+  if (!(reference > 0)) return undefined;
+
+  const fractions: { numerator: number; denominator: number }[] = [];
+  let commonDenominator = 1;
+  for (const magnitude of magnitudes) {
+    const fraction = rationalApproximation(magnitude / reference, tolerance, maxDenominator);
+    if (fraction === undefined) return undefined;
+    commonDenominator = leastCommonMultiple(commonDenominator, fraction.denominator);
+    if (commonDenominator > maxTotal) return undefined;
+    fractions.push(fraction);
+  }
+  // With reduced fractions and the smallest magnitude as reference (multiple L), the multiples
+  // have no common factor: if |d_i| = b_i·u and min = a·u with gcd(a, b) = 1, then L = a.
+  const multiples = fractions.map(
+    ({ numerator, denominator }) => numerator * (commonDenominator / denominator),
+  );
+  const total = multiples.reduce((sum, value) => sum + value, 0);
+  if (total > maxTotal || total * magnitudes.length > maxWork) return undefined;
+  const unit = reference / commonDenominator;
+  // The reconstruction must reproduce every magnitude, not only its ratio to the reference.
+  for (let index = 0; index < magnitudes.length; index++) {
+    const magnitude = magnitudes[index] as number;
+    if (Math.abs((multiples[index] as number) * unit - magnitude) > 4 * tolerance * magnitude) {
+      return undefined;
+    }
+  }
+  return { unit, multiples, total };
+}
+
+/**
+ * Best rational approximation p/q of x > 0 with q ≤ maxDenominator and |x − p/q| ≤ tol·x, from
+ * the convergents of the continued fraction of x.
+ */
+function rationalApproximation(
+  x: number,
+  tolerance: number,
+  maxDenominator: number,
+): { numerator: number; denominator: number } | undefined {
+  let previousNumerator = 1;
+  let previousDenominator = 0;
+  let olderNumerator = 0;
+  let olderDenominator = 1;
+  let remainder = x;
+  for (let step = 0; step < 64; step++) {
+    const term = Math.floor(remainder);
+    const numerator = term * previousNumerator + olderNumerator;
+    const denominator = term * previousDenominator + olderDenominator;
+    if (denominator > maxDenominator || !Number.isSafeInteger(numerator)) return undefined;
+    if (Math.abs(x - numerator / denominator) <= tolerance * x) return { numerator, denominator };
+    const fractional = remainder - term;
+    if (fractional <= 0) return undefined;
+    remainder = 1 / fractional;
+    olderNumerator = previousNumerator;
+    olderDenominator = previousDenominator;
+    previousNumerator = numerator;
+    previousDenominator = denominator;
+  }
+  return undefined;
+}
+
+function greatestCommonDivisor(left: number, right: number): number {
+  let a = Math.abs(left);
+  let b = Math.abs(right);
+  while (b !== 0) [a, b] = [b, a % b];
+  return a;
+}
+
+function leastCommonMultiple(left: number, right: number): number {
+  return (left / greatestCommonDivisor(left, right)) * right;
+}
+
+function dynamicProgrammingResult(
+  nonZero: readonly number[],
+  grid: Grid,
+  size: number,
+): SignFlipResult {
+  // The observed signed sum in grid units is an exact integer.
+  let observed = 0;
+  nonZero.forEach((value, index) => {
+    observed += Math.sign(value) * (grid.multiples[index] as number);
+  });
+  return { p: gridP(grid.multiples, observed), method: "dp", nonZero: size, unit: grid.unit };
+}
+
+/**
+ * Exact P(|Σ ε_i k_i| ≥ |observed|) for positive integers k_i. With W = Σ_{ε_i=+1} k_i the
+ * signed sum is 2W − K (K = Σk_i), and W is symmetric around K/2, so the two-sided p is twice the
+ * lower tail P(W ≤ (K − |observed|)/2). The subset-sum distribution of W is built in place, one
+ * delta at a time: f'(w) = (f(w) + f(w − k))/2.
+ */
+export function gridP(multiples: readonly number[], observed: number): number {
+  const target = Math.abs(observed);
+  if (target === 0) return 1;
+  const total = multiples.reduce((sum, value) => sum + value, 0);
+  if (target > total) return 0;
+  const probabilities = new Float64Array(total + 1);
+  probabilities[0] = 1;
+  let reach = 0;
+  // Small multiples first keep `reach` (the work per step) small for longer.
+  for (const step of [...multiples].sort((left, right) => left - right)) {
+    const newReach = reach + step;
+    for (let sum = newReach; sum >= step; sum--) {
+      probabilities[sum] =
+        0.5 * ((probabilities[sum] as number) + (probabilities[sum - step] as number));
+    }
+    for (let sum = step - 1; sum >= 0; sum--) {
+      probabilities[sum] = 0.5 * (probabilities[sum] as number);
+    }
+    reach = newReach;
+  }
+  const lowerEnd = (total - target) / 2;
+  let tail = 0;
+  for (let sum = 0; sum <= lowerEnd; sum++) tail += probabilities[sum] as number;
+  return Math.min(1, 2 * tail);
+}
+
+function monteCarloResult(
+  magnitudes: readonly number[],
+  threshold: number,
+  settings: typeof defaults,
+): SignFlipResult {
+  const draws = requirePositiveInteger(settings.draws, "draws");
+  const size = magnitudes.length;
+  if (size === 0 || threshold <= 0) {
+    return { p: 1, method: "monte-carlo", nonZero: size, standardError: 0, draws };
+  }
+  const random = createSeededRandom(settings.seed);
+  const values = Float64Array.from(magnitudes);
+  let extreme = 0;
+  for (let draw = 0; draw < draws; draw++) {
+    let sum = 0;
+    let bits = 0;
+    for (let index = 0; index < size; index++) {
+      // One 32-bit random word supplies 32 signs.
+      if ((index & 31) === 0) bits = random.nextUint32();
+      // Branch-free: (bits & 1)·2 − 1 is ±1, and random signs defeat branch prediction.
+      sum += (values[index] as number) * (((bits & 1) << 1) - 1);
+      bits >>>= 1;
+    }
+    if (Math.abs(sum) >= threshold) extreme++;
+  }
+  const share = extreme / draws;
+  return {
+    p: (extreme + 1) / (draws + 1),
+    method: "monte-carlo",
+    nonZero: size,
+    standardError: Math.sqrt((share * (1 - share)) / draws),
+    draws,
+  };
+}
+
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(value).filter(([key, entry]) => entry !== undefined && key !== "method"),
+  ) as Partial<T>;
+}
