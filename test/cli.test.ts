@@ -26,7 +26,7 @@ describe("CLI program (in-process)", () => {
   it("prints help with every command group and exits 0", async () => {
     const result = await run(["--help"]);
     expect(result.code).toBe(0);
-    for (const group of ["quickstart", "skill", "stats", "model"]) {
+    for (const group of ["quickstart", "skill", "stats", "model", "bench"]) {
       expect(result.stdout).toContain(group);
     }
   });

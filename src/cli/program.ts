@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { isSkillsmithError } from "../core/errors.js";
 import { packageVersion } from "../core/paths.js";
+import { registerBench } from "./commands/bench.js";
 import { registerModel } from "./commands/model.js";
 import { registerQuickstart } from "./commands/quickstart.js";
 import { registerSkill } from "./commands/skill.js";
@@ -23,6 +24,7 @@ const registrations: readonly Register[] = [
   registerSkill,
   registerStats,
   registerModel,
+  registerBench,
 ];
 
 function defaultIo(): CliIo {

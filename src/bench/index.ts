@@ -1,0 +1,51 @@
+/** Skill evaluation: suites (load, validate) and importers of public benchmark layouts. */
+export type {
+  ImportProblem,
+  ImportResult,
+} from "./import/common.js";
+export {
+  dockerfileWorkdir,
+  type HarborImportOptions,
+  importHarbor,
+  withoutSkillCopies,
+} from "./import/harbor.js";
+export {
+  importSweSkillsBench,
+  type SweSkillsBenchImportOptions,
+  testFileName,
+} from "./import/swe-skills-bench.js";
+export { parseToml, TomlSyntaxError, type TomlTable, type TomlValue } from "./import/toml.js";
+export * from "./suite/layout.js";
+export { formatSuiteProblem, loadSuite, repositoryName, validateSuite } from "./suite/load.js";
+export {
+  type ParsedRequirement,
+  parseRequirementMarkdown,
+  type Requirement,
+  type RequirementField,
+  type RequirementProblem,
+} from "./suite/requirement.js";
+export {
+  AGENT_KINDS,
+  type AgentKind,
+  type AgentLimits,
+  type Configuration,
+  type ConfigurationLimits,
+  type EnvironmentSpec,
+  type RepositorySpec,
+  type SkillFile,
+  SUITE_FORMAT,
+  type SuiteFile,
+  type VerifierFile,
+} from "./suite/schema.js";
+export type {
+  ReferenceSolution,
+  RepositorySource,
+  Suite,
+  SuiteEnvironment,
+  SuiteProblem,
+  SuiteRepository,
+  SuiteRequirement,
+  SuiteSkill,
+  SuiteValidation,
+  SuiteVerifier,
+} from "./suite/types.js";

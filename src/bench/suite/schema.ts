@@ -1,0 +1,158 @@
+import { z } from "zod";
+
+/**
+ * Zod schemas of every YAML file of a suite folder. Objects are strict: an unknown field is a
+ * problem (most often a typo that would otherwise be silently ignored). See `README.md`.
+ */
+
+export const SUITE_FORMAT = "skillsmith-suite/1";
+
+/** Ids name folders and appear in results; keep them portable and shell-safe. */
+export const idSchema = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/,
+    "expected an id of letters, digits, '.', '_' or '-' (starting with a letter or digit, at most 128 characters)",
+  );
+
+/** A relative path inside the suite: no absolute paths, no `..` escaping the folder. */
+const relativePathSchema = z
+  .string()
+  .min(1)
+  .refine((path) => !path.startsWith("/") && !path.split(/[\\/]/).includes(".."), {
+    message: "expected a relative path inside the suite (no leading '/', no '..')",
+  });
+
+const positiveInteger = z.number().int().positive();
+const positiveNumber = z.number().positive();
+
+export const AGENT_KINDS = ["claude-code", "codex", "builtin", "replay", "none", "oracle"] as const;
+export type AgentKind = (typeof AGENT_KINDS)[number];
+
+export const configurationLimitsSchema = z.strictObject({
+  /** Wall-clock limit of one agent run. */
+  timeoutSeconds: positiveNumber,
+  memoryMb: positiveInteger.optional(),
+  cpus: positiveNumber.optional(),
+  maxTurns: positiveInteger.optional(),
+});
+
+export const configurationSchema = z.strictObject({
+  id: idSchema,
+  agent: z.enum(AGENT_KINDS),
+  /** A model spec string (e.g. `anthropic:claude-sonnet-4-5`); the agent's default when absent. */
+  model: z.string().min(1).optional(),
+  limits: configurationLimitsSchema,
+});
+
+export const suiteFileSchema = z.strictObject({
+  format: z.literal(SUITE_FORMAT, { error: `expected format: "${SUITE_FORMAT}"` }),
+  name: z.string().min(1),
+  description: z.string().optional(),
+  configurations: z.array(configurationSchema).min(1, "expected at least one configuration"),
+  /** Skill folders to include, in order; every folder under `skills/` when absent. */
+  skills: z.array(idSchema).optional(),
+});
+
+export const repositorySchema = z
+  .strictObject({
+    /** A git URL (`https://`, `ssh://`, `git@…`, or `file://`). */
+    url: z.string().min(1).optional(),
+    /** A local git repository, relative to this `skill.yaml` or absolute. */
+    path: z.string().min(1).optional(),
+    /** A git bundle file, relative to this `skill.yaml` or absolute. */
+    bundle: z.string().min(1).optional(),
+    commit: z
+      .string()
+      .regex(/^[0-9a-f]{7,40}$/, "expected a commit hash (7 to 40 lowercase hex digits)"),
+    /** Folder name of the repository, used for the default mount path. */
+    name: idSchema.optional(),
+    setup: z.array(z.string().min(1)).optional(),
+    mountPath: z.string().startsWith("/", "expected an absolute path").optional(),
+  })
+  .superRefine((repository, context) => {
+    const sources = [repository.url, repository.path, repository.bundle].filter(
+      (source) => source !== undefined,
+    );
+    if (sources.length !== 1) {
+      context.addIssue({
+        code: "custom",
+        message: `expected exactly one of url, path or bundle (found ${sources.length})`,
+      });
+    }
+  });
+
+export const environmentLimitsSchema = z.strictObject({
+  cpus: positiveNumber.optional(),
+  memoryMb: positiveInteger.optional(),
+  /** Limit on each command run inside the environment (setup, verifier). */
+  commandTimeoutSeconds: positiveNumber.optional(),
+});
+
+export const environmentSchema = z.strictObject({
+  /** A container image to start from. */
+  image: z.string().min(1).optional(),
+  /** A Dockerfile relative to the skill folder; its folder is the build context. */
+  dockerfile: relativePathSchema.optional(),
+  /** Working directory of the agent when there is no repository (Harbor tasks: the WORKDIR). */
+  workdir: z.string().startsWith("/", "expected an absolute path").optional(),
+  allowInternet: z.boolean().optional(),
+  limits: environmentLimitsSchema.optional(),
+});
+
+export const agentLimitsSchema = z.strictObject({
+  /** Per-skill cap on one agent run; the effective limit is the smaller of this and the configuration's. */
+  timeoutSeconds: positiveNumber.optional(),
+  /** How many times the source benchmark invoked the agent (SWE-Skills-Bench `max_iterations`); not turns. */
+  maxIterations: positiveInteger.optional(),
+});
+
+export const skillFileSchema = z
+  .strictObject({
+    /** Agent Skills folders, relative to this skill's folder; every folder under `agent-skills/` when absent. */
+    skills: z.array(relativePathSchema).optional(),
+    repository: repositorySchema.optional(),
+    environment: environmentSchema.optional(),
+    agentLimits: agentLimitsSchema.optional(),
+    /** Where the skill came from (importer, original ids and paths); free-form, kept as is. */
+    source: z.record(z.string(), z.unknown()).optional(),
+  })
+  .superRefine((skill, context) => {
+    if (
+      skill.repository === undefined &&
+      skill.environment?.dockerfile === undefined &&
+      skill.environment?.image === undefined
+    ) {
+      context.addIssue({
+        code: "custom",
+        message:
+          "expected a repository (url, path or bundle with a commit) or an environment with an image or a dockerfile",
+      });
+    }
+  });
+
+export const verifierFileSchema = z.strictObject({
+  /** Shell command (run with `/bin/sh -c`) in `cwd`, after the agent has finished. */
+  command: z.string().min(1),
+  /** Files the verifier needs, relative to the requirement's `verifier/` folder; each must exist. */
+  files: z.array(relativePathSchema).min(1, "expected at least one verifier file"),
+  /** Where the `verifier/` folder is placed in the environment (outside the repository). */
+  mountPath: z.string().startsWith("/", "expected an absolute path").optional(),
+  /** Where the command runs; `mountPath` when absent. */
+  cwd: z.string().startsWith("/", "expected an absolute path").optional(),
+  timeoutSeconds: positiveNumber.optional(),
+  /** JUnit XML report the command writes, relative to `cwd` or absolute. */
+  junit: z.string().min(1).optional(),
+  /** Harbor-style reward file (`0`..`1`), read when the command reports no checks. */
+  rewardFile: z.string().startsWith("/", "expected an absolute path").optional(),
+  source: z.record(z.string(), z.unknown()).optional(),
+});
+
+export type SuiteFile = z.output<typeof suiteFileSchema>;
+export type Configuration = z.output<typeof configurationSchema>;
+export type ConfigurationLimits = z.output<typeof configurationLimitsSchema>;
+export type SkillFile = z.output<typeof skillFileSchema>;
+export type RepositorySpec = z.output<typeof repositorySchema>;
+export type EnvironmentSpec = z.output<typeof environmentSchema>;
+export type AgentLimits = z.output<typeof agentLimitsSchema>;
+export type VerifierFile = z.output<typeof verifierFileSchema>;

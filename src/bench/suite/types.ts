@@ -1,0 +1,99 @@
+import type { Requirement } from "./requirement.js";
+import type { AgentLimits, Configuration, EnvironmentSpec } from "./schema.js";
+
+/** One problem of a suite folder. A suite with any `error` cannot run. */
+export interface SuiteProblem {
+  /** The file or folder the problem is about (the suite folder joined with its relative path). */
+  readonly path: string;
+  readonly line?: number;
+  readonly field?: string;
+  readonly message: string;
+  readonly severity: "error" | "warning";
+}
+
+export type RepositorySource =
+  | { readonly kind: "url"; readonly url: string }
+  | { readonly kind: "path"; readonly path: string }
+  | { readonly kind: "bundle"; readonly path: string };
+
+export interface SuiteRepository {
+  readonly source: RepositorySource;
+  readonly commit: string;
+  /** Folder name of the repository (from `name`, else the URL or path without `.git`/`.bundle`). */
+  readonly name: string;
+  readonly setup: string[];
+  /** Where the repository is visible to the agent and the verifier; `/workspace/<name>` by default. */
+  readonly mountPath: string;
+}
+
+export interface SuiteEnvironment extends Omit<EnvironmentSpec, "dockerfile"> {
+  /** Absolute path of the Dockerfile, when one is given. */
+  readonly dockerfile?: string;
+}
+
+export interface SuiteVerifier {
+  readonly command: string;
+  /** Absolute path of the requirement's `verifier/` folder. */
+  readonly folder: string;
+  /** Files of the verifier, relative to `folder`; all of them exist. */
+  readonly files: string[];
+  /** Where `folder` is placed in the environment; `/verifier` by default. */
+  readonly mountPath: string;
+  /** Where `command` runs; `mountPath` by default. */
+  readonly cwd: string;
+  readonly timeoutSeconds?: number;
+  readonly junit?: string;
+  readonly rewardFile?: string;
+  readonly source?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * A known-good answer to a requirement, used as the verifier's positive control and by the
+ * `oracle` agent: a unified diff applied at the repository root, a folder of files copied over
+ * the workspace, or a script (`solve.sh`, Harbor style) run in the workspace with its folder
+ * mounted at `/solution`.
+ */
+export type ReferenceSolution =
+  | { readonly kind: "patch"; readonly path: string }
+  | { readonly kind: "files"; readonly path: string }
+  | { readonly kind: "script"; readonly path: string; readonly entry: string };
+
+export interface SuiteRequirement extends Requirement {
+  /** Absolute path of the requirement folder. */
+  readonly folder: string;
+  readonly verifier: SuiteVerifier;
+  readonly solution?: ReferenceSolution;
+}
+
+export interface SuiteSkill {
+  readonly id: string;
+  /** Absolute path of `skills/<id>/`. */
+  readonly folder: string;
+  /** Absolute paths of the Agent Skills folders installed in the with-skill arm. */
+  readonly skillFolders: string[];
+  readonly repository?: SuiteRepository;
+  readonly environment?: SuiteEnvironment;
+  readonly agentLimits?: AgentLimits;
+  readonly source?: Readonly<Record<string, unknown>>;
+  readonly requirements: SuiteRequirement[];
+}
+
+export interface Suite {
+  /** Absolute path of the suite folder. */
+  readonly root: string;
+  readonly format: string;
+  readonly name: string;
+  readonly description?: string;
+  readonly configurations: Configuration[];
+  readonly skills: SuiteSkill[];
+  /** Warnings found while loading; a loaded suite has no errors. */
+  readonly warnings: SuiteProblem[];
+}
+
+export interface SuiteValidation {
+  readonly valid: boolean;
+  /** Every problem, errors and warnings, in the order the folder was walked. */
+  readonly problems: SuiteProblem[];
+  /** The suite as far as it could be read; present only when `valid`. */
+  readonly suite?: Suite;
+}

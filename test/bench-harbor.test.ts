@@ -1,0 +1,291 @@
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { Command } from "commander";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
+import { importHarbor, loadSuite, validateSuite } from "../src/bench/index.js";
+import { registerBench } from "../src/cli/commands/bench.js";
+import type { CommandContext } from "../src/cli/context.js";
+import { isSkillsmithError } from "../src/core/errors.js";
+
+let scratch: string;
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), "skillsmith-bench-harbor-"));
+});
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+async function writeTree(root: string, files: Record<string, string>): Promise<void> {
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(dirname(join(root, path)), { recursive: true });
+    await writeFile(join(root, path), content);
+  }
+}
+
+const skillMarkdown = (name: string) =>
+  `---\nname: ${name}\ndescription: Explains how to write files in a container; use for file tasks.\n---\n# ${name}\n\nUse printf.\n`;
+
+const taskToml = [
+  'version = "1.0"',
+  "",
+  "[metadata]",
+  'author_name = "Test Author"',
+  'difficulty = "easy"',
+  'tags = ["files"]',
+  "",
+  "[verifier]",
+  "timeout_sec = 90.0",
+  "",
+  "[agent]",
+  "timeout_sec = 300.0",
+  "",
+  "[environment]",
+  "build_timeout_sec = 600.0",
+  "cpus = 2",
+  'memory = "4G"',
+  "allow_internet = false",
+  "",
+].join("\n");
+
+const dockerfile = [
+  "FROM debian:bookworm-slim",
+  "WORKDIR /app",
+  "COPY skills /root/.claude/skills",
+  "COPY data.txt /app/data.txt",
+  "",
+].join("\n");
+
+/** A SkillsBench-style task: ships a skill in environment/skills and bakes it into the image. */
+async function makeTask(root: string): Promise<void> {
+  await writeTree(root, {
+    "instruction.md": "Create `/app/hello.txt` containing `Hello, world!`.\n",
+    "task.toml": taskToml,
+    "environment/Dockerfile": dockerfile,
+    "environment/data.txt": "data\n",
+    "environment/skills/file-writing/SKILL.md": skillMarkdown("file-writing"),
+    "environment/skills/file-writing/scripts/write.sh": 'printf \'%s\' "$1" > "$2"\n',
+    "tests/test.sh":
+      "#!/bin/bash\npytest /tests/test_outputs.py -rA && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n",
+    "tests/test_outputs.py":
+      "def test_hello():\n    assert open('/app/hello.txt').read().strip() == 'Hello, world!'\n",
+    "solution/solve.sh": "#!/bin/bash\necho 'Hello, world!' > /app/hello.txt\n",
+  });
+}
+
+async function bench(argv: string[]) {
+  let stdout = "";
+  let stderr = "";
+  let exitCode = 0;
+  const context: CommandContext = {
+    io: {
+      stdout: (text) => {
+        stdout += text;
+      },
+      stderr: (text) => {
+        stderr += text;
+      },
+      cwd: scratch,
+      env: {},
+    },
+    exit(code) {
+      exitCode = Math.max(exitCode, code);
+    },
+  };
+  const program = new Command("skillsmith").exitOverride();
+  registerBench(program, context);
+  try {
+    await program.parseAsync(["bench", ...argv], { from: "user" });
+  } catch (error) {
+    if (isSkillsmithError(error) && (error.family === "input" || error.family === "usage")) {
+      return { code: 2, stdout, stderr: `${stderr}error: ${error.message}\n` };
+    }
+    throw error;
+  }
+  return { code: exitCode, stdout, stderr };
+}
+
+describe("bench import harbor", () => {
+  it("maps a task folder to a skill, a requirement, a verifier and a reference solution", async () => {
+    const task = join(scratch, "tasks", "hello-file");
+    await makeTask(task);
+    const out = join(scratch, "harbor-suite");
+    const result = await bench(["import", "harbor", task, "--out", out, "--json"]);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ skills: 1, requirements: 1, problems: [] });
+    // The Dockerfile baked the skill into the image: both arms would see it. Reported as a note.
+    expect(result.stderr).toMatch(/commented out "COPY skills \/root\/\.claude\/skills"/);
+
+    const validation = await validateSuite(out);
+    expect(validation.problems).toEqual([]);
+    const suite = await loadSuite(out);
+    expect(suite.configurations).toEqual([
+      { id: "claude-code", agent: "claude-code", limits: { timeoutSeconds: 300 } },
+      { id: "oracle", agent: "oracle", limits: { timeoutSeconds: 300 } },
+    ]);
+    const skill = suite.skills[0];
+    expect(skill?.id).toBe("hello-file");
+    expect(skill?.skillFolders).toEqual([
+      join(out, "skills", "hello-file", "agent-skills", "file-writing"),
+    ]);
+    expect(
+      existsSync(
+        join(out, "skills", "hello-file", "agent-skills", "file-writing", "scripts", "write.sh"),
+      ),
+    ).toBe(true);
+    expect(skill?.environment).toEqual({
+      dockerfile: join(out, "skills", "hello-file", "environment", "Dockerfile"),
+      workdir: "/app",
+      allowInternet: false,
+      limits: { cpus: 2, memoryMb: 4096 },
+    });
+    expect(skill?.agentLimits).toEqual({ timeoutSeconds: 300 });
+    expect(skill?.repository).toBeUndefined();
+
+    const rewritten = await readFile(
+      join(out, "skills", "hello-file", "environment", "Dockerfile"),
+      "utf8",
+    );
+    expect(rewritten).toContain("# skillsmith: skills are installed in the with-skill arm only");
+    expect(rewritten).toContain("COPY data.txt /app/data.txt\n");
+    expect(rewritten.split("\n").filter((line) => /^\s*COPY skills/.test(line))).toEqual([]);
+    expect(existsSync(join(out, "skills", "hello-file", "environment", "skills"))).toBe(false);
+    expect(existsSync(join(out, "skills", "hello-file", "environment", "data.txt"))).toBe(true);
+
+    const requirement = skill?.requirements[0];
+    expect(requirement?.id).toBe("hello-file");
+    expect(requirement?.form).toBe("free");
+    expect(requirement?.raw).toBe("Create `/app/hello.txt` containing `Hello, world!`.\n");
+    expect(requirement?.verifier).toMatchObject({
+      command: "bash /tests/test.sh",
+      files: ["test.sh", "test_outputs.py"],
+      mountPath: "/tests",
+      cwd: "/app",
+      timeoutSeconds: 90,
+      rewardFile: "/logs/verifier/reward.txt",
+    });
+    expect(requirement?.solution).toEqual({
+      kind: "script",
+      path: join(out, "skills", "hello-file", "requirements", "hello-file", "solution-script"),
+      entry: "solve.sh",
+    });
+    const skillFile = parseYaml(
+      await readFile(join(out, "skills", "hello-file", "skill.yaml"), "utf8"),
+    );
+    expect(skillFile.source.metadata).toEqual({
+      author_name: "Test Author",
+      difficulty: "easy",
+      tags: ["files"],
+    });
+  });
+
+  it("imports a folder of tasks, reports unsound ones and flags tasks without skill or tests", async () => {
+    const tasks = join(scratch, "dataset");
+    await makeTask(join(tasks, "good"));
+    // No skill, no tests, no solution script: imported with problems.
+    await writeTree(join(tasks, "bare"), {
+      "instruction.md": "Do something.\n",
+      "task.toml": '[environment]\ndocker_image = "python:3.12"\n',
+      "solution/answer.md": "42\n",
+    });
+    // Broken task.toml: not imported.
+    await writeTree(join(tasks, "broken"), {
+      "instruction.md": "x\n",
+      "task.toml": "[agent]\ntimeout_sec = = 3\n",
+      "environment/Dockerfile": "FROM scratch\n",
+    });
+    // No environment at all: not imported.
+    await writeTree(join(tasks, "no-env"), { "instruction.md": "x\n", "task.toml": "" });
+
+    const out = join(scratch, "dataset-suite");
+    const result = await importHarbor([tasks], { out });
+    expect(result.skills).toBe(2);
+    expect(result.requirements).toBe(2);
+    const messages = result.problems.map(
+      (problem) => `${problem.path.slice(tasks.length + 1)} ${problem.message}`,
+    );
+    expect(messages).toHaveLength(5);
+    expect(messages.find((message) => message.startsWith("bare no skill:"))).toBeDefined();
+    expect(
+      messages.find((message) => message.startsWith("bare/tests/test.sh no verifier:")),
+    ).toBeDefined();
+    expect(
+      messages.find((message) =>
+        message.startsWith("bare/solution reference solution not imported"),
+      ),
+    ).toBeDefined();
+    expect(
+      messages.find((message) =>
+        message.startsWith("broken task not imported: task.toml line 2: "),
+      ),
+    ).toBeDefined();
+    expect(messages).toContain(
+      "no-env task not imported: no environment/Dockerfile and no environment.docker_image in task.toml",
+    );
+
+    const validation = await validateSuite(out);
+    const errors = validation.problems.filter((problem) => problem.severity === "error");
+    expect(errors.map((problem) => problem.message.split(":")[0])).toEqual([
+      "no skill",
+      "no verifier",
+    ]);
+  });
+
+  it("uses --skill for tasks that ship none", async () => {
+    const task = join(scratch, "plain-task");
+    await writeTree(task, {
+      "instruction.md": "Write hello.\n",
+      "task.toml": '[environment]\ndocker_image = "python:3.12"\n',
+      "tests/test.sh": "exit 0\n",
+    });
+    const skill = join(scratch, "my-skill");
+    await writeTree(skill, { "SKILL.md": skillMarkdown("my-skill") });
+    const out = join(scratch, "plain-suite");
+    const result = await bench([
+      "import",
+      "harbor",
+      task,
+      "--out",
+      out,
+      "--skill",
+      skill,
+      "--json",
+    ]);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ skills: 1, requirements: 1, problems: [] });
+    const suite = await loadSuite(out);
+    expect(suite.skills[0]?.skillFolders).toEqual([
+      join(out, "skills", "plain-task", "agent-skills", "my-skill"),
+    ]);
+    expect(suite.skills[0]?.environment).toEqual({ image: "python:3.12" });
+    expect(suite.configurations.map((configuration) => configuration.id)).toEqual(["claude-code"]);
+  });
+
+  it("exits 2 when no argument is a Harbor task folder", async () => {
+    const empty = join(scratch, "empty-folder");
+    await mkdir(empty, { recursive: true });
+    const result = await bench(["import", "harbor", empty, "--out", join(scratch, "none")]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/no Harbor task folder among/);
+    expect(existsSync(join(scratch, "none"))).toBe(false);
+  });
+
+  it("names the Terminal-Bench 1 layout instead of importing it", async () => {
+    const old = join(scratch, "tb1-task");
+    await writeTree(old, { "task.yaml": "instruction: do it\n", "run-tests.sh": "exit 0\n" });
+    const good = join(scratch, "tb1-mixed", "good");
+    await makeTask(good);
+    const result = await importHarbor([old, good], { out: join(scratch, "tb1-suite") });
+    expect(result.skills).toBe(1);
+    expect(result.problems).toEqual([
+      {
+        path: old,
+        message:
+          "a Terminal-Bench 1 task (task.yaml); convert it to the Harbor format first (`harbor tasks migrate`)",
+      },
+    ]);
+    expect(existsSync(join(scratch, "none"))).toBe(false);
+  });
+});
