@@ -39,6 +39,14 @@ export interface SandboxExecRequest {
   readonly network: NetworkPolicy;
   readonly limits: ResourceLimits;
   readonly extraMounts?: readonly Mount[];
+  /**
+   * With `network: "loopback"`: the host's 127.0.0.1 ports to make reachable inside (e.g. the
+   * model endpoint). Each is forwarded through a Unix socket, so the sandbox can reach these and
+   * nothing else; without them `loopback` is an isolated loopback of the sandbox's own.
+   */
+  readonly loopbackPorts?: readonly number[];
+  /** Container backends: the image to run (from `prepare`); others ignore it. */
+  readonly image?: string;
   readonly input?: string;
   readonly signal?: AbortSignal;
   readonly onStdout?: (chunk: string) => void;
@@ -55,10 +63,48 @@ export interface SandboxExecResult {
   readonly durationMs: number;
 }
 
+/** A setup recipe (from setup detection): what to install on top of a base image. */
+export interface SetupRecipe {
+  /** Preferred base image (e.g. `python:3.11-slim`); a backend may fall back and says so. */
+  readonly baseImage?: string;
+  /** Shell commands run in the workspace, in order. */
+  readonly commands: readonly string[];
+}
+
+export interface SandboxPrepareRequest {
+  /** Host folder of the prepared checkout, copied into the environment. */
+  readonly workspace: string;
+  readonly workspaceMountPath: string;
+  /** Identity of the repository and commit (e.g. `<url>@<sha>`); part of the cache key. */
+  readonly cacheKey: string;
+  readonly recipe: SetupRecipe;
+  /** Setup may need the network (package installs); the default is `host`. */
+  readonly network?: NetworkPolicy;
+  readonly signal?: AbortSignal;
+  readonly onLog?: (line: string) => void;
+}
+
+export interface SandboxPrepareResult {
+  /** The environment to pass back as `SandboxExecRequest.image`. */
+  readonly image: string;
+  /** The base image actually used (differs from the recipe's when it fell back). */
+  readonly baseImage: string;
+  /** True when an environment for the same key already existed and was reused. */
+  readonly reused: boolean;
+  /** What was decided and why (fallbacks), for the run report. */
+  readonly notes: readonly string[];
+  readonly durationMs: number;
+}
+
 export interface SandboxV1 {
   readonly specificationVersion: "v1";
   readonly kind: "local" | "container" | "unsafe";
   exec(request: SandboxExecRequest): Promise<SandboxExecResult>;
+  /**
+   * Build the environment for a (repository, commit, recipe) once and reuse it after. Only
+   * image-based backends implement it; the others run setup as an ordinary `exec`.
+   */
+  prepare?(request: SandboxPrepareRequest): Promise<SandboxPrepareResult>;
   /** Release anything the sandbox holds (containers, temporary folders). */
   dispose?(): Promise<void>;
 }

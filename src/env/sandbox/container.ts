@@ -1,0 +1,548 @@
+import { randomBytes } from "node:crypto";
+import { createReadStream, existsSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
+import Docker from "dockerode";
+import { InfrastructureError, InputError } from "../../core/errors.js";
+import { runProcess } from "../../core/process.js";
+import {
+  CONTEXT_WORKSPACE_FOLDER,
+  DOCKERFILE_NAME,
+  environmentKey,
+  generateDockerfile,
+} from "./dockerfile.js";
+import { SandboxUnavailableError } from "./errors.js";
+import {
+  INSIDE_FORWARDER_SCRIPT,
+  LOOPBACK_SOCKET_DIRECTORY,
+  type LoopbackBridge,
+  startLoopbackBridge,
+} from "./loopback.js";
+import { normalizeMountPath } from "./mount-path.js";
+import type {
+  SandboxExecRequest,
+  SandboxExecResult,
+  SandboxPrepareRequest,
+  SandboxPrepareResult,
+  SandboxV1,
+} from "./types.js";
+
+/**
+ * The `container` sandbox over the Docker Engine API (dockerode), which Docker and Podman
+ * (`podman system service`) both serve. Each `exec` runs in a fresh container that is always
+ * removed; the run's workspace is bind-mounted read-write at its fixed path, so whatever the
+ * workload writes is already on the host when it ends (no copy out needed). Environments are
+ * built once per (repository, commit, recipe) and named by a content hash.
+ */
+
+export const DEFAULT_BASE_IMAGE = "localhost/skillsmith-base:bookworm";
+/** Label on every container and image we create, so leftovers can be found and removed. */
+export const SANDBOX_LABEL = "io.skillsmith.sandbox";
+const ENVIRONMENT_REPOSITORY = "localhost/skillsmith-env";
+const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
+const STDIN_PATH = "/run/skillsmith-stdin";
+
+export interface DockerConnection {
+  readonly docker: Docker;
+  /** What answered, e.g. `unix:///run/podman/podman.sock`. */
+  readonly endpoint: string;
+}
+
+/**
+ * Endpoints to try, in order: `DOCKER_HOST` (unix:// or tcp://), Docker's socket, Podman's
+ * rootful socket, then Podman's rootless one for the current user.
+ */
+export function candidateEndpoints(env: NodeJS.ProcessEnv = process.env): string[] {
+  const endpoints: string[] = [];
+  if (env.DOCKER_HOST !== undefined && env.DOCKER_HOST !== "") endpoints.push(env.DOCKER_HOST);
+  endpoints.push("unix:///var/run/docker.sock", "unix:///run/podman/podman.sock");
+  const uid = process.getuid?.();
+  if (uid !== undefined && uid !== 0) endpoints.push(`unix:///run/user/${uid}/podman/podman.sock`);
+  return [...new Set(endpoints)];
+}
+
+function dockerFor(endpoint: string): Docker {
+  if (endpoint.startsWith("unix://"))
+    return new Docker({ socketPath: endpoint.slice("unix://".length) });
+  const url = new URL(endpoint.replace(/^tcp:/, "http:"));
+  return new Docker({
+    host: url.hostname,
+    port: url.port === "" ? 2375 : Number(url.port),
+    protocol: url.protocol === "https:" ? "https" : "http",
+  });
+}
+
+async function answers(docker: Docker, timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      docker.ping().then(() => true),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      }),
+    ]);
+  } catch {
+    return false;
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}
+
+/** The first endpoint whose `/_ping` answers, or a `SandboxUnavailableError` naming all tried. */
+export async function connectDocker(
+  options: {
+    readonly env?: NodeJS.ProcessEnv;
+    readonly timeoutMs?: number;
+    /** Replace the default candidates (see `candidateEndpoints`). */
+    readonly endpoints?: readonly string[];
+  } = {},
+): Promise<DockerConnection> {
+  const tried: string[] = [];
+  for (const endpoint of options.endpoints ?? candidateEndpoints(options.env)) {
+    tried.push(endpoint);
+    if (endpoint.startsWith("unix://") && !existsSync(endpoint.slice("unix://".length))) continue;
+    const docker = dockerFor(endpoint);
+    if (await answers(docker, options.timeoutMs ?? 3_000)) return { docker, endpoint };
+  }
+  throw new SandboxUnavailableError(
+    "CONTAINER_ENGINE_UNREACHABLE",
+    `no Docker/Podman API answered (tried ${tried.join(", ")}). Start Docker, or Podman's API ` +
+      "with `podman system service --time=0 unix:///run/podman/podman.sock &` (see " +
+      "scripts/ci-containers.sh), set DOCKER_HOST, use the local sandbox, or pass " +
+      "--unsafe-no-sandbox to run without any isolation.",
+    { data: { tried }, retryable: true },
+  );
+}
+
+export interface ContainerSandboxOptions {
+  readonly docker: Docker;
+  /** Image for `exec` requests that name none. */
+  readonly defaultImage?: string;
+  /** Fallback base when a recipe's base image is not present locally. */
+  readonly fallbackBaseImage?: string;
+}
+
+export class ContainerSandbox implements SandboxV1 {
+  readonly specificationVersion = "v1" as const;
+  readonly kind = "container" as const;
+  readonly docker: Docker;
+  private readonly defaultImage: string;
+  private readonly fallbackBaseImage: string;
+  /** Builds in flight by tag, so concurrent prepares of the same environment build it once. */
+  private readonly building = new Map<string, Promise<SandboxPrepareResult>>();
+
+  constructor(options: ContainerSandboxOptions) {
+    this.docker = options.docker;
+    this.defaultImage = options.defaultImage ?? DEFAULT_BASE_IMAGE;
+    this.fallbackBaseImage = options.fallbackBaseImage ?? DEFAULT_BASE_IMAGE;
+  }
+
+  static async connect(
+    options: Omit<ContainerSandboxOptions, "docker"> & { readonly env?: NodeJS.ProcessEnv } = {},
+  ): Promise<ContainerSandbox> {
+    const { docker } = await connectDocker(options.env === undefined ? {} : { env: options.env });
+    return new ContainerSandbox({ ...options, docker });
+  }
+
+  async imageId(name: string): Promise<string | undefined> {
+    try {
+      const info = await this.docker.getImage(name).inspect();
+      return info.Id;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async prepare(request: SandboxPrepareRequest): Promise<SandboxPrepareResult> {
+    const started = performance.now();
+    const notes: string[] = [];
+    let baseImage = request.recipe.baseImage ?? this.fallbackBaseImage;
+    let baseImageId = await this.imageId(baseImage);
+    if (baseImageId === undefined && baseImage !== this.fallbackBaseImage) {
+      notes.push(
+        `base image ${baseImage} is not present locally (no registry is used); fell back to ${this.fallbackBaseImage}`,
+      );
+      baseImage = this.fallbackBaseImage;
+      baseImageId = await this.imageId(baseImage);
+    }
+    if (baseImageId === undefined) {
+      throw new SandboxUnavailableError(
+        "CONTAINER_BASE_IMAGE_MISSING",
+        `base image ${baseImage} is not present; build it with scripts/ci-containers.sh or buildBaseImage()`,
+        { data: { baseImage } },
+      );
+    }
+    const key = environmentKey({
+      cacheKey: request.cacheKey,
+      baseImageId,
+      workspaceMountPath: request.workspaceMountPath,
+      commands: request.recipe.commands,
+    });
+    const tag = `${ENVIRONMENT_REPOSITORY}:${key.slice(0, 24)}`;
+    const inFlight = this.building.get(tag);
+    if (inFlight !== undefined) return inFlight;
+    const work = (async (): Promise<SandboxPrepareResult> => {
+      if ((await this.imageId(tag)) !== undefined) {
+        return {
+          image: tag,
+          baseImage,
+          reused: true,
+          notes,
+          durationMs: performance.now() - started,
+        };
+      }
+      const dockerfile = generateDockerfile({
+        baseImage,
+        workspaceMountPath: request.workspaceMountPath,
+        commands: request.recipe.commands,
+        labels: { [SANDBOX_LABEL]: "environment", [`${SANDBOX_LABEL}.key`]: key },
+      });
+      await this.build(tag, dockerfile, request);
+      notes.push(
+        `built ${tag} from ${baseImage} with ${request.recipe.commands.length} setup command(s)`,
+      );
+      return {
+        image: tag,
+        baseImage,
+        reused: false,
+        notes,
+        durationMs: performance.now() - started,
+      };
+    })();
+    this.building.set(tag, work);
+    try {
+      return await work;
+    } finally {
+      this.building.delete(tag);
+    }
+  }
+
+  private async build(
+    tag: string,
+    dockerfile: string,
+    request: SandboxPrepareRequest,
+  ): Promise<void> {
+    const folder = await mkdtemp(join(tmpdir(), "skillsmith-build-"));
+    try {
+      await writeFile(join(folder, DOCKERFILE_NAME), dockerfile);
+      const tarPath = join(folder, "context.tar");
+      // GNU tar: the Dockerfile at the top, the workspace renamed to `workspace/` beside it.
+      const tar = await runProcess("tar", [
+        "-c",
+        "-f",
+        tarPath,
+        "-C",
+        folder,
+        DOCKERFILE_NAME,
+        "-C",
+        request.workspace,
+        `--transform=s,^\\.,${CONTEXT_WORKSPACE_FOLDER},`,
+        ".",
+      ]);
+      if (tar.exitCode !== 0) {
+        throw new InfrastructureError(
+          "CONTAINER_CONTEXT_FAILED",
+          `tar failed: ${tar.stderr.trim()}`,
+          {
+            data: { workspace: request.workspace },
+          },
+        );
+      }
+      const network = request.network ?? "host";
+      const stream = await this.docker.buildImage(createReadStream(tarPath), {
+        t: tag,
+        dockerfile: DOCKERFILE_NAME,
+        rm: true,
+        forcerm: true,
+        networkmode: network === "host" ? "host" : "none",
+        labels: { [SANDBOX_LABEL]: "environment" },
+        ...(request.signal === undefined ? {} : { abortSignal: request.signal }),
+      });
+      const log: string[] = [];
+      const failure = await new Promise<string | undefined>((resolve, reject) => {
+        let message: string | undefined;
+        this.docker.modem.followProgress(
+          stream,
+          (error) => (error === null ? resolve(message) : reject(error)),
+          (event: { stream?: string; error?: string; errorDetail?: { message?: string } }) => {
+            if (typeof event.stream === "string") {
+              log.push(event.stream);
+              request.onLog?.(event.stream);
+            }
+            if (event.error !== undefined) message = event.errorDetail?.message ?? event.error;
+          },
+        );
+      });
+      if (failure !== undefined || (await this.imageId(tag)) === undefined) {
+        throw new InfrastructureError(
+          "CONTAINER_BUILD_FAILED",
+          `building ${tag} failed: ${failure ?? "no image was produced"}`,
+          { data: { tag, dockerfile, log: log.join("").slice(-8_000) } },
+        );
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  }
+
+  async exec(request: SandboxExecRequest): Promise<SandboxExecResult> {
+    if (request.command.length === 0) throw new TypeError("empty command");
+    if (!existsSync(request.workspace)) {
+      throw new InputError("SANDBOX_WORKSPACE_MISSING", "the workspace folder does not exist", {
+        file: request.workspace,
+      });
+    }
+    const started = performance.now();
+    const mountPath = normalizeMountPath(request.workspaceMountPath);
+    const ports = request.network === "loopback" ? (request.loopbackPorts ?? []) : [];
+    let bridge: LoopbackBridge | undefined;
+    let container: Docker.Container | undefined;
+    let inputFolder: string | undefined;
+    try {
+      if (ports.length > 0) bridge = await startLoopbackBridge(ports);
+      const binds = [
+        `${request.workspace}:${mountPath}:rw`,
+        ...(request.extraMounts ?? []).map(
+          (mount) => `${mount.hostPath}:${mount.sandboxPath}:${mount.readOnly ? "ro" : "rw"}`,
+        ),
+        ...(bridge === undefined ? [] : [`${bridge.directory}:${LOOPBACK_SOCKET_DIRECTORY}:ro`]),
+      ];
+      let command =
+        bridge === undefined
+          ? [...request.command]
+          : // The image's own node runs the forwarder (our base image has it).
+            [
+              "node",
+              "-e",
+              INSIDE_FORWARDER_SCRIPT,
+              LOOPBACK_SOCKET_DIRECTORY,
+              ports.join(","),
+              ...request.command,
+            ];
+      if (request.input !== undefined) {
+        // Input goes in as a read-only file rather than over a hijacked attach: Podman's API
+        // takes the attach request's body as stdin, and docker-modem sends its options there.
+        inputFolder = await mkdtemp(join(tmpdir(), "skillsmith-stdin-"));
+        await writeFile(join(inputFolder, "stdin"), request.input);
+        binds.push(`${join(inputFolder, "stdin")}:${STDIN_PATH}:ro`);
+        command = ["/bin/sh", "-c", `exec "$@" < ${STDIN_PATH}`, "sh", ...command];
+      }
+      const { memoryBytes, maxProcesses, cpus } = request.limits;
+      const environment = {
+        HOME: "/tmp",
+        LANG: "C.UTF-8",
+        SKILLSMITH_WORKSPACE: mountPath,
+        ...request.env,
+      };
+      const image = request.image ?? this.defaultImage;
+      container = await engineCall(`create a container from ${image}`, () =>
+        this.docker.createContainer({
+          name: `skillsmith-${randomBytes(6).toString("hex")}`,
+          Image: image,
+          Cmd: command,
+          Entrypoint: [],
+          WorkingDir: request.cwd ?? mountPath,
+          Env: Object.entries(environment).map(([name, value]) => `${name}=${value}`),
+          Labels: { [SANDBOX_LABEL]: "exec" },
+          Tty: false,
+          AttachStdout: true,
+          AttachStderr: true,
+          AttachStdin: false,
+          OpenStdin: false,
+          HostConfig: {
+            Binds: binds,
+            NetworkMode: request.network === "host" ? "host" : "none",
+            ...(memoryBytes === undefined ? {} : { Memory: memoryBytes, MemorySwap: memoryBytes }),
+            ...(maxProcesses === undefined ? {} : { PidsLimit: maxProcesses }),
+            ...(cpus === undefined ? {} : { NanoCpus: Math.round(cpus * 1e9) }),
+          },
+        }),
+      );
+      const attached = await container.attach({
+        stream: true,
+        stdout: true,
+        stderr: true,
+      });
+      const output = collectOutput(this.docker, attached, request);
+      const created = container;
+      await engineCall("start the container", () => created.start());
+
+      let timedOut = false;
+      const kill = () => {
+        container?.kill({ signal: "SIGKILL" }).catch(() => undefined);
+      };
+      const timer = setTimeout(() => {
+        timedOut = true;
+        kill();
+      }, request.limits.timeoutMs);
+      request.signal?.addEventListener("abort", kill, { once: true });
+      if (request.signal?.aborted === true) kill();
+      try {
+        await container.wait();
+      } finally {
+        clearTimeout(timer);
+        request.signal?.removeEventListener("abort", kill);
+      }
+      // The attach stream may still carry the last bytes after the exit is reported.
+      await Promise.race([output.done, new Promise((resolve) => setTimeout(resolve, 2_000))]);
+      const state = (await container.inspect()).State;
+      return {
+        exitCode: state.ExitCode,
+        stdout: output.stdout(),
+        stderr: output.stderr(),
+        timedOut,
+        oomKilled: state.OOMKilled,
+        durationMs: performance.now() - started,
+      };
+    } finally {
+      await container?.remove({ force: true, v: true }).catch(() => undefined);
+      await bridge?.close();
+      if (inputFolder !== undefined) await rm(inputFolder, { recursive: true, force: true });
+    }
+  }
+}
+
+/**
+ * Run one Engine API call, turning its failure into a typed error: a missing image is the
+ * caller's to fix (prepare it, or build the base image); anything else is the engine's.
+ */
+async function engineCall<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    const status = (error as { statusCode?: unknown }).statusCode;
+    const detail = error instanceof Error ? error.message : String(error);
+    if (status === 404 && what.startsWith("create")) {
+      throw new SandboxUnavailableError(
+        "CONTAINER_IMAGE_MISSING",
+        `cannot ${what}: the image is not present (${detail}); prepare it first, or build the base image with scripts/ci-containers.sh`,
+        { cause: error },
+      );
+    }
+    throw new InfrastructureError("CONTAINER_ENGINE_FAILED", `cannot ${what}: ${detail}`, {
+      cause: error,
+      retryable: true,
+    });
+  }
+}
+
+function collectOutput(
+  docker: Docker,
+  attached: NodeJS.ReadWriteStream,
+  request: SandboxExecRequest,
+): { stdout(): string; stderr(): string; done: Promise<void> } {
+  const stdoutStream = new PassThrough();
+  const stderrStream = new PassThrough();
+  let stdout = "";
+  let stderr = "";
+  stdoutStream.setEncoding("utf8");
+  stderrStream.setEncoding("utf8");
+  stdoutStream.on("data", (chunk: string) => {
+    if (stdout.length < MAX_OUTPUT_BYTES) stdout += chunk;
+    request.onStdout?.(chunk);
+  });
+  stderrStream.on("data", (chunk: string) => {
+    if (stderr.length < MAX_OUTPUT_BYTES) stderr += chunk;
+    request.onStderr?.(chunk);
+  });
+  docker.modem.demuxStream(attached, stdoutStream, stderrStream);
+  const done = new Promise<void>((resolve) => {
+    attached.on("end", () => resolve());
+    attached.on("close", () => resolve());
+    attached.on("error", () => resolve());
+  });
+  return {
+    stdout: () => stdout.slice(0, MAX_OUTPUT_BYTES),
+    stderr: () => stderr.slice(0, MAX_OUTPUT_BYTES),
+    done,
+  };
+}
+
+export interface BuildBaseImageOptions {
+  readonly docker: Docker;
+  readonly tag?: string;
+  readonly suite?: string;
+  readonly mirror?: string;
+  readonly packages?: readonly string[];
+  readonly onLog?: (line: string) => void;
+}
+
+/**
+ * Build the default base image without any registry: a minimal Debian from debootstrap with
+ * python3 + pytest, node, git and CA certificates, imported through the Engine API. Needs root
+ * (debootstrap) and takes a few minutes; `scripts/ci-containers.sh` does the same for CI.
+ */
+export async function buildBaseImage(options: BuildBaseImageOptions): Promise<string> {
+  const tag = options.tag ?? DEFAULT_BASE_IMAGE;
+  const packages = options.packages ?? [
+    "python3",
+    "python3-pytest",
+    "nodejs",
+    "git",
+    "ca-certificates",
+  ];
+  const root = await mkdtemp(join(tmpdir(), "skillsmith-base-"));
+  try {
+    const bootstrap = await runProcess(
+      "debootstrap",
+      [
+        "--variant=minbase",
+        `--include=${packages.join(",")}`,
+        options.suite ?? "bookworm",
+        join(root, "rootfs"),
+        options.mirror ?? "http://deb.debian.org/debian",
+      ],
+      {
+        ...(options.onLog === undefined
+          ? {}
+          : { onStdout: options.onLog, onStderr: options.onLog }),
+      },
+    );
+    if (bootstrap.exitCode !== 0) {
+      throw new InfrastructureError(
+        "CONTAINER_BASE_IMAGE_FAILED",
+        `debootstrap failed (exit ${bootstrap.exitCode}): ${
+          bootstrap.spawnError?.message ?? bootstrap.stderr.trim().slice(-2_000)
+        }`,
+      );
+    }
+    await importRootFilesystem(options.docker, join(root, "rootfs"), tag);
+    return tag;
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Import a root file system folder as an image through the Engine API (`POST /images/create
+ * ?fromSrc=-`), the registry-free way to get a base image. Returns once the image exists.
+ */
+export async function importRootFilesystem(
+  docker: Docker,
+  folder: string,
+  tag: string,
+): Promise<void> {
+  const scratch = await mkdtemp(join(tmpdir(), "skillsmith-import-"));
+  try {
+    const tarPath = join(scratch, "rootfs.tar");
+    const tar = await runProcess("tar", ["-C", folder, "-c", "-f", tarPath, "."]);
+    if (tar.exitCode !== 0) {
+      throw new InfrastructureError(
+        "CONTAINER_BASE_IMAGE_FAILED",
+        `tar failed: ${tar.stderr.trim()}`,
+        {
+          data: { folder },
+        },
+      );
+    }
+    // `repo` carrying the tag is what both engines honour (Podman ignores a separate `tag`).
+    const stream = await docker.importImage(createReadStream(tarPath), { repo: tag });
+    await new Promise<void>((resolve, reject) => {
+      docker.modem.followProgress(stream, (error) => (error === null ? resolve() : reject(error)));
+    });
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
