@@ -1,0 +1,249 @@
+import { randomBytes } from "node:crypto";
+import type { Dirent } from "node:fs";
+import {
+  chmod,
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  stat,
+  writeFile,
+} from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { InputError } from "../core/errors.js";
+import { isInside, walkSkillFolder } from "./files.js";
+import { formatFindingList } from "./format.js";
+import { checkSkillFolder, toValidationResult } from "./validate.js";
+
+/**
+ * Project-level folders in which coding agents discover skills, relative to any directory of a
+ * workspace. Sources, read 2026-11: the Claude Code docs (`.claude/skills`); the OpenCode docs
+ * (`.opencode/skills`, plus `.claude/skills` and `.agents/skills`); the Cursor docs
+ * (`.cursor/skills`); the Gemini CLI docs (`.gemini/skills`); the agent table of the
+ * `skills` installer CLI (vercel-labs/skills, `src/agents.ts`), which gives Codex
+ * `.codex/skills`, GitHub Copilot `.github/skills`, Amp and Kimi `.agents/skills`, Antigravity
+ * `.agent/skills`, Windsurf `.windsurf/skills`, Goose `.goose/skills`, Droid `.factory/skills`
+ * and the rest below. Codex itself reads `.agents/skills` (machine notes). One entry of that
+ * table is left out on purpose: Moltbot's bare `skills/`, because a project's own `skills/`
+ * folder is usually its content (this repository's `examples/skills`, for one), not an agent's.
+ * A with/without-skill comparison is only fair when none of these survives in the workspace.
+ */
+export const AGENT_SKILL_DIRECTORIES: readonly string[] = [
+  ".claude/skills",
+  ".agents/skills",
+  ".agent/skills",
+  ".codex/skills",
+  ".cursor/skills",
+  ".github/skills",
+  ".opencode/skills",
+  ".gemini/skills",
+  ".windsurf/skills",
+  ".goose/skills",
+  ".factory/skills",
+  ".cline/skills",
+  ".codebuddy/skills",
+  ".commandcode/skills",
+  ".continue/skills",
+  ".crush/skills",
+  ".junie/skills",
+  ".kilocode/skills",
+  ".kiro/skills",
+  ".kode/skills",
+  ".mcpjam/skills",
+  ".mux/skills",
+  ".neovate/skills",
+  ".openclaude/skills",
+  ".openhands/skills",
+  ".pi/skills",
+  ".pochi/skills",
+  ".qoder/skills",
+  ".qwen/skills",
+  ".roo/skills",
+  ".trae/skills",
+  ".zencoder/skills",
+];
+
+/** Folders never searched: dependencies and version-control internals are not the project's. */
+const SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set(["node_modules", ".git"]);
+
+const agentFolderNames: ReadonlySet<string> = new Set(
+  AGENT_SKILL_DIRECTORIES.map((relativePath) => relativePath.split("/")[0] ?? ""),
+);
+
+/**
+ * Remove every agent-skill folder (see `AGENT_SKILL_DIRECTORIES`) found anywhere under
+ * `workspace`, nested ones included, without descending into `node_modules`, `.git` or
+ * symbolic links. A symlinked skills folder is removed as a link; its target is left alone,
+ * because it lies outside what we were asked to clean. For the same reason an agent folder
+ * that is itself a link (`.claude -> elsewhere`) is not followed. Returns the removed paths,
+ * sorted.
+ */
+export async function cleanAgentSkillFolders(workspace: string): Promise<string[]> {
+  const root = resolve(workspace);
+  const rootStat = await stat(root).catch(() => undefined);
+  if (rootStat === undefined || !rootStat.isDirectory()) {
+    throw new InputError("workspace-not-directory", "workspace is not a directory", {
+      file: workspace,
+    });
+  }
+  const removed: string[] = [];
+  await cleanBelow(root, removed);
+  return removed.sort();
+}
+
+async function cleanBelow(directory: string, removed: string[]): Promise<void> {
+  let entries: Dirent[];
+  try {
+    entries = await readdir(directory, { withFileTypes: true });
+  } catch {
+    // An unreadable folder cannot hold skills an agent could read either; keep going.
+    return;
+  }
+  for (const entry of entries) {
+    if (!entry.isDirectory() || SKIPPED_DIRECTORIES.has(entry.name)) continue;
+    const child = join(directory, entry.name);
+    if (agentFolderNames.has(entry.name)) {
+      const skills = join(child, "skills");
+      const skillsStat = await lstat(skills).catch(() => undefined);
+      if (skillsStat !== undefined) {
+        await rm(skills, { recursive: true, force: true });
+        removed.push(skills);
+      }
+    }
+    await cleanBelow(child, removed);
+  }
+}
+
+export type SkillAgent = "claude-code" | "codex" | "agents";
+
+/** Where each agent discovers project skills, relative to the workspace root. */
+export const AGENT_INSTALL_DIRECTORY: Readonly<Record<SkillAgent, string>> = {
+  "claude-code": ".claude/skills",
+  codex: ".agents/skills",
+  agents: ".agents/skills",
+};
+
+export const SKILL_AGENTS: readonly SkillAgent[] = ["claude-code", "codex", "agents"];
+
+export interface InstallOptions {
+  readonly agent: SkillAgent;
+  readonly workspace: string;
+}
+
+export interface InstallResult {
+  readonly name: string;
+  /** The installed skill folder. */
+  readonly destination: string;
+  /** `unchanged` when an identical copy was already there (installing is idempotent). */
+  readonly status: "installed" | "unchanged";
+}
+
+/**
+ * Copy a valid skill to where `agent` discovers project skills in `workspace`. Refuses
+ * (`InputError`, exit 2) an invalid skill and a different skill already installed under the
+ * same name; an identical one is left as it is. The copy is staged beside the destination and
+ * renamed into place, so an agent never sees half a skill.
+ */
+export async function installSkill(
+  skillDir: string,
+  options: InstallOptions,
+): Promise<InstallResult> {
+  const relativeDirectory = AGENT_INSTALL_DIRECTORY[options.agent];
+  if (relativeDirectory === undefined) {
+    throw new InputError(
+      "agent-unknown",
+      `unknown agent "${String(options.agent)}"; expected one of ${SKILL_AGENTS.join(", ")}`,
+      { field: "agent" },
+    );
+  }
+  const checked = await checkSkillFolder(skillDir);
+  const result = toValidationResult(checked);
+  const source = checked.loaded.realPath;
+  if (!result.valid || checked.frontmatter === undefined || source === undefined) {
+    throw new InputError(
+      "skill-invalid",
+      `refusing to install an invalid skill:\n${formatFindingList(result.errors)}`,
+      { file: skillDir },
+      { data: { errors: result.errors } },
+    );
+  }
+  const workspaceReal = await realpath(options.workspace).catch(() => undefined);
+  if (workspaceReal === undefined || !(await stat(workspaceReal)).isDirectory()) {
+    throw new InputError("workspace-not-directory", "workspace is not a directory", {
+      file: options.workspace,
+    });
+  }
+  const skillsRoot = join(workspaceReal, relativeDirectory);
+  await mkdir(skillsRoot, { recursive: true });
+  // A planted `.claude` symlink must not let an install write outside the workspace.
+  const skillsRootReal = await realpath(skillsRoot);
+  if (!isInside(workspaceReal, skillsRootReal)) {
+    throw new InputError(
+      "skills-folder-outside-workspace",
+      `${relativeDirectory} resolves outside the workspace (to ${skillsRootReal})`,
+      { file: skillsRoot },
+    );
+  }
+  const name = checked.frontmatter.name;
+  const destination = join(skillsRootReal, name);
+  const existing = await lstat(destination).catch(() => undefined);
+  if (existing !== undefined) {
+    if (existing.isDirectory() && (await sameTree(source, destination))) {
+      return { name, destination, status: "unchanged" };
+    }
+    throw new InputError(
+      "skill-install-conflict",
+      `a different skill named "${name}" is already installed there; remove it first or rename one of them`,
+      { file: destination },
+    );
+  }
+  const staging = join(skillsRootReal, `.${name}.install-${randomBytes(6).toString("hex")}`);
+  try {
+    await copyTree(source, staging);
+    await rename(staging, destination);
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+  return { name, destination, status: "installed" };
+}
+
+/** Copy a validated skill: links inside it are copied as the files they point to. */
+async function copyTree(sourceRoot: string, destinationRoot: string): Promise<void> {
+  const tree = await walkSkillFolder(sourceRoot, sourceRoot);
+  await mkdir(destinationRoot);
+  for (const entry of tree.entries) {
+    const from = join(sourceRoot, entry.path);
+    const to = join(destinationRoot, entry.path);
+    if (entry.kind === "directory") {
+      await mkdir(to, { recursive: true });
+      continue;
+    }
+    await writeFile(to, await readFile(from));
+    // Keep scripts executable.
+    await chmod(to, (await stat(from)).mode & 0o777);
+  }
+}
+
+/** Same relative paths, kinds and file bytes. */
+async function sameTree(left: string, right: string): Promise<boolean> {
+  const [leftTree, rightTree] = await Promise.all([
+    walkSkillFolder(left, left),
+    walkSkillFolder(right, right),
+  ]);
+  if (rightTree.findings.length > 0) return false;
+  const shape = (entries: typeof leftTree.entries): string =>
+    entries.map((entry) => `${entry.kind}:${entry.path}`).join("\n");
+  if (shape(leftTree.entries) !== shape(rightTree.entries)) return false;
+  for (const entry of leftTree.entries) {
+    if (entry.kind !== "file") continue;
+    const [leftBytes, rightBytes] = await Promise.all([
+      readFile(join(left, entry.path)),
+      readFile(join(right, entry.path)),
+    ]);
+    if (!leftBytes.equals(rightBytes)) return false;
+  }
+  return true;
+}

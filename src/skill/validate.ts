@@ -1,0 +1,487 @@
+import { lstat, realpath } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { isInside } from "./files.js";
+import { blankInlineCode, fencedLines, MAX_SCANNED_LINE } from "./markdown.js";
+import { type LoadedSkill, loadSkillFolder, type ParsedSkillMarkdown } from "./parse.js";
+import {
+  type Finding,
+  type LeveledFinding,
+  SKILL_FRONTMATTER_FIELDS,
+  type SkillFrontmatter,
+  type SkillValidationResult,
+} from "./types.js";
+
+/** Limits of the Agent Skills specification, counted in Unicode code points. */
+export const NAME_MAX_LENGTH = 64;
+export const DESCRIPTION_MAX_LENGTH = 1024;
+export const COMPATIBILITY_MAX_LENGTH = 500;
+/** The specification recommends a body under 500 lines and about 5000 tokens. */
+export const BODY_MAX_LINES = 500;
+export const BODY_MAX_TOKENS = 5000;
+
+/** Tokens are estimated at 4 characters each, rounded up. */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+/** Lines of a body; a final newline does not start another line. */
+export function countLines(text: string): number {
+  if (text === "") return 0;
+  return text.replace(/\n$/, "").split("\n").length;
+}
+
+function codePoints(text: string): number {
+  return [...text].length;
+}
+
+/** Everything `validateSkillFolder` needs, computed once and shared with `inspect`. */
+export interface CheckedSkill {
+  readonly loaded: LoadedSkill;
+  readonly findings: LeveledFinding[];
+  /** The typed frontmatter, present when every field passed its rules. */
+  readonly frontmatter: SkillFrontmatter | undefined;
+}
+
+/**
+ * Validate a skill folder against every rule of the Agent Skills specification. Never throws
+ * for anything about the folder: a missing path, a file instead of a folder, a binary or
+ * oversized `SKILL.md` are all errors in the result.
+ */
+export async function validateSkillFolder(path: string): Promise<SkillValidationResult> {
+  return toValidationResult(await checkSkillFolder(path));
+}
+
+export function toValidationResult(checked: CheckedSkill): SkillValidationResult {
+  const errors: Finding[] = [];
+  const warnings: Finding[] = [];
+  for (const { level, ...finding } of checked.findings) {
+    (level === "error" ? errors : warnings).push(finding);
+  }
+  const byLocation = (left: Finding, right: Finding): number =>
+    left.file === right.file
+      ? (left.line ?? 0) - (right.line ?? 0)
+      : left.file < right.file
+        ? -1
+        : 1;
+  errors.sort(byLocation);
+  warnings.sort(byLocation);
+  return { path: checked.loaded.path, valid: errors.length === 0, errors, warnings };
+}
+
+export async function checkSkillFolder(path: string): Promise<CheckedSkill> {
+  const loaded = await loadSkillFolder(path);
+  const findings: LeveledFinding[] = [...loaded.findings];
+  let frontmatter: SkillFrontmatter | undefined;
+  if (loaded.markdown !== undefined) {
+    findings.push(...loaded.markdown.findings);
+    const file = join(path, "SKILL.md");
+    if (loaded.markdown.frontmatter !== undefined) {
+      const fieldFindings = checkFrontmatter(
+        loaded.markdown.frontmatter,
+        loaded.markdown.fieldLines,
+        loaded.folderName,
+        file,
+      );
+      findings.push(...fieldFindings);
+      if (!fieldFindings.some((finding) => finding.level === "error")) {
+        frontmatter = typedFrontmatter(loaded.markdown.frontmatter);
+      }
+    }
+    findings.push(...checkBody(loaded.markdown, file));
+    if (loaded.realPath !== undefined) {
+      findings.push(...(await checkLinks(loaded.markdown, loaded.realPath, file)));
+    }
+  }
+  return { loaded, findings, frontmatter };
+}
+
+function typedFrontmatter(raw: Readonly<Record<string, unknown>>): SkillFrontmatter {
+  const tools = raw["allowed-tools"];
+  return {
+    name: String(raw.name).normalize("NFKC"),
+    description: String(raw.description),
+    ...(typeof raw.license === "string" ? { license: raw.license } : {}),
+    ...(typeof raw.compatibility === "string" ? { compatibility: raw.compatibility } : {}),
+    ...(raw.metadata !== undefined && raw.metadata !== null
+      ? { metadata: raw.metadata as Record<string, string> }
+      : {}),
+    ...(typeof tools === "string"
+      ? { "allowed-tools": tools }
+      : Array.isArray(tools)
+        ? { "allowed-tools": tools.join(" ") }
+        : {}),
+  };
+}
+
+/**
+ * The frontmatter rules. `folderName` is the folder the skill lives in; the name must equal it
+ * after NFKC normalisation of both, so that visually identical spellings (full-width letters,
+ * ligatures) are treated as the same name.
+ */
+export function checkFrontmatter(
+  frontmatter: Readonly<Record<string, unknown>>,
+  fieldLines: ReadonlyMap<string, number>,
+  folderName: string,
+  file: string,
+): LeveledFinding[] {
+  const findings: LeveledFinding[] = [];
+  const add = (level: "error" | "warning", code: string, field: string, message: string): void => {
+    const line = fieldLines.get(field) ?? fieldLines.get(field.split(".")[0] ?? field);
+    findings.push({ level, code, message, file, field, ...(line === undefined ? {} : { line }) });
+  };
+  const known: ReadonlySet<string> = new Set(SKILL_FRONTMATTER_FIELDS);
+
+  for (const key of Object.keys(frontmatter)) {
+    if (!known.has(key)) {
+      add(
+        "error",
+        "unknown-field",
+        key,
+        `unknown frontmatter field "${key}"; the specification allows only ${SKILL_FRONTMATTER_FIELDS.join(", ")} (put extra data under metadata)`,
+      );
+    }
+  }
+
+  checkName(frontmatter.name, folderName, add);
+  checkDescription(frontmatter.description, add);
+
+  const license = frontmatter.license;
+  if (license !== undefined && typeof license !== "string") {
+    add("error", "license-not-string", "license", "license must be a string");
+  }
+
+  const compatibility = frontmatter.compatibility;
+  if (compatibility !== undefined) {
+    if (typeof compatibility !== "string") {
+      add("error", "compatibility-not-string", "compatibility", "compatibility must be a string");
+    } else if (compatibility.trim() === "") {
+      add(
+        "error",
+        "compatibility-empty",
+        "compatibility",
+        "compatibility must be 1–500 characters when present; remove the empty field",
+      );
+    } else if (codePoints(compatibility) > COMPATIBILITY_MAX_LENGTH) {
+      add(
+        "error",
+        "compatibility-too-long",
+        "compatibility",
+        `compatibility is ${codePoints(compatibility)} characters; the limit is ${COMPATIBILITY_MAX_LENGTH}`,
+      );
+    }
+  }
+
+  const metadata = frontmatter.metadata;
+  if (metadata !== undefined && metadata !== null) {
+    if (typeof metadata !== "object" || Array.isArray(metadata) || metadata instanceof Date) {
+      add(
+        "error",
+        "metadata-not-mapping",
+        "metadata",
+        "metadata must be a mapping of string keys to string values",
+      );
+    } else {
+      for (const [key, value] of Object.entries(metadata)) {
+        if (typeof value !== "string") {
+          add(
+            "error",
+            "metadata-value-not-string",
+            `metadata.${key}`,
+            `metadata value "${key}" is ${describeType(value)}; metadata maps strings to strings (quote it: "${String(value)}")`,
+          );
+        }
+      }
+    }
+  } else if (metadata === null) {
+    add("error", "metadata-not-mapping", "metadata", "metadata is empty; remove it or add entries");
+  }
+
+  const tools = frontmatter["allowed-tools"];
+  if (tools !== undefined) {
+    if (Array.isArray(tools)) {
+      if (tools.every((tool) => typeof tool === "string" && !/\s/.test(tool))) {
+        add(
+          "warning",
+          "allowed-tools-list",
+          "allowed-tools",
+          "allowed-tools is a YAML list; the space-separated string form is read by more agents",
+        );
+      } else {
+        add(
+          "error",
+          "allowed-tools-invalid",
+          "allowed-tools",
+          "allowed-tools must be a space-separated string of tool names (or a list of single names)",
+        );
+      }
+    } else if (typeof tools !== "string") {
+      add(
+        "error",
+        "allowed-tools-invalid",
+        "allowed-tools",
+        "allowed-tools must be a space-separated string of tool names",
+      );
+    }
+  }
+  return findings;
+}
+
+type Add = (level: "error" | "warning", code: string, field: string, message: string) => void;
+
+function checkName(name: unknown, folderName: string, add: Add): void {
+  if (name === undefined) {
+    add("error", "name-missing", "name", "the required field name is missing");
+    return;
+  }
+  if (name === null) {
+    add("error", "name-empty", "name", "name must be 1–64 characters; it has no value");
+    return;
+  }
+  if (typeof name !== "string") {
+    add("error", "name-not-string", "name", `name must be a string, not ${describeType(name)}`);
+    return;
+  }
+  const normalized = name.normalize("NFKC");
+  if (normalized === "") {
+    add("error", "name-empty", "name", "name must be 1–64 characters; it is empty");
+    return;
+  }
+  if (normalized !== name) {
+    add(
+      "warning",
+      "name-not-normalized",
+      "name",
+      `name changes under Unicode NFKC normalisation (to "${normalized}"); write it that way`,
+    );
+  }
+  if (/[/\\\0]|\.\./.test(normalized)) {
+    // Checked before the character rule: such a name would escape the skills folder on install.
+    add(
+      "error",
+      "name-unsafe-path",
+      "name",
+      `name "${name}" contains a path separator or ".."; it must be a single folder name`,
+    );
+    return;
+  }
+  if (codePoints(normalized) > NAME_MAX_LENGTH) {
+    add(
+      "error",
+      "name-too-long",
+      "name",
+      `name is ${codePoints(normalized)} characters; the limit is ${NAME_MAX_LENGTH}`,
+    );
+  }
+  if (!/^[a-z0-9-]+$/.test(normalized)) {
+    const upper = /[A-Z]/.test(normalized);
+    add(
+      "error",
+      "name-invalid-chars",
+      "name",
+      `name "${name}" may contain only lowercase letters a–z, digits and hyphens${upper ? " (it has uppercase letters)" : ""}`,
+    );
+  }
+  if (normalized.startsWith("-") || normalized.endsWith("-")) {
+    add("error", "name-hyphen-edge", "name", `name "${name}" must not start or end with a hyphen`);
+  }
+  if (normalized.includes("--")) {
+    add(
+      "error",
+      "name-double-hyphen",
+      "name",
+      `name "${name}" must not contain consecutive hyphens`,
+    );
+  }
+  if (normalized !== folderName.normalize("NFKC")) {
+    add(
+      "error",
+      "name-mismatch",
+      "name",
+      `name "${name}" does not match the folder name "${folderName}"`,
+    );
+  }
+}
+
+function checkDescription(description: unknown, add: Add): void {
+  if (description === undefined) {
+    add("error", "description-missing", "description", "the required field description is missing");
+    return;
+  }
+  if (description === null) {
+    add(
+      "error",
+      "description-empty",
+      "description",
+      "description must be 1–1024 characters; it has no value",
+    );
+    return;
+  }
+  if (typeof description !== "string") {
+    add(
+      "error",
+      "description-not-string",
+      "description",
+      `description must be a string, not ${describeType(description)}`,
+    );
+    return;
+  }
+  if (description.trim() === "") {
+    add("error", "description-empty", "description", "description must be 1–1024 characters");
+    return;
+  }
+  const length = codePoints(description);
+  if (length > DESCRIPTION_MAX_LENGTH) {
+    add(
+      "error",
+      "description-too-long",
+      "description",
+      `description is ${length} characters; the limit is ${DESCRIPTION_MAX_LENGTH}`,
+    );
+  }
+}
+
+function describeType(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  if (value instanceof Date) return "a date";
+  if (value instanceof Uint8Array) return "binary data";
+  return typeof value === "object" ? "a mapping" : `a ${typeof value}`;
+}
+
+function checkBody(markdown: ParsedSkillMarkdown, file: string): LeveledFinding[] {
+  const findings: LeveledFinding[] = [];
+  const lines = countLines(markdown.body);
+  if (markdown.body.trim() === "") {
+    findings.push({
+      level: "warning",
+      code: "body-empty",
+      message: "the body is empty; agents get no instructions when the skill is activated",
+      file,
+      line: markdown.bodyStartLine,
+    });
+  }
+  if (lines > BODY_MAX_LINES) {
+    findings.push({
+      level: "warning",
+      code: "body-too-long",
+      message: `the body is ${lines} lines; keep it under ${BODY_MAX_LINES} and move detail to references/`,
+      file,
+      line: markdown.bodyStartLine + BODY_MAX_LINES,
+    });
+  }
+  const tokens = estimateTokens(markdown.body);
+  if (tokens > BODY_MAX_TOKENS) {
+    findings.push({
+      level: "warning",
+      code: "body-too-many-tokens",
+      message: `the body is about ${tokens} tokens (4 characters each); the recommendation is under ${BODY_MAX_TOKENS}`,
+      file,
+      line: markdown.bodyStartLine,
+    });
+  }
+  return findings;
+}
+
+/** A relative link target in the body, with its 1-based file line. */
+export interface BodyLink {
+  readonly target: string;
+  readonly line: number;
+}
+
+/**
+ * Link targets of inline links, images and reference definitions, outside fenced code blocks
+ * and inline code spans (where brackets are code, not links). Lines over `MAX_SCANNED_LINE`
+ * characters are skipped.
+ */
+export function extractLinks(body: string, bodyStartLine: number): BodyLink[] {
+  const links: BodyLink[] = [];
+  const lines = body.split("\n");
+  const fenced = fencedLines(lines);
+  // Link text may not contain brackets: this keeps the search linear on hostile input.
+  const inline =
+    /!?\[(?:[^[\]\\]|\\.)*\]\(\s*(<[^<>\n]*>|[^\s()<>]+)(?:\s+(?:"[^"]*"|'[^']*'|\([^()]*\)))?\s*\)/g;
+  const definition = /^ {0,3}\[[^[\]]+\]:\s*(<[^<>]*>|\S+)/;
+  lines.forEach((rawLine, index) => {
+    if (fenced[index] === true || rawLine.length > MAX_SCANNED_LINE) return;
+    const line = blankInlineCode(rawLine);
+    for (const match of line.matchAll(inline)) {
+      links.push({ target: match[1] ?? "", line: bodyStartLine + index });
+    }
+    const reference = definition.exec(line);
+    if (reference !== null) {
+      links.push({ target: reference[1] ?? "", line: bodyStartLine + index });
+    }
+  });
+  return links;
+}
+
+/** The local path a link target names, or undefined for URLs, anchors and absolute paths. */
+export function localLinkPath(target: string): string | undefined {
+  let path = target.startsWith("<") && target.endsWith(">") ? target.slice(1, -1) : target;
+  if (path === "" || path.startsWith("#") || path.startsWith("/") || path.startsWith("\\"))
+    return undefined;
+  if (/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(path)) return undefined;
+  path = path.replace(/[?#].*$/, "");
+  if (path === "") return undefined;
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
+/** Distinct local link targets checked on disk; a real skill links a handful. */
+export const MAX_CHECKED_LINK_TARGETS = 1000;
+
+async function checkLinks(
+  markdown: ParsedSkillMarkdown,
+  realRoot: string,
+  file: string,
+): Promise<LeveledFinding[]> {
+  const findings: LeveledFinding[] = [];
+  // One file-system check per distinct target: a hostile body may repeat a link many times.
+  const resolved = new Map<string, boolean>();
+  for (const link of extractLinks(markdown.body, markdown.bodyStartLine)) {
+    const local = localLinkPath(link.target);
+    if (local === undefined) continue;
+    const absolute = resolve(realRoot, local);
+    if (!isInside(realRoot, absolute)) {
+      findings.push({
+        level: "warning",
+        code: "link-outside-skill",
+        message: `link "${link.target}" points outside the skill folder; it is missing once the skill is installed`,
+        file,
+        line: link.line,
+      });
+      continue;
+    }
+    let resolves = resolved.get(absolute);
+    if (resolves === undefined && resolved.size >= MAX_CHECKED_LINK_TARGETS) {
+      findings.push({
+        level: "warning",
+        code: "too-many-links",
+        message: `the body links more than ${MAX_CHECKED_LINK_TARGETS} distinct local files; the rest were not checked`,
+        file,
+        line: link.line,
+      });
+      break;
+    }
+    if (resolves === undefined) {
+      const exists = await lstat(absolute).catch(() => undefined);
+      const real =
+        exists === undefined ? undefined : await realpath(absolute).catch(() => undefined);
+      resolves = real !== undefined && isInside(realRoot, real);
+      resolved.set(absolute, resolves);
+    }
+    if (!resolves) {
+      findings.push({
+        level: "warning",
+        code: "link-broken",
+        message: `link "${link.target}" does not resolve to a file in the skill folder`,
+        file,
+        line: link.line,
+      });
+    }
+  }
+  return findings;
+}
