@@ -1,0 +1,158 @@
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { redactSecrets } from "../model/redact.js";
+import { AGENT_INSTALL_DIRECTORY } from "../skill/install.js";
+import { isEndpointFailure, parseClaudeStreamJson } from "./claude-log.js";
+import { requireAgentCli } from "./cli-locate.js";
+import {
+  agentNetwork,
+  armOf,
+  installRequestedSkill,
+  looksLikeEndpointFailure,
+  modelIdFromSpec,
+  rawLogOf,
+  requireWorkspace,
+  secretsOf,
+  tail,
+  temporaryFolder,
+} from "./common.js";
+import { finishTrajectory } from "./trajectory.js";
+import type {
+  AgentHarnessV1,
+  AgentRunRequest,
+  Trajectory,
+  TrajectoryEvent,
+  TrajectoryStatus,
+} from "./types.js";
+
+export interface ClaudeCodeOptions {
+  /** Path of the `claude` binary; default: located in node_modules/.bin, then PATH. */
+  readonly binary?: string;
+  /** Appended to the command line (e.g. `--effort low`). */
+  readonly extraArgs?: readonly string[];
+}
+
+/** Where Claude Code discovers project skills, relative to its working directory. */
+export const CLAUDE_SKILLS_DIRECTORY = AGENT_INSTALL_DIRECTORY["claude-code"];
+
+/**
+ * The real Claude Code CLI in print mode with stream-json output. Each run gets a fresh HOME and
+ * CLAUDE_CONFIG_DIR, so no user-level skills, settings or memory leak into a comparison; the
+ * skill under test is copied to `.claude/skills/<name>/`. What the model was shown comes from the
+ * CLI's own `system/init` line, which lists every skill it offers (including ones it ships with).
+ */
+export class ClaudeCodeHarness implements AgentHarnessV1 {
+  readonly specificationVersion = "v1" as const;
+  readonly name = "claude-code";
+
+  constructor(private readonly options: ClaudeCodeOptions = {}) {}
+
+  async run(request: AgentRunRequest): Promise<Trajectory> {
+    const binary = this.options.binary ?? (await requireAgentCli("claude"));
+    const workspace = await requireWorkspace(request.workspace);
+    const skill = await installRequestedSkill(request, workspace, "claude-code");
+    const model = modelIdFromSpec(request.model.spec);
+    const secrets = secretsOf(request);
+    const home = await temporaryFolder("claude-home");
+    const started = performance.now();
+    try {
+      const configDirectory = join(home.path, ".claude");
+      await mkdir(configDirectory, { recursive: true });
+      const args = [
+        "--print",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--permission-mode",
+        "bypassPermissions",
+        "--model",
+        model,
+        "--no-session-persistence",
+        ...(request.limits.maxTurns === undefined
+          ? []
+          : ["--max-turns", String(request.limits.maxTurns)]),
+        ...(request.limits.budgetUsd === undefined
+          ? []
+          : ["--max-budget-usd", String(request.limits.budgetUsd)]),
+        ...(this.options.extraArgs ?? []),
+        // `--` so a task starting with "-" is never read as a flag.
+        "--",
+        request.task,
+      ];
+      const env: Record<string, string> = {
+        HOME: home.path,
+        CLAUDE_CONFIG_DIR: configDirectory,
+        // As root, bypassPermissions is refused unless the CLI is told it runs in a sandbox.
+        IS_SANDBOX: "1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        DISABLE_TELEMETRY: "1",
+        DISABLE_AUTOUPDATER: "1",
+        ...(request.model.baseUrl === undefined
+          ? {}
+          : { ANTHROPIC_BASE_URL: request.model.baseUrl.replace(/\/v1\/?$/, "") }),
+        ...(request.model.apiKey === undefined ? {} : { ANTHROPIC_API_KEY: request.model.apiKey }),
+        ...request.env,
+      };
+      const mountPath = request.workspaceMountPath ?? workspace;
+      const result = await request.sandbox.exec({
+        command: [binary, ...args],
+        workspace,
+        workspaceMountPath: mountPath,
+        cwd: mountPath,
+        env,
+        ...agentNetwork(request),
+        limits: { timeoutMs: request.limits.timeoutMs },
+        extraMounts: [{ hostPath: home.path, sandboxPath: home.path, readOnly: false }],
+        ...(request.signal === undefined ? {} : { signal: request.signal }),
+      });
+      const parsed = parseClaudeStreamJson(result.stdout);
+      const events: TrajectoryEvent[] = [...parsed.events];
+      let status: TrajectoryStatus;
+      let error: string | undefined;
+      if (result.timedOut) {
+        status = "timeout";
+        error = `timed out after ${request.limits.timeoutMs} ms`;
+      } else if (request.signal?.aborted === true) {
+        status = "infra_error";
+        error = "run aborted";
+      } else if (parsed.malformedLine !== undefined) {
+        status = "agent_error";
+        error = `malformed stream-json at line ${parsed.malformedLine.lineNumber}: ${JSON.stringify(parsed.malformedLine.text)}`;
+      } else if (parsed.result !== undefined) {
+        if (!parsed.result.isError) status = "completed";
+        else {
+          status = isEndpointFailure(parsed.result) ? "infra_error" : "agent_error";
+          error = `${parsed.result.subtype}: ${parsed.result.text}`;
+        }
+      } else {
+        const stderr = tail(result.stderr);
+        status =
+          looksLikeEndpointFailure(stderr) || parsed.apiRetries > 0 ? "infra_error" : "agent_error";
+        error = `claude exited with code ${result.exitCode} without a result line${stderr === "" ? "" : `: ${stderr}`}`;
+      }
+      if (error !== undefined) events.push({ type: "error", message: error });
+      const trajectory = finishTrajectory({
+        harness: this.name,
+        model,
+        ...(request.taskId === undefined ? {} : { taskId: request.taskId }),
+        arm: armOf(request),
+        events,
+        ...(skill === undefined
+          ? {}
+          : { skill: { name: skill.name, installedAt: skill.relativePath } }),
+        skillsShown: parsed.skillsShown ?? (skill === undefined ? [] : [skill.name]),
+        skillsShownSource: parsed.skillsShown === undefined ? "installed" : "agent-log",
+        usage: parsed.usage,
+        wallTimeMs: performance.now() - started,
+        status,
+        ...(error === undefined ? {} : { error }),
+        exitCode: result.exitCode,
+        rawLog: rawLogOf(result),
+      });
+      return redactSecrets(trajectory, secrets);
+    } finally {
+      await home.remove();
+      if (request.keepSkillInstalled !== true) await skill?.uninstall();
+    }
+  }
+}

@@ -1,0 +1,67 @@
+import { constants } from "node:fs";
+import { access } from "node:fs/promises";
+import { delimiter, join } from "node:path";
+import { InfrastructureError } from "../core/errors.js";
+import { packageRoot } from "../core/paths.js";
+
+/** The agent CLIs we drive, with the versions our tests pin. */
+export const AGENT_CLIS = {
+  claude: { packageName: "@anthropic-ai/claude-code", version: "2.1.328" },
+  codex: { packageName: "@openai/codex", version: "0.169.0" },
+} as const;
+
+export type AgentCliName = keyof typeof AGENT_CLIS;
+
+/** An agent CLI is not installed; the message says how to install the pinned version. */
+export class AgentCliMissingError extends InfrastructureError {
+  constructor(binary: AgentCliName) {
+    const { packageName, version } = AGENT_CLIS[binary];
+    super(
+      "agent-cli-missing",
+      `the "${binary}" CLI was not found in node_modules/.bin or on PATH; install it with: npm install -g ${packageName}@${version}`,
+      { data: { binary, packageName, version } },
+    );
+  }
+}
+
+async function executable(path: string): Promise<boolean> {
+  return access(path, constants.X_OK).then(
+    () => true,
+    () => false,
+  );
+}
+
+const located = new Map<string, string | undefined>();
+
+/**
+ * Finds an agent CLI once per process: skillsmith's own `node_modules/.bin` first (the pinned
+ * optional dependency), then the working directory's, then PATH. Returns undefined when absent.
+ */
+export async function findAgentCli(binary: AgentCliName): Promise<string | undefined> {
+  if (located.has(binary)) return located.get(binary);
+  const candidates: string[] = [];
+  try {
+    candidates.push(join(packageRoot(), "node_modules", ".bin", binary));
+  } catch {
+    // Running outside the package (bundled); PATH still works.
+  }
+  candidates.push(join(process.cwd(), "node_modules", ".bin", binary));
+  for (const directory of (process.env.PATH ?? "").split(delimiter)) {
+    if (directory !== "") candidates.push(join(directory, binary));
+  }
+  let found: string | undefined;
+  for (const candidate of candidates) {
+    if (await executable(candidate)) {
+      found = candidate;
+      break;
+    }
+  }
+  located.set(binary, found);
+  return found;
+}
+
+export async function requireAgentCli(binary: AgentCliName): Promise<string> {
+  const found = await findAgentCli(binary);
+  if (found === undefined) throw new AgentCliMissingError(binary);
+  return found;
+}

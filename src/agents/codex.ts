@@ -1,0 +1,281 @@
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { redactSecrets } from "../model/redact.js";
+import { AGENT_INSTALL_DIRECTORY } from "../skill/install.js";
+import { requireAgentCli } from "./cli-locate.js";
+import { parseCodexJsonl, skillsListedInCodexSession } from "./codex-log.js";
+import {
+  agentNetwork,
+  armOf,
+  installRequestedSkill,
+  looksLikeEndpointFailure,
+  modelIdFromSpec,
+  rawLogOf,
+  requireWorkspace,
+  secretsOf,
+  tail,
+} from "./common.js";
+import { finishTrajectory } from "./trajectory.js";
+import type {
+  AgentHarnessV1,
+  AgentRunRequest,
+  Trajectory,
+  TrajectoryEvent,
+  TrajectoryStatus,
+} from "./types.js";
+
+/**
+ * How Codex isolates the shell commands it runs:
+ * - `workspace-write`: Codex's own sandbox (bubblewrap on Linux; writes only in the workspace).
+ *   It needs a CODEX_HOME outside the system temporary folder, where it puts helper links.
+ * - `bypass`: `--dangerously-bypass-approvals-and-sandbox`, for when our `SandboxV1` already
+ *   isolates the run (nested bubblewrap does not work inside most sandboxes).
+ */
+export type CodexSandboxMode = "workspace-write" | "bypass";
+
+export interface CodexOptions {
+  readonly binary?: string;
+  /** Default: `workspace-write` when running in the unsafe pass-through sandbox, else `bypass`. */
+  readonly codexSandbox?: CodexSandboxMode;
+  /** Retries Codex itself makes per model request and stream (its defaults when unset). */
+  readonly maxRetries?: number;
+  /** Parent of the per-run HOME/CODEX_HOME folders; default `~/.cache/skillsmith/agent-homes`. */
+  readonly stateDirectory?: string;
+  /**
+   * Codex waits for an unreachable endpoint indefinitely, printing `error` events; after this
+   * many in a row that say the endpoint failed, the run is stopped as `infra_error` (default 3).
+   */
+  readonly endpointFailureLimit?: number;
+  readonly extraArgs?: readonly string[];
+}
+
+/** Where Codex discovers project skills, relative to its working directory. */
+export const CODEX_SKILLS_DIRECTORY = AGENT_INSTALL_DIRECTORY.codex;
+
+/** The variable our generated provider reads its key from, so the key never sits in a file. */
+const KEY_VARIABLE = "SKILLSMITH_CODEX_API_KEY";
+
+function tomlString(value: string): string {
+  // JSON string escapes are valid TOML basic-string escapes.
+  return JSON.stringify(value);
+}
+
+function configToml(model: string, baseUrl: string | undefined, maxRetries?: number): string {
+  const lines = [`model = ${tomlString(model)}`];
+  if (baseUrl !== undefined) {
+    lines.push(
+      `model_provider = "skillsmith"`,
+      "",
+      "[model_providers.skillsmith]",
+      `name = "skillsmith"`,
+      `base_url = ${tomlString(baseUrl)}`,
+      `wire_api = "responses"`,
+      `env_key = "${KEY_VARIABLE}"`,
+    );
+    if (maxRetries !== undefined) {
+      lines.push(`request_max_retries = ${maxRetries}`, `stream_max_retries = ${maxRetries}`);
+    }
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/** Names of skills (SKILL.md frontmatter `name`, else folder name) found below `root`. */
+async function skillNamesBelow(root: string, depth = 3): Promise<string[]> {
+  const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
+  const names: string[] = [];
+  for (const entry of entries) {
+    if (!entry.isDirectory()) continue;
+    const folder = join(root, entry.name);
+    const skillFile = await readFile(join(folder, "SKILL.md"), "utf8").catch(() => undefined);
+    if (skillFile !== undefined) {
+      const name = /^name:\s*["']?([^"'\n]+?)["']?\s*$/m.exec(skillFile)?.[1];
+      names.push(name ?? entry.name);
+    } else if (depth > 1) {
+      names.push(...(await skillNamesBelow(folder, depth - 1)));
+    }
+  }
+  return names;
+}
+
+/** The message of a top-level `error` event line, else undefined (never throws). */
+function endpointErrorMessage(line: string): string | undefined {
+  if (!line.includes('"error"')) return undefined;
+  try {
+    const value = JSON.parse(line) as { type?: unknown; message?: unknown } | null;
+    return value?.type === "error" && typeof value.message === "string" ? value.message : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The skills listed in the first session file Codex stored under `sessions` (a per-run folder). */
+async function skillsListedInSessions(sessions: string): Promise<string[] | undefined> {
+  const files = await readdir(sessions, { recursive: true }).catch(() => [] as string[]);
+  const rollouts = files.filter((file) => file.endsWith(".jsonl")).sort();
+  for (const file of rollouts) {
+    const listed = skillsListedInCodexSession(await readFile(join(sessions, file), "utf8"));
+    if (listed !== undefined) return listed;
+  }
+  return undefined;
+}
+
+/**
+ * The real Codex CLI (`codex exec --json`), stdin closed. Each run gets fresh HOME and CODEX_HOME
+ * folders with a generated `config.toml` whose custom provider points at the model's base URL
+ * (Responses wire API) and reads its key from the environment. The skill goes to
+ * `.agents/skills/<name>/`. Codex's JSONL does not list the skills it offered; the session file it
+ * stores in CODEX_HOME does, so `skillsShown` comes from there (falling back to the skill folders
+ * it reads when that file is missing or changes shape).
+ */
+export class CodexHarness implements AgentHarnessV1 {
+  readonly specificationVersion = "v1" as const;
+  readonly name = "codex";
+
+  constructor(private readonly options: CodexOptions = {}) {}
+
+  async run(request: AgentRunRequest): Promise<Trajectory> {
+    const binary = this.options.binary ?? (await requireAgentCli("codex"));
+    const workspace = await requireWorkspace(request.workspace);
+    const skill = await installRequestedSkill(request, workspace, "codex");
+    const model = modelIdFromSpec(request.model.spec);
+    const secrets = secretsOf(request);
+    const stateDirectory =
+      this.options.stateDirectory ?? join(homedir(), ".cache", "skillsmith", "agent-homes");
+    await mkdir(stateDirectory, { recursive: true });
+    const home = await mkdtemp(join(stateDirectory, "codex-"));
+    const started = performance.now();
+    try {
+      const codexHome = join(home, ".codex");
+      await mkdir(codexHome, { recursive: true });
+      await writeFile(
+        join(codexHome, "config.toml"),
+        configToml(model, request.model.baseUrl, this.options.maxRetries),
+      );
+      const mode =
+        this.options.codexSandbox ??
+        (request.sandbox.kind === "unsafe" ? "workspace-write" : "bypass");
+      const mountPath = request.workspaceMountPath ?? workspace;
+      const args = [
+        "exec",
+        "--json",
+        "--skip-git-repo-check",
+        "--color",
+        "never",
+        ...(mode === "bypass"
+          ? ["--dangerously-bypass-approvals-and-sandbox"]
+          : ["--sandbox", "workspace-write"]),
+        "--cd",
+        mountPath,
+        ...(this.options.extraArgs ?? []),
+        // `--` so a task starting with "-" is never read as a flag.
+        "--",
+        request.task,
+      ];
+      const apiKey = request.model.apiKey;
+      const env: Record<string, string> = {
+        HOME: home,
+        CODEX_HOME: codexHome,
+        ...(apiKey === undefined
+          ? {}
+          : request.model.baseUrl === undefined
+            ? { OPENAI_API_KEY: apiKey }
+            : { [KEY_VARIABLE]: apiKey }),
+        ...request.env,
+      };
+      // Watch the stream for repeated endpoint failures, to stop a run that cannot progress.
+      const stopper = new AbortController();
+      const onAbort = () => stopper.abort(request.signal?.reason);
+      request.signal?.addEventListener("abort", onAbort, { once: true });
+      if (request.signal?.aborted === true) onAbort();
+      const failureLimit = this.options.endpointFailureLimit ?? 3;
+      let pending = "";
+      let failuresInARow = 0;
+      let endpointFailure: string | undefined;
+      const watch = (chunk: string) => {
+        pending += chunk;
+        const lines = pending.split("\n");
+        pending = lines.pop() ?? "";
+        for (const line of lines) {
+          const message = endpointErrorMessage(line);
+          if (message !== undefined && looksLikeEndpointFailure(message)) {
+            failuresInARow += 1;
+            if (failuresInARow >= failureLimit && endpointFailure === undefined) {
+              endpointFailure = message;
+              stopper.abort(new Error(message));
+            }
+          } else if (line.trim() !== "") {
+            failuresInARow = 0;
+          }
+        }
+      };
+      const result = await request.sandbox.exec({
+        command: [binary, ...args],
+        workspace,
+        workspaceMountPath: mountPath,
+        cwd: mountPath,
+        env,
+        ...agentNetwork(request),
+        limits: { timeoutMs: request.limits.timeoutMs },
+        extraMounts: [{ hostPath: home, sandboxPath: home, readOnly: false }],
+        signal: stopper.signal,
+        onStdout: watch,
+      });
+      request.signal?.removeEventListener("abort", onAbort);
+      const parsed = parseCodexJsonl(result.stdout);
+      const events: TrajectoryEvent[] = [...parsed.events];
+      let status: TrajectoryStatus;
+      let error: string | undefined;
+      const lastFailure = parsed.failures.at(-1);
+      if (result.timedOut) {
+        status = "timeout";
+        error = `timed out after ${request.limits.timeoutMs} ms`;
+      } else if (endpointFailure !== undefined) {
+        status = "infra_error";
+        error = `model endpoint failed ${failureLimit} times in a row: ${endpointFailure}`;
+      } else if (request.signal?.aborted === true) {
+        status = "infra_error";
+        error = "run aborted";
+      } else if (parsed.malformedLine !== undefined) {
+        status = "agent_error";
+        error = `malformed JSONL at line ${parsed.malformedLine.lineNumber}: ${JSON.stringify(parsed.malformedLine.text)}`;
+      } else if (parsed.turnsCompleted > 0 && result.exitCode === 0) {
+        status = "completed";
+      } else {
+        const stderr = tail(result.stderr);
+        const message = lastFailure ?? stderr;
+        status = looksLikeEndpointFailure(message) ? "infra_error" : "agent_error";
+        error = `codex exited with code ${result.exitCode}${message === "" ? "" : `: ${message}`}`;
+      }
+      if (error !== undefined) events.push({ type: "error", message: error });
+      const listed = await skillsListedInSessions(join(codexHome, "sessions"));
+      const shown = listed ?? [
+        ...(await skillNamesBelow(join(workspace, CODEX_SKILLS_DIRECTORY), 1)),
+        ...(await skillNamesBelow(join(codexHome, "skills"))),
+        ...(await skillNamesBelow(join(home, ".agents", "skills"), 1)),
+      ];
+      const trajectory = finishTrajectory({
+        harness: this.name,
+        model,
+        ...(request.taskId === undefined ? {} : { taskId: request.taskId }),
+        arm: armOf(request),
+        events,
+        ...(skill === undefined
+          ? {}
+          : { skill: { name: skill.name, installedAt: skill.relativePath } }),
+        skillsShown: [...new Set(shown)].sort(),
+        skillsShownSource: listed === undefined ? "discovered" : "agent-log",
+        usage: parsed.usage,
+        wallTimeMs: performance.now() - started,
+        status,
+        ...(error === undefined ? {} : { error }),
+        exitCode: result.exitCode,
+        rawLog: rawLogOf(result),
+      });
+      return redactSecrets(trajectory, secrets);
+    } finally {
+      await rm(home, { recursive: true, force: true });
+      if (request.keepSkillInstalled !== true) await skill?.uninstall();
+    }
+  }
+}

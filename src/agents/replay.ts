@@ -1,0 +1,255 @@
+/**
+ * Harnesses that run no model: `replay` applies a recorded patch per task and arm (to evaluate
+ * predictions produced elsewhere), `none` changes nothing (negative control) and `oracle` applies
+ * the reference solution (positive control). They produce ordinary trajectories, so the rest of
+ * a pipeline cannot tell them from an agent.
+ */
+import { cp, readFile, stat } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { InputError } from "../core/errors.js";
+import { runProcess } from "../core/process.js";
+import { armOf, requireWorkspace } from "./common.js";
+import { emptyUsage, finishTrajectory } from "./trajectory.js";
+import type {
+  AgentHarnessV1,
+  AgentRunRequest,
+  Trajectory,
+  TrajectoryEvent,
+  TrajectoryStatus,
+} from "./types.js";
+
+export interface PatchKey {
+  readonly taskId: string;
+  readonly arm: string;
+}
+
+/** A reference solution: a unified diff, or a folder whose files are copied over the workspace. */
+export type Solution = { readonly diff: string } | { readonly folder: string };
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * Patches stored as `<directory>/<taskId>/<arm>.diff` (or `.patch`); a task without per-arm files
+ * may have one `<directory>/<taskId>.diff` used for every arm.
+ */
+export function patchesFromDirectory(
+  directory: string,
+): (key: PatchKey) => Promise<string | undefined> {
+  return async ({ taskId, arm }) => {
+    for (const candidate of [
+      join(directory, taskId, `${arm}.diff`),
+      join(directory, taskId, `${arm}.patch`),
+      join(directory, `${taskId}.diff`),
+      join(directory, `${taskId}.patch`),
+    ]) {
+      if (await exists(candidate)) return readFile(candidate, "utf8");
+    }
+    return undefined;
+  };
+}
+
+/** Solutions stored as `<directory>/<taskId>.diff` (or `.patch`), or a folder `<directory>/<taskId>/`. */
+export function solutionsFromDirectory(
+  directory: string,
+): (taskId: string) => Promise<Solution | undefined> {
+  return async (taskId) => {
+    for (const candidate of [
+      join(directory, `${taskId}.diff`),
+      join(directory, `${taskId}.patch`),
+    ]) {
+      if (await exists(candidate)) return { diff: await readFile(candidate, "utf8") };
+    }
+    const folder = join(directory, taskId);
+    const info = await stat(folder).catch(() => undefined);
+    return info?.isDirectory() === true ? { folder } : undefined;
+  };
+}
+
+/** `git apply` of a diff in the workspace (works in folders that are not repositories too). */
+export async function applyDiff(
+  workspace: string,
+  diff: string,
+  signal?: AbortSignal,
+): Promise<{ ok: boolean; message: string }> {
+  // Without a ceiling, a workspace inside another repository would get paths relative to that
+  // repository's root.
+  const env = { ...process.env, GIT_CEILING_DIRECTORIES: dirname(workspace) };
+  const check = await runProcess("git", ["apply", "--whitespace=nowarn", "--check", "-"], {
+    cwd: workspace,
+    env,
+    input: diff,
+    timeoutMs: 60_000,
+    ...(signal === undefined ? {} : { signal }),
+  });
+  if (check.spawnError !== undefined) return { ok: false, message: check.spawnError.message };
+  if (check.exitCode !== 0) return { ok: false, message: check.stderr.trim() };
+  const applied = await runProcess("git", ["apply", "--whitespace=nowarn", "-"], {
+    cwd: workspace,
+    env,
+    input: diff,
+    timeoutMs: 60_000,
+    ...(signal === undefined ? {} : { signal }),
+  });
+  return applied.exitCode === 0
+    ? { ok: true, message: applied.stderr.trim() }
+    : { ok: false, message: applied.stderr.trim() };
+}
+
+function controlTrajectory(
+  harness: string,
+  request: AgentRunRequest,
+  started: number,
+  events: TrajectoryEvent[],
+  status: TrajectoryStatus,
+  error?: string,
+): Trajectory {
+  if (error !== undefined) events.push({ type: "error", message: error });
+  return finishTrajectory({
+    harness,
+    ...(request.taskId === undefined ? {} : { taskId: request.taskId }),
+    arm: armOf(request),
+    events,
+    skillsShown: [],
+    skillsShownSource: "none",
+    usage: emptyUsage,
+    wallTimeMs: performance.now() - started,
+    status,
+    ...(error === undefined ? {} : { error }),
+    rawLog: events.map((event) => JSON.stringify(event)).join("\n"),
+  });
+}
+
+async function diffTrajectory(
+  harness: string,
+  request: AgentRunRequest,
+  workspace: string,
+  diff: string,
+  started: number,
+): Promise<Trajectory> {
+  const id = "apply-1";
+  const events: TrajectoryEvent[] = [
+    { type: "tool_call", id, name: "apply_patch", input: { patch: diff } },
+  ];
+  const result = await applyDiff(workspace, diff, request.signal);
+  events.push({ type: "tool_result", id, output: result.message, isError: !result.ok });
+  return result.ok
+    ? controlTrajectory(harness, request, started, events, "completed")
+    : controlTrajectory(
+        harness,
+        request,
+        started,
+        events,
+        "agent_error",
+        `patch does not apply: ${result.message}`,
+      );
+}
+
+function requireTaskId(harness: string, request: AgentRunRequest): string {
+  if (request.taskId === undefined) {
+    throw new InputError("task-id-missing", `the ${harness} harness needs the request's taskId`, {
+      field: "taskId",
+    });
+  }
+  return request.taskId;
+}
+
+export interface ReplayOptions {
+  /** The recorded patch of a task and arm; undefined when none was recorded. */
+  readonly patchFor: (key: PatchKey) => Promise<string | undefined> | string | undefined;
+}
+
+export class ReplayHarness implements AgentHarnessV1 {
+  readonly specificationVersion = "v1" as const;
+  readonly name = "replay";
+
+  constructor(private readonly options: ReplayOptions) {}
+
+  async run(request: AgentRunRequest): Promise<Trajectory> {
+    const started = performance.now();
+    const workspace = await requireWorkspace(request.workspace);
+    const key = { taskId: requireTaskId(this.name, request), arm: armOf(request) };
+    const diff = await this.options.patchFor(key);
+    if (diff === undefined) {
+      return controlTrajectory(
+        this.name,
+        request,
+        started,
+        [],
+        "agent_error",
+        `no recorded patch for task "${key.taskId}", arm "${key.arm}"`,
+      );
+    }
+    // An empty prediction is a legitimate answer: the agent changed nothing.
+    if (diff.trim() === "") return controlTrajectory(this.name, request, started, [], "completed");
+    return diffTrajectory(this.name, request, workspace, diff, started);
+  }
+}
+
+/** Changes nothing: the negative control. */
+export class NoneHarness implements AgentHarnessV1 {
+  readonly specificationVersion = "v1" as const;
+  readonly name = "none";
+
+  async run(request: AgentRunRequest): Promise<Trajectory> {
+    const started = performance.now();
+    await requireWorkspace(request.workspace);
+    return controlTrajectory(this.name, request, started, [], "completed");
+  }
+}
+
+export interface OracleOptions {
+  readonly solutionFor: (taskId: string) => Promise<Solution | undefined> | Solution | undefined;
+}
+
+/** Applies the reference solution: the positive control. */
+export class OracleHarness implements AgentHarnessV1 {
+  readonly specificationVersion = "v1" as const;
+  readonly name = "oracle";
+
+  constructor(private readonly options: OracleOptions) {}
+
+  async run(request: AgentRunRequest): Promise<Trajectory> {
+    const started = performance.now();
+    const workspace = await requireWorkspace(request.workspace);
+    const taskId = requireTaskId(this.name, request);
+    const solution = await this.options.solutionFor(taskId);
+    if (solution === undefined) {
+      return controlTrajectory(
+        this.name,
+        request,
+        started,
+        [],
+        "agent_error",
+        `no reference solution for task "${taskId}"`,
+      );
+    }
+    if ("diff" in solution) {
+      return diffTrajectory(this.name, request, workspace, solution.diff, started);
+    }
+    const id = "copy-1";
+    const events: TrajectoryEvent[] = [
+      { type: "tool_call", id, name: "copy_solution", input: { folder: solution.folder } },
+    ];
+    try {
+      await cp(solution.folder, workspace, { recursive: true, force: true });
+      events.push({ type: "tool_result", id, output: "copied", isError: false });
+      return controlTrajectory(this.name, request, started, events, "completed");
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      events.push({ type: "tool_result", id, output: message, isError: true });
+      return controlTrajectory(
+        this.name,
+        request,
+        started,
+        events,
+        "agent_error",
+        `cannot copy the solution: ${message}`,
+      );
+    }
+  }
+}

@@ -1,0 +1,57 @@
+import { lstat, readFile, realpath, rm, rmdir } from "node:fs/promises";
+import { join, relative, sep } from "node:path";
+import { AGENT_INSTALL_DIRECTORY, installSkill, type SkillAgent } from "../skill/install.js";
+import { parseSkillMarkdown, SKILL_FILE_NAME } from "../skill/parse.js";
+
+export interface InstalledSkill {
+  readonly name: string;
+  readonly description: string;
+  /** SKILL.md without its frontmatter. */
+  readonly body: string;
+  /** The installed copy, relative to the workspace, with `/` separators. */
+  readonly relativePath: string;
+  /**
+   * Removes the installed copy and the folders the install created (when left empty), so the
+   * workspace after a run holds only the agent's own changes.
+   */
+  uninstall(): Promise<void>;
+}
+
+/**
+ * Validates the skill and installs a copy where `agent` discovers project skills (through
+ * `src/skill`'s installer, which refuses invalid skills and name conflicts), then reads back
+ * what a harness shows the model.
+ */
+export async function installSkillFor(
+  agent: SkillAgent,
+  skillPath: string,
+  workspace: string,
+): Promise<InstalledSkill> {
+  const root = await realpath(workspace);
+  // Folders the install will create, outermost first (e.g. `.claude`, `.claude/skills`).
+  const parts = AGENT_INSTALL_DIRECTORY[agent].split("/");
+  const created: string[] = [];
+  for (let depth = 1; depth <= parts.length; depth += 1) {
+    const folder = join(root, ...parts.slice(0, depth));
+    if ((await lstat(folder).catch(() => undefined)) === undefined) created.push(folder);
+  }
+  const installed = await installSkill(skillPath, { agent, workspace });
+  const file = join(installed.destination, SKILL_FILE_NAME);
+  const parsed = parseSkillMarkdown(await readFile(file, "utf8"), file);
+  const description = parsed.frontmatter?.description;
+  return {
+    name: installed.name,
+    description: typeof description === "string" ? description : "",
+    body: parsed.body,
+    relativePath: relative(root, installed.destination).split(sep).join("/"),
+    uninstall: async () => {
+      if (installed.status === "installed") {
+        await rm(installed.destination, { recursive: true, force: true });
+      }
+      for (const folder of [...created].reverse()) {
+        // Not recursive: anything the agent put there stays.
+        await rmdir(folder).catch(() => undefined);
+      }
+    },
+  };
+}

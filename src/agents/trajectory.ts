@@ -1,0 +1,156 @@
+import { z } from "zod";
+import { err, ok, type Result } from "../core/result.js";
+import type {
+  SkillsShownSource,
+  Trajectory,
+  TrajectoryEvent,
+  TrajectoryStatus,
+  TrajectoryUsage,
+} from "./types.js";
+
+export const emptyUsage: TrajectoryUsage = {
+  inputTokens: 0,
+  cachedInputTokens: 0,
+  outputTokens: 0,
+};
+
+export function addUsage(left: TrajectoryUsage, right: Partial<TrajectoryUsage>): TrajectoryUsage {
+  const costUsd =
+    left.costUsd === undefined && right.costUsd === undefined
+      ? undefined
+      : (left.costUsd ?? 0) + (right.costUsd ?? 0);
+  return {
+    inputTokens: left.inputTokens + (right.inputTokens ?? 0),
+    cachedInputTokens: left.cachedInputTokens + (right.cachedInputTokens ?? 0),
+    outputTokens: left.outputTokens + (right.outputTokens ?? 0),
+    ...(costUsd === undefined ? {} : { costUsd }),
+  };
+}
+
+/** Tools whose call names a skill to load (Claude Code's `Skill`, our `load_skill`). */
+const SKILL_TOOLS: ReadonlySet<string> = new Set(["skill", "load_skill"]);
+/** Tools that write files: mentioning a SKILL.md there is authoring, not reading. */
+const WRITING_TOOLS: ReadonlySet<string> = new Set([
+  "write",
+  "edit",
+  "multiedit",
+  "write_file",
+  "edit_file",
+  "notebookedit",
+]);
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+function stringsIn(value: unknown, found: string[] = []): string[] {
+  if (typeof value === "string") found.push(value);
+  else if (Array.isArray(value)) for (const item of value) stringsIn(item, found);
+  else if (value !== null && typeof value === "object")
+    for (const item of Object.values(value)) stringsIn(item, found);
+  return found;
+}
+
+/**
+ * Whether the agent activated the skill `skillName`: a skill-loading tool call naming it (the
+ * plugin-qualified form `plugin:name` included), or any non-writing tool call whose input mentions
+ * `<name>/SKILL.md` (a `Read`, a `read_file`, a shell `cat`). Every harness uses this one rule so
+ * activation means the same thing across agents. Returns the index of the first such event.
+ */
+export function findSkillActivation(
+  events: readonly TrajectoryEvent[],
+  skillName: string,
+): number | undefined {
+  const readPattern = new RegExp(`(^|[/\\\\\\s'"=])${escapeRegExp(skillName)}[/\\\\]SKILL\\.md\\b`);
+  for (const [index, event] of events.entries()) {
+    if (event.type !== "tool_call") continue;
+    const name = event.name.toLowerCase();
+    if (SKILL_TOOLS.has(name)) {
+      const input = event.input as Record<string, unknown> | null;
+      const named = [input?.skill, input?.name, input?.command].filter(
+        (value): value is string => typeof value === "string",
+      );
+      if (named.some((value) => value === skillName || value.endsWith(`:${skillName}`))) {
+        return index;
+      }
+    }
+    if (WRITING_TOOLS.has(name)) continue;
+    if (stringsIn(event.input).some((text) => readPattern.test(text))) return index;
+  }
+  return undefined;
+}
+
+export function isSkillActivated(events: readonly TrajectoryEvent[], skillName: string): boolean {
+  return findSkillActivation(events, skillName) !== undefined;
+}
+
+/** What a harness collected; `finishTrajectory` derives activation and fills defaults. */
+export interface TrajectoryDraft {
+  readonly harness: string;
+  readonly model?: string;
+  readonly taskId?: string;
+  readonly arm?: string;
+  readonly events: readonly TrajectoryEvent[];
+  readonly skill?: { readonly name: string; readonly installedAt: string };
+  readonly skillsShown: readonly string[];
+  readonly skillsShownSource: SkillsShownSource;
+  readonly usage: TrajectoryUsage;
+  readonly wallTimeMs: number;
+  readonly status: TrajectoryStatus;
+  readonly error?: string;
+  readonly exitCode?: number | null;
+  readonly rawLog: string;
+}
+
+export function finishTrajectory(draft: TrajectoryDraft): Trajectory {
+  return {
+    version: 1,
+    ...draft,
+    skillActivated:
+      draft.skill === undefined ? false : isSkillActivated(draft.events, draft.skill.name),
+  };
+}
+
+const eventSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("assistant_text"), text: z.string() }),
+  z.object({ type: z.literal("tool_call"), id: z.string(), name: z.string(), input: z.unknown() }),
+  z.object({
+    type: z.literal("tool_result"),
+    id: z.string(),
+    output: z.string(),
+    isError: z.boolean(),
+  }),
+  z.object({ type: z.literal("error"), message: z.string() }),
+]);
+
+const trajectorySchema = z.object({
+  version: z.literal(1),
+  harness: z.string(),
+  model: z.string().optional(),
+  taskId: z.string().optional(),
+  arm: z.string().optional(),
+  events: z.array(eventSchema),
+  skill: z.object({ name: z.string(), installedAt: z.string() }).optional(),
+  skillsShown: z.array(z.string()),
+  skillsShownSource: z.enum(["agent-log", "system-prompt", "discovered", "installed", "none"]),
+  skillActivated: z.boolean(),
+  usage: z.object({
+    inputTokens: z.number(),
+    cachedInputTokens: z.number(),
+    outputTokens: z.number(),
+    costUsd: z.number().optional(),
+  }),
+  wallTimeMs: z.number(),
+  status: z.enum(["completed", "timeout", "agent_error", "infra_error"]),
+  error: z.string().optional(),
+  exitCode: z.number().nullable().optional(),
+  rawLog: z.string(),
+});
+
+/** Reads a stored trajectory back (e.g. from a results store) without trusting its shape. */
+export function parseTrajectory(value: unknown): Result<Trajectory, string> {
+  const parsed = trajectorySchema.safeParse(value);
+  if (parsed.success) return ok(parsed.data as Trajectory);
+  const issue = parsed.error.issues[0];
+  return err(`trajectory ${issue?.path.join(".") ?? ""}: ${issue?.message ?? "invalid"}`);
+}

@@ -1,0 +1,100 @@
+/**
+ * Shared set-up for the agent harness tests: a temporary git repository with one file to fix, a
+ * skill folder outside it, and a scan for processes left behind.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { findAgentCli } from "../src/agents/cli-locate.js";
+import { runProcess } from "../src/core/process.js";
+
+export const SKILL_NAME = "greeting-style";
+export const SKILL_DESCRIPTION = "How to write greetings in this project's text files.";
+export const SKILL_BODY = "Always spell the greeting as Hello, with a capital H.\n";
+/** A fake key: the tests search every stored byte for it. */
+export const API_KEY = "sk-test-7f3c9a1e5b2d4f60a8c1e9d7b3a5f2c4";
+
+export const claudeBinary = await findAgentCli("claude");
+export const codexBinary = await findAgentCli("codex");
+
+export interface Fixture {
+  readonly root: string;
+  readonly workspace: string;
+  readonly skillPath: string;
+  cleanup(): Promise<void>;
+}
+
+async function git(cwd: string, ...args: string[]): Promise<void> {
+  const result = await runProcess("git", args, {
+    cwd,
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: "test",
+      GIT_AUTHOR_EMAIL: "test@example.com",
+      GIT_COMMITTER_NAME: "test",
+      GIT_COMMITTER_EMAIL: "test@example.com",
+    },
+  });
+  if (result.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr}`);
+}
+
+/** A git repository holding `greeting.txt` ("hullo, world") and a skill folder beside it. */
+export async function createFixture(): Promise<Fixture> {
+  const root = await mkdtemp(join(tmpdir(), "skillsmith-agents-test-"));
+  const workspace = join(root, "repo");
+  await mkdir(workspace);
+  await writeFile(join(workspace, "greeting.txt"), "hullo, world\n");
+  await git(workspace, "init", "-q", "-b", "main");
+  await git(workspace, "add", ".");
+  await git(workspace, "commit", "-q", "-m", "initial");
+  const skillPath = join(root, "skills", SKILL_NAME);
+  await mkdir(skillPath, { recursive: true });
+  await writeFile(
+    join(skillPath, "SKILL.md"),
+    `---\nname: ${SKILL_NAME}\ndescription: ${SKILL_DESCRIPTION}\n---\n${SKILL_BODY}`,
+  );
+  return { root, workspace, skillPath, cleanup: () => rm(root, { recursive: true, force: true }) };
+}
+
+/** `git status --porcelain` of the workspace: what a run changed, untracked files included. */
+export async function changedFiles(workspace: string): Promise<string> {
+  const result = await runProcess("git", ["status", "--porcelain", "--untracked-files=all"], {
+    cwd: workspace,
+  });
+  return result.stdout;
+}
+
+/** Live processes (`pid command line`) whose environment contains `marker` (unique per run). */
+export function processesWithMarker(marker: string): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      if (/^\d+ \(.*\) Z/.test(stat)) continue;
+      if (readFileSync(`/proc/${entry}/environ`, "utf8").includes(marker)) {
+        const command = readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0/g, " ");
+        found.push(`${entry} ${command.trim()}`);
+      }
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return found;
+}
+
+/**
+ * The processes still alive `graceMs` after a run returned. SIGKILL is delivered asynchronously,
+ * so a process killed an instant ago may still be listed; a real orphan stays.
+ */
+export async function survivingProcesses(marker: string, graceMs = 3_000): Promise<string[]> {
+  const deadline = Date.now() + graceMs;
+  for (;;) {
+    const found = processesWithMarker(marker);
+    if (found.length === 0 || Date.now() >= deadline) return found;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export const canScanProcesses = existsSync("/proc/self/environ");
