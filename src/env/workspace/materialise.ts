@@ -1,0 +1,223 @@
+import { randomBytes } from "node:crypto";
+import { chmod, mkdir, rm, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { InfrastructureError, UsageError } from "../../core/errors.js";
+import { runProcess } from "../../core/process.js";
+import { cleanAgentSkillFolders } from "../../skill/install.js";
+import type { PreparedBase } from "./prepare.js";
+
+/**
+ * How a run's workspace is made from its base.
+ * - `overlay`: a kernel overlayfs mount with the base as the read-only lower layer and a fresh
+ *   upper layer per run. Constant time whatever the repository size; every write (including
+ *   in-place edits) lands in the upper layer, so the base can never change. Needs the right to
+ *   mount (root, or CAP_SYS_ADMIN).
+ * - `reflink`: `cp -a --reflink=always` — copy-on-write clones of every file (btrfs, XFS, bcachefs).
+ * - `copy`: `cp -a` — a plain recursive copy; always works, costs a full write of the tree.
+ * Hard links are deliberately not offered: an agent that edits a file in place (most editors and
+ * `fs.writeFile` truncate and rewrite the same inode) would change the base and every other run.
+ *
+ * Measured (bench/workspace.bench.ts, 5,000 files, ext4, 2 shared cores): overlay ~70 ms
+ * including the skill-folder clean-up walk, against 5–7 s for `git clone file://` + checkout on
+ * a loaded machine (~100×); a plain copy costs about as much as the clone (~1×), which is why
+ * overlay is preferred. An overlay mount survives a process killed with SIGKILL; it stays under
+ * `<cacheDir>/workspaces/` until `umount`ed.
+ */
+export type MaterialiseMethod = "overlay" | "reflink" | "copy";
+
+export interface MaterialiseOptions {
+  /** `auto` (default) picks the first that works here: overlay, reflink, copy. */
+  readonly method?: MaterialiseMethod | "auto";
+  /** Parent folder for workspaces; default `<cacheDir>/workspaces` (same filesystem as bases). */
+  readonly root?: string;
+  /** Leave the workspace on disk after `dispose()` (for `--keep`). */
+  readonly keep?: boolean;
+  /** Remove agent-skill folders before handing the workspace out (default true). */
+  readonly cleanSkillFolders?: boolean;
+}
+
+export interface Workspace {
+  /** The workspace folder on the host; its last segment is the repository name. */
+  readonly path: string;
+  /** Where sandboxes show it (`/workspace/<name>` unless the base says otherwise). */
+  readonly mountPath: string;
+  readonly method: MaterialiseMethod;
+  readonly base: PreparedBase;
+  /** Agent-skill folders removed from this workspace before handing it out (absolute paths). */
+  readonly removedSkillFolders: readonly string[];
+  /**
+   * Remove the workspace (unless `keep`). With `keep`, an overlay workspace is first copied to a
+   * plain folder — a mount would not survive a reboot — and the kept path is returned.
+   */
+  dispose(): Promise<{ readonly keptAt?: string }>;
+}
+
+const probed = new Map<string, MaterialiseMethod>();
+
+/**
+ * Make a fresh workspace from a prepared base. Every workspace of one base starts byte-identical
+ * to the base (same `treeDigest`), `.git` included, and has its own git state.
+ */
+export async function materialiseWorkspace(
+  base: PreparedBase,
+  options: MaterialiseOptions = {},
+): Promise<Workspace> {
+  const root = options.root ?? join(base.cacheDir, "workspaces");
+  await mkdir(root, { recursive: true });
+  const requested = options.method ?? "auto";
+  let method = requested === "auto" ? await detectMethod(root, base.tree) : requested;
+  const overlayUsable = overlaySafePath(base.tree) && overlaySafePath(join(root, base.key));
+  if (requested === "auto" && method === "overlay" && !overlayUsable) method = "copy";
+  const holder = join(root, `${base.key}-${randomBytes(6).toString("hex")}`);
+  await mkdir(holder);
+  const path = join(holder, base.repositoryName);
+  try {
+    if (method === "overlay") await mountOverlay(base.tree, holder, path);
+    else await copyTree(base.tree, path, method === "reflink" ? "always" : "never");
+    const removedSkillFolders =
+      options.cleanSkillFolders === false ? [] : await cleanAgentSkillFolders(path);
+    let disposed: Promise<{ keptAt?: string }> | undefined;
+    return {
+      path,
+      mountPath: base.workspaceMountPath,
+      method,
+      base,
+      removedSkillFolders,
+      dispose: () => {
+        disposed ??= disposeWorkspace(holder, path, method, options.keep === true);
+        return disposed;
+      },
+    };
+  } catch (error) {
+    if (method === "overlay") await unmount(path).catch(() => undefined);
+    await rm(holder, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/**
+ * The cheapest method that works for workspaces under `root` made from bases like `lower`,
+ * found by trying each once on a tiny tree (cached per root for the life of the process).
+ */
+export async function detectMethod(root: string, lower: string): Promise<MaterialiseMethod> {
+  const cached = probed.get(root);
+  if (cached !== undefined) return cached;
+  let method: MaterialiseMethod = "copy";
+  const probe = join(root, `.probe-${randomBytes(6).toString("hex")}`);
+  try {
+    await mkdir(join(probe, "lower"), { recursive: true });
+    await writeFile(join(probe, "lower", "file"), "probe\n");
+    if (overlaySafePath(lower) && overlaySafePath(probe)) {
+      const merged = join(probe, "merged");
+      try {
+        await mountOverlay(join(probe, "lower"), probe, merged);
+        await unmount(merged);
+        method = "overlay";
+      } catch {
+        // No permission to mount, or no overlayfs here: fall through.
+      }
+    }
+    if (method === "copy") {
+      const cloned = await runProcess("cp", [
+        "--reflink=always",
+        join(probe, "lower", "file"),
+        join(probe, "clone"),
+      ]);
+      if (cloned.exitCode === 0) method = "reflink";
+    }
+  } finally {
+    await rm(probe, { recursive: true, force: true });
+  }
+  probed.set(root, method);
+  return method;
+}
+
+/** overlayfs option strings use `,` and `:` as separators; paths holding them cannot be passed. */
+function overlaySafePath(path: string): boolean {
+  return !/[,:\\]/.test(path);
+}
+
+async function mountOverlay(lower: string, holder: string, merged: string): Promise<void> {
+  const upper = join(holder, ".upper");
+  const work = join(holder, ".work");
+  await mkdir(upper, { recursive: true });
+  await mkdir(work, { recursive: true });
+  await mkdir(merged, { recursive: true });
+  // The merged root takes the upper layer's permissions; make them the base's.
+  await chmod(upper, (await stat(lower)).mode & 0o7777);
+  const result = await runProcess("mount", [
+    "-t",
+    "overlay",
+    "overlay",
+    "-o",
+    `lowerdir=${lower},upperdir=${upper},workdir=${work}`,
+    merged,
+  ]);
+  if (result.exitCode !== 0) {
+    throw new InfrastructureError(
+      "overlay-mount-failed",
+      `cannot mount an overlay workspace at ${merged}: ${result.spawnError?.message ?? result.stderr.trim()}`,
+    );
+  }
+}
+
+async function unmount(path: string): Promise<void> {
+  const result = await runProcess("umount", [path]);
+  if (result.exitCode !== 0) {
+    // A process still inside the workspace keeps it busy; detach it so removal can proceed.
+    const lazy = await runProcess("umount", ["-l", path]);
+    if (lazy.exitCode !== 0) {
+      throw new InfrastructureError(
+        "overlay-unmount-failed",
+        `cannot unmount workspace ${path}: ${result.stderr.trim()}`,
+      );
+    }
+  }
+}
+
+async function copyTree(from: string, to: string, reflink: "always" | "never"): Promise<void> {
+  // `cp -a` keeps modes, timestamps and symbolic links; the trailing `/.` copies the contents
+  // (dotfiles and `.git` included) into the new folder.
+  const result = await runProcess("cp", ["-a", `--reflink=${reflink}`, `${from}/.`, to]);
+  if (result.exitCode !== 0) {
+    throw new InfrastructureError(
+      "workspace-copy-failed",
+      `cannot copy base ${from} to ${to}: ${result.spawnError?.message ?? result.stderr.trim()}`,
+    );
+  }
+}
+
+async function disposeWorkspace(
+  holder: string,
+  path: string,
+  method: MaterialiseMethod,
+  keep: boolean,
+): Promise<{ keptAt?: string }> {
+  if (method === "overlay") {
+    if (keep) {
+      const keptHolder = `${holder}-kept`;
+      await mkdir(keptHolder, { recursive: true });
+      const keptAt = join(keptHolder, path.slice(holder.length + 1));
+      await copyTree(path, keptAt, "never");
+      await unmount(path);
+      await rm(holder, { recursive: true, force: true });
+      return { keptAt };
+    }
+    await unmount(path);
+    await rm(holder, { recursive: true, force: true });
+    return {};
+  }
+  if (keep) return { keptAt: path };
+  await rm(holder, { recursive: true, force: true });
+  return {};
+}
+
+/** Parse a user's `--workspace-method` value. */
+export function parseMaterialiseMethod(value: string): MaterialiseMethod | "auto" {
+  if (value === "auto" || value === "overlay" || value === "reflink" || value === "copy")
+    return value;
+  throw new UsageError(
+    "unknown-materialise-method",
+    `unknown workspace method "${value}" (expected auto, overlay, reflink or copy)`,
+  );
+}

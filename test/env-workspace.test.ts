@@ -1,0 +1,496 @@
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { InfrastructureError, InputError } from "../src/core/errors.js";
+import { BubblewrapSandbox, findOnPath } from "../src/env/sandbox/bubblewrap.js";
+import { ContainerSandbox, DEFAULT_BASE_IMAGE } from "../src/env/sandbox/container.js";
+import { UnsafeSandbox } from "../src/env/sandbox/unsafe.js";
+import { treeDigest } from "../src/env/workspace/digest.js";
+import {
+  detectMethod,
+  materialiseWorkspace,
+  type Workspace,
+} from "../src/env/workspace/materialise.js";
+import { prepareBase } from "../src/env/workspace/prepare.js";
+
+const isRoot = process.getuid?.() === 0;
+const hasBwrap = findOnPath("bwrap") !== null;
+/** The container sandbox, when an engine answers and the skillsmith base image exists. */
+const container: ContainerSandbox | undefined = await (async () => {
+  try {
+    const sandbox = await ContainerSandbox.connect();
+    return (await sandbox.imageId(DEFAULT_BASE_IMAGE)) === undefined ? undefined : sandbox;
+  } catch {
+    return undefined;
+  }
+})();
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync("git", args, {
+    cwd,
+    encoding: "utf8",
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: "t",
+      GIT_AUTHOR_EMAIL: "t@example.com",
+      GIT_COMMITTER_NAME: "t",
+      GIT_COMMITTER_EMAIL: "t@example.com",
+    },
+  }).trim();
+}
+
+let scratch: string;
+let repository: string;
+let firstCommit: string;
+let secondCommit: string;
+
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), "skillsmith-env-workspace-"));
+  repository = join(scratch, "demo-repo");
+  await mkdir(join(repository, "src"), { recursive: true });
+  git(repository, "init", "-q", "-b", "main");
+  await writeFile(join(repository, "src", "app.py"), "VERSION = 1\n");
+  await writeFile(join(repository, "run.sh"), "#!/bin/sh\necho run\n", { mode: 0o755 });
+  await mkdir(join(repository, ".claude", "skills", "planted"), { recursive: true });
+  await writeFile(join(repository, ".claude", "skills", "planted", "SKILL.md"), "planted\n");
+  await mkdir(join(repository, "pkg", ".agents", "skills", "nested"), { recursive: true });
+  await writeFile(join(repository, "pkg", ".agents", "skills", "nested", "SKILL.md"), "nested\n");
+  git(repository, "add", "-A");
+  git(repository, "commit", "-q", "-m", "first");
+  firstCommit = git(repository, "rev-parse", "HEAD");
+  await writeFile(join(repository, "src", "app.py"), "VERSION = 2  # the solution\n");
+  git(repository, "commit", "-q", "-am", "second");
+  secondCommit = git(repository, "rev-parse", "HEAD");
+});
+
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+async function freshCache(): Promise<string> {
+  return mkdtemp(join(scratch, "cache-"));
+}
+
+describe("prepare once, materialise many", () => {
+  it("prepares the base once for concurrent callers and materialises 20 identical, independent workspaces", async () => {
+    const cacheDir = await freshCache();
+    const counter = join(scratch, "setup-count.txt");
+    const setup = {
+      kind: "commands" as const,
+      commands: [`echo ran >> '${counter}'; echo installed > installed.txt`],
+    };
+    const sandbox = new UnsafeSandbox();
+    const bases = await Promise.all(
+      [0, 1, 2].map(() =>
+        prepareBase({ source: repository, commit: firstCommit, setup, sandbox, cacheDir }),
+      ),
+    );
+    const [base] = bases;
+    if (base === undefined) throw new Error("no base");
+    expect(new Set(bases.map((each) => each.root)).size).toBe(1);
+    expect(bases.filter((each) => !each.reused)).toHaveLength(1);
+    const workspaces: Workspace[] = [];
+    try {
+      for (let run = 0; run < 20; run += 1) workspaces.push(await materialiseWorkspace(base));
+      // Setup ran exactly once although three callers asked and twenty workspaces exist.
+      expect((await readFile(counter, "utf8")).trim().split("\n")).toEqual(["ran"]);
+      const digests = await Promise.all(workspaces.map((workspace) => treeDigest(workspace.path)));
+      expect(new Set(digests).size).toBe(1);
+      expect(digests[0]).toBe(await treeDigest(base.tree));
+      expect(new Set(workspaces.map((workspace) => workspace.path)).size).toBe(20);
+
+      const [edited, other] = workspaces;
+      if (edited === undefined || other === undefined) throw new Error("missing workspaces");
+      expect(await readFile(join(edited.path, "installed.txt"), "utf8")).toBe("installed\n");
+      expect(await readFile(join(edited.path, "src", "app.py"), "utf8")).toBe("VERSION = 1\n");
+      // An in-place edit (same inode), a new file and a commit in one workspace.
+      await writeFile(join(edited.path, "src", "app.py"), "VERSION = 99\n");
+      await writeFile(join(edited.path, "new.txt"), "new\n");
+      git(edited.path, "add", "-A");
+      git(edited.path, "commit", "-q", "-m", "agent work");
+      expect(git(edited.path, "rev-parse", "HEAD")).not.toBe(firstCommit);
+
+      expect(await treeDigest(base.tree)).toBe(digests[0]);
+      expect(await treeDigest(other.path)).toBe(digests[0]);
+      expect(await readFile(join(base.tree, "src", "app.py"), "utf8")).toBe("VERSION = 1\n");
+      expect(git(other.path, "rev-parse", "HEAD")).toBe(firstCommit);
+      expect(git(base.tree, "rev-parse", "HEAD")).toBe(firstCommit);
+    } finally {
+      for (const workspace of workspaces) await workspace.dispose();
+    }
+    for (const workspace of workspaces) expect(existsSync(workspace.path)).toBe(false);
+    expect(await readdir(join(cacheDir, "workspaces"))).toEqual([]);
+
+    const again = await prepareBase({ source: repository, commit: firstCommit, setup, cacheDir });
+    expect(again.reused).toBe(true);
+    expect((await readFile(counter, "utf8")).trim().split("\n")).toEqual(["ran"]);
+  });
+
+  it("checks out exactly the pinned commit and hides later history", async () => {
+    const cacheDir = await freshCache();
+    const base = await prepareBase({
+      source: repository,
+      commit: firstCommit.slice(0, 9),
+      cacheDir,
+    });
+    expect(base.commit).toBe(firstCommit);
+    const workspace = await materialiseWorkspace(base);
+    try {
+      expect(git(workspace.path, "rev-parse", "HEAD")).toBe(firstCommit);
+      // The planted skill folders were tracked, so their removal shows as deletions.
+      expect(
+        git(workspace.path, "status", "--porcelain", "--untracked-files=no").split("\n"),
+      ).toEqual(["D .claude/skills/planted/SKILL.md", " D pkg/.agents/skills/nested/SKILL.md"]);
+      const missing = spawnSync("git", ["cat-file", "-e", `${secondCommit}^{commit}`], {
+        cwd: workspace.path,
+      });
+      expect(missing.status).not.toBe(0);
+      expect(git(workspace.path, "for-each-ref")).toBe("");
+      // Patches apply in a workspace, as replay needs.
+      await writeFile(
+        join(workspace.path, "..", "fix.patch"),
+        `${git(repository, "diff", firstCommit, secondCommit)}\n`,
+      );
+      git(workspace.path, "apply", join(workspace.path, "..", "fix.patch"));
+      expect(await readFile(join(workspace.path, "src", "app.py"), "utf8")).toBe(
+        "VERSION = 2  # the solution\n",
+      );
+    } finally {
+      await workspace.dispose();
+    }
+  });
+
+  it("removes planted agent-skill folders from every workspace", async () => {
+    const cacheDir = await freshCache();
+    const base = await prepareBase({
+      source: repository,
+      commit: firstCommit,
+      cacheDir,
+      sandbox: new UnsafeSandbox(),
+      // Setup that drops a skill in (as a dependency shipping one might) is cleaned too.
+      setup: {
+        kind: "commands",
+        commands: ["mkdir -p lib/.claude/skills/dep && echo x > lib/.claude/skills/dep/SKILL.md"],
+      },
+    });
+    expect([...base.removedSkillFolders].sort()).toEqual([
+      ".claude/skills",
+      "lib/.claude/skills",
+      "pkg/.agents/skills",
+    ]);
+    const workspace = await materialiseWorkspace(base);
+    try {
+      expect(existsSync(join(workspace.path, ".claude", "skills"))).toBe(false);
+      expect(existsSync(join(workspace.path, "pkg", ".agents", "skills"))).toBe(false);
+      expect(existsSync(join(workspace.path, "lib", ".claude", "skills"))).toBe(false);
+      expect(existsSync(join(workspace.path, "src", "app.py"))).toBe(true);
+    } finally {
+      await workspace.dispose();
+    }
+  });
+
+  it("reads bundles and file:// URLs, pinning the same commit to the same tree", async () => {
+    const bundle = join(scratch, "demo.bundle");
+    git(repository, "bundle", "create", bundle, "--all");
+    const cacheDir = await freshCache();
+    const fromBundle = await prepareBase({ source: bundle, commit: firstCommit, cacheDir });
+    const fromUrl = await prepareBase({
+      source: `file://${repository}`,
+      commit: firstCommit,
+      cacheDir,
+    });
+    const fromPath = await prepareBase({ source: repository, commit: firstCommit, cacheDir });
+    expect(fromBundle.repositoryName).toBe("demo");
+    expect(fromUrl.repositoryName).toBe("demo-repo");
+    expect(fromBundle.workspaceMountPath).toBe("/workspace/demo");
+    expect(new Set([fromBundle.root, fromUrl.root, fromPath.root]).size).toBe(3);
+    for (const base of [fromBundle, fromUrl, fromPath]) {
+      expect(base.commit).toBe(firstCommit);
+      expect(git(base.tree, "rev-parse", "HEAD")).toBe(firstCommit);
+      expect(await readFile(join(base.tree, "src", "app.py"), "utf8")).toBe("VERSION = 1\n");
+    }
+    // Same commit, same files. `.git` is left out: its index records each checkout's inodes.
+    const withoutGit = { exclude: (path: string) => path === ".git" };
+    expect(await treeDigest(fromBundle.tree, withoutGit)).toBe(
+      await treeDigest(fromUrl.tree, withoutGit),
+    );
+  });
+
+  it("fails clearly for an unknown commit, naming repository and commit", async () => {
+    const cacheDir = await freshCache();
+    const unknown = "0123456789abcdef0123456789abcdef01234567";
+    const failure = await prepareBase({ source: repository, commit: unknown, cacheDir }).catch(
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(InputError);
+    expect((failure as InputError).code).toBe("unknown-commit");
+    expect((failure as InputError).message).toContain(unknown);
+    expect((failure as InputError).message).toContain(resolve(repository));
+    const short = await prepareBase({ source: repository, commit: "deadbee", cacheDir }).catch(
+      (error: unknown) => error,
+    );
+    expect((short as InputError).code).toBe("unknown-commit");
+    // Nothing half-made is left to look like a base.
+    expect(await readdir(join(cacheDir, "bases"))).toEqual([]);
+  });
+
+  it("tells an unreachable server (retryable) from a repository that does not exist", async () => {
+    const cacheDir = await freshCache();
+    // Port 1 on loopback: nothing listens, the connection is refused at once.
+    const unreachable = await prepareBase({
+      source: "http://127.0.0.1:1/nothing.git",
+      commit: firstCommit,
+      cacheDir,
+    }).catch((error: unknown) => error);
+    expect(unreachable).toBeInstanceOf(InfrastructureError);
+    expect((unreachable as InfrastructureError).retryable).toBe(true);
+    const missing = await prepareBase({
+      source: `file://${join(scratch, "no-such-repository")}`,
+      commit: firstCommit,
+      cacheDir,
+    }).catch((error: unknown) => error);
+    expect(missing).toBeInstanceOf(InputError);
+    expect((missing as InputError).code).toBe("clone-failed");
+  });
+
+  it("publishes nothing when setup fails, and prepares afresh on the next attempt", async () => {
+    const cacheDir = await freshCache();
+    const failing = prepareBase({
+      source: repository,
+      commit: firstCommit,
+      cacheDir,
+      sandbox: new UnsafeSandbox(),
+      setup: { kind: "commands", commands: ["echo partial > partial.txt; exit 3"] },
+    });
+    await expect(failing).rejects.toBeInstanceOf(InfrastructureError);
+    expect(await readdir(join(cacheDir, "bases"))).toEqual([]);
+  });
+
+  it("takes over a lock left by a dead process and ignores a crashed preparation's leftovers", async () => {
+    const cacheDir = await freshCache();
+    const probe = await prepareBase({ source: repository, commit: firstCommit, cacheDir });
+    // Simulate a crash: no published base, a half-written temporary folder and a stale lock.
+    await rm(probe.root, { recursive: true });
+    const dead = spawnSync("sh", ["-c", "echo $$"], { encoding: "utf8" });
+    const deadPid = Number(dead.stdout.trim());
+    const basesDir = join(cacheDir, "bases");
+    await mkdir(join(basesDir, `.tmp-${probe.key}-crashed`, "tree"), { recursive: true });
+    await writeFile(
+      join(basesDir, `${probe.key}.lock`),
+      JSON.stringify({ pid: deadPid, host: (await import("node:os")).hostname(), since: "x" }),
+    );
+    const base = await prepareBase({ source: repository, commit: firstCommit, cacheDir });
+    expect(base.reused).toBe(false);
+    expect(await readdir(basesDir)).toEqual([probe.key]);
+  });
+
+  it("lets only one of two processes prepare the same base", async () => {
+    const cacheDir = await freshCache();
+    const counter = join(scratch, "two-process-count.txt");
+    const script = join(scratch, "prepare-once.mts");
+    const prepareModule = resolve(
+      import.meta.dirname,
+      "..",
+      "src",
+      "env",
+      "workspace",
+      "prepare.ts",
+    );
+    const unsafeModule = resolve(import.meta.dirname, "..", "src", "env", "sandbox", "unsafe.ts");
+    await writeFile(
+      script,
+      [
+        `import { prepareBase } from ${JSON.stringify(prepareModule)};`,
+        `import { UnsafeSandbox } from ${JSON.stringify(unsafeModule)};`,
+        "const base = await prepareBase({",
+        `  source: ${JSON.stringify(repository)}, commit: ${JSON.stringify(firstCommit)},`,
+        `  cacheDir: ${JSON.stringify(cacheDir)}, sandbox: new UnsafeSandbox(),`,
+        `  setup: { kind: "commands", commands: [${JSON.stringify(`echo ran >> '${counter}'; sleep 1`)}] },`,
+        "});",
+        "process.stdout.write(base.reused ? 'reused' : 'prepared');",
+      ].join("\n"),
+    );
+    const runOne = () =>
+      new Promise<string>((done, fail) => {
+        const child = spawn(process.execPath, ["--import", "tsx", script], {
+          cwd: resolve(import.meta.dirname, ".."),
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let output = "";
+        let errors = "";
+        child.stdout.on("data", (chunk: Buffer) => {
+          output += chunk.toString();
+        });
+        child.stderr.on("data", (chunk: Buffer) => {
+          errors += chunk.toString();
+        });
+        child.on("close", (code) =>
+          code === 0 ? done(output) : fail(new Error(`exit ${code}: ${errors}`)),
+        );
+      });
+    const outcomes = await Promise.all([runOne(), runOne()]);
+    expect(outcomes.sort()).toEqual(["prepared", "reused"]);
+    expect((await readFile(counter, "utf8")).trim().split("\n")).toEqual(["ran"]);
+  });
+
+  it("keeps a workspace on request", async () => {
+    const cacheDir = await freshCache();
+    const base = await prepareBase({ source: repository, commit: firstCommit, cacheDir });
+    const workspace = await materialiseWorkspace(base, { keep: true });
+    await writeFile(join(workspace.path, "agent-output.txt"), "kept\n");
+    const { keptAt } = await workspace.dispose();
+    if (keptAt === undefined) throw new Error("nothing kept");
+    expect(await readFile(join(keptAt, "agent-output.txt"), "utf8")).toBe("kept\n");
+    expect(await readFile(join(keptAt, "src", "app.py"), "utf8")).toBe("VERSION = 1\n");
+    await rm(join(keptAt, ".."), { recursive: true, force: true });
+  });
+});
+
+describe("setup in real sandboxes", () => {
+  it.skipIf(!hasBwrap)(
+    "runs setup in bubblewrap at the fixed mount path, with network",
+    async () => {
+      const cacheDir = await freshCache();
+      const base = await prepareBase({
+        source: repository,
+        commit: firstCommit,
+        cacheDir,
+        sandbox: new BubblewrapSandbox(),
+        setup: {
+          kind: "commands",
+          commands: ['pwd > where.txt; echo "$SKILLSMITH_WORKSPACE" >> where.txt'],
+        },
+      });
+      expect(await readFile(join(base.tree, "where.txt"), "utf8")).toBe(
+        "/workspace/demo-repo\n/workspace/demo-repo\n",
+      );
+    },
+  );
+
+  it.skipIf(container === undefined)(
+    "bakes setup into a container image once and records it on the base (needs a container engine with the skillsmith base image)",
+    { timeout: 300_000 },
+    async () => {
+      if (container === undefined) throw new Error("unreachable");
+      const cacheDir = await freshCache();
+      const marker = `prepared-${Date.now()}`;
+      const base = await prepareBase({
+        source: repository,
+        commit: firstCommit,
+        cacheDir,
+        sandbox: container,
+        setup: {
+          kind: "commands",
+          commands: [
+            `mkdir -p /opt/skillsmith-test && echo ${marker} > /opt/skillsmith-test/marker`,
+          ],
+        },
+      });
+      const image = base.environment?.image;
+      expect(image).toBeDefined();
+      const workspace = await materialiseWorkspace(base);
+      try {
+        const result = await container.exec({
+          command: ["sh", "-c", "cat /opt/skillsmith-test/marker; cat src/app.py; pwd"],
+          workspace: workspace.path,
+          workspaceMountPath: workspace.mountPath,
+          network: "none",
+          limits: { timeoutMs: 60_000 },
+          ...(image === undefined ? {} : { image }),
+        });
+        expect(result.stdout).toBe(`${marker}\nVERSION = 1\n/workspace/demo-repo\n`);
+      } finally {
+        await workspace.dispose();
+        if (image !== undefined)
+          await container.docker
+            .getImage(image)
+            .remove()
+            .catch(() => undefined);
+      }
+    },
+  );
+});
+
+describe("materialisation methods", () => {
+  const methods = [
+    { method: "copy" as const, tool: "cp" },
+    { method: "overlay" as const, tool: "root (mount)" },
+  ];
+  for (const { method, tool } of methods) {
+    it.skipIf(method === "overlay" && !isRoot)(
+      `${method}: same digest as the base, edits stay in the workspace (needs ${tool})`,
+      async () => {
+        const cacheDir = await freshCache();
+        const base = await prepareBase({ source: repository, commit: firstCommit, cacheDir });
+        const one = await materialiseWorkspace(base, { method });
+        const two = await materialiseWorkspace(base, { method });
+        try {
+          expect(one.method).toBe(method);
+          expect(await treeDigest(one.path)).toBe(base.digest);
+          await writeFile(join(one.path, "src", "app.py"), "edited in place\n");
+          await rm(join(one.path, "run.sh"));
+          expect(await treeDigest(two.path)).toBe(base.digest);
+          expect(await treeDigest(base.tree)).toBe(base.digest);
+        } finally {
+          await one.dispose();
+          await two.dispose();
+        }
+      },
+    );
+  }
+
+  it("picks overlay when it may mount, otherwise reflink or copy", async () => {
+    const cacheDir = await freshCache();
+    const base = await prepareBase({ source: repository, commit: firstCommit, cacheDir });
+    const method = await detectMethod(join(cacheDir, "workspaces-probe"), base.tree);
+    if (isRoot) expect(method).toBe("overlay");
+    else expect(["reflink", "copy"]).toContain(method);
+  });
+});
+
+describe("treeDigest", () => {
+  it("matches a digest computed by hand and changes with content, mode and names", async () => {
+    const root = await mkdtemp(join(scratch, "digest-"));
+    await mkdir(join(root, "b"));
+    await writeFile(join(root, "a.txt"), "hello");
+    await writeFile(join(root, "b", "c.sh"), "x", { mode: 0o755 });
+    const { chmod, stat } = await import("node:fs/promises");
+    await chmod(join(root, "a.txt"), 0o644);
+    await chmod(join(root, "b"), 0o755);
+    await chmod(root, 0o700);
+    // The documented format, written out independently of the implementation.
+    const expected = createHash("sha256")
+      .update("root 700\0")
+      .update("file 644 a.txt 5\0")
+      .update("hello")
+      .update("dir 755 b\0")
+      .update("file 755 b/c.sh 1\0")
+      .update("x")
+      .digest("hex");
+    expect((await stat(root)).mode & 0o777).toBe(0o700);
+    expect(await treeDigest(root)).toBe(expected);
+
+    await chmod(join(root, "b", "c.sh"), 0o644);
+    const modeChanged = await treeDigest(root);
+    expect(modeChanged).not.toBe(expected);
+    await chmod(join(root, "b", "c.sh"), 0o755);
+    expect(await treeDigest(root)).toBe(expected);
+    await writeFile(join(root, "a.txt"), "hellp");
+    expect(await treeDigest(root)).not.toBe(expected);
+    await writeFile(join(root, "a.txt"), "hello");
+    expect(await treeDigest(root)).toBe(expected);
+    const withoutB = createHash("sha256")
+      .update("root 700\0")
+      .update("file 644 a.txt 5\0")
+      .update("hello")
+      .digest("hex");
+    expect(await treeDigest(root, { exclude: (path) => path === "b" })).toBe(withoutB);
+    const { rename } = await import("node:fs/promises");
+    await rename(join(root, "a.txt"), join(root, "a2.txt"));
+    expect(await treeDigest(root)).not.toBe(expected);
+  });
+});
