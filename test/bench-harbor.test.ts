@@ -1,14 +1,11 @@
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { Command } from "commander";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { importHarbor, loadSuite, validateSuite } from "../src/bench/index.js";
-import { registerBench } from "../src/cli/commands/bench.js";
-import type { CommandContext } from "../src/cli/context.js";
-import { isSkillsmithError } from "../src/core/errors.js";
+import { runInProcess, writeTree } from "./support/cli.js";
 
 let scratch: string;
 beforeAll(async () => {
@@ -17,13 +14,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
-
-async function writeTree(root: string, files: Record<string, string>): Promise<void> {
-  for (const [path, content] of Object.entries(files)) {
-    await mkdir(dirname(join(root, path)), { recursive: true });
-    await writeFile(join(root, path), content);
-  }
-}
 
 const skillMarkdown = (name: string) =>
   `---\nname: ${name}\ndescription: Explains how to write files in a container; use for file tasks.\n---\n# ${name}\n\nUse printf.\n`;
@@ -75,37 +65,7 @@ async function makeTask(root: string): Promise<void> {
   });
 }
 
-async function bench(argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  let exitCode = 0;
-  const context: CommandContext = {
-    io: {
-      stdout: (text) => {
-        stdout += text;
-      },
-      stderr: (text) => {
-        stderr += text;
-      },
-      cwd: scratch,
-      env: {},
-    },
-    exit(code) {
-      exitCode = Math.max(exitCode, code);
-    },
-  };
-  const program = new Command("skillsmith").exitOverride();
-  registerBench(program, context);
-  try {
-    await program.parseAsync(["bench", ...argv], { from: "user" });
-  } catch (error) {
-    if (isSkillsmithError(error) && (error.family === "input" || error.family === "usage")) {
-      return { code: 2, stdout, stderr: `${stderr}error: ${error.message}\n` };
-    }
-    throw error;
-  }
-  return { code: exitCode, stdout, stderr };
-}
+const bench = (argv: string[]) => runInProcess(["bench", ...argv], { cwd: scratch, env: {} });
 
 describe("bench import harbor", () => {
   it("maps a task folder to a skill, a requirement, a verifier and a reference solution", async () => {

@@ -1,12 +1,10 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join, relative } from "node:path";
-import { Command } from "commander";
+import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadSuite, type SuiteProblem, validateSuite } from "../src/bench/index.js";
-import { registerBench } from "../src/cli/commands/bench.js";
-import type { CommandContext } from "../src/cli/context.js";
 import { InputError } from "../src/core/errors.js";
+import { runInProcess, writeTree } from "./support/cli.js";
 
 let scratch: string;
 beforeAll(async () => {
@@ -15,13 +13,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
-
-async function writeTree(root: string, files: Record<string, string>): Promise<void> {
-  for (const [path, content] of Object.entries(files)) {
-    await mkdir(dirname(join(root, path)), { recursive: true });
-    await writeFile(join(root, path), content);
-  }
-}
 
 const skillMarkdown = (name: string) =>
   `---\nname: ${name}\ndescription: Helps write greeting functions; use when asked to greet users.\n---\n# ${name}\n\nWrite greetings.\n`;
@@ -38,29 +29,11 @@ const requirementMarkdown = [
   "",
 ].join("\n");
 
-async function runValidate(suite: string, json: boolean) {
-  let stdout = "";
-  let exitCode = 0;
-  const context: CommandContext = {
-    io: {
-      stdout: (text) => {
-        stdout += text;
-      },
-      stderr: () => {},
-      cwd: scratch,
-      env: {},
-    },
-    exit(code) {
-      exitCode = Math.max(exitCode, code);
-    },
-  };
-  const program = new Command("skillsmith").exitOverride();
-  registerBench(program, context);
-  await program.parseAsync(["bench", "validate-suite", suite, ...(json ? ["--json"] : [])], {
-    from: "user",
+const runValidate = (suite: string, json: boolean) =>
+  runInProcess(["bench", "validate-suite", suite, ...(json ? ["--json"] : [])], {
+    cwd: scratch,
+    env: {},
   });
-  return { code: exitCode, stdout };
-}
 
 describe("validateSuite on a hand-made suite with many problems", () => {
   let suite: string;

@@ -3,14 +3,11 @@ import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/pr
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { Command, CommanderError } from "commander";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { importSweSkillsBench, loadSuite, validateSuite } from "../src/bench/index.js";
-import { registerBench } from "../src/cli/commands/bench.js";
-import type { CommandContext } from "../src/cli/context.js";
-import { isSkillsmithError } from "../src/core/errors.js";
 import { runProcess } from "../src/core/process.js";
+import { runInProcess } from "./support/cli.js";
 
 const repositoryRoot = resolve(import.meta.dirname, "..");
 const fixture = resolve(repositoryRoot, "../shared/fixtures/swe-skills-bench");
@@ -25,45 +22,7 @@ afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
-/**
- * Runs `skillsmith bench …` in-process through commander with the same exit-code mapping as
- * `runCli` (usage and input errors exit 2, `context.exit` codes otherwise), because the lead
- * registers `registerBench` in `src/cli/program.ts`.
- */
-async function bench(argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  let exitCode = 0;
-  const context: CommandContext = {
-    io: {
-      stdout: (text) => {
-        stdout += text;
-      },
-      stderr: (text) => {
-        stderr += text;
-      },
-      cwd: scratch,
-      env: {},
-    },
-    exit(code) {
-      exitCode = Math.max(exitCode, code);
-    },
-  };
-  const program = new Command("skillsmith")
-    .exitOverride()
-    .configureOutput({ writeOut: context.io.stdout, writeErr: context.io.stderr });
-  registerBench(program, context);
-  try {
-    await program.parseAsync(["bench", ...argv], { from: "user" });
-  } catch (error) {
-    if (error instanceof CommanderError) return { code: 2, stdout, stderr };
-    if (isSkillsmithError(error) && (error.family === "input" || error.family === "usage")) {
-      return { code: 2, stdout, stderr: `${stderr}error: ${error.message}\n` };
-    }
-    throw error;
-  }
-  return { code: exitCode, stdout, stderr };
-}
+const bench = (argv: string[]) => runInProcess(["bench", ...argv], { cwd: scratch, env: {} });
 
 describe.skipIf(!hasFixture)(
   "bench import swe-skills-bench on the real v1 sample (needs ../shared/fixtures/swe-skills-bench)",
@@ -269,36 +228,30 @@ describe.skipIf(!hasFixture)(
   },
 );
 
-const programSource = await readFile(join(repositoryRoot, "src", "cli", "program.ts"), "utf8");
-const benchRegistered = programSource.includes("registerBench");
-
-describe.skipIf(!benchRegistered)(
-  "through runCli (needs registerBench in src/cli/program.ts, added by the lead)",
-  () => {
-    it("maps a non-benchmark folder to exit 2 and validate-suite of a missing suite to exit 1", async () => {
-      const { runCli } = await import("../src/cli/program.js");
-      let stderr = "";
-      let stdout = "";
-      const io = {
-        stdout: (text: string) => {
-          stdout += text;
-        },
-        stderr: (text: string) => {
-          stderr += text;
-        },
-        cwd: scratch,
-      };
-      const notBenchmark = join(scratch, "run-cli-empty");
-      await mkdir(notBenchmark, { recursive: true });
-      expect(
-        await runCli(["bench", "import", "swe-skills-bench", notBenchmark, "--out", "x"], io),
-      ).toBe(2);
-      expect(stderr).toMatch(/not a SWE-Skills-Bench folder/);
-      expect(await runCli(["bench", "check", join(scratch, "no-suite")], io)).toBe(1);
-      expect(stdout).toMatch(/suite folder does not exist/);
-    });
-  },
-);
+describe("through runCli, as the binary runs it", () => {
+  it("maps a non-benchmark folder to exit 2 and validate-suite of a missing suite to exit 1", async () => {
+    const { runCli } = await import("../src/cli/program.js");
+    let stderr = "";
+    let stdout = "";
+    const io = {
+      stdout: (text: string) => {
+        stdout += text;
+      },
+      stderr: (text: string) => {
+        stderr += text;
+      },
+      cwd: scratch,
+    };
+    const notBenchmark = join(scratch, "run-cli-empty");
+    await mkdir(notBenchmark, { recursive: true });
+    expect(
+      await runCli(["bench", "import", "swe-skills-bench", notBenchmark, "--out", "x"], io),
+    ).toBe(2);
+    expect(stderr).toMatch(/not a SWE-Skills-Bench folder/);
+    expect(await runCli(["bench", "check", join(scratch, "no-suite")], io)).toBe(1);
+    expect(stdout).toMatch(/suite folder does not exist/);
+  });
+});
 
 describe("bench import swe-skills-bench on hand-made inputs", () => {
   async function makeBenchmark(name: string, config: string): Promise<string> {

@@ -3,24 +3,12 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../src/cli/program.js";
+import { runInProcess } from "./support/cli.js";
 
 const repositoryRoot = resolve(import.meta.dirname, "..");
 const binary = resolve(repositoryRoot, "dist", "cli", "main.js");
 
-async function run(argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-  });
-  return { code, stdout, stderr };
-}
+const run = runInProcess;
 
 describe("CLI program (in-process)", () => {
   it("prints help with every command group and exits 0", async () => {

@@ -1,19 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { runCli } from "../src/cli/program.js";
+import { runInProcess } from "./support/cli.js";
 
-async function run(argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-  });
-  return { code, stdout, stderr };
-}
+const run = runInProcess;
 
 interface QuickstartJson {
   skills: {

@@ -3,32 +3,13 @@ import { cp, lstat, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runCli } from "../src/cli/program.js";
+import { runInProcess } from "./support/cli.js";
 
 const repoRoot = resolve(import.meta.dirname, "..");
 const examples = join(repoRoot, "examples", "skills");
 const benchSkills = resolve(repoRoot, "..", "shared", "fixtures", "swe-skills-bench", "skills");
 
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-async function run(argv: string[], cwd = repoRoot): Promise<Run> {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    cwd,
-  });
-  return { code, stdout, stderr };
-}
+const run = (argv: string[], cwd = repoRoot) => runInProcess(argv, { cwd });
 
 let root: string;
 

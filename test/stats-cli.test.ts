@@ -2,22 +2,9 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../src/cli/program.js";
+import { runInProcess } from "./support/cli.js";
 
-async function run(argv: string[], cwd?: string) {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    ...(cwd === undefined ? {} : { cwd }),
-  });
-  return { code, stdout, stderr };
-}
+const run = (argv: string[], cwd?: string) => runInProcess(argv, cwd === undefined ? {} : { cwd });
 
 let directory = "";
 beforeAll(async () => {
