@@ -6,6 +6,7 @@ import { registerModel } from "./commands/model.js";
 import { registerQuickstart } from "./commands/quickstart.js";
 import { registerSkill } from "./commands/skill.js";
 import { registerStats } from "./commands/stats.js";
+import { registerSynth } from "./commands/synth.js";
 import type { CliIo, CommandContext } from "./context.js";
 
 /** Exit codes, documented in the README. */
@@ -25,6 +26,7 @@ const registrations: readonly Register[] = [
   registerStats,
   registerModel,
   registerBench,
+  registerSynth,
 ];
 
 function defaultIo(): CliIo {

@@ -1,0 +1,360 @@
+import { resolve } from "node:path";
+import { type Command, Option } from "commander";
+import { UsageError } from "../../core/errors.js";
+import { createSandbox, type SandboxV1 } from "../../env/index.js";
+import { ModelCallCache, ModelClient } from "../../model/index.js";
+import {
+  assertRetrievalSupported,
+  BuiltinTaskFamily,
+  buildPool,
+  compareMethods,
+  defaultSplitSeed,
+  type FamilyTask,
+  LibraryStore,
+  type Method,
+  type MethodResult,
+  methods,
+  optimiseLibrary,
+  readPool,
+  renderComparison,
+  renderCostTable,
+  runMethod,
+  type Split,
+  type TaskFamilyV1,
+} from "../../synth/index.js";
+import { type CliIo, type CommandContext, log, printJson, printLines } from "../context.js";
+
+interface CommonFlags {
+  family: string;
+  familyDir?: string;
+  model: string;
+  tasks?: string;
+  limit?: string;
+  splitSeed: string;
+  concurrency: string;
+  unsafeNoSandbox?: boolean;
+  cache?: string;
+  json?: boolean;
+}
+
+function integer(value: string, flag: string, minimum: number): number {
+  const number = Number(value);
+  if (!Number.isSafeInteger(number) || number < minimum)
+    throw new UsageError(
+      "cli.integer",
+      `${flag}: expected an integer ≥ ${minimum}, got "${value}"`,
+    );
+  return number;
+}
+
+function share(value: string, flag: string): number {
+  const number = Number(value);
+  if (!Number.isFinite(number) || number <= 0 || number > 1)
+    throw new UsageError("cli.share", `${flag}: expected a number in (0, 1], got "${value}"`);
+  return number;
+}
+
+function addCommon(command: Command): Command {
+  return command
+    .option("--family <name>", "task family (builtin)", "builtin")
+    .option(
+      "--family-dir <dir>",
+      "folder holding the family's tasks.yaml (default: the shipped one)",
+    )
+    .requiredOption("--model <spec>", "model spec, e.g. anthropic:claude-haiku-4-5")
+    .option("--tasks <ids>", "comma-separated task ids: only these tasks of the split")
+    .option("--limit <n>", "only the first n tasks of the split")
+    .option("--split-seed <n>", "seed of the train/test split", String(defaultSplitSeed))
+    .option("--concurrency <n>", "tasks in flight at once", "2")
+    .option("--unsafe-no-sandbox", "run hidden tests on the host without isolation")
+    .option("--cache <file.sqlite>", "reuse identical model calls from this call cache")
+    .option("--json", "print a JSON document instead of text");
+}
+
+async function openFamily(flags: CommonFlags, io: CliIo): Promise<TaskFamilyV1> {
+  if (flags.family !== "builtin")
+    throw new UsageError(
+      "synth.family.unknown",
+      `--family: unknown task family "${flags.family}" (available: builtin)`,
+    );
+  const sandbox: SandboxV1 = await createSandbox(
+    flags.unsafeNoSandbox === true ? { kind: "unsafe" } : { kind: "local" },
+  );
+  return new BuiltinTaskFamily({
+    sandbox,
+    ...(flags.familyDir === undefined ? {} : { directory: resolve(io.cwd, flags.familyDir) }),
+  });
+}
+
+async function selectTasks(
+  family: TaskFamilyV1,
+  split: Split,
+  flags: CommonFlags,
+): Promise<readonly FamilyTask[]> {
+  let tasks = family.split(
+    await family.loadTasks(),
+    split,
+    integer(flags.splitSeed, "--split-seed", 0),
+  );
+  if (flags.tasks !== undefined) {
+    const wanted = flags.tasks.split(",").map((id) => id.trim());
+    const known = new Set(tasks.map((task) => task.id));
+    const unknown = wanted.filter((id) => !known.has(id));
+    if (unknown.length > 0)
+      throw new UsageError(
+        "synth.tasks.unknown",
+        `--tasks: not in the ${split} split: ${unknown.join(", ")}`,
+      );
+    tasks = tasks.filter((task) => wanted.includes(task.id));
+  }
+  if (flags.limit !== undefined) tasks = tasks.slice(0, integer(flags.limit, "--limit", 1));
+  return tasks;
+}
+
+function parseSplit(value: string): Split {
+  if (value !== "train" && value !== "test")
+    throw new UsageError("synth.split", `--split: expected train or test, got "${value}"`);
+  return value;
+}
+
+/** Call caches opened by the running command; closed when its action ends. */
+const openCaches: ModelCallCache[] = [];
+
+function openModel(flags: CommonFlags, io: CliIo): ModelClient {
+  if (flags.cache === undefined)
+    return new ModelClient({ spec: flags.model, env: io.env, cwd: io.cwd });
+  const cache = ModelCallCache.open(resolve(io.cwd, flags.cache));
+  openCaches.push(cache);
+  return new ModelClient({ spec: flags.model, env: io.env, cwd: io.cwd, cache, cacheMode: "use" });
+}
+
+function closingCaches<A extends unknown[]>(
+  action: (...args: A) => Promise<void>,
+): (...args: A) => Promise<void> {
+  return async (...args) => {
+    try {
+      await action(...args);
+    } finally {
+      for (const cache of openCaches.splice(0)) cache.close();
+    }
+  };
+}
+
+const defaultStore = (family: string) => `.skillsmith/synth/${family}`;
+
+/** `skillsmith synth ...`: trajectory pool, synthesis runs and meta-prompt optimisation. */
+export function registerSynth(program: Command, context: CommandContext): void {
+  const synth = program
+    .command("synth")
+    .description("Test-time skill synthesis: pool, run, optimise");
+
+  addCommon(
+    synth
+      .command("pool")
+      .description(
+        "Run the zero-shot solver over a split and append attempts to the pool (resumable)",
+      )
+      .option("--split <split>", "train or test", "train")
+      .option("--out <pool.jsonl>", "pool file (default .skillsmith/synth/<family>/pool.jsonl)"),
+  ).action(
+    closingCaches(async (flags: CommonFlags & { split: string; out?: string }) => {
+      const { io } = context;
+      const family = await openFamily(flags, io);
+      const split = parseSplit(flags.split);
+      const tasks = await selectTasks(family, split, flags);
+      const path = resolve(io.cwd, flags.out ?? `${defaultStore(family.name)}/pool.jsonl`);
+      const model = openModel(flags, io);
+      const result = await buildPool({
+        family,
+        model,
+        tasks,
+        split,
+        path,
+        concurrency: integer(flags.concurrency, "--concurrency", 1),
+        onProgress: (line) => log(io, line),
+      });
+      const added = result.entries.slice(result.entries.length - result.added);
+      const summary = {
+        pool: path,
+        family: family.name,
+        split,
+        added: result.added,
+        skipped: result.skipped,
+        meanScoreAdded:
+          added.length === 0
+            ? null
+            : added.reduce((sum, entry) => sum + entry.outcome.score, 0) / added.length,
+        usage: model.ledger.byRole(),
+        // The pool is the zero-shot solver itself: its relative cost is 1 by definition.
+        relativeCost: 1,
+      };
+      if (flags.json === true) printJson(io, summary);
+      else
+        printLines(io, [
+          `pool ${path}: ${result.added} added, ${result.skipped} already present`,
+          `solver tokens: ${model.ledger.totals().inputTokens} in / ${model.ledger.totals().outputTokens} out (relative cost 1.00x: the pool is the zero-shot run)`,
+          ...(summary.meanScoreAdded === null
+            ? []
+            : [`mean score of the added attempts: ${summary.meanScoreAdded.toFixed(3)}`]),
+        ]);
+    }),
+  );
+
+  addCommon(
+    synth
+      .command("run")
+      .description(
+        "Run the solver over a split with zero-shot, rag, static-skill and synth; report score and cost",
+      )
+      .addHelpText(
+        "after",
+        "\nWith --method, zero-shot runs as well: it is the baseline of the relative cost\n(I + 2·O) / (I₀ + 2·O₀). The skill of each task is kept in the run log (--log).",
+      )
+      .option("--split <split>", "train or test", "test")
+      .addOption(new Option("--method <method>", "one method (default: all)").choices(methods))
+      .option("--pool <pool.jsonl>", "pool file (default .skillsmith/synth/<family>/pool.jsonl)")
+      .option("--store <dir>", "slot library store (default .skillsmith/synth/<family>)")
+      .option("--library <version>", "slot library version (default: the store's current)")
+      .option(
+        "--log <file.jsonl>",
+        "run log: every task's record, skill included (default .skillsmith/synth/<family>/runs/<time>.jsonl)",
+      )
+      .option("--embedding-model <spec>", "retrieve by embedding similarity (not supported yet)"),
+  ).action(
+    closingCaches(
+      async (
+        flags: CommonFlags & {
+          split: string;
+          method?: Method;
+          pool?: string;
+          store?: string;
+          library?: string;
+          log?: string;
+          embeddingModel?: string;
+        },
+      ) => {
+        const { io } = context;
+        const retrieval =
+          flags.embeddingModel === undefined ? {} : { embeddingModel: flags.embeddingModel };
+        assertRetrievalSupported(retrieval);
+        const family = await openFamily(flags, io);
+        const split = parseSplit(flags.split);
+        const tasks = await selectTasks(family, split, flags);
+        const chosen: Method[] =
+          flags.method === undefined
+            ? [...methods]
+            : flags.method === "zero-shot"
+              ? ["zero-shot"]
+              : ["zero-shot", flags.method];
+        const poolPath = resolve(io.cwd, flags.pool ?? `${defaultStore(family.name)}/pool.jsonl`);
+        const pool = (await readPool(poolPath)).filter((entry) => entry.family === family.name);
+        if (pool.length === 0 && chosen.some((method) => method !== "zero-shot"))
+          throw new UsageError(
+            "synth.pool.empty",
+            `the pool ${poolPath} holds no ${family.name} attempts: run "skillsmith synth pool --family ${family.name} --split train --model <spec>" first`,
+          );
+        const store = new LibraryStore(resolve(io.cwd, flags.store ?? defaultStore(family.name)));
+        const library = await store.load(flags.library ?? (await store.current()));
+        const model = openModel(flags, io);
+        const logPath = resolve(
+          io.cwd,
+          flags.log ??
+            `${defaultStore(family.name)}/runs/${new Date().toISOString().replaceAll(":", "-")}.jsonl`,
+        );
+        log(io, `run log: ${logPath}`);
+        const results: MethodResult[] = [];
+        for (const method of chosen) {
+          log(io, `running ${method} on ${tasks.length} ${split} tasks`);
+          results.push(
+            await runMethod({
+              family,
+              model,
+              tasks,
+              pool,
+              method,
+              library,
+              retrieval,
+              concurrency: integer(flags.concurrency, "--concurrency", 1),
+              logPath,
+              onProgress: (line) => log(io, line),
+            }),
+          );
+        }
+        const report = compareMethods(
+          { family: family.name, split, model: flags.model, taskCount: tasks.length },
+          results,
+        );
+        if (flags.json === true)
+          printJson(io, {
+            ...report,
+            log: logPath,
+            records: results.flatMap((result) => result.records),
+          });
+        else printLines(io, [...renderComparison(report), "", `run log: ${logPath}`]);
+      },
+    ),
+  );
+
+  addCommon(
+    synth
+      .command("optimise")
+      .description(
+        "Meta-prompt optimisation: bounded, audited slot-library patches kept only when they score better",
+      )
+      .option("--epochs <n>", "epochs", "3")
+      .option("--sample <share>", "share of the training split run per epoch", "0.25")
+      .option("--seed <n>", "seed of the epoch samples and case sampling", "1")
+      .option("--pool <pool.jsonl>", "pool file (default .skillsmith/synth/<family>/pool.jsonl)")
+      .option("--store <dir>", "slot library store (default .skillsmith/synth/<family>)"),
+  ).action(
+    closingCaches(
+      async (
+        flags: CommonFlags & {
+          epochs: string;
+          sample: string;
+          seed: string;
+          pool?: string;
+          store?: string;
+        },
+      ) => {
+        const { io } = context;
+        const family = await openFamily(flags, io);
+        const trainTasks = await selectTasks(family, "train", flags);
+        const poolPath = resolve(io.cwd, flags.pool ?? `${defaultStore(family.name)}/pool.jsonl`);
+        const pool = (await readPool(poolPath)).filter((entry) => entry.family === family.name);
+        if (pool.length === 0)
+          throw new UsageError(
+            "synth.pool.empty",
+            `the pool ${poolPath} holds no ${family.name} attempts: run "skillsmith synth pool" first`,
+          );
+        const store = new LibraryStore(resolve(io.cwd, flags.store ?? defaultStore(family.name)));
+        const report = await optimiseLibrary({
+          family,
+          model: openModel(flags, io),
+          trainTasks,
+          pool,
+          store,
+          epochs: integer(flags.epochs, "--epochs", 1),
+          sampleShare: share(flags.sample, "--sample"),
+          seed: integer(flags.seed, "--seed", 0),
+          concurrency: integer(flags.concurrency, "--concurrency", 1),
+          onProgress: (line) => log(io, line),
+        });
+        if (flags.json === true) {
+          printJson(io, report);
+          return;
+        }
+        const lines = [
+          `library ${report.startVersion} -> ${report.finalVersion} (store ${store.directory})`,
+        ];
+        for (const epoch of report.epochs)
+          lines.push(
+            `epoch ${epoch.epoch}: ${epoch.reference} ${epoch.referenceScore.toFixed(3)} -> ${epoch.libraryVersion} ${epoch.currentScore.toFixed(3)}; transitions ${JSON.stringify(epoch.transitions)}; patch ${epoch.patch?.number ?? "-"} ${epoch.patch?.status ?? ""}${epoch.patch === undefined ? "" : `: ${epoch.patch.reason}`}`,
+          );
+        lines.push("", "cost (relative to the zero-shot run of the epoch-1 sample)");
+        lines.push(...renderCostTable(report.cost));
+        printLines(io, lines);
+      },
+    ),
+  );
+}

@@ -1,0 +1,103 @@
+/** Token accounting per role and relative cost (I + 2·O) / (I₀ + 2·O₀) against zero-shot. */
+
+export const roles = ["solver", "synthesiser", "critic", "editor"] as const;
+export type Role = (typeof roles)[number];
+
+export interface TokenCount {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly calls: number;
+}
+
+export type RoleUsage = Partial<Record<Role, TokenCount>>;
+
+export function addTokens(
+  usage: RoleUsage,
+  role: Role,
+  inputTokens: number,
+  outputTokens: number,
+): RoleUsage {
+  const current = usage[role] ?? { inputTokens: 0, outputTokens: 0, calls: 0 };
+  return {
+    ...usage,
+    [role]: {
+      inputTokens: current.inputTokens + inputTokens,
+      outputTokens: current.outputTokens + outputTokens,
+      calls: current.calls + 1,
+    },
+  };
+}
+
+export function mergeUsage(...usages: readonly RoleUsage[]): RoleUsage {
+  let result: RoleUsage = {};
+  for (const usage of usages)
+    for (const role of roles) {
+      const count = usage[role];
+      if (count === undefined) continue;
+      const current = result[role] ?? { inputTokens: 0, outputTokens: 0, calls: 0 };
+      result = {
+        ...result,
+        [role]: {
+          inputTokens: current.inputTokens + count.inputTokens,
+          outputTokens: current.outputTokens + count.outputTokens,
+          calls: current.calls + count.calls,
+        },
+      };
+    }
+  return result;
+}
+
+export function totalTokens(usage: RoleUsage): { inputTokens: number; outputTokens: number } {
+  let inputTokens = 0;
+  let outputTokens = 0;
+  for (const role of roles) {
+    inputTokens += usage[role]?.inputTokens ?? 0;
+    outputTokens += usage[role]?.outputTokens ?? 0;
+  }
+  return { inputTokens, outputTokens };
+}
+
+/** Output tokens weigh twice: (I + 2·O) / (I₀ + 2·O₀); undefined when the baseline used none. */
+export function relativeCost(usage: RoleUsage, zeroShot: RoleUsage): number | undefined {
+  const own = totalTokens(usage);
+  const base = totalTokens(zeroShot);
+  const denominator = base.inputTokens + 2 * base.outputTokens;
+  if (denominator === 0) return undefined;
+  return (own.inputTokens + 2 * own.outputTokens) / denominator;
+}
+
+export interface CostRow {
+  readonly label: string;
+  readonly usage: RoleUsage;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly relativeCost: number | undefined;
+}
+
+export function costRow(label: string, usage: RoleUsage, zeroShot: RoleUsage): CostRow {
+  return { label, usage, ...totalTokens(usage), relativeCost: relativeCost(usage, zeroShot) };
+}
+
+function pad(text: string, width: number, right = false): string {
+  return right ? text.padStart(width) : text.padEnd(width);
+}
+
+/** A fixed-width table: one row per label, I/O per role, totals and relative cost. */
+export function renderCostTable(rows: readonly CostRow[]): string[] {
+  const header = ["", ...roles.map((role) => `${role} I/O`), "total I/O", "rel. cost"];
+  const body = rows.map((row) => [
+    row.label,
+    ...roles.map((role) => {
+      const count = row.usage[role];
+      return count === undefined ? "-" : `${count.inputTokens}/${count.outputTokens}`;
+    }),
+    `${row.inputTokens}/${row.outputTokens}`,
+    row.relativeCost === undefined ? "n/a" : `${row.relativeCost.toFixed(2)}x`,
+  ]);
+  const widths = header.map((_, column) =>
+    Math.max(...[header, ...body].map((cells) => (cells[column] ?? "").length)),
+  );
+  return [header, ...body].map((cells) =>
+    cells.map((cell, column) => pad(cell, widths[column] ?? 0, column > 0)).join("  "),
+  );
+}

@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { relativeCost } from "./cost.js";
+import { type FamilyTask, renderVisible, visibleView } from "./family.js";
+
+const family = {
+  name: "demo",
+  visibleFields: ["instruction", "signature"],
+  hiddenFields: ["tests"],
+};
+
+describe("visibleView", () => {
+  it("carries only declared visible fields, whatever else the task object holds", () => {
+    const task = {
+      id: "t1",
+      fields: { instruction: "do it", signature: "def f()", tests: "assert SECRET", extra: "x" },
+      hidden: { tests: "assert SECRET" },
+      reference: "SECRET",
+    } as FamilyTask;
+    const view = visibleView(family, task);
+    expect(view).toEqual({
+      id: "t1",
+      family: "demo",
+      fields: { instruction: "do it", signature: "def f()" },
+    });
+    expect(JSON.stringify(view)).not.toContain("SECRET");
+    expect(renderVisible(view)).toBe("instruction:\ndo it\n\nsignature:\ndef f()");
+    expect(Object.isFrozen(view.fields)).toBe(true);
+  });
+
+  it("drops a field declared both visible and hidden", () => {
+    const view = visibleView(
+      { name: "demo", visibleFields: ["instruction", "tests"], hiddenFields: ["tests"] },
+      { id: "t", fields: { instruction: "i", tests: "hidden" }, hidden: {} },
+    );
+    expect(Object.keys(view.fields)).toEqual(["instruction"]);
+  });
+
+  it("is the only way to get a VisibleTask: a plain object does not type-check", () => {
+    // @ts-expect-error the brand cannot be forged outside family.ts
+    const forged: import("./family.js").VisibleTask = { id: "t", family: "demo", fields: {} };
+    expect(forged.id).toBe("t");
+  });
+});
+
+describe("relative cost", () => {
+  it("weighs output tokens twice against the zero-shot baseline", () => {
+    const zeroShot = { solver: { inputTokens: 100, outputTokens: 50, calls: 2 } };
+    const synth = {
+      solver: { inputTokens: 300, outputTokens: 50, calls: 2 },
+      synthesiser: { inputTokens: 400, outputTokens: 100, calls: 2 },
+    };
+    // (700 + 2·150) / (100 + 2·50) = 1000 / 200
+    expect(relativeCost(synth, zeroShot)).toBe(5);
+    expect(relativeCost(synth, {})).toBeUndefined();
+  });
+});

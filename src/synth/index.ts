@@ -1,0 +1,96 @@
+/** Test-time skill synthesis: task families, trajectory pool, retrieval, synthesis, MPO. */
+
+export { type BuildPoolOptions, type BuildPoolResult, buildPool } from "./build-pool.js";
+export {
+  type BuiltinFamilyOptions,
+  BuiltinTaskFamily,
+  defaultBuiltinDirectory,
+  defaultSplitSeed,
+  extractCode,
+  renderSolverContext,
+} from "./builtin.js";
+export {
+  type CostRow,
+  costRow,
+  type RoleUsage,
+  relativeCost,
+  renderCostTable,
+  roles,
+  totalTokens,
+} from "./cost.js";
+export {
+  type AttemptScore,
+  type FamilyTask,
+  renderVisible,
+  type SolverAttempt,
+  type SolverContext,
+  type Split,
+  type TaskFamilyV1,
+  type VisibleTask,
+  visibleView,
+} from "./family.js";
+export {
+  type Attributions,
+  attributionSchema,
+  caseRatio,
+  classifyTransitions,
+  type EpochReport,
+  type OptimiseOptions,
+  type OptimiseReport,
+  optimiseLibrary,
+  sampleCases,
+  type Transition,
+  type TransitionKind,
+} from "./optimise.js";
+export {
+  appendPoolEntry,
+  type PoolEntry,
+  poolEntrySchema,
+  readPool,
+  renderEvidence,
+} from "./pool.js";
+export { promptVersion } from "./prompts.js";
+export {
+  assertRetrievalSupported,
+  defaultTopK,
+  type RetrievalOptions,
+  type RetrievalRecord,
+  retrieve,
+  tokenize,
+} from "./retrieval.js";
+export {
+  type ComparisonReport,
+  compareMethods,
+  type Method,
+  type MethodResult,
+  mapLimit,
+  methods,
+  renderComparison,
+  runMethod,
+  type TaskRunRecord,
+} from "./run.js";
+export {
+  applySlotPatch,
+  diffSlotLibraries,
+  maxSlotCharacters,
+  maxSlotsPerCategory,
+  maxSlotsPerPatch,
+  parseSlotLibrary,
+  type Slot,
+  type SlotCategory,
+  type SlotLibrary,
+  type SlotOperation,
+  type SlotPatch,
+  slotLibraryProblems,
+  touchedSlots,
+} from "./slots.js";
+export { initialLibrary, initialLibraryVersion, LibraryStore, type PatchRecord } from "./store.js";
+export {
+  checkSynthesisedSkill,
+  extractSkillMarkdown,
+  requiredSections,
+  type SynthesisResult,
+  type SynthesisTarget,
+  synthesiseSkill,
+  synthesisPrompt,
+} from "./synthesise.js";

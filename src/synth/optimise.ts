@@ -1,0 +1,400 @@
+/**
+ * Meta-prompt optimisation (MPO) of the slot library: per epoch, run a sample of the training
+ * split, compare with the previous run on the same tasks, sample transition cases 3:2:1:1, let
+ * the critic attribute them and the editor propose a bounded patch, and keep the patch only when
+ * the patched library scores strictly better on the same (paired) tasks.
+ */
+import { z } from "zod";
+import { err, type Result } from "../core/result.js";
+import { type ModelClient, ModelOutputError } from "../model/index.js";
+import { createSeededRandom, type SeededRandom } from "../stats/index.js";
+import { addTokens, type CostRow, costRow, mergeUsage, type RoleUsage } from "./cost.js";
+import { type FamilyTask, renderVisible, type TaskFamilyV1, visibleView } from "./family.js";
+import type { PoolEntry } from "./pool.js";
+import { fillPrompt, promptText } from "./prompts.js";
+import type { RetrievalOptions } from "./retrieval.js";
+import { type MethodResult, runMethod, type TaskRunRecord } from "./run.js";
+import {
+  applySlotPatch,
+  diffSlotLibraries,
+  maxSlotCharacters,
+  maxSlotsPerCategory,
+  maxSlotsPerPatch,
+  renderLibrary,
+  type SlotLibrary,
+  type SlotPatch,
+  slotCategories,
+  slotPatchSchema,
+} from "./slots.js";
+import type { LibraryStore, PatchRecord } from "./store.js";
+
+export const transitionKinds = [
+  "regression",
+  "improvement",
+  "persistent-success",
+  "persistent-failure",
+] as const;
+export type TransitionKind = (typeof transitionKinds)[number];
+
+/** Cases drawn per kind, in the protocol's 3:2:1:1 ratio. */
+export const caseRatio: Readonly<Record<TransitionKind, number>> = {
+  regression: 3,
+  improvement: 2,
+  "persistent-success": 1,
+  "persistent-failure": 1,
+};
+
+export interface Transition {
+  readonly taskId: string;
+  readonly kind: TransitionKind;
+  readonly previous: TaskRunRecord;
+  readonly current: TaskRunRecord;
+}
+
+/** A lower score is a regression, a higher one an improvement; equal full marks persist as success. */
+export function classifyTransitions(
+  previous: readonly TaskRunRecord[],
+  current: readonly TaskRunRecord[],
+): Transition[] {
+  const before = new Map(previous.map((record) => [record.taskId, record]));
+  const transitions: Transition[] = [];
+  for (const record of current) {
+    const old = before.get(record.taskId);
+    if (old === undefined) continue;
+    const kind: TransitionKind =
+      record.score < old.score
+        ? "regression"
+        : record.score > old.score
+          ? "improvement"
+          : record.score >= 1
+            ? "persistent-success"
+            : "persistent-failure";
+    transitions.push({ taskId: record.taskId, kind, previous: old, current: record });
+  }
+  return transitions;
+}
+
+/** Up to `ratio × unit` cases of each kind, chosen at random (seeded) within the kind. */
+export function sampleCases(
+  transitions: readonly Transition[],
+  random: SeededRandom,
+  unit = 1,
+): Transition[] {
+  const chosen: Transition[] = [];
+  for (const kind of transitionKinds) {
+    const pool = transitions.filter((transition) => transition.kind === kind);
+    const quota = caseRatio[kind] * unit;
+    for (let taken = 0; taken < quota && pool.length > 0; taken += 1) {
+      const [picked] = pool.splice(random.nextBelow(pool.length), 1);
+      if (picked !== undefined) chosen.push(picked);
+    }
+  }
+  return chosen;
+}
+
+export const attributionSchema = z.strictObject({
+  attributions: z.array(
+    z.strictObject({
+      taskId: z.string(),
+      cause: z.enum(["retrieval", "skill", "solver", "other"]),
+      slot: z
+        .strictObject({ category: z.enum(slotCategories), id: z.string() })
+        .nullable()
+        .optional(),
+      explanation: z.string(),
+    }),
+  ),
+});
+export type Attributions = z.infer<typeof attributionSchema>["attributions"];
+
+function describeRun(label: string, record: TaskRunRecord): string {
+  return [
+    `### ${label}: score ${record.score.toFixed(2)} (${record.passed}/${record.total} checks passed)`,
+    // Check names only: messages and test source may quote hidden tests.
+    record.retrieval === undefined
+      ? "Retrieved: (none)"
+      : `Retrieved (${record.retrieval.method}): ${record.retrieval.hits.map((hit) => `${hit.taskId} (${hit.score})`).join(", ") || "(none)"}`,
+    record.skill === undefined
+      ? "Skill: (none)"
+      : `Skill${record.skill.valid ? "" : ` (rejected: ${record.skill.problems.join("; ")})`}:\n${record.skill.markdown.trimEnd()}`,
+    `Solver answer:\n${record.solverOutput.trimEnd()}`,
+  ].join("\n");
+}
+
+export function renderCases(
+  family: TaskFamilyV1,
+  tasks: ReadonlyMap<string, FamilyTask>,
+  cases: readonly Transition[],
+): string {
+  return cases
+    .map((transition) => {
+      const task = tasks.get(transition.taskId);
+      const visible = task === undefined ? "" : renderVisible(visibleView(family, task));
+      return [
+        `## Case ${transition.taskId} (${transition.kind})`,
+        visible,
+        describeRun("Previous run", transition.previous),
+        describeRun("Current run", transition.current),
+      ].join("\n\n");
+    })
+    .join("\n\n");
+}
+
+/** Tokens a failed structured call still consumed (both attempts), from the error's data. */
+function usageOfFailure(error: ModelOutputError): { inputTokens: number; outputTokens: number } {
+  const usage = error.data.usage as { inputTokens?: unknown; outputTokens?: unknown } | undefined;
+  return {
+    inputTokens: typeof usage?.inputTokens === "number" ? usage.inputTokens : 0,
+    outputTokens: typeof usage?.outputTokens === "number" ? usage.outputTokens : 0,
+  };
+}
+
+export interface EpochReport {
+  readonly epoch: number;
+  readonly sample: readonly string[];
+  /** What the current library was compared with: `zero-shot` or a library version. */
+  readonly reference: string;
+  readonly referenceScore: number;
+  readonly libraryVersion: string;
+  readonly currentScore: number;
+  readonly transitions: Readonly<Record<TransitionKind, number>>;
+  readonly cases: readonly { readonly taskId: string; readonly kind: TransitionKind }[];
+  readonly attributions: Attributions;
+  readonly patch?: PatchRecord;
+  /** The library version in force after this epoch. */
+  readonly resultVersion: string;
+}
+
+export interface OptimiseReport {
+  readonly family: string;
+  readonly model: string;
+  readonly startVersion: string;
+  readonly finalVersion: string;
+  readonly epochs: readonly EpochReport[];
+  readonly usage: RoleUsage;
+  readonly cost: readonly CostRow[];
+}
+
+export interface OptimiseOptions {
+  readonly family: TaskFamilyV1;
+  readonly model: ModelClient;
+  readonly trainTasks: readonly FamilyTask[];
+  readonly pool: readonly PoolEntry[];
+  readonly store: LibraryStore;
+  readonly epochs?: number;
+  readonly sampleShare?: number;
+  readonly seed?: number;
+  readonly retrieval?: RetrievalOptions;
+  readonly concurrency?: number;
+  readonly onProgress?: (line: string) => void;
+  readonly signal?: AbortSignal;
+}
+
+function sampleTasks(
+  tasks: readonly FamilyTask[],
+  share: number,
+  random: SeededRandom,
+): FamilyTask[] {
+  const remaining = [...tasks].sort((left, right) => left.id.localeCompare(right.id));
+  const count = Math.min(remaining.length, Math.max(1, Math.round(tasks.length * share)));
+  const chosen: FamilyTask[] = [];
+  while (chosen.length < count) {
+    const [picked] = remaining.splice(random.nextBelow(remaining.length), 1);
+    if (picked !== undefined) chosen.push(picked);
+  }
+  return chosen;
+}
+
+const counts = (transitions: readonly Transition[]): Record<TransitionKind, number> => ({
+  regression: transitions.filter((each) => each.kind === "regression").length,
+  improvement: transitions.filter((each) => each.kind === "improvement").length,
+  "persistent-success": transitions.filter((each) => each.kind === "persistent-success").length,
+  "persistent-failure": transitions.filter((each) => each.kind === "persistent-failure").length,
+});
+
+export async function optimiseLibrary(options: OptimiseOptions): Promise<OptimiseReport> {
+  const { family, model, store, pool } = options;
+  const epochs = options.epochs ?? 3;
+  const share = options.sampleShare ?? 0.25;
+  const random = createSeededRandom(options.seed ?? 1);
+  const progress = options.onProgress ?? (() => {});
+  const taskById = new Map(options.trainTasks.map((task) => [task.id, task]));
+  const startVersion = await store.current();
+  let library = await store.load(startVersion);
+  let reference: SlotLibrary | undefined;
+  let usage: RoleUsage = {};
+  let zeroShotUsage: RoleUsage | undefined;
+  const reports: EpochReport[] = [];
+
+  const run = async (
+    tasks: readonly FamilyTask[],
+    method: "zero-shot" | "synth",
+    slots: SlotLibrary,
+  ): Promise<MethodResult> => {
+    const result = await runMethod({
+      family,
+      model,
+      tasks,
+      pool,
+      method,
+      library: slots,
+      ...(options.retrieval === undefined ? {} : { retrieval: options.retrieval }),
+      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+      onProgress: progress,
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    });
+    usage = mergeUsage(usage, result.usage);
+    return result;
+  };
+
+  for (let epoch = 1; epoch <= epochs; epoch += 1) {
+    const sample = sampleTasks(options.trainTasks, share, random);
+    progress(
+      `epoch ${epoch}/${epochs}: ${sample.length} training tasks, library ${library.version}`,
+    );
+    const previous =
+      reference === undefined
+        ? await run(sample, "zero-shot", library)
+        : await run(sample, "synth", reference);
+    if (reference === undefined && zeroShotUsage === undefined) zeroShotUsage = previous.usage;
+    const current = await run(sample, "synth", library);
+    const transitions = classifyTransitions(previous.records, current.records);
+    const cases = sampleCases(transitions, random);
+    const base = {
+      epoch,
+      sample: sample.map((task) => task.id),
+      reference: reference === undefined ? "zero-shot" : reference.version,
+      referenceScore: previous.meanScore,
+      libraryVersion: library.version,
+      currentScore: current.meanScore,
+      transitions: counts(transitions),
+      cases: cases.map((transition) => ({ taskId: transition.taskId, kind: transition.kind })),
+    };
+
+    let criticError: string | undefined;
+    const critic = await model
+      .generateObject(attributionSchema, {
+        role: "critic",
+        temperature: 0.2,
+        system: promptText("critic-v1.system.md"),
+        prompt: fillPrompt(promptText("critic-v1.user.md"), {
+          libraryVersion: library.version,
+          library: renderLibrary(library),
+          slotDiff:
+            reference === undefined
+              ? "(the previous run was the zero-shot solver, without synthesis)"
+              : diffSlotLibraries(reference, library),
+          cases: renderCases(family, taskById, cases),
+        }),
+        ...(options.signal === undefined ? {} : { abortSignal: options.signal }),
+      })
+      .catch((error: unknown) => {
+        // A critic that cannot produce valid JSON costs the epoch its attributions, not the run.
+        if (!(error instanceof ModelOutputError)) throw error;
+        criticError = error.message;
+        return { object: { attributions: [] }, usage: usageOfFailure(error) };
+      });
+    usage = addTokens(usage, "critic", critic.usage.inputTokens, critic.usage.outputTokens);
+    if (criticError !== undefined)
+      progress(`epoch ${epoch}: critic output rejected: ${criticError}`);
+    const caseIds = new Set(cases.map((transition) => transition.taskId));
+    // A named slot that does not exist is the critic's guess, not evidence: it is dropped.
+    const attributions: Attributions = critic.object.attributions
+      .filter((attribution) => caseIds.has(attribution.taskId))
+      .map((attribution) =>
+        attribution.slot != null &&
+        !library[attribution.slot.category].some((slot) => slot.id === attribution.slot?.id)
+          ? { ...attribution, slot: null }
+          : attribution,
+      );
+
+    let editorError: string | undefined;
+    const editor = await model
+      .generateObject(slotPatchSchema, {
+        role: "editor",
+        temperature: 0.2,
+        system: fillPrompt(promptText("editor-v1.system.md"), {
+          maxSlotsPerPatch: String(maxSlotsPerPatch),
+          maxSlotsPerCategory: String(maxSlotsPerCategory),
+          maxSlotCharacters: String(maxSlotCharacters),
+        }),
+        prompt: fillPrompt(promptText("editor-v1.user.md"), {
+          libraryVersion: library.version,
+          library: renderLibrary(library),
+          attributions: JSON.stringify(attributions, null, 2),
+        }),
+        ...(options.signal === undefined ? {} : { abortSignal: options.signal }),
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof ModelOutputError)) throw error;
+        editorError = error.message;
+        const empty: SlotPatch = { rationale: "", operations: [] };
+        return { object: empty, usage: usageOfFailure(error) };
+      });
+    usage = addTokens(usage, "editor", editor.usage.inputTokens, editor.usage.outputTokens);
+    const patch = editor.object;
+    const nextVersion = await store.nextVersion();
+    const applied: Result<SlotLibrary, string> =
+      editorError === undefined
+        ? applySlotPatch(library, patch.operations, nextVersion)
+        : err(`the editor gave no valid patch: ${editorError}`);
+    const common = {
+      epoch,
+      baseVersion: library.version,
+      rationale: patch.rationale,
+      operations: patch.operations,
+      createdAt: new Date().toISOString(),
+    };
+    if (!applied.ok) {
+      const record = await store.savePatch({
+        ...common,
+        status: "rejected-invalid",
+        reason: applied.error,
+        diff: "(not applied)",
+      });
+      progress(`epoch ${epoch}: patch ${record.number} rejected: ${applied.error}`);
+      reports.push({ ...base, attributions, patch: record, resultVersion: library.version });
+      continue;
+    }
+    const candidate = applied.value;
+    const candidateRun = await run(sample, "synth", candidate);
+    const accepted = candidateRun.meanScore > current.meanScore;
+    const scores = {
+      base: current.meanScore,
+      candidate: candidateRun.meanScore,
+      tasks: sample.map((task) => task.id),
+    };
+    const diff = diffSlotLibraries(library, candidate);
+    const record = await store.savePatch({
+      ...common,
+      ...(accepted ? { resultVersion: candidate.version } : {}),
+      status: accepted ? "accepted" : "rejected-no-gain",
+      reason: accepted
+        ? `mean score ${candidateRun.meanScore.toFixed(3)} > ${current.meanScore.toFixed(3)} on the same ${sample.length} tasks`
+        : `mean score ${candidateRun.meanScore.toFixed(3)} is not above ${current.meanScore.toFixed(3)} on the same ${sample.length} tasks`,
+      diff,
+      scores,
+    });
+    progress(`epoch ${epoch}: patch ${record.number} ${record.status}: ${record.reason}`);
+    if (accepted) {
+      await store.save(candidate);
+      reference = library;
+      library = candidate;
+    }
+    reports.push({ ...base, attributions, patch: record, resultVersion: library.version });
+  }
+
+  const zeroShot = zeroShotUsage ?? {};
+  return {
+    family: family.name,
+    model: `${model.spec.provider}:${model.spec.model}`,
+    startVersion,
+    finalVersion: library.version,
+    epochs: reports,
+    usage,
+    cost: [
+      costRow("zero-shot (epoch 1 sample)", zeroShot, zeroShot),
+      costRow("optimisation total", usage, zeroShot),
+    ],
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * The trajectory pool: one JSON line per attempt on a training task (visible fields, the solver's
+ * output, outcome, evaluator signals). Append-only; a pool build resumes by skipping tasks already
+ * recorded for the same family and model.
+ */
+import { appendFile, mkdir, readFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { z } from "zod";
+import { InputError } from "../core/errors.js";
+
+export const poolEntrySchema = z.strictObject({
+  schema: z.literal(1),
+  family: z.string(),
+  taskId: z.string(),
+  split: z.enum(["train", "test"]),
+  model: z.string(),
+  /** Target-visible fields only. */
+  visible: z.record(z.string(), z.string()),
+  /** The solver's steps; for one-call solvers, its single answer. */
+  solverOutput: z.string(),
+  outcome: z.strictObject({
+    score: z.number().min(0).max(1),
+    passed: z.number().int().nonnegative(),
+    total: z.number().int().nonnegative(),
+    flags: z.array(z.string()),
+  }),
+  /** Evaluator-only signals: kept for audit, never rendered into a prompt. */
+  evaluatorSignals: z.strictObject({
+    checks: z.array(z.strictObject({ name: z.string(), status: z.string() })),
+  }),
+  usage: z.strictObject({ inputTokens: z.number(), outputTokens: z.number() }),
+  createdAt: z.string(),
+});
+export type PoolEntry = z.infer<typeof poolEntrySchema>;
+
+/**
+ * Read a pool file. A missing file is an empty pool; an unparsable last line is a torn append
+ * (the writer was killed) and is ignored; any other bad line is an `InputError` naming it.
+ */
+export async function readPool(path: string): Promise<PoolEntry[]> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw new InputError(
+      "synth.pool.unreadable",
+      "cannot read the pool file",
+      { file: path },
+      {
+        cause: error,
+      },
+    );
+  }
+  const lines = text.split("\n");
+  const entries: PoolEntry[] = [];
+  const lastContentLine = lines.findLastIndex((line) => line.trim() !== "");
+  for (const [index, line] of lines.entries()) {
+    if (line.trim() === "") continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (cause) {
+      if (index === lastContentLine && !text.endsWith("\n")) break;
+      throw new InputError(
+        "synth.pool.syntax",
+        "not valid JSON",
+        { file: path, line: index + 1 },
+        {
+          cause,
+        },
+      );
+    }
+    const parsed = poolEntrySchema.safeParse(value);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new InputError(
+        "synth.pool.entry",
+        `${issue?.message ?? "invalid"} (expected a pool entry of schema 1)`,
+        {
+          file: path,
+          line: index + 1,
+          ...(issue === undefined || issue.path.length === 0
+            ? {}
+            : { field: issue.path.join(".") }),
+        },
+      );
+    }
+    entries.push(parsed.data);
+  }
+  return entries;
+}
+
+export async function appendPoolEntry(path: string, entry: PoolEntry): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  await appendFile(path, `${JSON.stringify(poolEntrySchema.parse(entry))}\n`);
+}
+
+/**
+ * Past attempts as evidence text for a prompt: visible fields, the answer and its score. The
+ * evaluator signals are deliberately left out (they can quote hidden tests).
+ */
+export function renderEvidence(entries: readonly PoolEntry[]): string {
+  if (entries.length === 0) return "(no related attempts)";
+  return entries
+    .map((entry, index) => {
+      const fields = Object.entries(entry.visible)
+        .map(([name, value]) => `${name}: ${value}`)
+        .join("\n");
+      return [
+        `## Attempt ${index + 1}: ${entry.taskId}`,
+        fields,
+        `Score: ${entry.outcome.score.toFixed(2)} (${entry.outcome.passed}/${entry.outcome.total} hidden checks passed)`,
+        "Answer:",
+        "```",
+        entry.solverOutput.trimEnd(),
+        "```",
+      ].join("\n");
+    })
+    .join("\n\n");
+}
