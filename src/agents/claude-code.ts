@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { redactSecrets } from "../model/redact.js";
 import { AGENT_INSTALL_DIRECTORY } from "../skill/install.js";
 import { isEndpointFailure, parseClaudeStreamJson } from "./claude-log.js";
-import { requireAgentCli } from "./cli-locate.js";
+import { requireAgentCli, sandboxedCli } from "./cli-locate.js";
 import {
   agentNetwork,
   armOf,
@@ -94,15 +94,19 @@ export class ClaudeCodeHarness implements AgentHarnessV1 {
         ...request.env,
       };
       const mountPath = request.workspaceMountPath ?? workspace;
+      const cli = await sandboxedCli(binary);
       const result = await request.sandbox.exec({
-        command: [binary, ...args],
+        command: [cli.program, ...args],
         workspace,
         workspaceMountPath: mountPath,
         cwd: mountPath,
         env,
         ...agentNetwork(request),
         limits: { timeoutMs: request.limits.timeoutMs },
-        extraMounts: [{ hostPath: home.path, sandboxPath: home.path, readOnly: false }],
+        extraMounts: [
+          ...cli.mounts,
+          { hostPath: home.path, sandboxPath: home.path, readOnly: false },
+        ],
         ...(request.signal === undefined ? {} : { signal: request.signal }),
       });
       const parsed = parseClaudeStreamJson(result.stdout);

@@ -1,8 +1,9 @@
 import { constants } from "node:fs";
-import { access } from "node:fs/promises";
-import { delimiter, join } from "node:path";
+import { access, realpath } from "node:fs/promises";
+import { basename, delimiter, dirname, join } from "node:path";
 import { InfrastructureError } from "../core/errors.js";
 import { packageRoot } from "../core/paths.js";
+import type { Mount } from "../env/sandbox/types.js";
 
 /** The agent CLIs we drive, with the versions our tests pin. */
 export const AGENT_CLIS = {
@@ -64,4 +65,19 @@ export async function requireAgentCli(binary: AgentCliName): Promise<string> {
   const found = await findAgentCli(binary);
   if (found === undefined) throw new AgentCliMissingError(binary);
   return found;
+}
+
+/**
+ * What a sandbox needs to run a located CLI: the resolved program path, and a read-only mount of
+ * the `node_modules` folder holding it. Sandboxes replace `/tmp` and `/run` with private folders,
+ * so a CLI installed in a checkout under `/tmp` (as CI clones may be) would vanish inside them;
+ * binding its `node_modules` at the same path keeps it, and the packages it loads, visible.
+ */
+export async function sandboxedCli(binary: string): Promise<{ program: string; mounts: Mount[] }> {
+  const program = await realpath(binary);
+  let folder = dirname(program);
+  while (basename(folder) !== "node_modules" && dirname(folder) !== folder)
+    folder = dirname(folder);
+  const root = basename(folder) === "node_modules" ? folder : dirname(program);
+  return { program, mounts: [{ hostPath: root, sandboxPath: root, readOnly: true }] };
 }

@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { redactSecrets } from "../model/redact.js";
 import { AGENT_INSTALL_DIRECTORY } from "../skill/install.js";
-import { requireAgentCli } from "./cli-locate.js";
+import { requireAgentCli, sandboxedCli } from "./cli-locate.js";
 import { parseCodexJsonl, skillsListedInCodexSession } from "./codex-log.js";
 import {
   agentNetwork,
@@ -209,15 +209,16 @@ export class CodexHarness implements AgentHarnessV1 {
           }
         }
       };
+      const cli = await sandboxedCli(binary);
       const result = await request.sandbox.exec({
-        command: [binary, ...args],
+        command: [cli.program, ...args],
         workspace,
         workspaceMountPath: mountPath,
         cwd: mountPath,
         env,
         ...agentNetwork(request),
         limits: { timeoutMs: request.limits.timeoutMs },
-        extraMounts: [{ hostPath: home, sandboxPath: home, readOnly: false }],
+        extraMounts: [...cli.mounts, { hostPath: home, sandboxPath: home, readOnly: false }],
         signal: stopper.signal,
         onStdout: watch,
       });
