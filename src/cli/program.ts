@@ -7,6 +7,7 @@ import { registerQuickstart } from "./commands/quickstart.js";
 import { registerSkill } from "./commands/skill.js";
 import { registerStats } from "./commands/stats.js";
 import { registerSynth } from "./commands/synth.js";
+import { registerWiki } from "./commands/wiki.js";
 import type { CliIo, CommandContext } from "./context.js";
 
 /** Exit codes, documented in the README. */
@@ -27,6 +28,7 @@ const registrations: readonly Register[] = [
   registerModel,
   registerBench,
   registerSynth,
+  registerWiki,
 ];
 
 function defaultIo(): CliIo {

@@ -1,0 +1,275 @@
+/**
+ * A BM25 index built for millions of short skill cards: terms are interned to integer ids,
+ * postings live in flat typed arrays (compressed sparse rows, documents in ascending order),
+ * and a query scores only the documents in its terms' posting lists, into a reused
+ * accumulator, then keeps the top k in a small heap.
+ *
+ * Scoring (Robertson/Spärck Jones with the non-negative "+1" idf used by Lucene):
+ *   idf(t)        = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))
+ *   norm(d)       = k1 · (1 − b + b · |d| / avgdl)
+ *   score(d, q)   = Σ over distinct query terms t, in query order: idf(t) · (tf · (k1 + 1)) / (tf + norm(d))
+ * Ties are broken by the lower document number, so rankings are total and reproducible.
+ */
+
+export interface Bm25Parameters {
+  readonly k1: number;
+  readonly b: number;
+}
+
+export interface ScoredDocument {
+  readonly doc: number;
+  readonly score: number;
+}
+
+const TOKEN_SPLIT = /[^\p{L}\p{N}]+/u;
+const ASCII_TOKEN_SPLIT = /[^a-z0-9]+/;
+const NON_ASCII = /\P{ASCII}/u;
+
+/** Lowercase (NFKC) runs of letters and digits. */
+export function tokenize(text: string): string[] {
+  // ASCII text is its own NFKC form and its only letters and digits are [a-z0-9] once
+  // lowercased, so the cheaper split gives the same tokens (a measurable share of build time).
+  const tokens = NON_ASCII.test(text)
+    ? text.normalize("NFKC").toLowerCase().split(TOKEN_SPLIT)
+    : text.toLowerCase().split(ASCII_TOKEN_SPLIT);
+  return tokens.filter((token) => token !== "");
+}
+
+/** Distinct tokens in order of first appearance. */
+export function distinctTokens(text: string): string[] {
+  return [...new Set(tokenize(text))];
+}
+
+export function bm25Contribution(idf: number, tf: number, norm: number, k1: number): number {
+  return idf * ((tf * (k1 + 1)) / (tf + norm));
+}
+
+export function bm25Idf(documentCount: number, documentFrequency: number): number {
+  return Math.log(1 + (documentCount - documentFrequency + 0.5) / (documentFrequency + 0.5));
+}
+
+export function bm25Norm(
+  length: number,
+  averageLength: number,
+  parameters: Bm25Parameters,
+): number {
+  return (
+    parameters.k1 *
+    (1 - parameters.b + parameters.b * (averageLength === 0 ? 0 : length / averageLength))
+  );
+}
+
+/** Does (score, doc) rank before (otherScore, otherDoc)? */
+function before(score: number, doc: number, otherScore: number, otherDoc: number): boolean {
+  return score > otherScore || (score === otherScore && doc < otherDoc);
+}
+
+export class Bm25Index {
+  private constructor(
+    readonly parameters: Bm25Parameters,
+    private readonly terms: Map<string, number>,
+    private readonly offsets: Int32Array,
+    private readonly postingDocs: Int32Array,
+    /** Per posting: (tf · (k1 + 1)) / (tf + norm(d)), the contribution without its idf. */
+    private readonly impacts: Float64Array,
+    private readonly scores: Float64Array,
+    private readonly touched: Int32Array,
+  ) {}
+
+  get size(): number {
+    return this.scores.length;
+  }
+
+  /** Build from the documents' texts; document numbers are their positions. */
+  static build(documents: readonly string[], parameters: Bm25Parameters): Bm25Index {
+    const terms = new Map<string, number>();
+    const count = documents.length;
+    const starts = new Int32Array(count + 1);
+    let tokenIds = new Int32Array(Math.max(16, count * 8));
+    let used = 0;
+    for (let doc = 0; doc < count; doc += 1) {
+      starts[doc] = used;
+      for (const token of tokenize(documents[doc] ?? "")) {
+        let id = terms.get(token);
+        if (id === undefined) {
+          id = terms.size;
+          terms.set(token, id);
+        }
+        if (used === tokenIds.length) {
+          const grown = new Int32Array(tokenIds.length * 2);
+          grown.set(tokenIds);
+          tokenIds = grown;
+        }
+        tokenIds[used] = id;
+        used += 1;
+      }
+    }
+    starts[count] = used;
+    const termCount = terms.size;
+    // Document frequency: a term counts once per document (lastDoc marks where it was seen).
+    const frequency = new Int32Array(termCount);
+    const lastDoc = new Int32Array(termCount).fill(-1);
+    for (let doc = 0; doc < count; doc += 1) {
+      for (let position = starts[doc] ?? 0; position < (starts[doc + 1] ?? 0); position += 1) {
+        const id = tokenIds[position] ?? 0;
+        if (lastDoc[id] !== doc) {
+          lastDoc[id] = doc;
+          frequency[id] = (frequency[id] ?? 0) + 1;
+        }
+      }
+    }
+    const offsets = new Int32Array(termCount + 1);
+    for (let id = 0; id < termCount; id += 1)
+      offsets[id + 1] = (offsets[id] ?? 0) + (frequency[id] ?? 0);
+    const total = offsets[termCount] ?? 0;
+    const postingDocs = new Int32Array(total);
+    const postingFrequencies = new Uint16Array(total);
+    const cursor = offsets.slice(0, termCount);
+    const slot = new Int32Array(termCount);
+    lastDoc.fill(-1);
+    let lengthSum = 0;
+    for (let doc = 0; doc < count; doc += 1) {
+      const start = starts[doc] ?? 0;
+      const end = starts[doc + 1] ?? 0;
+      lengthSum += end - start;
+      for (let position = start; position < end; position += 1) {
+        const id = tokenIds[position] ?? 0;
+        if (lastDoc[id] !== doc) {
+          lastDoc[id] = doc;
+          const at = cursor[id] ?? 0;
+          cursor[id] = at + 1;
+          slot[id] = at;
+          postingDocs[at] = doc;
+          postingFrequencies[at] = 1;
+        } else {
+          const at = slot[id] ?? 0;
+          // Saturate rather than wrap: a term repeated 65 535 times in one card is not a real card.
+          if ((postingFrequencies[at] ?? 0) < 65_535)
+            postingFrequencies[at] = (postingFrequencies[at] ?? 0) + 1;
+        }
+      }
+    }
+    const averageLength = count === 0 ? 0 : lengthSum / count;
+    const norms = new Float64Array(count);
+    for (let doc = 0; doc < count; doc += 1)
+      norms[doc] = bm25Norm((starts[doc + 1] ?? 0) - (starts[doc] ?? 0), averageLength, parameters);
+    // The idf-free part of every posting's contribution, computed once with the exact
+    // expression of bm25Contribution, so a query only multiplies by idf and adds.
+    const k1Plus1 = parameters.k1 + 1;
+    const impacts = new Float64Array(total);
+    for (let position = 0; position < total; position += 1) {
+      const tf = postingFrequencies[position]!;
+      impacts[position] = (tf * k1Plus1) / (tf + norms[postingDocs[position]!]!);
+    }
+    return new Bm25Index(
+      parameters,
+      terms,
+      offsets,
+      postingDocs,
+      impacts,
+      new Float64Array(count),
+      new Int32Array(count),
+    );
+  }
+
+  /** Bytes held by the typed arrays (the term dictionary is not counted). */
+  arrayBytes(): number {
+    return [this.offsets, this.postingDocs, this.impacts, this.scores, this.touched].reduce(
+      (sum, array) => sum + array.byteLength,
+      0,
+    );
+  }
+
+  /**
+   * The top `k` documents for a query, best first; documents with a zero score are never
+   * returned. `allowed` (one byte per document, non-zero = eligible) filters before ranking.
+   */
+  search(query: string, k: number, allowed?: Uint8Array): ScoredDocument[] {
+    const documentCount = this.scores.length;
+    const scores = this.scores;
+    const touched = this.touched;
+    const docs = this.postingDocs;
+    const impacts = this.impacts;
+    let touchedCount = 0;
+    for (const token of distinctTokens(query)) {
+      const id = this.terms.get(token);
+      if (id === undefined) continue;
+      const start = this.offsets[id]!;
+      const end = this.offsets[id + 1]!;
+      const idf = bm25Idf(documentCount, end - start);
+      // The hot loop: typed arrays only. idf · impact is bm25Contribution's expression with its
+      // inner quotient precomputed, so scores are bit-identical to it. Every contribution is
+      // positive (idf > 0, tf ≥ 1), so a zero score marks an untouched document.
+      for (let position = start; position < end; position += 1) {
+        const doc = docs[position]!;
+        if (allowed !== undefined && allowed[doc] === 0) continue;
+        const previous = scores[doc]!;
+        if (previous === 0) {
+          touched[touchedCount] = doc;
+          touchedCount += 1;
+        }
+        scores[doc] = previous + idf * impacts[position]!;
+      }
+    }
+    // A binary min-heap of the best k so far: the root is the worst kept document.
+    const heapDocs = new Int32Array(k);
+    const heapScores = new Float64Array(k);
+    let heapSize = 0;
+    const worse = (left: number, right: number) =>
+      before(
+        heapScores[right] ?? 0,
+        heapDocs[right] ?? 0,
+        heapScores[left] ?? 0,
+        heapDocs[left] ?? 0,
+      );
+    const swap = (left: number, right: number) => {
+      const doc = heapDocs[left] ?? 0;
+      const score = heapScores[left] ?? 0;
+      heapDocs[left] = heapDocs[right] ?? 0;
+      heapScores[left] = heapScores[right] ?? 0;
+      heapDocs[right] = doc;
+      heapScores[right] = score;
+    };
+    const siftDown = (from: number) => {
+      let index = from;
+      for (;;) {
+        const left = 2 * index + 1;
+        const right = left + 1;
+        let smallest = index;
+        if (left < heapSize && worse(left, smallest)) smallest = left;
+        if (right < heapSize && worse(right, smallest)) smallest = right;
+        if (smallest === index) return;
+        swap(index, smallest);
+        index = smallest;
+      }
+    };
+    for (let position = 0; position < touchedCount; position += 1) {
+      const doc = touched[position]!;
+      const score = scores[doc]!;
+      scores[doc] = 0;
+      if (k === 0 || score <= 0) continue;
+      if (heapSize < k) {
+        heapDocs[heapSize] = doc;
+        heapScores[heapSize] = score;
+        heapSize += 1;
+        let index = heapSize - 1;
+        while (index > 0) {
+          const parent = (index - 1) >> 1;
+          if (!worse(index, parent)) break;
+          swap(index, parent);
+          index = parent;
+        }
+      } else if (before(score, doc, heapScores[0] ?? 0, heapDocs[0] ?? 0)) {
+        heapDocs[0] = doc;
+        heapScores[0] = score;
+        siftDown(0);
+      }
+    }
+    const results: ScoredDocument[] = [];
+    for (let index = 0; index < heapSize; index += 1)
+      results.push({ doc: heapDocs[index] ?? 0, score: heapScores[index] ?? 0 });
+    return results.sort((left, right) =>
+      before(left.score, left.doc, right.score, right.doc) ? -1 : 1,
+    );
+  }
+}

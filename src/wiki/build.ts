@@ -1,0 +1,466 @@
+/**
+ * `wiki build`: collect and preprocess resources, distil each with one model call, pass every
+ * candidate through the five gates, and write accepted entries atomically. Holds the wiki's
+ * build lock for the whole run.
+ */
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { basename, join, relative } from "node:path";
+import { InputError } from "../core/errors.js";
+import type { ModelClient } from "../model/index.js";
+import { type Candidate, distilResource, loadDistillerPrompt, provenanceOf } from "./distill.js";
+import {
+  type CodeRunner,
+  codeFileName,
+  completenessGate,
+  DeduplicationIndex,
+  declaredModalities,
+  deduplicationGate,
+  defaultCodeRunner,
+  executabilityGate,
+  type GateName,
+  type GateResult,
+  modalityGate,
+  provenanceGate,
+  type StagedFiles,
+  stageFile,
+} from "./gates.js";
+import {
+  defaultThresholds,
+  domainSchema,
+  type ResourceRecord,
+  type SkillMeta,
+  type Thresholds,
+  WIKI_FORMAT_VERSION,
+} from "./meta.js";
+import { listResourceInputs, prepareResource } from "./resources/collect.js";
+import { isFlagged } from "./resources/licence.js";
+import type { PreparedResource } from "./resources/types.js";
+import {
+  acquireBuildLock,
+  jsonText,
+  listEntries,
+  loadOrCreateWikiManifest,
+  OVERVIEW_FILE,
+  readResourceManifest,
+  type WikiEntry,
+  writeEntry,
+  writeResourceManifest,
+  writeTaxonomy,
+} from "./store.js";
+
+export interface BuildOptions {
+  readonly wiki: string;
+  readonly domain: string;
+  /** A folder of resources or a resource list (JSON). */
+  readonly resources: string;
+  readonly model: ModelClient;
+  /** Used only when the wiki is new; an existing wiki's frozen thresholds win. */
+  readonly thresholds?: Thresholds;
+  /** Default: bubblewrap when usable, else "sandbox unavailable" (exec_ok unknown). */
+  readonly runner?: CodeRunner;
+  readonly promptDir?: string;
+  /** Send frames and images to the model (default true). */
+  readonly vision?: boolean;
+  readonly now?: () => Date;
+  readonly onProgress?: (line: string) => void;
+  /**
+   * At most this many entries in the domain (the online pool's budget): a candidate that passes
+   * every gate once the domain is full is reported `over-budget` and not written.
+   */
+  readonly maxEntries?: number;
+}
+
+export type CandidateOutcome =
+  | "accepted"
+  | "merged"
+  | "reference-only"
+  | "unverified"
+  | "rejected"
+  | "over-budget";
+
+export interface CandidateReport {
+  readonly skill_id: string;
+  readonly skill_name: string;
+  readonly source_path: string;
+  readonly node_index: number;
+  readonly outcome: CandidateOutcome;
+  readonly rejected_by?: GateName;
+  readonly merged_into?: string;
+  readonly exec_ok?: boolean | "unknown";
+  readonly gates: GateResult[];
+}
+
+export interface BuildSummary {
+  readonly wiki: string;
+  readonly domain: string;
+  readonly resources: number;
+  readonly flagged_licences: { path: string; licence: string | null; flag: string }[];
+  readonly candidates: number;
+  readonly accepted: number;
+  readonly merged: number;
+  readonly reference_only: number;
+  readonly unverified: number;
+  readonly over_budget: number;
+  readonly rejected: Record<"completeness" | "provenance" | "modality", number>;
+  readonly thresholds: Thresholds;
+  readonly usage: { calls: number; input_tokens: number; output_tokens: number };
+  readonly reports: CandidateReport[];
+}
+
+function overviewOf(candidate: Candidate): string {
+  const section = (title: string, text: string) =>
+    `## ${title}\n\n${text === "" ? "Not stated in the source." : text}\n`;
+  return [
+    `# ${candidate.skillName}\n`,
+    section("Mechanism", candidate.textBody),
+    section("When to use", candidate.applicability),
+    section("Inputs", candidate.inputs),
+    section("Expected effects", candidate.expectedEffects),
+    ...(candidate.visualCaption === null || candidate.visualRefs.length === 0
+      ? []
+      : [section("Visual", candidate.visualCaption)]),
+  ].join("\n");
+}
+
+async function stage(
+  candidate: Candidate,
+  resource: PreparedResource | undefined,
+): Promise<StagedFiles> {
+  const visual = [];
+  for (const reference of candidate.visualRefs) {
+    const unit = resource?.units.find((each) => each.index === reference);
+    visual.push(await stageFile(unit?.imagePath, `visual ref ${reference}`));
+  }
+  return {
+    byModality: {
+      text: [{ path: OVERVIEW_FILE, data: Buffer.from(overviewOf(candidate)) }],
+      visual,
+      code:
+        candidate.codeBody === null
+          ? []
+          : [
+              {
+                path: `code/${codeFileName(candidate.codeLanguage)}`,
+                data: Buffer.from(candidate.codeBody),
+              },
+            ],
+    },
+  };
+}
+
+async function readEntryFiles(entry: WikiEntry): Promise<Record<string, Uint8Array>> {
+  const files: Record<string, Uint8Array> = {};
+  const all = [
+    ...entry.meta.files.text,
+    ...entry.meta.files.visual,
+    ...entry.meta.files.code,
+    "source/provenance.json",
+    "source/excerpt.md",
+  ];
+  for (const relativePath of all) {
+    try {
+      files[relativePath] = await readFile(join(entry.dir, relativePath));
+    } catch {
+      // An entry written by an older build may lack an optional source file.
+    }
+  }
+  return files;
+}
+
+export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
+  const domain = domainSchema.safeParse(options.domain);
+  if (!domain.success)
+    throw new InputError(
+      "wiki.domain.invalid",
+      `domain "${options.domain}": ${domain.error.issues[0]?.message ?? "invalid"}`,
+      { field: "--domain" },
+    );
+  const progress = options.onProgress ?? (() => {});
+  const now = options.now ?? (() => new Date());
+  // Resolve the inputs before taking the lock, so a mistyped path creates nothing.
+  const { inputs } = await listResourceInputs(options.resources);
+  const lock = await acquireBuildLock(options.wiki);
+  const workDir = await mkdtemp(join(tmpdir(), "skillsmith-wiki-build-"));
+  try {
+    const { manifest } = await loadOrCreateWikiManifest(
+      options.wiki,
+      options.thresholds ?? defaultThresholds,
+      now,
+    );
+    const thresholds = manifest.thresholds;
+    const prompt = await loadDistillerPrompt(options.domain, options.promptDir);
+    const runner = options.runner ?? (await defaultCodeRunner());
+    progress(
+      `wiki build: ${inputs.length} resources for domain ${options.domain} (prompt ${basename(prompt.file)})`,
+    );
+
+    const prepared = new Map<string, PreparedResource>();
+    for (const [index, input] of inputs.entries()) {
+      const resource = await prepareResource(input, join(workDir, String(index)));
+      prepared.set(resource.record.path, resource);
+      const flag = isFlagged(resource.record.licence_flag)
+        ? `  [licence ${resource.record.licence_flag}]`
+        : "";
+      progress(`  prepared ${input.type} ${input.path}: ${resource.units.length} units${flag}`);
+    }
+
+    const existing = new Map<string, WikiEntry>();
+    const dedup = new DeduplicationIndex();
+    for (const entry of await listEntries(options.wiki, options.domain)) {
+      existing.set(entry.meta.skill_id, entry);
+      dedup.add(
+        entry.meta.skill_id,
+        entry.meta.provenance.map((each) => each.source_path),
+        entry.meta.skill_name,
+      );
+    }
+
+    const reports: CandidateReport[] = [];
+    const usage = { calls: 0, input_tokens: 0, output_tokens: 0 };
+    let position = 0;
+    for (const resource of prepared.values()) {
+      position += 1;
+      progress(`[${position}/${prepared.size}] distilling ${resource.record.path}`);
+      const result = await distilResource(options.model, resource, {
+        domain: options.domain,
+        prompt: prompt.text,
+        thresholds,
+        vision: options.vision ?? true,
+      });
+      usage.calls += 1;
+      usage.input_tokens += result.inputTokens;
+      usage.output_tokens += result.outputTokens;
+      for (const candidate of result.candidates) {
+        const report = await gateCandidate(candidate, {
+          prepared,
+          dedup,
+          existing,
+          runner,
+          thresholds,
+          now,
+          wiki: options.wiki,
+          maxEntries: options.maxEntries ?? Number.POSITIVE_INFINITY,
+        });
+        reports.push(report);
+        progress(
+          `    ${report.outcome.padEnd(14)} ${candidate.skillName || "(no name)"}${report.rejected_by === undefined ? "" : ` — ${report.rejected_by}: ${report.gates.find((gate) => gate.gate === report.rejected_by)?.detail ?? ""}`}`,
+        );
+      }
+    }
+
+    const previous = await readResourceManifest(options.wiki, options.domain);
+    const records = new Map<string, ResourceRecord>();
+    for (const record of previous?.resources ?? []) records.set(record.path, record);
+    for (const resource of prepared.values()) records.set(resource.record.path, resource.record);
+    await writeResourceManifest(options.wiki, {
+      format: WIKI_FORMAT_VERSION,
+      domain: options.domain,
+      resources: [...records.values()].sort((left, right) => (left.path < right.path ? -1 : 1)),
+    });
+    await writeTaxonomy(options.wiki, options.domain);
+
+    const count = (outcome: CandidateOutcome) =>
+      reports.filter((report) => report.outcome === outcome).length;
+    const rejectedBy = (gate: GateName) =>
+      reports.filter((report) => report.rejected_by === gate).length;
+    return {
+      wiki: options.wiki,
+      domain: options.domain,
+      resources: prepared.size,
+      flagged_licences: [...prepared.values()]
+        .filter((resource) => isFlagged(resource.record.licence_flag))
+        .map((resource) => ({
+          path: resource.record.path,
+          licence: resource.record.licence,
+          flag: resource.record.licence_flag,
+        })),
+      candidates: reports.length,
+      accepted: count("accepted"),
+      merged: count("merged"),
+      reference_only: count("reference-only"),
+      unverified: count("unverified"),
+      over_budget: count("over-budget"),
+      rejected: {
+        completeness: rejectedBy("completeness"),
+        provenance: rejectedBy("provenance"),
+        modality: rejectedBy("modality"),
+      },
+      thresholds,
+      usage,
+      reports,
+    };
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+    await lock.release();
+  }
+}
+
+interface GateContext {
+  readonly prepared: ReadonlyMap<string, PreparedResource>;
+  readonly dedup: DeduplicationIndex;
+  readonly existing: Map<string, WikiEntry>;
+  readonly runner: CodeRunner;
+  readonly thresholds: Thresholds;
+  readonly now: () => Date;
+  readonly wiki: string;
+  readonly maxEntries: number;
+}
+
+function skipped(after: GateName[]): GateResult[] {
+  return after.map((gate) => ({
+    gate,
+    status: "skipped" as const,
+    detail: "decided by an earlier gate",
+  }));
+}
+
+async function gateCandidate(candidate: Candidate, context: GateContext): Promise<CandidateReport> {
+  const base = {
+    skill_id: candidate.skillId,
+    skill_name: candidate.skillName,
+    source_path: candidate.sourcePath,
+    node_index: candidate.nodeIndex,
+  };
+  const gates: GateResult[] = [];
+  const complete = completenessGate(candidate, context.thresholds);
+  gates.push(complete);
+  if (complete.status === "fail")
+    return {
+      ...base,
+      outcome: "rejected",
+      rejected_by: "completeness",
+      gates: [...gates, ...skipped(["provenance", "deduplication", "modality", "executability"])],
+    };
+  const provenance = provenanceGate(candidate, context.prepared);
+  gates.push(provenance);
+  if (provenance.status === "fail")
+    return {
+      ...base,
+      outcome: "rejected",
+      rejected_by: "provenance",
+      gates: [...gates, ...skipped(["deduplication", "modality", "executability"])],
+    };
+  const resource = context.prepared.get(candidate.sourcePath);
+  if (resource === undefined) throw new Error("provenance gate passed without a resource");
+  const duplicate = deduplicationGate(candidate, context.dedup);
+  gates.push({ gate: duplicate.gate, status: duplicate.status, detail: duplicate.detail });
+  if (duplicate.mergeInto !== undefined) {
+    await mergeInto(duplicate.mergeInto, candidate, resource, context);
+    return {
+      ...base,
+      outcome: "merged",
+      merged_into: duplicate.mergeInto,
+      gates: [...gates, ...skipped(["modality", "executability"])],
+    };
+  }
+  const staged = await stage(candidate, resource);
+  const modality = modalityGate(candidate, staged);
+  gates.push(modality);
+  if (modality.status === "fail")
+    return {
+      ...base,
+      outcome: "rejected",
+      rejected_by: "modality",
+      gates: [...gates, ...skipped(["executability"])],
+    };
+  const executable = await executabilityGate(candidate, context.runner, context.thresholds);
+  gates.push({ gate: executable.gate, status: executable.status, detail: executable.detail });
+  if (context.existing.size >= context.maxEntries)
+    return { ...base, outcome: "over-budget", exec_ok: executable.execOk, gates };
+
+  const status =
+    executable.execOk === false
+      ? "reference-only"
+      : executable.status === "unknown"
+        ? "unverified"
+        : "verified";
+  const files: Record<string, Uint8Array> = {};
+  const paths: Record<"text" | "visual" | "code", string[]> = { text: [], visual: [], code: [] };
+  for (const modality of declaredModalities(candidate)) {
+    for (const file of staged.byModality[modality]) {
+      const relativePath = modality === "visual" ? `visual/${file.path}` : file.path;
+      if (file.data !== undefined) files[relativePath] = file.data;
+      paths[modality].push(relativePath);
+    }
+  }
+  const provenanceRecord = provenanceOf(candidate, resource);
+  files["source/provenance.json"] = Buffer.from(
+    jsonText({ provenance: [provenanceRecord], resource: resource.record }),
+  );
+  files["source/excerpt.md"] = Buffer.from(`${resource.units[candidate.nodeIndex]?.text ?? ""}\n`);
+  const timestamp = context.now().toISOString();
+  const meta: SkillMeta = {
+    format: WIKI_FORMAT_VERSION,
+    skill_id: candidate.skillId,
+    skill_name: candidate.skillName,
+    domain: candidate.domain,
+    category_path: candidate.categoryPath,
+    tags: candidate.tags,
+    applicability: candidate.applicability,
+    source: { type: resource.record.type },
+    provenance: [provenanceRecord],
+    modalities_present: declaredModalities(candidate),
+    files: paths,
+    code_language: candidate.codeLanguage,
+    exec_ok: executable.execOk,
+    validation_status: status,
+    validation_note: status === "verified" ? null : executable.detail,
+    merged: [],
+    created: timestamp,
+    updated: timestamp,
+  };
+  const dir = await writeEntry(context.wiki, { meta, files });
+  context.existing.set(meta.skill_id, { dir, meta });
+  context.dedup.add(meta.skill_id, [candidate.sourcePath], candidate.skillName);
+  const outcome: CandidateOutcome = status === "verified" ? "accepted" : status;
+  return { ...base, outcome, exec_ok: executable.execOk, gates };
+}
+
+/** Fold a duplicate into the entry it duplicates: its id, tags and provenance are recorded there. */
+async function mergeInto(
+  targetId: string,
+  candidate: Candidate,
+  resource: PreparedResource,
+  context: GateContext,
+): Promise<void> {
+  const target = context.existing.get(targetId);
+  if (target === undefined) return;
+  const meta = target.meta;
+  const tags = [...meta.tags];
+  for (const tag of candidate.tags)
+    if (!tags.includes(tag) && tags.length < context.thresholds.max_tags) tags.push(tag);
+  const provenance = [...meta.provenance];
+  const incoming = provenanceOf(candidate, resource);
+  if (
+    !provenance.some(
+      (each) =>
+        each.source_path === incoming.source_path &&
+        each.node_index === incoming.node_index &&
+        each.sha256 === incoming.sha256,
+    )
+  )
+    provenance.push(incoming);
+  const merged =
+    candidate.skillId === targetId || meta.merged.includes(candidate.skillId)
+      ? meta.merged
+      : [...meta.merged, candidate.skillId];
+  const updated: SkillMeta = {
+    ...meta,
+    tags,
+    provenance,
+    merged,
+    updated: context.now().toISOString(),
+  };
+  const dir = await writeEntry(context.wiki, {
+    meta: updated,
+    files: await readEntryFiles(target),
+  });
+  context.existing.set(targetId, { dir, meta: updated });
+}
+
+/** For reports: a path relative to the current folder when inside it. */
+export function displayPath(path: string, cwd: string): string {
+  const inside = relative(cwd, path);
+  return inside.startsWith("..") || inside === "" ? path : inside;
+}

@@ -1,0 +1,286 @@
+/**
+ * The five acceptance gates. Each is deterministic (no model judges anything) and each result
+ * is reported per candidate. Completeness, provenance and modality consistency reject; the
+ * deduplication gate merges; the executability gate decides `exec_ok`, and a failure keeps the
+ * entry as reference-only rather than rejecting it.
+ */
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { isSkillsmithError } from "../core/errors.js";
+import { BubblewrapSandbox } from "../env/sandbox/index.js";
+import type { SandboxV1 } from "../env/sandbox/types.js";
+import type { Candidate } from "./distill.js";
+import { normalisedName } from "./distill.js";
+import type { ModalityName, Thresholds } from "./meta.js";
+import type { PreparedResource } from "./resources/types.js";
+
+export const gateNames = [
+  "completeness",
+  "provenance",
+  "deduplication",
+  "modality",
+  "executability",
+] as const;
+export type GateName = (typeof gateNames)[number];
+
+export interface GateResult {
+  readonly gate: GateName;
+  /** `skipped`: an earlier gate already decided the candidate. */
+  readonly status: "pass" | "fail" | "merged" | "skipped" | "not-applicable" | "unknown";
+  readonly detail: string;
+}
+
+export function completenessGate(candidate: Candidate, thresholds: Thresholds): GateResult {
+  const missing: string[] = [];
+  if (candidate.skillName === "") missing.push("skill_name is empty");
+  if (candidate.categoryPath.length === 0) missing.push("category_path has no usable level");
+  if (candidate.applicability === "") missing.push("applicability is empty");
+  if (candidate.tags.length === 0) missing.push("no tags");
+  if (candidate.textBody.length < thresholds.min_text_chars)
+    missing.push(
+      `text_body has ${candidate.textBody.length} characters, fewer than ${thresholds.min_text_chars}`,
+    );
+  const modalities = declaredModalities(candidate);
+  if (modalities.length === 0) missing.push("no content modality (text, code or visual)");
+  return missing.length === 0
+    ? { gate: "completeness", status: "pass", detail: `modalities: ${modalities.join(", ")}` }
+    : { gate: "completeness", status: "fail", detail: missing.join("; ") };
+}
+
+export function declaredModalities(candidate: Candidate): ModalityName[] {
+  const modalities: ModalityName[] = [];
+  if (candidate.textBody !== "") modalities.push("text");
+  if (candidate.visualRefs.length > 0) modalities.push("visual");
+  if (candidate.codeBody !== null) modalities.push("code");
+  return modalities;
+}
+
+/** The source must be a resource of this build's manifest, and the unit must exist in it. */
+export function provenanceGate(
+  candidate: Candidate,
+  resources: ReadonlyMap<string, PreparedResource>,
+): GateResult {
+  const resource = resources.get(candidate.sourcePath);
+  if (resource === undefined)
+    return {
+      gate: "provenance",
+      status: "fail",
+      detail: `source "${candidate.sourcePath}" is not a resource in the manifest`,
+    };
+  if (candidate.nodeIndex < 0 || candidate.nodeIndex >= resource.units.length)
+    return {
+      gate: "provenance",
+      status: "fail",
+      detail: `node_index ${candidate.nodeIndex} is not a unit of "${candidate.sourcePath}" (it has ${resource.units.length})`,
+    };
+  return {
+    gate: "provenance",
+    status: "pass",
+    detail: `${candidate.sourcePath} ${resource.units[candidate.nodeIndex]?.locator ?? ""}`.trim(),
+  };
+}
+
+/** What the deduplication gate compares a candidate with: entries already in the wiki or accepted earlier. */
+export class DeduplicationIndex {
+  private readonly ids = new Set<string>();
+  private readonly names = new Map<string, string>();
+
+  add(id: string, sourcePaths: readonly string[], skillName: string): void {
+    this.ids.add(id);
+    for (const path of sourcePaths) {
+      const key = `${path}\0${normalisedName(skillName)}`;
+      if (!this.names.has(key)) this.names.set(key, id);
+    }
+  }
+
+  /** The id of the entry this candidate duplicates, if any. */
+  duplicateOf(candidate: Candidate): { id: string; reason: string } | undefined {
+    if (this.ids.has(candidate.skillId)) return { id: candidate.skillId, reason: "same skill id" };
+    const byName = this.names.get(
+      `${candidate.sourcePath}\0${normalisedName(candidate.skillName)}`,
+    );
+    return byName === undefined
+      ? undefined
+      : {
+          id: byName,
+          reason: `same normalised name "${normalisedName(candidate.skillName)}" from the same source`,
+        };
+  }
+}
+
+export function deduplicationGate(
+  candidate: Candidate,
+  index: DeduplicationIndex,
+): GateResult & { mergeInto?: string } {
+  const duplicate = index.duplicateOf(candidate);
+  return duplicate === undefined
+    ? { gate: "deduplication", status: "pass", detail: "new" }
+    : {
+        gate: "deduplication",
+        status: "merged",
+        detail: `${duplicate.reason}: merged into ${duplicate.id}`,
+        mergeInto: duplicate.id,
+      };
+}
+
+/** The files an entry would have, per modality, before they are written. */
+export interface StagedFiles {
+  readonly byModality: Record<
+    ModalityName,
+    { path: string; data: Uint8Array | undefined; problem?: string }[]
+  >;
+}
+
+/** Each declared modality must resolve to at least one file, and every such file must be non-empty. */
+export function modalityGate(candidate: Candidate, staged: StagedFiles): GateResult {
+  const problems: string[] = [];
+  for (const modality of declaredModalities(candidate)) {
+    const files = staged.byModality[modality];
+    if (files.length === 0) problems.push(`${modality}: declared but no file`);
+    for (const file of files) {
+      if (file.data === undefined)
+        problems.push(`${modality}: ${file.path} ${file.problem ?? "does not exist"}`);
+      else if (file.data.length === 0) problems.push(`${modality}: ${file.path} is empty`);
+    }
+  }
+  return problems.length === 0
+    ? { gate: "modality", status: "pass", detail: declaredModalities(candidate).join(", ") }
+    : { gate: "modality", status: "fail", detail: problems.join("; ") };
+}
+
+export interface RunOutcome {
+  readonly status: "passed" | "failed" | "unavailable";
+  readonly detail: string;
+}
+
+/** Runs a candidate's code on its sample input; the executability gate's only dependency. */
+export interface RunLimits {
+  readonly timeoutMs: number;
+  readonly memoryBytes: number;
+}
+
+export interface CodeRunner {
+  run(code: string, language: string, input: string, limits: RunLimits): Promise<RunOutcome>;
+}
+
+const RUNNERS: Readonly<Record<string, { file: string; command: (file: string) => string[] }>> = {
+  python: { file: "main.py", command: (file) => ["python3", file] },
+  bash: { file: "main.sh", command: (file) => ["bash", file] },
+  javascript: { file: "main.js", command: (file) => [process.execPath, file] },
+};
+
+export function codeFileName(language: string | null): string {
+  return (
+    RUNNERS[language ?? ""]?.file ??
+    `main.${language === null ? "txt" : language.replace(/[^a-z0-9]+/g, "") || "txt"}`
+  );
+}
+
+/** Run code in a `SandboxV1` (no network, time and memory limits) in a fresh workspace. */
+export class SandboxCodeRunner implements CodeRunner {
+  constructor(private readonly sandbox: SandboxV1) {}
+
+  async run(code: string, language: string, input: string, limits: RunLimits): Promise<RunOutcome> {
+    const runner = RUNNERS[language];
+    if (runner === undefined)
+      return { status: "unavailable", detail: `no runner for ${language} code` };
+    const workspace = await mkdtemp(join(tmpdir(), "skillsmith-wiki-exec-"));
+    try {
+      await writeFile(join(workspace, runner.file), code);
+      const mount = "/workspace/skill";
+      const result = await this.sandbox.exec({
+        command: runner.command(runner.file),
+        workspace,
+        workspaceMountPath: mount,
+        network: "none",
+        limits: { timeoutMs: limits.timeoutMs, memoryBytes: limits.memoryBytes },
+        input,
+      });
+      if (result.timedOut)
+        return { status: "failed", detail: `timed out after ${limits.timeoutMs} ms` };
+      if (result.exitCode !== 0)
+        return {
+          status: "failed",
+          detail: `exit code ${String(result.exitCode)}: ${(result.stderr.trim().split("\n").at(-1) ?? "").slice(0, 300)}`,
+        };
+      return {
+        status: "passed",
+        detail: `exit 0 in ${Math.round(result.durationMs)} ms (${this.sandbox.kind} sandbox)`,
+      };
+    } catch (error) {
+      if (isSkillsmithError(error) && error.family === "infrastructure")
+        return { status: "unavailable", detail: `sandbox failed: ${error.message}` };
+      throw error;
+    } finally {
+      await rm(workspace, { recursive: true, force: true });
+    }
+  }
+}
+
+/** When no sandbox can run here: every run is `unavailable`, so exec_ok stays unknown. */
+export class UnavailableRunner implements CodeRunner {
+  constructor(private readonly reason: string) {}
+  async run(): Promise<RunOutcome> {
+    return { status: "unavailable", detail: `sandbox unavailable: ${this.reason}` };
+  }
+}
+
+/** The bubblewrap sandbox when it works on this machine, else a runner that says why not. */
+export async function defaultCodeRunner(): Promise<CodeRunner> {
+  try {
+    const sandbox = new BubblewrapSandbox();
+    await sandbox.probe();
+    return new SandboxCodeRunner(sandbox);
+  } catch (error) {
+    return new UnavailableRunner(error instanceof Error ? error.message : String(error));
+  }
+}
+
+export async function executabilityGate(
+  candidate: Candidate,
+  runner: CodeRunner,
+  thresholds: Thresholds,
+): Promise<GateResult & { execOk: boolean | "unknown" }> {
+  if (candidate.codeBody === null)
+    return {
+      gate: "executability",
+      status: "not-applicable",
+      detail: "no code",
+      execOk: "unknown",
+    };
+  const outcome = await runner.run(
+    candidate.codeBody,
+    candidate.codeLanguage ?? "unknown",
+    candidate.sampleInput,
+    {
+      timeoutMs: thresholds.exec_timeout_ms,
+      memoryBytes: thresholds.exec_memory_bytes,
+    },
+  );
+  if (outcome.status === "passed")
+    return { gate: "executability", status: "pass", detail: outcome.detail, execOk: true };
+  if (outcome.status === "failed")
+    return { gate: "executability", status: "fail", detail: outcome.detail, execOk: false };
+  return { gate: "executability", status: "unknown", detail: outcome.detail, execOk: "unknown" };
+}
+
+/** Read a file for staging; missing or unreadable files are reported, not thrown. */
+export async function stageFile(
+  path: string | undefined,
+  label: string,
+): Promise<{ path: string; data: Uint8Array | undefined; problem?: string }> {
+  if (path === undefined)
+    return {
+      path: label,
+      data: undefined,
+      problem: "does not resolve to an image of the resource",
+    };
+  try {
+    const info = await stat(path);
+    if (!info.isFile()) return { path: basename(path), data: undefined, problem: "is not a file" };
+    return { path: basename(path), data: await readFile(path) };
+  } catch {
+    return { path: basename(path), data: undefined, problem: "does not exist" };
+  }
+}

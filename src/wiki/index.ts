@@ -1,0 +1,83 @@
+/** The skill wiki: resources, distiller, acceptance gates, index and selection, online pool, MCP server. */
+export { Bm25Index, type Bm25Parameters, type ScoredDocument, tokenize } from "./bm25.js";
+export {
+  type BuildOptions,
+  type BuildSummary,
+  buildWiki,
+  type CandidateOutcome,
+  type CandidateReport,
+} from "./build.js";
+export {
+  type ApplyResult,
+  applyCapability,
+  builtinImplementations,
+  type CapabilitiesManifest,
+  capabilitiesSchema,
+  loadCapabilities,
+} from "./capabilities.js";
+export {
+  type Candidate,
+  type DistilledSkill,
+  distillerOutputSchema,
+  distilResource,
+  loadDistillerPrompt,
+  postProcess,
+} from "./distill.js";
+export { type ExportResult, exportEntry, exportedSkillName } from "./export.js";
+export {
+  type CodeRunner,
+  defaultCodeRunner,
+  type GateName,
+  type GateResult,
+  gateNames,
+  type RunLimits,
+  type RunOutcome,
+  SandboxCodeRunner,
+  UnavailableRunner,
+} from "./gates.js";
+export {
+  createWikiMcpServer,
+  type HttpWikiServer,
+  openWikiServer,
+  serveWikiHttp,
+  serveWikiStdio,
+  type WikiServerState,
+} from "./mcp.js";
+export * from "./meta.js";
+export {
+  type AcquireOptions,
+  type AcquireResult,
+  acquireOnline,
+  LocalFolderConnector,
+  needsAcquisition,
+  ONLINE_POOL_BUDGET_LIMIT,
+  type PoolRecord,
+  poolRecordSchema,
+  type ResourceConnectorV1,
+} from "./online.js";
+export { listResourceInputs, prepareResource, type ResourceInput } from "./resources/collect.js";
+export { recogniseLicence } from "./resources/licence.js";
+export type { ExtractedUnit, PreparedResource } from "./resources/types.js";
+export {
+  cardOf,
+  type SearchOptions,
+  type SearchResult,
+  type SelectionStrategy,
+  type SkillCard,
+  searchSkills,
+  selectFromShortlist,
+  selectionStrategies,
+  WikiSearch,
+} from "./search.js";
+export {
+  acquireBuildLock,
+  findEntry,
+  listDomains,
+  listEntries,
+  readModality,
+  readResourceManifest,
+  readTaxonomy,
+  readWikiManifest,
+  type WikiEntry,
+  writeEntry,
+} from "./store.js";

@@ -1,0 +1,293 @@
+/**
+ * Resource collection: a folder of resources (each top-level entry is one resource, its type
+ * told by its form) or a resource manifest file listing them. Each is hashed, its licence
+ * recognised, and preprocessed into units for the distiller.
+ */
+import { createHash } from "node:crypto";
+import { mkdir, readdir, readFile, stat } from "node:fs/promises";
+import { basename, dirname, extname, join, relative, resolve } from "node:path";
+import { z } from "zod";
+import { InputError } from "../../core/errors.js";
+import { runProcess } from "../../core/process.js";
+import { type ResourceRecord, type ResourceType, resourceTypes } from "../meta.js";
+import { readJsonFile } from "../store.js";
+import { paragraphUnits, readArticle } from "./article.js";
+import { flagOfDeclared, type LicenceGuess, recogniseLicence } from "./licence.js";
+import {
+  extractCodeRegions,
+  LICENCE_FILE_PATTERN,
+  readmeContext,
+  repositoryFiles,
+  repositoryHash,
+} from "./repository.js";
+import type { ExtractedUnit, PreparedResource } from "./types.js";
+import { extractVideoUnits, parseSubtitles } from "./video.js";
+
+const ARTICLE_EXTENSIONS = new Set([".html", ".htm"]);
+const VIDEO_EXTENSIONS = new Set([".mp4", ".webm", ".mkv", ".mov", ".avi"]);
+const IMAGE_EXTENSIONS = new Map([
+  [".png", "image/png"],
+  [".jpg", "image/jpeg"],
+  [".jpeg", "image/jpeg"],
+  [".gif", "image/gif"],
+  [".webp", "image/webp"],
+]);
+/** Files beside resources that describe them rather than being resources themselves. */
+const SIDECAR_EXTENSIONS = new Set([".srt", ".vtt", ".license", ".txt", ".json", ".md"]);
+const MAX_IMAGE_WIDTH = 1024;
+
+export const resourceListSchema = z.strictObject({
+  resources: z
+    .array(
+      z.strictObject({
+        path: z.string().min(1),
+        type: z.enum(resourceTypes).optional(),
+        licence: z.string().min(1).optional(),
+      }),
+    )
+    .min(1),
+});
+
+export interface ResourceInput {
+  readonly absolutePath: string;
+  /** As recorded in the manifest: relative to the resources root, forward slashes. */
+  readonly path: string;
+  readonly type: ResourceType;
+  readonly declaredLicence?: string;
+}
+
+/** The type of a resource from its form; undefined for sidecars and unknown files. */
+export function resourceTypeOf(name: string, isDirectory: boolean): ResourceType | undefined {
+  if (isDirectory) return "repository";
+  const extension = extname(name).toLowerCase();
+  if (ARTICLE_EXTENSIONS.has(extension)) return "article";
+  if (VIDEO_EXTENSIONS.has(extension)) return "video";
+  if (IMAGE_EXTENSIONS.has(extension)) return "image";
+  return undefined;
+}
+
+/** Resolve `--resources`: a folder of resources or a resource list (JSON). */
+export async function listResourceInputs(
+  input: string,
+): Promise<{ root: string; inputs: ResourceInput[] }> {
+  let info: Awaited<ReturnType<typeof stat>>;
+  try {
+    info = await stat(input);
+  } catch (cause) {
+    throw new InputError(
+      "wiki.resources.missing",
+      "no such folder or resource list",
+      { file: input },
+      { cause },
+    );
+  }
+  if (info.isDirectory()) {
+    const inputs: ResourceInput[] = [];
+    const dirents = await readdir(input, { withFileTypes: true });
+    dirents.sort((left, right) => (left.name < right.name ? -1 : 1));
+    for (const dirent of dirents) {
+      if (dirent.name.startsWith(".")) continue;
+      const type = resourceTypeOf(dirent.name, dirent.isDirectory());
+      if (type === undefined) {
+        if (
+          !SIDECAR_EXTENSIONS.has(extname(dirent.name).toLowerCase()) &&
+          dirent.name !== "resources.json"
+        )
+          throw new InputError(
+            "wiki.resources.unknown-type",
+            `cannot tell the resource type of "${dirent.name}": expected a folder (repository), .html (article), a video (${[...VIDEO_EXTENSIONS].join(", ")}) or an image (${[...IMAGE_EXTENSIONS.keys()].join(", ")})`,
+            { file: join(input, dirent.name) },
+          );
+        continue;
+      }
+      inputs.push({ absolutePath: join(input, dirent.name), path: dirent.name, type });
+    }
+    return { root: input, inputs };
+  }
+  const list = await readJsonFile(input, resourceListSchema);
+  const root = dirname(input);
+  const inputs: ResourceInput[] = [];
+  for (const [index, entry] of list.resources.entries()) {
+    const absolutePath = resolve(root, entry.path);
+    let entryInfo: Awaited<ReturnType<typeof stat>>;
+    try {
+      entryInfo = await stat(absolutePath);
+    } catch (cause) {
+      throw new InputError(
+        "wiki.resources.missing",
+        `resource "${entry.path}" does not exist`,
+        { file: input, field: `resources.${index}.path` },
+        { cause },
+      );
+    }
+    const type = entry.type ?? resourceTypeOf(entry.path, entryInfo.isDirectory());
+    if (type === undefined)
+      throw new InputError(
+        "wiki.resources.unknown-type",
+        `cannot tell the type of "${entry.path}"; give "type" (${resourceTypes.join(", ")})`,
+        { file: input, field: `resources.${index}.type` },
+      );
+    inputs.push({
+      absolutePath,
+      path: relative(root, absolutePath).split("\\").join("/"),
+      type,
+      ...(entry.licence === undefined ? {} : { declaredLicence: entry.licence }),
+    });
+  }
+  return { root, inputs };
+}
+
+async function readOptional(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/** A `<file>.license` sidecar: an SPDX-License-Identifier line, or a licence text. */
+async function sidecarLicence(path: string): Promise<LicenceGuess> {
+  const text = await readOptional(`${path}.license`);
+  if (text === undefined) return { licence: null, flag: "unknown" };
+  const spdx = /SPDX-License-Identifier:\s*(\S+)/.exec(text)?.[1];
+  return spdx === undefined ? recogniseLicence(text) : flagOfDeclared(spdx);
+}
+
+function sha256(data: Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+/**
+ * Preprocess one resource. `workDir` receives derived files (frames, normalised images) that
+ * live only as long as the build.
+ */
+export async function prepareResource(
+  input: ResourceInput,
+  workDir: string,
+): Promise<PreparedResource> {
+  const companions: string[] = [];
+  let licence: LicenceGuess = { licence: null, flag: "unknown" };
+  let units: ExtractedUnit[] = [];
+  let context = "";
+  let hash: { sha256: string; bytes: number };
+  switch (input.type) {
+    case "repository": {
+      const files = await repositoryFiles(input.absolutePath);
+      hash = await repositoryHash(input.absolutePath, files);
+      const licenceFile = files.find((file) => LICENCE_FILE_PATTERN.test(file));
+      if (licenceFile !== undefined)
+        licence = recogniseLicence(await readFile(join(input.absolutePath, licenceFile), "utf8"));
+      if (licence.flag === "unknown" && files.includes("package.json")) {
+        const declared = (
+          JSON.parse((await readOptional(join(input.absolutePath, "package.json"))) ?? "{}") as {
+            license?: unknown;
+          }
+        ).license;
+        if (typeof declared === "string") licence = flagOfDeclared(declared);
+      }
+      units = await extractCodeRegions(input.absolutePath, files);
+      context = await readmeContext(input.absolutePath, files);
+      break;
+    }
+    case "article": {
+      const data = await readFile(input.absolutePath);
+      hash = { sha256: sha256(data), bytes: data.length };
+      const article = readArticle(data.toString("utf8"));
+      if (article.declaredLicence !== null)
+        licence = flagOfDeclared(
+          recogniseLicence(article.declaredLicence).licence ?? article.declaredLicence,
+        );
+      if (licence.flag === "unknown") licence = await sidecarLicence(input.absolutePath);
+      units = paragraphUnits(article);
+      context = `Title: ${article.title}`;
+      break;
+    }
+    case "video": {
+      const data = await readFile(input.absolutePath);
+      hash = { sha256: sha256(data), bytes: data.length };
+      licence = await sidecarLicence(input.absolutePath);
+      const stem = input.absolutePath.slice(
+        0,
+        input.absolutePath.length - extname(input.absolutePath).length,
+      );
+      let cues: ReturnType<typeof parseSubtitles> = [];
+      for (const extension of [".srt", ".vtt"]) {
+        const subtitles = await readOptional(`${stem}${extension}`);
+        if (subtitles === undefined) continue;
+        cues = parseSubtitles(subtitles);
+        companions.push(
+          `${input.path.slice(0, input.path.length - extname(input.path).length)}${extension}`,
+        );
+        break;
+      }
+      const frames = join(workDir, "frames");
+      await mkdir(frames, { recursive: true });
+      units = await extractVideoUnits(input.absolutePath, cues, frames);
+      context =
+        cues.length === 0
+          ? "(no transcript)"
+          : `Transcript:\n${cues.map((cue) => cue.text).join("\n")}`;
+      break;
+    }
+    case "image": {
+      const data = await readFile(input.absolutePath);
+      hash = { sha256: sha256(data), bytes: data.length };
+      licence = await sidecarLicence(input.absolutePath);
+      const caption = await readOptional(`${input.absolutePath}.txt`);
+      const imagePath = await normaliseImage(input.absolutePath, workDir);
+      units = [
+        {
+          index: 0,
+          kind: "image",
+          locator: "image",
+          text: caption?.trim() ?? "",
+          imagePath,
+          mediaType: imagePath.endsWith(".png")
+            ? "image/png"
+            : (IMAGE_EXTENSIONS.get(extname(imagePath).toLowerCase()) ??
+              "application/octet-stream"),
+        },
+      ];
+      context = caption === undefined ? "" : `Caption: ${caption.trim()}`;
+      break;
+    }
+  }
+  if (input.declaredLicence !== undefined) licence = flagOfDeclared(input.declaredLicence);
+  const record: ResourceRecord = {
+    path: input.path,
+    type: input.type,
+    sha256: hash.sha256,
+    bytes: hash.bytes,
+    licence: licence.licence,
+    licence_flag: licence.flag,
+    companions,
+  };
+  return { record, absolutePath: input.absolutePath, context, units };
+}
+
+/**
+ * Image preprocessing: at most 1024 px wide, PNG, via ffmpeg when installed (so every model
+ * gets the same bounded input); the original file otherwise.
+ */
+async function normaliseImage(path: string, workDir: string): Promise<string> {
+  await mkdir(workDir, { recursive: true });
+  const output = join(workDir, `${basename(path, extname(path))}.png`);
+  const result = await runProcess(
+    "ffmpeg",
+    [
+      "-nostdin",
+      "-v",
+      "error",
+      "-y",
+      "-i",
+      path,
+      "-vf",
+      `scale='min(${MAX_IMAGE_WIDTH},iw)':-2`,
+      "-frames:v",
+      "1",
+      output,
+    ],
+    { timeoutMs: 60_000 },
+  );
+  return result.exitCode === 0 ? output : path;
+}

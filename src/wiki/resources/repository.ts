@@ -1,0 +1,194 @@
+/**
+ * Repository connector: code regions by AST (tree-sitter grammars as WebAssembly), with the
+ * README as context. A region is a top-level definition (function, class, …) of a source file;
+ * regions are numbered in path order, then source order, which makes the numbering stable.
+ */
+import { createHash } from "node:crypto";
+import { readdir, readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { dirname, extname, join, relative } from "node:path";
+import type { ExtractedUnit } from "./types.js";
+
+/** Grammar file (in tree-sitter-wasms) and the top-level node types that count as a region. */
+const grammars: Readonly<
+  Record<string, { grammar: string; language: string; nodes: readonly string[] }>
+> = {
+  ".py": {
+    grammar: "python",
+    language: "python",
+    nodes: ["function_definition", "class_definition", "decorated_definition"],
+  },
+  ".js": {
+    grammar: "javascript",
+    language: "javascript",
+    nodes: ["function_declaration", "class_declaration", "export_statement", "lexical_declaration"],
+  },
+  ".mjs": {
+    grammar: "javascript",
+    language: "javascript",
+    nodes: ["function_declaration", "class_declaration", "export_statement", "lexical_declaration"],
+  },
+  ".ts": {
+    grammar: "typescript",
+    language: "typescript",
+    nodes: [
+      "function_declaration",
+      "class_declaration",
+      "export_statement",
+      "lexical_declaration",
+      "interface_declaration",
+    ],
+  },
+  ".sh": { grammar: "bash", language: "bash", nodes: ["function_definition"] },
+  ".go": {
+    grammar: "go",
+    language: "go",
+    nodes: ["function_declaration", "method_declaration", "type_declaration"],
+  },
+  ".rs": {
+    grammar: "rust",
+    language: "rust",
+    nodes: ["function_item", "struct_item", "impl_item", "enum_item"],
+  },
+};
+
+const SKIPPED_FOLDERS = new Set([
+  ".git",
+  "node_modules",
+  "__pycache__",
+  ".venv",
+  "dist",
+  "build",
+  "target",
+]);
+const MAX_FILES = 2_000;
+const MAX_FILE_BYTES = 512 * 1024;
+const README_CONTEXT_CHARS = 4_000;
+
+// web-tree-sitter is CommonJS (`export =`); load it through require to keep strict ESM settings.
+type ParserClass = typeof import("web-tree-sitter");
+type Language = import("web-tree-sitter").Language;
+type SyntaxNode = import("web-tree-sitter").SyntaxNode;
+const Parser = createRequire(import.meta.url)("web-tree-sitter") as ParserClass;
+
+let initialised: Promise<void> | undefined;
+const languages = new Map<string, Promise<Language>>();
+
+function grammarPath(name: string): string {
+  const require = createRequire(import.meta.url);
+  return join(
+    dirname(require.resolve("tree-sitter-wasms/package.json")),
+    "out",
+    `tree-sitter-${name}.wasm`,
+  );
+}
+
+async function languageFor(name: string): Promise<Language> {
+  initialised ??= Parser.init();
+  await initialised;
+  const cached = languages.get(name);
+  if (cached !== undefined) return cached;
+  const loaded = Parser.Language.load(grammarPath(name));
+  languages.set(name, loaded);
+  return loaded;
+}
+
+/** Files of a repository (relative, forward slashes, sorted), without VCS and dependency folders. */
+export async function repositoryFiles(root: string): Promise<string[]> {
+  const files: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    const dirents = await readdir(dir, { withFileTypes: true });
+    dirents.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0));
+    for (const dirent of dirents) {
+      if (files.length >= MAX_FILES) return;
+      const path = join(dir, dirent.name);
+      if (dirent.isDirectory()) {
+        if (!SKIPPED_FOLDERS.has(dirent.name)) await walk(path);
+      } else if (dirent.isFile()) files.push(relative(root, path).split("\\").join("/"));
+    }
+  };
+  await walk(root);
+  return files.sort();
+}
+
+/** A repository's content hash: SHA-256 over each file's path and SHA-256, in path order. */
+export async function repositoryHash(
+  root: string,
+  files: readonly string[],
+): Promise<{ sha256: string; bytes: number }> {
+  const hash = createHash("sha256");
+  let bytes = 0;
+  for (const file of files) {
+    const data = await readFile(join(root, file));
+    bytes += data.length;
+    hash.update(`${file}\0${createHash("sha256").update(data).digest("hex")}\n`);
+  }
+  return { sha256: hash.digest("hex"), bytes };
+}
+
+function nameOf(node: SyntaxNode): string {
+  const named =
+    node.childForFieldName("name") ??
+    node.childForFieldName("declaration")?.childForFieldName("name");
+  if (named !== null && named !== undefined) return named.text;
+  for (const child of node.namedChildren) {
+    const inner = child.childForFieldName("name");
+    if (inner !== null) return inner.text;
+  }
+  return "";
+}
+
+/** Top-level definitions of every source file with a known grammar. */
+export async function extractCodeRegions(
+  root: string,
+  files: readonly string[],
+): Promise<ExtractedUnit[]> {
+  const units: ExtractedUnit[] = [];
+  initialised ??= Parser.init();
+  await initialised;
+  const parser = new Parser();
+  try {
+    for (const file of files) {
+      const grammar = grammars[extname(file).toLowerCase()];
+      if (grammar === undefined) continue;
+      const data = await readFile(join(root, file));
+      if (data.length > MAX_FILE_BYTES) continue;
+      parser.setLanguage(await languageFor(grammar.grammar));
+      const tree = parser.parse(data.toString("utf8"));
+      try {
+        for (const node of tree.rootNode.namedChildren) {
+          if (!grammar.nodes.includes(node.type)) continue;
+          // A JavaScript `const x = 1` is not a procedure; keep declarations of functions only.
+          if (node.type === "lexical_declaration" && !/=>|function/.test(node.text)) continue;
+          const name = nameOf(node);
+          const start = node.startPosition.row + 1;
+          const end = node.endPosition.row + 1;
+          units.push({
+            index: units.length,
+            kind: "code-region",
+            locator: `${file}:${start}-${end} ${node.type}${name === "" ? "" : ` ${name}`}`,
+            text: node.text,
+            language: grammar.language,
+          });
+        }
+      } finally {
+        tree.delete();
+      }
+    }
+  } finally {
+    parser.delete();
+  }
+  return units;
+}
+
+/** The README (or docs index) excerpt given to the distiller as context. */
+export async function readmeContext(root: string, files: readonly string[]): Promise<string> {
+  const readme =
+    files.find((file) => /^readme(\.md|\.rst|\.txt)?$/i.test(file)) ??
+    files.find((file) => /^docs\/(index|readme)\.md$/i.test(file));
+  if (readme === undefined) return "";
+  const text = await readFile(join(root, readme), "utf8");
+  return `${readme}:\n${text.slice(0, README_CONTEXT_CHARS)}`;
+}
+
+export const LICENCE_FILE_PATTERN = /^(licen[cs]e|copying)(\.md|\.txt)?$/i;

@@ -1,0 +1,262 @@
+/**
+ * Finding skills in two stages. Stage 1: BM25 over name ⊕ tags ⊕ applicability ⊕ category
+ * path gives a shortlist of K (verified entries only unless asked). Stage 2: a model reads
+ * compact cards of the shortlist and selects at most n, zero allowed, with a one-line reason
+ * each. Other strategies for comparison: bm25-only (top n of the shortlist), random (seeded,
+ * from every eligible entry) and none.
+ */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { z } from "zod";
+import { UnsupportedError } from "../core/errors.js";
+import { packageRoot } from "../core/paths.js";
+import type { ModelClient } from "../model/index.js";
+import { Bm25Index } from "./bm25.js";
+import type { SkillMeta, Thresholds } from "./meta.js";
+import { listEntries, readWikiManifest, type WikiEntry } from "./store.js";
+
+export const selectionStrategies = ["select", "bm25-only", "random", "none", "embedding"] as const;
+export type SelectionStrategy = (typeof selectionStrategies)[number];
+
+/** The metadata card a selector (or an MCP client) reads: a few hundred tokens at most. */
+export interface SkillCard {
+  readonly skill_id: string;
+  readonly skill_name: string;
+  readonly domain: string;
+  readonly category_path: string[];
+  readonly tags: string[];
+  readonly applicability: string;
+  readonly modalities: string[];
+  readonly exec_ok: boolean | "unknown";
+  readonly validation_status: string;
+}
+
+const CARD_APPLICABILITY_CHARS = 600;
+
+export function cardOf(meta: SkillMeta): SkillCard {
+  return {
+    skill_id: meta.skill_id,
+    skill_name: meta.skill_name,
+    domain: meta.domain,
+    category_path: meta.category_path,
+    tags: meta.tags,
+    applicability:
+      meta.applicability.length > CARD_APPLICABILITY_CHARS
+        ? `${meta.applicability.slice(0, CARD_APPLICABILITY_CHARS)}…`
+        : meta.applicability,
+    modalities: meta.modalities_present,
+    exec_ok: meta.exec_ok,
+    validation_status: meta.validation_status,
+  };
+}
+
+/** The text stage 1 indexes for a card: name ⊕ tags ⊕ applicability ⊕ category path. */
+export function indexedText(
+  card: Pick<SkillCard, "skill_name" | "tags" | "applicability" | "category_path">,
+): string {
+  return [
+    card.skill_name,
+    card.tags.join(" "),
+    card.applicability,
+    card.category_path.join(" "),
+  ].join("\n");
+}
+
+export interface ShortlistHit {
+  readonly card: SkillCard;
+  readonly score: number;
+}
+
+/** An in-memory search over a wiki's cards; built once, queried many times (the MCP server keeps one). */
+export class WikiSearch {
+  private constructor(
+    readonly entries: readonly WikiEntry[],
+    readonly thresholds: Thresholds,
+    private readonly index: Bm25Index,
+    private readonly verified: Uint8Array,
+  ) {}
+
+  static async open(root: string, domain?: string): Promise<WikiSearch> {
+    const manifest = await readWikiManifest(root);
+    const entries = await listEntries(root, domain);
+    return WikiSearch.fromEntries(entries, manifest.thresholds);
+  }
+
+  static fromEntries(entries: readonly WikiEntry[], thresholds: Thresholds): WikiSearch {
+    const index = Bm25Index.build(
+      entries.map((entry) => indexedText(entry.meta)),
+      { k1: thresholds.bm25_k1, b: thresholds.bm25_b },
+    );
+    const verified = Uint8Array.from(entries, (entry) =>
+      entry.meta.validation_status === "verified" ? 1 : 0,
+    );
+    return new WikiSearch(entries, thresholds, index, verified);
+  }
+
+  /** Stage 1: the BM25 shortlist (K from the wiki's thresholds unless given). */
+  shortlist(
+    query: string,
+    options: { k?: number; includeUnverified?: boolean } = {},
+  ): ShortlistHit[] {
+    const k = options.k ?? this.thresholds.shortlist_k;
+    const hits = this.index.search(
+      query,
+      k,
+      options.includeUnverified === true ? undefined : this.verified,
+    );
+    return hits.map((hit) => {
+      const entry = this.entries[hit.doc];
+      if (entry === undefined) throw new RangeError(`no entry ${hit.doc}`);
+      return { card: cardOf(entry.meta), score: hit.score };
+    });
+  }
+
+  eligible(includeUnverified: boolean): WikiEntry[] {
+    return this.entries.filter(
+      (entry) => includeUnverified || entry.meta.validation_status === "verified",
+    );
+  }
+}
+
+export const selectionSchema = z.object({
+  selections: z.array(z.object({ skill_id: z.string(), reason: z.string() })),
+});
+
+export interface Selection {
+  readonly card: SkillCard;
+  readonly reason: string;
+}
+
+export interface SearchResult {
+  readonly query: string;
+  readonly strategy: SelectionStrategy;
+  readonly shortlist: ShortlistHit[];
+  readonly selected: Selection[];
+  /** Ids the selector named that were not in the shortlist (dropped). */
+  readonly rejected_ids: string[];
+}
+
+async function selectorPrompt(max: number): Promise<string> {
+  const text = await readFile(join(packageRoot(), "prompts", "wiki", "selector.md"), "utf8");
+  return text.replaceAll("{{max}}", String(max));
+}
+
+export function renderCards(hits: readonly ShortlistHit[]): string {
+  return hits
+    .map(
+      ({ card }) =>
+        `skill_id: ${card.skill_id}\nname: ${card.skill_name}\ncategory: ${card.category_path.join(" / ")}\ntags: ${card.tags.join(", ")}\nwhen to use: ${card.applicability}\nmodalities: ${card.modalities.join(", ")}; exec_ok: ${String(card.exec_ok)}`,
+    )
+    .join("\n---\n");
+}
+
+/** Stage 2: the model picks at most `max` cards; its answer is checked against the shortlist. */
+export async function selectFromShortlist(
+  model: ModelClient,
+  query: string,
+  shortlist: readonly ShortlistHit[],
+  max: number,
+): Promise<{ selected: Selection[]; rejected_ids: string[] }> {
+  if (shortlist.length === 0) return { selected: [], rejected_ids: [] };
+  const result = await model.generateObject(selectionSchema, {
+    role: "wiki-selector",
+    system: await selectorPrompt(max),
+    prompt: `Task: ${query}\n\nShortlist (${shortlist.length} skill cards):\n${renderCards(shortlist)}`,
+    temperature: 0,
+  });
+  const byId = new Map(shortlist.map((hit) => [hit.card.skill_id, hit.card]));
+  const selected: Selection[] = [];
+  const rejected: string[] = [];
+  for (const pick of result.object.selections) {
+    const card = byId.get(pick.skill_id.trim());
+    if (card === undefined) {
+      rejected.push(pick.skill_id);
+      continue;
+    }
+    if (selected.some((each) => each.card.skill_id === card.skill_id)) continue;
+    if (selected.length >= max) break;
+    selected.push({ card, reason: (pick.reason.split("\n")[0] ?? "").trim().slice(0, 240) });
+  }
+  return { selected, rejected_ids: rejected };
+}
+
+/** Seeded Fisher–Yates prefix: the random strategy's picks are reproducible. */
+function seededSample<T>(items: readonly T[], count: number, seed: number): T[] {
+  let state = seed >>> 0;
+  const random = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const copy = [...items];
+  const picked: T[] = [];
+  for (let index = 0; index < Math.min(count, copy.length); index += 1) {
+    const chosen = index + Math.floor(random() * (copy.length - index));
+    [copy[index], copy[chosen]] = [copy[chosen] as T, copy[index] as T];
+    picked.push(copy[index] as T);
+  }
+  return picked;
+}
+
+export interface SearchOptions {
+  readonly strategy?: SelectionStrategy;
+  readonly model?: ModelClient;
+  readonly includeUnverified?: boolean;
+  readonly k?: number;
+  readonly max?: number;
+  readonly seed?: number;
+}
+
+export async function searchSkills(
+  search: WikiSearch,
+  query: string,
+  options: SearchOptions = {},
+): Promise<SearchResult> {
+  const strategy = options.strategy ?? "bm25-only";
+  const max = options.max ?? search.thresholds.select_max;
+  const shortlist = search.shortlist(query, {
+    ...(options.k === undefined ? {} : { k: options.k }),
+    ...(options.includeUnverified === undefined
+      ? {}
+      : { includeUnverified: options.includeUnverified }),
+  });
+  const base = { query, strategy, shortlist, rejected_ids: [] as string[] };
+  switch (strategy) {
+    case "none":
+      return { ...base, selected: [] };
+    case "bm25-only":
+      return {
+        ...base,
+        selected: shortlist
+          .slice(0, max)
+          .map((hit) => ({ card: hit.card, reason: `BM25 score ${hit.score.toFixed(3)}` })),
+      };
+    case "random": {
+      const picks = seededSample(
+        search.eligible(options.includeUnverified === true),
+        max,
+        options.seed ?? 0,
+      );
+      return {
+        ...base,
+        selected: picks.map((entry) => ({ card: cardOf(entry.meta), reason: "random pick" })),
+      };
+    }
+    case "select": {
+      if (options.model === undefined)
+        throw new UnsupportedError(
+          "wiki.select.no-model",
+          "selection needs a model (--model <spec>)",
+        );
+      const selected = await selectFromShortlist(options.model, query, shortlist, max);
+      return { ...base, ...selected };
+    }
+    case "embedding":
+      throw new UnsupportedError(
+        "wiki.select.no-embedding",
+        "embedding similarity needs an embedding model, and none is configured in this version; use select, bm25-only, random or none",
+      );
+  }
+}

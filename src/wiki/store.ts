@@ -1,0 +1,333 @@
+/**
+ * The wiki on disk: `<wiki>/wiki.json` (frozen thresholds), and per domain
+ * `<wiki>/<domain>/{taxonomy.json, resources.json, <skill_id>/}` where each entry folder holds
+ * `source/`, `text/overview.md`, `visual/`, `code/` and `meta.json`.
+ *
+ * Entries appear atomically: an entry is written completely into a staging folder inside the
+ * domain folder, then renamed into place, so a crash leaves at most a dot-named staging folder
+ * that readers skip. One builder at a time: `<wiki>/.build.lock` is created exclusively.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import type { z } from "zod";
+import { InfrastructureError, InputError } from "../core/errors.js";
+import { writeFileAtomic } from "../core/fs.js";
+import {
+  defaultThresholds,
+  type ModalityName,
+  type ResourceManifest,
+  resourceManifestSchema,
+  SKILL_ID_ENCODING,
+  type SkillMeta,
+  skillMetaSchema,
+  type Taxonomy,
+  type TaxonomyNode,
+  type Thresholds,
+  taxonomySchema,
+  WIKI_FORMAT_VERSION,
+  type WikiManifest,
+  wikiManifestSchema,
+} from "./meta.js";
+
+export const WIKI_MANIFEST_FILE = "wiki.json";
+export const TAXONOMY_FILE = "taxonomy.json";
+export const RESOURCE_MANIFEST_FILE = "resources.json";
+export const CAPABILITIES_FILE = "capabilities.json";
+export const LOCK_FILE = ".build.lock";
+export const META_FILE = "meta.json";
+export const OVERVIEW_FILE = "text/overview.md";
+
+export interface WikiEntry {
+  /** Absolute path of the entry folder. */
+  readonly dir: string;
+  readonly meta: SkillMeta;
+}
+
+/** Read a JSON file and validate it; a problem names the file and the field. */
+export async function readJsonFile<T>(path: string, schema: z.ZodType<T>): Promise<T> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (cause) {
+    throw new InputError("wiki.file.unreadable", "cannot read the file", { file: path }, { cause });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (cause) {
+    throw new InputError(
+      "wiki.file.syntax",
+      `not valid JSON: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { file: path },
+      { cause },
+    );
+  }
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const field = issue === undefined || issue.path.length === 0 ? undefined : issue.path.join(".");
+  throw new InputError("wiki.file.invalid", issue?.message ?? "does not match the expected shape", {
+    file: path,
+    ...(field === undefined ? {} : { field }),
+  });
+}
+
+export function jsonText(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The wiki's manifest. The first build writes it with the given thresholds; afterwards it is
+ * frozen: thresholds passed to a later build are ignored in favour of the recorded ones, so
+ * nothing learnt from an evaluation can shift the acceptance predicate.
+ */
+export async function loadOrCreateWikiManifest(
+  root: string,
+  thresholds: Thresholds = defaultThresholds,
+  now: () => Date = () => new Date(),
+): Promise<{ manifest: WikiManifest; created: boolean }> {
+  const path = join(root, WIKI_MANIFEST_FILE);
+  if (await exists(path))
+    return { manifest: await readJsonFile(path, wikiManifestSchema), created: false };
+  const manifest: WikiManifest = {
+    format: WIKI_FORMAT_VERSION,
+    created: now().toISOString(),
+    thresholds,
+    skill_id_encoding: SKILL_ID_ENCODING,
+  };
+  await writeFileAtomic(path, jsonText(manifest));
+  return { manifest, created: true };
+}
+
+/** The manifest of an existing wiki; an `InputError` when `root` is not a wiki. */
+export async function readWikiManifest(root: string): Promise<WikiManifest> {
+  const path = join(root, WIKI_MANIFEST_FILE);
+  if (!(await exists(path)))
+    throw new InputError(
+      "wiki.missing",
+      `not a skill wiki (no ${WIKI_MANIFEST_FILE}); build one with \`skillsmith wiki build\``,
+      { file: root },
+    );
+  return readJsonFile(path, wikiManifestSchema);
+}
+
+export interface BuildLock {
+  readonly path: string;
+  release(): Promise<void>;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Take the wiki's build lock. A lock held by a live process refuses the build; a lock left by
+ * a process that no longer exists on this host (a crash) is taken over.
+ */
+export async function acquireBuildLock(root: string): Promise<BuildLock> {
+  await mkdir(root, { recursive: true });
+  const path = join(root, LOCK_FILE);
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    try {
+      const handle = await open(path, "wx");
+      await handle.writeFile(jsonText({ pid: process.pid, started: new Date().toISOString() }));
+      await handle.close();
+      return { path, release: () => rm(path, { force: true }) };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      let holder: { pid?: unknown } = {};
+      try {
+        holder = JSON.parse(await readFile(path, "utf8")) as { pid?: unknown };
+      } catch {
+        // Unreadable or half-written: treat as held, the holder may be writing it right now.
+      }
+      const pid = typeof holder.pid === "number" ? holder.pid : undefined;
+      if (pid !== undefined && pid !== process.pid && !processAlive(pid)) {
+        await rm(path, { force: true });
+        continue;
+      }
+      throw new InfrastructureError(
+        "wiki.locked",
+        `another build holds the wiki lock ${path}${pid === undefined ? "" : ` (process ${pid})`}; wait for it to finish, or delete the file if no build is running`,
+        { data: { lock: path, ...(pid === undefined ? {} : { pid }) } },
+      );
+    }
+  }
+  throw new InfrastructureError("wiki.locked", `cannot take the wiki lock ${path}`);
+}
+
+/** Domains of a wiki: its folders that hold a taxonomy or entries (dot folders skipped). */
+export async function listDomains(root: string): Promise<string[]> {
+  const names: string[] = [];
+  for (const dirent of await readdir(root, { withFileTypes: true })) {
+    if (!dirent.isDirectory() || dirent.name.startsWith(".")) continue;
+    names.push(dirent.name);
+  }
+  return names.sort();
+}
+
+const entryFolderPattern = /^[0-9a-f]{40}$/;
+
+/** Every entry of one domain (or all domains), sorted by skill id. Staging folders are skipped. */
+export async function listEntries(root: string, domain?: string): Promise<WikiEntry[]> {
+  const domains = domain === undefined ? await listDomains(root) : [domain];
+  const entries: WikiEntry[] = [];
+  for (const each of domains) {
+    const domainDir = join(root, each);
+    if (!(await exists(domainDir))) continue;
+    for (const dirent of await readdir(domainDir, { withFileTypes: true })) {
+      if (!dirent.isDirectory() || !entryFolderPattern.test(dirent.name)) continue;
+      const dir = join(domainDir, dirent.name);
+      entries.push({ dir, meta: await readJsonFile(join(dir, META_FILE), skillMetaSchema) });
+    }
+  }
+  return entries.sort((left, right) =>
+    left.meta.skill_id < right.meta.skill_id
+      ? -1
+      : left.meta.skill_id > right.meta.skill_id
+        ? 1
+        : 0,
+  );
+}
+
+/** One entry by id, searched in every domain; undefined when absent. */
+export async function findEntry(root: string, id: string): Promise<WikiEntry | undefined> {
+  if (!entryFolderPattern.test(id)) return undefined;
+  for (const domain of await listDomains(root)) {
+    const dir = join(root, domain, id);
+    if (await exists(join(dir, META_FILE)))
+      return { dir, meta: await readJsonFile(join(dir, META_FILE), skillMetaSchema) };
+  }
+  return undefined;
+}
+
+export interface EntryContent {
+  readonly meta: SkillMeta;
+  /** Every file of the entry except meta.json, by path relative to the entry folder. */
+  readonly files: Readonly<Record<string, string | Uint8Array>>;
+}
+
+/**
+ * Write (or replace) an entry atomically: staged completely, meta.json validated, then renamed
+ * into place. A replaced entry is moved aside first and deleted after the swap.
+ */
+export async function writeEntry(root: string, content: EntryContent): Promise<string> {
+  const meta = skillMetaSchema.parse(content.meta);
+  const domainDir = join(root, meta.domain);
+  await mkdir(domainDir, { recursive: true });
+  const staging = join(domainDir, `.staging-${meta.skill_id}-${randomBytes(4).toString("hex")}`);
+  const target = join(domainDir, meta.skill_id);
+  try {
+    for (const folder of ["source", "text", "visual", "code"])
+      await mkdir(join(staging, folder), { recursive: true });
+    for (const [relative, data] of Object.entries(content.files)) {
+      if (
+        relative.split("/").some((segment) => segment === ".." || segment === "") ||
+        relative.startsWith("/")
+      )
+        throw new InputError(
+          "wiki.entry.path",
+          `entry file path "${relative}" must stay inside the entry`,
+        );
+      await mkdir(dirname(join(staging, relative)), { recursive: true });
+      await writeFile(join(staging, relative), data);
+    }
+    await writeFile(join(staging, META_FILE), jsonText(meta));
+    let aside: string | undefined;
+    if (await exists(target)) {
+      aside = join(domainDir, `.replaced-${meta.skill_id}-${randomBytes(4).toString("hex")}`);
+      await rename(target, aside);
+    }
+    await rename(staging, target);
+    if (aside !== undefined) await rm(aside, { recursive: true, force: true });
+    return target;
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/** Files of one modality of an entry, with their contents. */
+export async function readModality(
+  entry: WikiEntry,
+  modality: ModalityName,
+): Promise<{ path: string; data: Buffer }[]> {
+  const files: { path: string; data: Buffer }[] = [];
+  for (const relative of entry.meta.files[modality])
+    files.push({ path: relative, data: await readFile(join(entry.dir, relative)) });
+  return files;
+}
+
+/** Build the taxonomy tree of a domain from its entries (deterministic order). */
+export function taxonomyOf(domain: string, metas: readonly SkillMeta[]): Taxonomy {
+  const roots: TaxonomyNode[] = [];
+  const sorted = [...metas].sort((left, right) => (left.skill_id < right.skill_id ? -1 : 1));
+  for (const meta of sorted) {
+    let level = roots;
+    let node: TaxonomyNode | undefined;
+    for (const name of meta.category_path) {
+      node = level.find((candidate) => candidate.name === name);
+      if (node === undefined) {
+        node = { name, skills: [], children: [] };
+        level.push(node);
+      }
+      level = node.children;
+    }
+    node?.skills.push(meta.skill_id);
+  }
+  const sortTree = (nodes: TaxonomyNode[]) => {
+    nodes.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0));
+    for (const node of nodes) sortTree(node.children);
+  };
+  sortTree(roots);
+  return { format: WIKI_FORMAT_VERSION, domain, categories: roots };
+}
+
+export async function writeTaxonomy(root: string, domain: string): Promise<Taxonomy> {
+  const taxonomy = taxonomyOf(
+    domain,
+    (await listEntries(root, domain)).map((entry) => entry.meta),
+  );
+  await writeFileAtomic(join(root, domain, TAXONOMY_FILE), jsonText(taxonomy));
+  return taxonomy;
+}
+
+export async function readTaxonomy(root: string, domain: string): Promise<Taxonomy> {
+  const path = join(root, domain, TAXONOMY_FILE);
+  if (!(await exists(path))) return { format: WIKI_FORMAT_VERSION, domain, categories: [] };
+  return readJsonFile(path, taxonomySchema);
+}
+
+export async function writeResourceManifest(
+  root: string,
+  manifest: ResourceManifest,
+): Promise<void> {
+  await writeFileAtomic(
+    join(root, manifest.domain, RESOURCE_MANIFEST_FILE),
+    jsonText(resourceManifestSchema.parse(manifest)),
+  );
+}
+
+export async function readResourceManifest(
+  root: string,
+  domain: string,
+): Promise<ResourceManifest | undefined> {
+  const path = join(root, domain, RESOURCE_MANIFEST_FILE);
+  if (!(await exists(path))) return undefined;
+  return readJsonFile(path, resourceManifestSchema);
+}

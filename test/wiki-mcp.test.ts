@@ -1,0 +1,222 @@
+/**
+ * The wiki over MCP with the SDK's own client: over stdio against a spawned server process, and
+ * over streamable HTTP on 127.0.0.1 with the bearer token.
+ */
+import { existsSync } from "node:fs";
+import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runProcess } from "../src/core/process.js";
+import { UnavailableRunner } from "../src/wiki/gates.js";
+import { openWikiServer, serveWikiHttp } from "../src/wiki/mcp.js";
+import { handSkillId, handSkills, TINY_PNG, writeHandWiki } from "./wiki-support.js";
+
+/** The real CLI entry, run from source, as `skillsmith wiki serve-mcp --wiki <dir>`. */
+const cliEntry = join(import.meta.dirname, "..", "src", "cli", "main.ts");
+const serveMcp = (wiki: string) => [
+  "--import",
+  "tsx",
+  cliEntry,
+  "wiki",
+  "serve-mcp",
+  "--wiki",
+  wiki,
+];
+const hasBwrap = existsSync("/usr/bin/bwrap");
+let root: string;
+let client: Client;
+const idOf = (name: string) =>
+  handSkillId(handSkills.find((each) => each.name === name) ?? (handSkills[0] as never));
+
+type ToolResult = {
+  content: { type: string; text?: string; data?: string }[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+};
+
+async function call(name: string, args: Record<string, unknown>): Promise<ToolResult> {
+  return (await client.callTool({ name, arguments: args })) as ToolResult;
+}
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "skillsmith-wiki-mcp-"));
+  await writeHandWiki(join(root, "wiki"));
+  client = new Client({ name: "wiki-test", version: "1.0.0" });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: serveMcp(join(root, "wiki")),
+      stderr: "pipe",
+    }),
+  );
+}, 30_000);
+afterAll(async () => {
+  await client?.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+describe("MCP over stdio (spawned `skillsmith wiki serve-mcp`)", () => {
+  it("offers the five tools", async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual([
+      "apply",
+      "list_categories",
+      "list_skills",
+      "read_skill",
+      "search",
+    ]);
+  });
+
+  it("lists categories and paged verified cards", async () => {
+    const categories = await call("list_categories", { domain: "web-frontend" });
+    const domains = categories.structuredContent?.domains as { categories: { name: string }[] }[];
+    expect(domains[0]?.categories.map((node) => node.name)).toEqual([
+      "accessibility",
+      "components",
+      "layout",
+    ]);
+    const skills = await call("list_skills", {});
+    expect(skills.structuredContent?.total).toBe(4);
+    expect(skills.structuredContent?.next_cursor).toBeNull();
+    const layout = await call("list_skills", {
+      domain: "web-frontend",
+      category: "layout",
+      include_unverified: true,
+    });
+    expect(
+      ((layout.structuredContent?.skills as { skill_name: string }[] | undefined) ?? [])
+        .map((card) => card.skill_name)
+        .sort(),
+    ).toEqual(["Center with CSS grid", "Legacy float layout"]);
+  });
+
+  it("reads one modality: text, code, and images for visual", async () => {
+    const text = await call("read_skill", {
+      skill_id: idOf("Center with CSS grid"),
+      modality: "text",
+    });
+    expect(JSON.stringify(text.structuredContent)).toContain("How center with css grid works");
+    const code = await call("read_skill", {
+      skill_id: idOf("Center with CSS grid"),
+      modality: "code",
+    });
+    expect((code.structuredContent?.files as { text: string }[] | undefined)?.[0]?.text).toBe(
+      "printf 'centered:%s\\n' \"$(cat)\"\n",
+    );
+    const visual = await call("read_skill", {
+      skill_id: idOf("Check colour contrast"),
+      modality: "visual",
+    });
+    const image = visual.content.find((block) => block.type === "image");
+    expect(Buffer.from(image?.data ?? "", "base64").equals(TINY_PNG)).toBe(true);
+    const missing = await call("read_skill", { skill_id: "0".repeat(40), modality: "text" });
+    expect(missing.isError).toBe(true);
+  });
+
+  it("searches", async () => {
+    const result = await call("search", { query: "center with grid" });
+    const shortlist = result.structuredContent?.shortlist as { card: { skill_id: string } }[];
+    expect(shortlist[0]?.card.skill_id).toBe(idOf("Center with CSS grid"));
+    const select = await call("search", { query: "grid", select: true });
+    expect(select.isError).toBe(true);
+  });
+
+  it("applies a declared capability and returns not-applicable for a missing one", async () => {
+    const missing = await call("apply", {
+      skill_id: idOf("Center with CSS grid"),
+      capability: "render-page",
+    });
+    expect(missing.structuredContent).toEqual({
+      status: "not-applicable",
+      capability: "render-page",
+      skill_id: idOf("Center with CSS grid"),
+      reason: 'domain "web-frontend" does not offer the capability "render-page"',
+      available: ["run-code", "instructions"],
+    });
+    const noCode = await call("apply", {
+      skill_id: idOf("Responsive flexbox navigation bar"),
+      capability: "run-code",
+    });
+    expect(noCode.structuredContent?.status).toBe("not-applicable");
+    expect(noCode.structuredContent?.reason).toBe("the skill has no code");
+    const otherDomain = await call("apply", {
+      skill_id: idOf("Parse CSV rows"),
+      capability: "run-code",
+    });
+    expect(otherDomain.structuredContent?.status).toBe("not-applicable");
+    const instructions = await call("apply", {
+      skill_id: idOf("Check colour contrast"),
+      capability: "instructions",
+    });
+    expect(instructions.structuredContent?.status).toBe("applied");
+    const run = await call("apply", {
+      skill_id: idOf("Center with CSS grid"),
+      capability: "run-code",
+      input: { stdin: "box" },
+    });
+    if (hasBwrap)
+      expect(run.structuredContent).toMatchObject({
+        status: "applied",
+        output: { status: "passed" },
+      });
+    else expect(run.structuredContent?.status).toBe("not-applicable");
+  });
+});
+
+describe("MCP start-up and HTTP", () => {
+  it("refuses to start when a capability has no implementation", async () => {
+    const broken = join(root, "broken");
+    await cp(join(root, "wiki"), broken, { recursive: true });
+    await writeFile(
+      join(broken, "web-frontend", "capabilities.json"),
+      JSON.stringify({
+        format: 1,
+        domain: "web-frontend",
+        capabilities: [{ name: "render", description: "x", implementation: "builtin:render-page" }],
+      }),
+    );
+    const result = await runProcess(process.execPath, serveMcp(broken), {
+      timeoutMs: 30_000,
+    });
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain("capabilities.json");
+    expect(result.stderr).toContain('"builtin:render-page", which nothing implements');
+  });
+
+  it("serves streamable HTTP on loopback only with the bearer token", async () => {
+    const state = await openWikiServer(join(root, "wiki"), {
+      runner: new UnavailableRunner("not needed"),
+    });
+    const server = await serveWikiHttp(state);
+    try {
+      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+      const denied = await fetch(server.url, {
+        method: "POST",
+        body: "{}",
+        headers: { "content-type": "application/json" },
+      });
+      expect(denied.status).toBe(401);
+      const httpClient = new Client({ name: "wiki-http-test", version: "1.0.0" });
+      await httpClient.connect(
+        new StreamableHTTPClientTransport(new URL(server.url), {
+          requestInit: { headers: { authorization: `Bearer ${server.token}` } },
+        }),
+      );
+      const result = (await httpClient.callTool({
+        name: "search",
+        arguments: { query: "csv rows" },
+      })) as ToolResult;
+      expect(
+        (result.structuredContent?.shortlist as { card: { skill_name: string } }[] | undefined)?.[0]
+          ?.card.skill_name,
+      ).toBe("Parse CSV rows");
+      await httpClient.close();
+    } finally {
+      await server.close();
+    }
+  });
+});
