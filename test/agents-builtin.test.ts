@@ -16,7 +16,7 @@ import {
   type Fixture,
   SKILL_DESCRIPTION,
   SKILL_NAME,
-} from "./agents-support.js";
+} from "./support/agents.js";
 
 const TASK = "Fix the greeting in greeting.txt.";
 

@@ -19,7 +19,7 @@ import {
   SKILL_DESCRIPTION,
   SKILL_NAME,
   survivingProcesses,
-} from "./agents-support.js";
+} from "./support/agents.js";
 
 const TASK = "Fix the greeting in greeting.txt.";
 const SED = "sed -i 's/hullo/Hello/' greeting.txt";

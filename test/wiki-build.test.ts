@@ -23,7 +23,7 @@ import {
   readResourceManifest,
   readTaxonomy,
 } from "../src/wiki/store.js";
-import { answer, hasFfmpeg, skill, writeResources } from "./wiki-support.js";
+import { answer, hasFfmpeg, skill, writeResources } from "./support/wiki.js";
 
 const GOOD_PY =
   'import sys\nimport re\ntext = sys.stdin.read()\nprint("-".join(re.findall(r"[a-z0-9]+", text.lower())))\n';

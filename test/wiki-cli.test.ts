@@ -17,7 +17,7 @@ import { isSkillsmithError } from "../src/core/errors.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
 import { validateSkillFolder } from "../src/skill/index.js";
 import { skillId } from "../src/wiki/meta.js";
-import { answer, skill, writeResources } from "./wiki-support.js";
+import { answer, skill, writeResources } from "./support/wiki.js";
 
 interface Run {
   code: number;

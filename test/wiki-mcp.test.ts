@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runProcess } from "../src/core/process.js";
 import { UnavailableRunner } from "../src/wiki/gates.js";
 import { openWikiServer, serveWikiHttp } from "../src/wiki/mcp.js";
-import { handSkillId, handSkills, TINY_PNG, writeHandWiki } from "./wiki-support.js";
+import { handSkillId, handSkills, TINY_PNG, writeHandWiki } from "./support/wiki.js";
 
 /** The real CLI entry, run from source, as `skillsmith wiki serve-mcp --wiki <dir>`. */
 const cliEntry = join(import.meta.dirname, "..", "src", "cli", "main.ts");

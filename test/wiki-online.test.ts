@@ -20,7 +20,7 @@ import {
 } from "../src/wiki/online.js";
 import { searchSkills, WikiSearch } from "../src/wiki/search.js";
 import { listEntries } from "../src/wiki/store.js";
-import { answer, skill, writeHandWiki } from "./wiki-support.js";
+import { answer, skill, writeHandWiki } from "./support/wiki.js";
 
 let root: string;
 let server: ScriptedServer;

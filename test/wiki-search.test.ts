@@ -11,7 +11,7 @@ import { UnsupportedError } from "../src/core/errors.js";
 import { ModelClient } from "../src/model/client.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
 import { searchSkills, WikiSearch } from "../src/wiki/search.js";
-import { handSkillId, handSkills, writeHandWiki } from "./wiki-support.js";
+import { handSkillId, handSkills, writeHandWiki } from "./support/wiki.js";
 
 let root: string;
 let search: WikiSearch;

@@ -5,15 +5,15 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { runProcess } from "../src/core/process.js";
-import type { DistilledSkill } from "../src/wiki/distill.js";
-import { type SkillMeta, skillId } from "../src/wiki/meta.js";
+import { runProcess } from "../../src/core/process.js";
+import type { DistilledSkill } from "../../src/wiki/distill.js";
+import { type SkillMeta, skillId } from "../../src/wiki/meta.js";
 import {
   jsonText,
   loadOrCreateWikiManifest,
   writeEntry,
   writeTaxonomy,
-} from "../src/wiki/store.js";
+} from "../../src/wiki/store.js";
 
 export const hasFfmpeg = (await runProcess("ffmpeg", ["-version"])).exitCode === 0;
 export const hasGit = (await runProcess("git", ["--version"])).exitCode === 0;

@@ -6,8 +6,8 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { findAgentCli } from "../src/agents/cli-locate.js";
-import { runProcess } from "../src/core/process.js";
+import { findAgentCli } from "../../src/agents/cli-locate.js";
+import { runProcess } from "../../src/core/process.js";
 
 export const SKILL_NAME = "greeting-style";
 export const SKILL_DESCRIPTION = "How to write greetings in this project's text files.";
