@@ -1,4 +1,6 @@
 /** Skill evaluation: suites (load, validate) and importers of public benchmark layouts. */
+
+export * from "./analysis/index.js";
 export type {
   ImportProblem,
   ImportResult,
@@ -15,6 +17,8 @@ export {
   testFileName,
 } from "./import/swe-skills-bench.js";
 export { parseToml, TomlSyntaxError, type TomlTable, type TomlValue } from "./import/toml.js";
+export * from "./run/index.js";
+export * from "./store/index.js";
 export * from "./suite/layout.js";
 export { formatSuiteProblem, loadSuite, repositoryName, validateSuite } from "./suite/load.js";
 export {

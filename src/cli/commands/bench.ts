@@ -1,12 +1,21 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import type { ImportResult } from "../../bench/index.js";
+import type { Configuration, ImportResult, SandboxKind } from "../../bench/index.js";
 import {
+  AGENT_KINDS,
+  type AgentKind,
+  createProgressRenderer,
+  defaultRunDir,
   formatSuiteProblem,
   importHarbor,
   importSweSkillsBench,
+  loadSuite,
+  renderReportText,
+  reportRunDir,
+  runSuite,
   validateSuite,
 } from "../../bench/index.js";
+import { UsageError } from "../../core/errors.js";
 import { type CliIo, type CommandContext, log, printJson, printLines } from "../context.js";
 
 /** Exit code when an import produced nothing (a usage or input problem, as documented). */
@@ -154,4 +163,219 @@ export function registerBench(program: Command, context: CommandContext): void {
       }
       if (!validation.valid) context.exit(1);
     });
+
+  registerRunAndReport(bench, context);
+}
+
+function positiveInteger(flag: string): (value: string) => number {
+  return (value) => {
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < 1) {
+      throw new UsageError("option-invalid", `${flag} expects a positive integer (got "${value}")`);
+    }
+    return parsed;
+  };
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** Model endpoints for agents that talk to one, from the variables their own clients read. */
+function endpointFromEnvironment(
+  env: Readonly<Record<string, string | undefined>>,
+): (configuration: Configuration) => { baseUrl?: string; apiKey?: string } | undefined {
+  return (configuration) => {
+    const names =
+      configuration.agent === "claude-code" ||
+      (configuration.agent === "builtin" && configuration.model?.startsWith("anthropic:") === true)
+        ? { baseUrl: "ANTHROPIC_BASE_URL", apiKey: "ANTHROPIC_API_KEY" }
+        : configuration.agent === "codex" || configuration.agent === "builtin"
+          ? { baseUrl: "OPENAI_BASE_URL", apiKey: "OPENAI_API_KEY" }
+          : undefined;
+    if (names === undefined) return undefined;
+    const baseUrl = env[names.baseUrl];
+    const apiKey = env[names.apiKey];
+    return {
+      ...(baseUrl === undefined || baseUrl === "" ? {} : { baseUrl }),
+      ...(apiKey === undefined || apiKey === "" ? {} : { apiKey }),
+    };
+  };
+}
+
+interface RunOptions {
+  agent?: string;
+  model?: string;
+  config?: string[];
+  concurrency?: number;
+  repeats?: number;
+  budgetUsd?: string;
+  out?: string;
+  predictions?: string;
+  sandbox: string;
+  unsafeNoSandbox?: boolean;
+  maxAttempts?: number;
+  resume?: boolean;
+  json?: boolean;
+}
+
+function registerRunAndReport(bench: Command, context: CommandContext): void {
+  const { io } = context;
+  bench
+    .command("run")
+    .description(
+      "Run every configuration × skill × requirement × arm (without, with) not yet stored, and print the verdicts; re-running resumes",
+    )
+    .argument("<suite>", "the suite folder")
+    .option(
+      "--agent <name>",
+      `replace the agent of every configuration (${AGENT_KINDS.join(", ")})`,
+    )
+    .option(
+      "--model <spec>",
+      "replace the model of every configuration (e.g. anthropic:claude-sonnet-4-5)",
+    )
+    .option("--config <id>", "run only this configuration (repeatable)", collect)
+    .option(
+      "--concurrency <n>",
+      "runs at the same time (default 1)",
+      positiveInteger("--concurrency"),
+    )
+    .option(
+      "--repeats <n>",
+      "runs per requirement and arm (default 1)",
+      positiveInteger("--repeats"),
+    )
+    .option("--budget-usd <x>", "stop scheduling new runs once the recorded cost reaches this")
+    .option("--out <run-dir>", "run directory (default runs/<suite name>)")
+    .option("--predictions <file>", "recorded patches for the replay agent (JSONL)")
+    .option("--sandbox <kind>", "local (bubblewrap) | container | unsafe", "local")
+    .option(
+      "--unsafe-no-sandbox",
+      "run agents and verifiers without isolation (same as --sandbox unsafe)",
+    )
+    .option(
+      "--max-attempts <n>",
+      "attempts per run before an infrastructure failure gives up (default 3)",
+      positiveInteger("--max-attempts"),
+    )
+    .option(
+      "--resume",
+      "continue the run in --out (it must exist); re-running without it resumes too",
+    )
+    .option("--json", "print {run, report} as JSON on stdout")
+    .action(async (suitePath: string, options: RunOptions) => {
+      if (
+        options.agent !== undefined &&
+        !(AGENT_KINDS as readonly string[]).includes(options.agent)
+      ) {
+        throw new UsageError(
+          "option-invalid",
+          `--agent expects one of ${AGENT_KINDS.join(", ")} (got "${options.agent}")`,
+        );
+      }
+      const sandboxKind = options.unsafeNoSandbox === true ? "unsafe" : options.sandbox;
+      if (!["local", "container", "unsafe"].includes(sandboxKind)) {
+        throw new UsageError(
+          "option-invalid",
+          `--sandbox expects local, container or unsafe (got "${options.sandbox}")`,
+        );
+      }
+      let budgetUsd: number | undefined;
+      if (options.budgetUsd !== undefined) {
+        budgetUsd = Number(options.budgetUsd);
+        if (!Number.isFinite(budgetUsd) || budgetUsd < 0) {
+          throw new UsageError(
+            "option-invalid",
+            `--budget-usd expects a number ≥ 0 (got "${options.budgetUsd}")`,
+          );
+        }
+      }
+      const suite = await loadSuite(resolve(io.cwd, suitePath));
+      const runDir =
+        options.out === undefined ? defaultRunDir(io.cwd, suite) : resolve(io.cwd, options.out);
+      const terminal = (io as { readonly stderrIsTerminal?: boolean }).stderrIsTerminal === true;
+      const progress = createProgressRenderer(io.stderr, terminal && options.json !== true);
+      log(io, `run directory: ${runDir}`);
+      let summary: Awaited<ReturnType<typeof runSuite>>;
+      try {
+        summary = await runSuite({
+          suite,
+          runDir,
+          ...(options.config === undefined ? {} : { configs: options.config }),
+          ...(options.agent === undefined ? {} : { agentOverride: options.agent as AgentKind }),
+          ...(options.model === undefined ? {} : { modelOverride: options.model }),
+          ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+          ...(options.repeats === undefined ? {} : { repeats: options.repeats }),
+          ...(budgetUsd === undefined ? {} : { budgetUsd }),
+          ...(options.predictions === undefined
+            ? {}
+            : { predictions: resolve(io.cwd, options.predictions) }),
+          ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
+          ...(options.resume === true ? { resume: true } : {}),
+          sandbox: sandboxKind as SandboxKind,
+          modelEndpoint: endpointFromEnvironment(io.env),
+          commandLine: ["skillsmith", "bench", "run", suitePath, ...commandLineOptions(options)],
+          onProgress: progress.update,
+          onWarning: (message) => {
+            progress.finish();
+            log(io, message);
+          },
+        });
+      } finally {
+        progress.finish();
+      }
+      const report = await reportRunDir(runDir);
+      if (options.json === true) {
+        printJson(io, { run: summary, report });
+      } else {
+        printLines(io, renderReportText(report));
+        printLines(io, [
+          "",
+          `${summary.executed} run${summary.executed === 1 ? "" : "s"} scored now, ${summary.alreadyDone} already stored, ${summary.failed.length} failed; results in ${runDir}`,
+        ]);
+      }
+      if (summary.stoppedByBudget) {
+        log(
+          io,
+          `budget reached ($${summary.costUsd.toFixed(2)} ≥ $${budgetUsd}): ${summary.notScheduled} runs not started; raise --budget-usd and re-run to continue`,
+        );
+      }
+      if (summary.failed.length > 0) {
+        for (const failure of summary.failed) {
+          log(
+            io,
+            `failed after ${failure.attempts} attempts: ${failure.key.config}/${failure.key.skill}/${failure.key.requirement}/${failure.key.arm}#${failure.key.repeat}: ${failure.error}`,
+          );
+        }
+        context.exit(3);
+      }
+    });
+
+  bench
+    .command("report")
+    .description("Print the verdicts of a run directory: utility profiles, pooled figures, pairs")
+    .argument("<run-dir>", "a run directory written by `bench run`")
+    .option("--json", "print the report data as JSON")
+    .action(async (runDir: string, options: { json?: boolean }) => {
+      const report = await reportRunDir(resolve(io.cwd, runDir));
+      if (options.json === true) printJson(io, report);
+      else printLines(io, renderReportText(report));
+    });
+}
+
+function commandLineOptions(options: RunOptions): string[] {
+  const argv: string[] = [];
+  if (options.agent !== undefined) argv.push("--agent", options.agent);
+  if (options.model !== undefined) argv.push("--model", options.model);
+  for (const config of options.config ?? []) argv.push("--config", config);
+  if (options.concurrency !== undefined) argv.push("--concurrency", String(options.concurrency));
+  if (options.repeats !== undefined) argv.push("--repeats", String(options.repeats));
+  if (options.budgetUsd !== undefined) argv.push("--budget-usd", options.budgetUsd);
+  if (options.out !== undefined) argv.push("--out", options.out);
+  if (options.predictions !== undefined) argv.push("--predictions", options.predictions);
+  argv.push("--sandbox", options.unsafeNoSandbox === true ? "unsafe" : options.sandbox);
+  if (options.resume === true) argv.push("--resume");
+  if (options.json === true) argv.push("--json");
+  return argv;
 }

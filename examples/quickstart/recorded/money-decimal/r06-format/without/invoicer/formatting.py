@@ -1,0 +1,2 @@
+def format_amount(amount):
+    return f"{float(amount):,.2f}"

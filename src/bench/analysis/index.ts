@@ -1,0 +1,3 @@
+export * from "./load.js";
+export * from "./render.js";
+export * from "./report.js";

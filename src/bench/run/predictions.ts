@@ -1,0 +1,112 @@
+/**
+ * Recorded agent outputs for the `replay` agent: a JSONL file, one prediction per line,
+ * `{"skill","requirement","arm":"with"|"without","config"?,"patch":"<unified diff>"}`. A key with
+ * no prediction means the agent changed nothing.
+ */
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { z } from "zod";
+import { InputError } from "../../core/errors.js";
+import type { Arm } from "../store/results.js";
+
+const predictionSchema = z.strictObject({
+  skill: z.string().min(1),
+  requirement: z.string().min(1),
+  arm: z.enum(["with", "without"]),
+  config: z.string().min(1).optional(),
+  patch: z.string(),
+});
+
+export type Prediction = z.output<typeof predictionSchema>;
+
+export interface PredictionKey {
+  readonly config: string;
+  readonly skill: string;
+  readonly requirement: string;
+  readonly arm: Arm;
+}
+
+export class Predictions {
+  private constructor(
+    readonly file: string,
+    /** SHA-256 of the file's text, recorded in the run manifest. */
+    readonly digest: string,
+    private readonly byKey: ReadonlyMap<string, Prediction>,
+  ) {}
+
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  /**
+   * The patch for a run: a prediction naming the configuration wins over one without; no
+   * prediction at all is an empty patch (no change).
+   */
+  patchFor(key: PredictionKey): string {
+    return (
+      (this.byKey.get(mapKey(key.config, key)) ?? this.byKey.get(mapKey(undefined, key)))?.patch ??
+      ""
+    );
+  }
+
+  /** Parse JSONL text; a malformed line is an InputError naming the file and line. */
+  static parse(text: string, file: string): Predictions {
+    const byKey = new Map<string, Prediction>();
+    const lines = text.split("\n");
+    for (const [index, raw] of lines.entries()) {
+      const line = index + 1;
+      if (raw.trim() === "") continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(raw);
+      } catch (error) {
+        throw new InputError(
+          "predictions-json",
+          `not a JSON object (${error instanceof Error ? error.message : String(error)}); expected {"skill","requirement","arm":"with"|"without","config"?,"patch"}`,
+          { file, line },
+        );
+      }
+      const parsed = predictionSchema.safeParse(value);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        const field = issue === undefined ? undefined : issue.path.join(".");
+        throw new InputError(
+          "predictions-invalid",
+          `${issue?.message ?? "invalid prediction"}; expected {"skill","requirement","arm":"with"|"without","config"?,"patch":"<unified diff>"}`,
+          { file, line, ...(field === undefined || field === "" ? {} : { field }) },
+        );
+      }
+      const key = mapKey(parsed.data.config, parsed.data);
+      if (byKey.has(key)) {
+        throw new InputError(
+          "predictions-duplicate",
+          `a second prediction for skill "${parsed.data.skill}", requirement "${parsed.data.requirement}", arm "${parsed.data.arm}"${parsed.data.config === undefined ? "" : `, config "${parsed.data.config}"`}`,
+          { file, line },
+        );
+      }
+      byKey.set(key, parsed.data);
+    }
+    return new Predictions(file, createHash("sha256").update(text).digest("hex"), byKey);
+  }
+
+  static async read(file: string): Promise<Predictions> {
+    const text = await readFile(file, "utf8").catch((error: unknown) => {
+      throw new InputError(
+        "predictions-unreadable",
+        "cannot read the predictions file",
+        {
+          file,
+        },
+        { cause: error },
+      );
+    });
+    return Predictions.parse(text, file);
+  }
+}
+
+function mapKey(
+  config: string | undefined,
+  key: { readonly skill: string; readonly requirement: string; readonly arm: Arm },
+): string {
+  return JSON.stringify([config ?? null, key.skill, key.requirement, key.arm]);
+}

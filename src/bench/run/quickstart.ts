@@ -1,0 +1,101 @@
+/**
+ * The embedded default evaluation: `examples/quickstart` (two skills on a small bundled
+ * repository, ten requirements each) replayed from recorded patches, so the main job of
+ * skillsmith runs offline with no model in seconds.
+ */
+import { availableParallelism } from "node:os";
+import { join } from "node:path";
+import { packageRoot } from "../../core/paths.js";
+import type { SandboxV1 } from "../../env/index.js";
+import { reportRunDir } from "../analysis/load.js";
+import { renderReportText } from "../analysis/render.js";
+import type { BenchReport } from "../analysis/report.js";
+import { openSandbox, type RunProgress, type RunSuiteSummary, runSuite } from "./runner.js";
+
+export interface QuickstartEvaluationOptions {
+  readonly runDir: string;
+  readonly onProgress?: (progress: RunProgress) => void;
+  /** Notes for a person (the unsafe fallback warning among them). */
+  readonly onWarning?: (message: string) => void;
+  /** Default: the number of CPUs, at least 2. */
+  readonly concurrency?: number;
+  /** Where bases and workspaces are cached (default: the user's skillsmith cache). */
+  readonly cacheDir?: string;
+  readonly signal?: AbortSignal;
+}
+
+export interface QuickstartEvaluation {
+  readonly suite: string;
+  readonly predictions: string;
+  readonly runDir: string;
+  readonly sandbox: SandboxV1["kind"];
+  readonly summary: RunSuiteSummary;
+  readonly report: BenchReport;
+}
+
+/** Folder of the bundled quickstart (suite, bundle, predictions). */
+export function quickstartFolder(): string {
+  return join(packageRoot(), "examples", "quickstart");
+}
+
+/**
+ * Bubblewrap when it works here; otherwise the unsafe pass-through with a warning, which is
+ * acceptable only because replayed patches and our own verifiers run no untrusted code.
+ */
+async function quickstartSandbox(onWarning?: (message: string) => void): Promise<SandboxV1> {
+  try {
+    return await openSandbox("local");
+  } catch (error) {
+    onWarning?.(
+      `warning: bubblewrap is not usable here (${error instanceof Error ? error.message.split("\n")[0] : String(error)}); the quickstart runs its bundled verifiers without a sandbox`,
+    );
+    return openSandbox("unsafe");
+  }
+}
+
+/** Run (or resume) the quickstart evaluation in `runDir` and return its report data. */
+export async function runQuickstartEvaluation(
+  options: QuickstartEvaluationOptions,
+): Promise<QuickstartEvaluation> {
+  const folder = quickstartFolder();
+  const suite = join(folder, "suite");
+  const predictions = join(folder, "predictions.jsonl");
+  const sandbox = await quickstartSandbox(options.onWarning);
+  try {
+    const summary = await runSuite({
+      suite,
+      runDir: options.runDir,
+      predictions,
+      sandbox,
+      concurrency: options.concurrency ?? Math.max(2, availableParallelism()),
+      commandLine: ["skillsmith", "quickstart"],
+      ...(options.cacheDir === undefined ? {} : { cacheDir: options.cacheDir }),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+      ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
+    });
+    const report = await reportRunDir(options.runDir);
+    return { suite, predictions, runDir: summary.runDir, sandbox: sandbox.kind, summary, report };
+  } finally {
+    await sandbox.dispose?.();
+  }
+}
+
+/**
+ * The quickstart's text: what was evaluated (and that it replayed recorded patches), the verdict
+ * table and views from `renderReportText`, and the one-line change that runs a real agent.
+ */
+export function renderQuickstartText(evaluation: QuickstartEvaluation): string[] {
+  const { summary } = evaluation;
+  return [
+    `Evaluated ${evaluation.suite} by replaying the recorded patches in ${evaluation.predictions}`,
+    `(no model, no network; ${summary.executed} runs now, ${summary.alreadyDone} already stored; sandbox: ${evaluation.sandbox}).`,
+    "",
+    ...renderReportText(evaluation.report),
+    "",
+    `Results: ${evaluation.runDir} (skillsmith bench report ${evaluation.runDir})`,
+    "Run a real agent on the same suite instead of the recordings:",
+    `  skillsmith bench run ${evaluation.suite} --agent claude-code --model anthropic:claude-sonnet-4-5 --out runs/quickstart-claude-code`,
+    "  (or --agent codex --model openai:gpt-5, or --agent builtin --model anthropic:claude-haiku-4-5)",
+  ];
+}

@@ -1,0 +1,791 @@
+/**
+ * The paired runner (protocol A.5): for every configuration × skill × requirement × arm ×
+ * repeat not yet in the store, materialise a fresh workspace from the skill's prepared base,
+ * run the agent (the skill installed only in the `with` arm), run the verifier, and store the
+ * pass ratio bound to its trajectory. Infrastructure failures are attempts, retried up to a
+ * bound and never scored; timeouts score 0 and are flagged; agent errors score what the
+ * verifier finds.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, relative, resolve } from "node:path";
+import {
+  type AgentHarnessV1,
+  type AgentModel,
+  createHarness,
+  findAgentCli,
+  type Solution,
+  type Trajectory,
+} from "../../agents/index.js";
+import { isSkillsmithError, UsageError } from "../../core/errors.js";
+import { writeFileAtomic } from "../../core/fs.js";
+import { packageVersion } from "../../core/paths.js";
+import { runProcess } from "../../core/process.js";
+import {
+  createSandbox,
+  defaultCacheDir,
+  materialiseWorkspace,
+  type PreparedBase,
+  prepareBase,
+  type RepositorySource,
+  type SandboxV1,
+  treeDigest,
+} from "../../env/index.js";
+import { redactSecrets, secretsFromEnvironment } from "../../model/index.js";
+import {
+  MANIFEST_FORMAT,
+  mergeManifest,
+  type RunManifest,
+  readManifest,
+  writeManifest,
+} from "../store/manifest.js";
+import {
+  ARMS,
+  formatRunKey,
+  ResultsStore,
+  type RunKey,
+  type RunResult,
+  TRAJECTORIES_FOLDER,
+} from "../store/results.js";
+import { loadSuite } from "../suite/load.js";
+import type { AgentKind, Configuration } from "../suite/schema.js";
+import type { Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
+import { Predictions } from "./predictions.js";
+import { runSuiteVerifier } from "./verifier.js";
+
+export type SandboxKind = "local" | "container" | "unsafe";
+
+export interface ModelEndpoint {
+  readonly baseUrl?: string;
+  readonly apiKey?: string;
+}
+
+function endpointFor(
+  configuration: Configuration,
+  options: Pick<RunSuiteOptions, "modelEndpoint">,
+): ModelEndpoint | undefined {
+  const endpoint = options.modelEndpoint;
+  return typeof endpoint === "function" ? endpoint(configuration) : endpoint;
+}
+
+export interface RunProgress {
+  /** Runs this invocation has to do (excluding those already stored). */
+  readonly total: number;
+  /** Runs already stored before this invocation started. */
+  readonly alreadyDone: number;
+  /** Runs scored by this invocation. */
+  readonly done: number;
+  readonly running: number;
+  /** Runs given up after every attempt failed for infrastructure reasons. */
+  readonly failed: number;
+  /** Recorded cost in the whole run directory. */
+  readonly costUsd: number;
+  /** Estimated time to finish, once at least one run has finished. */
+  readonly etaMs?: number;
+  /** The run that just finished, when this update is about one. */
+  readonly last?: RunKey & { readonly status: string; readonly passRatio?: number };
+}
+
+export interface RunSuiteOptions {
+  /** A loaded suite, or the folder to load it from. */
+  readonly suite: Suite | string;
+  readonly runDir: string;
+  /** Configuration ids to run; all of the suite's when absent. */
+  readonly configs?: readonly string[];
+  /** Replace the agent of every selected configuration. */
+  readonly agentOverride?: AgentKind;
+  /** Replace the model of every selected configuration. */
+  readonly modelOverride?: string;
+  readonly concurrency?: number;
+  readonly repeats?: number;
+  readonly budgetUsd?: number;
+  /**
+   * Runs already stored are always skipped; `resume: true` additionally requires the run
+   * directory to hold an earlier run (so a typo in `--out` does not start afresh silently).
+   */
+  readonly resume?: boolean;
+  /** The replay agent's recorded patches: a parsed set or a JSONL file path. */
+  readonly predictions?: Predictions | string;
+  /** A sandbox, or the kind to create (default `local`, i.e. bubblewrap). */
+  readonly sandbox?: SandboxV1 | SandboxKind;
+  /** Attempts per run key before it is given up (infrastructure failures only). Default 3. */
+  readonly maxAttempts?: number;
+  /** Where prepared bases and workspaces live; `defaultCacheDir()` when absent. */
+  readonly cacheDir?: string;
+  /** Endpoint and key for model-backed agents (a local gateway, the scripted server in tests). */
+  readonly modelEndpoint?:
+    | ModelEndpoint
+    | ((configuration: Configuration) => ModelEndpoint | undefined);
+  /** Extra environment for agent processes. */
+  readonly agentEnv?: Readonly<Record<string, string>>;
+  /** Build the harness of a configuration (default: `createHarness` with this run's inputs). */
+  readonly harnessFor?: (
+    configuration: Configuration,
+    defaults: () => AgentHarnessV1,
+  ) => AgentHarnessV1;
+  /** Recorded in the manifest. */
+  readonly commandLine?: readonly string[];
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (progress: RunProgress) => void;
+  /** Notes worth showing a person (fallbacks, skipped skills). */
+  readonly onWarning?: (message: string) => void;
+}
+
+export interface RunFailure {
+  readonly key: RunKey;
+  readonly attempts: number;
+  readonly error: string;
+}
+
+export interface RunSuiteSummary {
+  readonly runDir: string;
+  readonly total: number;
+  readonly alreadyDone: number;
+  readonly executed: number;
+  readonly failed: readonly RunFailure[];
+  /** Runs not started because the budget was reached. */
+  readonly notScheduled: number;
+  readonly stoppedByBudget: boolean;
+  readonly aborted: boolean;
+  readonly costUsd: number;
+  readonly wallTimeMs: number;
+}
+
+/** Raw logs longer than this go to a file under `trajectories/` instead of the row. */
+const INLINE_LOG_LIMIT = 64 * 1024;
+const DEFAULT_MODELS: Partial<Record<AgentKind, string>> = {
+  "claude-code": "anthropic:claude-sonnet-4-5",
+  codex: "openai:gpt-5",
+};
+
+interface PlannedRun {
+  readonly key: RunKey;
+  readonly configuration: Configuration;
+  readonly skill: SuiteSkill;
+  readonly requirement: SuiteRequirement;
+}
+
+/** A failure that costs an attempt and is retried: never scored. */
+class InfraFailure extends Error {
+  constructor(
+    message: string,
+    readonly costUsd = 0,
+  ) {
+    super(message);
+  }
+}
+
+/** A function, not an inline check, so TypeScript does not narrow `aborted` across awaits. */
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+function isUserMistake(error: unknown): boolean {
+  return isSkillsmithError(error) && (error.family === "usage" || error.family === "input");
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function environmentSource(source: Suite["skills"][number]["repository"]): RepositorySource {
+  if (source === undefined) throw new UsageError("no-repository", "skill has no repository");
+  switch (source.source.kind) {
+    case "url":
+      return { kind: "git-url", url: source.source.url };
+    case "path":
+      return { kind: "local-path", path: source.source.path };
+    case "bundle":
+      return { kind: "bundle", path: source.source.path };
+  }
+}
+
+/** Configurations of this invocation: selected by id, then with the agent/model overrides. */
+export function effectiveConfigurations(
+  suite: Suite,
+  options: Pick<RunSuiteOptions, "configs" | "agentOverride" | "modelOverride">,
+): Configuration[] {
+  let selected = suite.configurations;
+  if (options.configs !== undefined && options.configs.length > 0) {
+    const known = new Set(suite.configurations.map((configuration) => configuration.id));
+    const unknown = options.configs.filter((id) => !known.has(id));
+    if (unknown.length > 0) {
+      throw new UsageError(
+        "run-config-unknown",
+        `unknown configuration ${unknown.map((id) => `"${id}"`).join(", ")}; the suite has: ${[...known].join(", ")}`,
+      );
+    }
+    selected = selected.filter((configuration) => options.configs?.includes(configuration.id));
+  }
+  return selected.map((configuration) => {
+    const agent = options.agentOverride ?? configuration.agent;
+    const changedAgent = agent !== configuration.agent;
+    const model = options.modelOverride ?? (changedAgent ? undefined : configuration.model);
+    const { model: _model, ...rest } = configuration;
+    return { ...rest, agent, ...(model === undefined ? {} : { model }) };
+  });
+}
+
+async function agentVersions(
+  configurations: readonly Configuration[],
+): Promise<Record<string, string>> {
+  const versions: Record<string, string> = {};
+  const binaries = new Set<"claude" | "codex">();
+  for (const configuration of configurations) {
+    if (configuration.agent === "claude-code") binaries.add("claude");
+    if (configuration.agent === "codex") binaries.add("codex");
+  }
+  for (const binary of binaries) {
+    const path = await findAgentCli(binary);
+    if (path === undefined) {
+      versions[binary] = "not installed";
+      continue;
+    }
+    const result = await runProcess(path, ["--version"], { timeoutMs: 20_000 });
+    versions[binary] = result.exitCode === 0 ? result.stdout.trim() : `unknown (${path})`;
+  }
+  return versions;
+}
+
+async function solutionOf(requirement: SuiteRequirement): Promise<Solution | undefined> {
+  const solution = requirement.solution;
+  if (solution === undefined) return undefined;
+  if (solution.kind === "patch") return { diff: await readFile(solution.path, "utf8") };
+  if (solution.kind === "files") return { folder: solution.path };
+  // A Harbor solve.sh needs its own sandboxed execution, which the oracle harness does not do.
+  return undefined;
+}
+
+function plannedKeys(
+  suite: Suite,
+  configurations: readonly Configuration[],
+  repeats: number,
+): PlannedRun[] {
+  const runs: PlannedRun[] = [];
+  for (const configuration of configurations) {
+    for (const skill of suite.skills) {
+      for (const requirement of skill.requirements) {
+        for (let repeat = 1; repeat <= repeats; repeat += 1) {
+          for (const arm of ARMS) {
+            runs.push({
+              key: {
+                config: configuration.id,
+                skill: skill.id,
+                requirement: requirement.id,
+                arm,
+                repeat,
+              },
+              configuration,
+              skill,
+              requirement,
+            });
+          }
+        }
+      }
+    }
+  }
+  return runs;
+}
+
+export async function openSandbox(
+  kind: SandboxKind,
+  onWarning?: (message: string) => void,
+): Promise<SandboxV1> {
+  if (kind === "unsafe") {
+    onWarning?.(
+      "warning: running agents and verifiers WITHOUT a sandbox (--sandbox unsafe): they can read and write anything this user can",
+    );
+  }
+  return createSandbox({ kind });
+}
+
+/** Run every missing run of a suite; see the module comment. */
+export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummary> {
+  const started = performance.now();
+  const suite =
+    typeof options.suite === "string" ? await loadSuite(resolve(options.suite)) : options.suite;
+  const runDir = resolve(options.runDir);
+  const repeats = options.repeats ?? 1;
+  const concurrency = options.concurrency ?? 1;
+  const maxAttempts = options.maxAttempts ?? 3;
+  for (const [name, value] of [
+    ["--repeats", repeats],
+    ["--concurrency", concurrency],
+    ["max attempts", maxAttempts],
+  ] as const) {
+    if (!Number.isInteger(value) || value < 1) {
+      throw new UsageError(
+        "run-option-invalid",
+        `${name} must be a positive integer (got ${value})`,
+      );
+    }
+  }
+  if (options.budgetUsd !== undefined && !(options.budgetUsd >= 0)) {
+    throw new UsageError(
+      "run-option-invalid",
+      `--budget-usd must be a number ≥ 0 (got ${options.budgetUsd})`,
+    );
+  }
+  const configurations = effectiveConfigurations(suite, options);
+  const unrunnable = suite.skills.filter((skill) => skill.repository === undefined);
+  if (unrunnable.length > 0) {
+    throw new UsageError(
+      "run-skill-without-repository",
+      `skills without a repository (environment-only Harbor tasks) cannot run yet: ${unrunnable.map((skill) => skill.id).join(", ")}`,
+    );
+  }
+
+  const predictions =
+    typeof options.predictions === "string"
+      ? await Predictions.read(resolve(options.predictions))
+      : options.predictions;
+  if (
+    predictions === undefined &&
+    options.harnessFor === undefined &&
+    configurations.some((configuration) => configuration.agent === "replay")
+  ) {
+    throw new UsageError(
+      "run-predictions-missing",
+      "the replay agent needs recorded patches: pass --predictions <file.jsonl>",
+    );
+  }
+
+  const existingManifest = await readManifest(runDir);
+  if (options.resume === true && existingManifest === undefined) {
+    throw new UsageError(
+      "run-nothing-to-resume",
+      `--resume: ${runDir} holds no earlier run (no manifest.json); drop --resume to start one`,
+    );
+  }
+
+  const ownSandbox = typeof options.sandbox === "string" || options.sandbox === undefined;
+  const sandbox =
+    typeof options.sandbox === "object"
+      ? options.sandbox
+      : await openSandbox(options.sandbox ?? "local", options.onWarning);
+
+  const now = new Date().toISOString();
+  const currentManifest: RunManifest = {
+    format: MANIFEST_FORMAT,
+    createdAt: now,
+    updatedAt: now,
+    suite: { path: suite.root, name: suite.name, digest: await treeDigest(suite.root) },
+    configurations,
+    versions: {
+      skillsmith: packageVersion(),
+      node: process.version,
+      agents: await agentVersions(configurations),
+    },
+    limits: {
+      repeats,
+      concurrency,
+      maxAttempts,
+      ...(options.budgetUsd === undefined ? {} : { budgetUsd: options.budgetUsd }),
+    },
+    sandbox: sandbox.kind,
+    ...(predictions === undefined
+      ? {}
+      : {
+          predictions: {
+            path: predictions.file,
+            digest: predictions.digest,
+          },
+        }),
+    seeds: {},
+    commandLines: options.commandLine === undefined ? [] : [[...options.commandLine]],
+  };
+  const manifest =
+    existingManifest === undefined
+      ? currentManifest
+      : mergeManifest(existingManifest, currentManifest, runDir);
+
+  const store = ResultsStore.open(runDir);
+  try {
+    await writeManifest(runDir, manifest);
+    const planned = plannedKeys(suite, configurations, repeats);
+    const pending = planned.filter((run) => !store.has(run.key));
+    const alreadyDone = planned.length - pending.length;
+    const cacheDir = options.cacheDir ?? defaultCacheDir();
+    const bases = new Map<string, Promise<PreparedBase>>();
+    const baseFor = (skill: SuiteSkill): Promise<PreparedBase> => {
+      let promise = bases.get(skill.id);
+      if (promise === undefined) {
+        const repository = skill.repository;
+        if (repository === undefined)
+          throw new UsageError("no-repository", `skill ${skill.id} has no repository`);
+        promise = prepareBase({
+          source: environmentSource(repository),
+          commit: repository.commit,
+          setup:
+            repository.setup.length > 0
+              ? { kind: "commands", commands: repository.setup }
+              : { kind: "detect" },
+          sandbox,
+          cacheDir,
+          workspaceMountPath: repository.mountPath,
+        });
+        bases.set(skill.id, promise);
+        // A failed preparation is retried by the next run that needs it.
+        promise.catch(() => bases.delete(skill.id));
+      }
+      return promise;
+    };
+
+    const harnesses = new Map<string, AgentHarnessV1>();
+    const harnessOf = (configuration: Configuration): AgentHarnessV1 => {
+      let harness = harnesses.get(configuration.id);
+      if (harness === undefined) {
+        const defaults = () => defaultHarness(configuration, suite, predictions);
+        harness = options.harnessFor?.(configuration, defaults) ?? defaults();
+        harnesses.set(configuration.id, harness);
+      }
+      return harness;
+    };
+
+    let done = 0;
+    let running = 0;
+    const failed: RunFailure[] = [];
+    let stoppedByBudget = false;
+    let executedMs = 0;
+    let finishedRuns = 0;
+    let next = 0;
+    const progress = (last?: RunProgress["last"]) => {
+      const remaining = pending.length - next + running;
+      const average = finishedRuns === 0 ? undefined : executedMs / finishedRuns;
+      options.onProgress?.({
+        total: pending.length,
+        alreadyDone,
+        done,
+        running,
+        failed: failed.length,
+        costUsd: store.totalCostUsd(),
+        ...(average === undefined ? {} : { etaMs: (average * remaining) / concurrency }),
+        ...(last === undefined ? {} : { last }),
+      });
+    };
+    progress();
+
+    const context: RunContext = {
+      store,
+      sandbox,
+      runDir,
+      baseFor,
+      harnessOf,
+      options,
+      maxAttempts,
+    };
+    const worker = async () => {
+      for (;;) {
+        if (options.signal?.aborted === true) return;
+        if (options.budgetUsd !== undefined && store.totalCostUsd() >= options.budgetUsd) {
+          if (next < pending.length) stoppedByBudget = true;
+          return;
+        }
+        const run = pending[next];
+        if (run === undefined) return;
+        next += 1;
+        running += 1;
+        progress();
+        const runStarted = performance.now();
+        const outcome = await executeWithRetries(run, context);
+        running -= 1;
+        executedMs += performance.now() - runStarted;
+        finishedRuns += 1;
+        if (outcome.kind === "scored") {
+          done += 1;
+          progress({
+            ...run.key,
+            status: outcome.result.status,
+            passRatio: outcome.result.passRatio,
+          });
+        } else if (outcome.kind === "failed") {
+          failed.push(outcome.failure);
+          progress({ ...run.key, status: "infra_error" });
+        } else {
+          progress();
+        }
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: concurrency }, () => worker()));
+    } finally {
+      if (ownSandbox) await sandbox.dispose?.();
+    }
+    await writeManifest(runDir, { ...manifest, updatedAt: new Date().toISOString() });
+    return {
+      runDir,
+      total: planned.length,
+      alreadyDone,
+      executed: done,
+      failed,
+      notScheduled: pending.length - next,
+      stoppedByBudget,
+      aborted: options.signal?.aborted === true,
+      costUsd: store.totalCostUsd(),
+      wallTimeMs: performance.now() - started,
+    };
+  } finally {
+    store.close();
+  }
+}
+
+function defaultHarness(
+  configuration: Configuration,
+  suite: Suite,
+  predictions: Predictions | undefined,
+): AgentHarnessV1 {
+  switch (configuration.agent) {
+    case "replay":
+      return createHarness("replay", {
+        patchFor: ({ taskId, arm }) => {
+          const [skill = "", requirement = ""] = taskId.split("/");
+          return (
+            predictions?.patchFor({
+              config: configuration.id,
+              skill,
+              requirement,
+              arm: arm === "with" ? "with" : "without",
+            }) ?? ""
+          );
+        },
+      });
+    case "oracle":
+      return createHarness("oracle", {
+        solutionFor: (taskId) => {
+          const [skillId, requirementId] = taskId.split("/");
+          const requirement = suite.skills
+            .find((skill) => skill.id === skillId)
+            ?.requirements.find((candidate) => candidate.id === requirementId);
+          return requirement === undefined ? undefined : solutionOf(requirement);
+        },
+      });
+    default:
+      return createHarness(configuration.agent);
+  }
+}
+
+interface RunContext {
+  readonly store: ResultsStore;
+  readonly sandbox: SandboxV1;
+  readonly runDir: string;
+  readonly baseFor: (skill: SuiteSkill) => Promise<PreparedBase>;
+  readonly harnessOf: (configuration: Configuration) => AgentHarnessV1;
+  readonly options: RunSuiteOptions;
+  readonly maxAttempts: number;
+}
+
+type Outcome =
+  | { readonly kind: "scored"; readonly result: RunResult }
+  | { readonly kind: "failed"; readonly failure: RunFailure }
+  | { readonly kind: "aborted" };
+
+async function executeWithRetries(run: PlannedRun, context: RunContext): Promise<Outcome> {
+  const { store } = context;
+  let lastError = "";
+  // The bound is per invocation, so re-running after fixing an endpoint retries a key that gave
+  // up before; attempt numbers continue across invocations.
+  for (let tries = 1; ; tries += 1) {
+    const attempt = store.attemptCount(run.key) + 1;
+    if (tries > context.maxAttempts) {
+      return {
+        kind: "failed",
+        failure: { key: run.key, attempts: tries - 1, error: lastError },
+      };
+    }
+    const startedAt = new Date().toISOString();
+    try {
+      const result = await executeOnce(run, context, attempt, startedAt);
+      if (result === undefined) return { kind: "aborted" };
+      return { kind: "scored", result };
+    } catch (error) {
+      if (isUserMistake(error)) throw error;
+      if (context.options.signal?.aborted === true) return { kind: "aborted" };
+      lastError = messageOf(error);
+      store.recordInfraAttempt({
+        ...run.key,
+        attempt,
+        error: lastError,
+        costUsd: error instanceof InfraFailure ? error.costUsd : 0,
+        startedAt,
+        finishedAt: new Date().toISOString(),
+      });
+      context.options.onWarning?.(
+        `infrastructure failure in ${formatRunKey(run.key)} (attempt ${attempt} of ${context.maxAttempts}): ${lastError}`,
+      );
+    }
+  }
+}
+
+function modelFor(configuration: Configuration, options: RunSuiteOptions): AgentModel {
+  const spec = configuration.model ?? DEFAULT_MODELS[configuration.agent] ?? configuration.agent;
+  const endpoint = endpointFor(configuration, options);
+  return {
+    spec,
+    ...(endpoint?.baseUrl === undefined ? {} : { baseUrl: endpoint.baseUrl }),
+    ...(endpoint?.apiKey === undefined ? {} : { apiKey: endpoint.apiKey }),
+  };
+}
+
+/** One attempt. Throws for infrastructure failures; returns undefined when aborted. */
+async function executeOnce(
+  run: PlannedRun,
+  context: RunContext,
+  attempt: number,
+  startedAt: string,
+): Promise<RunResult | undefined> {
+  const { key, configuration, skill, requirement } = run;
+  const { options, sandbox } = context;
+  const started = performance.now();
+  const base = await context.baseFor(skill);
+  const workspace = await materialiseWorkspace(base);
+  const scratch = await mkdtemp(join(tmpdir(), "skillsmith-run-"));
+  try {
+    const workspaceDigest = await treeDigest(workspace.path);
+    const timeoutSeconds = Math.min(
+      configuration.limits.timeoutSeconds,
+      skill.agentLimits?.timeoutSeconds ?? Number.POSITIVE_INFINITY,
+    );
+    const skillPath = key.arm === "with" ? skill.skillFolders[0] : undefined;
+    const agentStarted = performance.now();
+    let trajectory: Trajectory;
+    try {
+      trajectory = await context.harnessOf(configuration).run({
+        task: requirement.raw,
+        workspace: workspace.path,
+        workspaceMountPath: workspace.mountPath,
+        ...(skillPath === undefined ? {} : { skillPath }),
+        model: modelFor(configuration, options),
+        limits: {
+          timeoutMs: timeoutSeconds * 1000,
+          ...(configuration.limits.maxTurns === undefined
+            ? {}
+            : { maxTurns: configuration.limits.maxTurns }),
+        },
+        sandbox,
+        taskId: `${skill.id}/${requirement.id}`,
+        arm: key.arm,
+        ...(options.agentEnv === undefined ? {} : { env: options.agentEnv }),
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      });
+    } catch (error) {
+      // User mistakes abort the whole run; anything else the harness throws costs an attempt.
+      if (isUserMistake(error)) throw error;
+      throw new InfraFailure(`agent harness failed: ${messageOf(error)}`);
+    }
+    const agentMs = performance.now() - agentStarted;
+    if (isAborted(options.signal)) return undefined;
+    if (trajectory.status === "infra_error") {
+      throw new InfraFailure(
+        `agent run lost to infrastructure: ${trajectory.error ?? "no detail"}`,
+        trajectory.usage.costUsd ?? 0,
+      );
+    }
+
+    const requiredFiles: Record<string, boolean> = {};
+    for (const path of requirement.fileOperations) {
+      const normalised = path.replace(/^\.?\//, "");
+      requiredFiles[path] =
+        (await stat(join(workspace.path, normalised)).catch(() => undefined)) !== undefined;
+    }
+
+    const verifierStarted = performance.now();
+    let verification: Awaited<ReturnType<typeof runSuiteVerifier>> | undefined;
+    if (trajectory.status !== "timeout") {
+      const limits = skill.environment?.limits;
+      const verifier = {
+        ...requirement.verifier,
+        ...(requirement.verifier.timeoutSeconds === undefined &&
+        limits?.commandTimeoutSeconds !== undefined
+          ? { timeoutSeconds: limits.commandTimeoutSeconds }
+          : {}),
+      };
+      verification = await runSuiteVerifier({
+        sandbox,
+        verifier,
+        workspace: workspace.path,
+        workspaceMountPath: workspace.mountPath,
+        scratch,
+        ...(base.environment === undefined ? {} : { image: base.environment.image }),
+        ...(limits?.memoryMb === undefined ? {} : { memoryBytes: limits.memoryMb * 1024 * 1024 }),
+        ...(limits?.cpus === undefined ? {} : { cpus: limits.cpus }),
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      }).catch((error: unknown) => {
+        if (isUserMistake(error)) throw error;
+        throw new InfraFailure(
+          `verifier could not run: ${messageOf(error)}`,
+          trajectory.usage.costUsd ?? 0,
+        );
+      });
+      if (isAborted(options.signal)) return undefined;
+    }
+    const verifierMs = verification === undefined ? 0 : performance.now() - verifierStarted;
+
+    // Secrets of this process's environment never reach the store, whatever the harness did.
+    const secrets = secretsFromEnvironment(process.env);
+    const apiKey = endpointFor(configuration, options)?.apiKey;
+    if (apiKey !== undefined) secrets.push(apiKey);
+    const redacted = redactSecrets(trajectory, secrets);
+    let stored: unknown = redacted;
+    let trajectoryFile: string | undefined;
+    if (redacted.rawLog.length > INLINE_LOG_LIMIT) {
+      trajectoryFile = join(
+        TRAJECTORIES_FOLDER,
+        `${key.config}.${key.skill}.${key.requirement}.${key.arm}.${key.repeat}.a${attempt}-${randomBytes(4).toString("hex")}.log`,
+      );
+      // On disk before the row that names it is committed.
+      await writeFileAtomic(join(context.runDir, trajectoryFile), redacted.rawLog);
+      stored = { ...redacted, rawLog: `[in ${trajectoryFile}]` };
+    }
+
+    const timedOut = trajectory.status === "timeout";
+    const result: RunResult = {
+      ...key,
+      status:
+        trajectory.status === "timeout"
+          ? "timeout"
+          : trajectory.status === "agent_error"
+            ? "agent_error"
+            : "completed",
+      passRatio: timedOut ? 0 : (verification?.passRatio ?? 0),
+      passed: verification?.passed ?? 0,
+      total: verification?.total ?? 0,
+      checks: verification?.checks ?? [],
+      flags: [...(timedOut ? ["agent-timeout"] : []), ...(verification?.flags ?? [])],
+      trajectory: stored,
+      ...(trajectoryFile === undefined ? {} : { trajectoryFile }),
+      // Harnesses that show no skills (replay, none, oracle) cannot tell: unknown, not "no".
+      skillActivated: trajectory.skillsShownSource === "none" ? null : trajectory.skillActivated,
+      workspaceDigest,
+      requiredFiles,
+      usage: {
+        inputTokens: trajectory.usage.inputTokens,
+        cachedInputTokens: trajectory.usage.cachedInputTokens,
+        outputTokens: trajectory.usage.outputTokens,
+        costUsd: trajectory.usage.costUsd ?? 0,
+      },
+      agentMs,
+      verifierMs,
+      totalMs: performance.now() - started,
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      attempts: attempt,
+    };
+    if (isAborted(options.signal)) return undefined;
+    context.store.recordResult(result);
+    return result;
+  } finally {
+    await workspace.dispose().catch(() => undefined);
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Where the results of `runSuite` for a suite go when no `--out` is given. */
+export function defaultRunDir(cwd: string, suite: Suite): string {
+  return join(cwd, "runs", suite.name.replace(/[^A-Za-z0-9._-]/g, "-"));
+}
+
+export function relativeToCwd(cwd: string, path: string): string {
+  const relativePath = relative(cwd, path);
+  return relativePath === "" ? "." : relativePath.startsWith("..") ? path : relativePath;
+}

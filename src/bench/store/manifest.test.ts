@@ -1,0 +1,55 @@
+import { describe, expect, it } from "vitest";
+import { UsageError } from "../../core/errors.js";
+import { MANIFEST_FORMAT, mergeManifest, type RunManifest } from "./manifest.js";
+
+const base: RunManifest = {
+  format: MANIFEST_FORMAT,
+  createdAt: "2026-01-01T00:00:00.000Z",
+  updatedAt: "2026-01-01T00:00:00.000Z",
+  suite: { path: "/s", name: "s", digest: "aaa" },
+  configurations: [{ id: "c1", agent: "replay", limits: { timeoutSeconds: 60 } }],
+  versions: { skillsmith: "0.1.0", node: "v20", agents: {} },
+  limits: { repeats: 1, concurrency: 1, maxAttempts: 3 },
+  sandbox: "local",
+  seeds: {},
+  commandLines: [["skillsmith", "bench", "run", "s"]],
+};
+
+describe("mergeManifest", () => {
+  it("keeps the first creation time, adds new configurations and appends the command line", () => {
+    const merged = mergeManifest(
+      base,
+      {
+        ...base,
+        createdAt: "2026-02-01T00:00:00.000Z",
+        configurations: [
+          ...base.configurations,
+          { id: "c2", agent: "none", limits: { timeoutSeconds: 30 } },
+        ],
+        limits: { ...base.limits, repeats: 3 },
+        commandLines: [["skillsmith", "bench", "run", "s", "--repeats", "3"]],
+      },
+      "/run",
+    );
+    expect(merged.createdAt).toBe(base.createdAt);
+    expect(merged.configurations.map((configuration) => configuration.id)).toEqual(["c1", "c2"]);
+    expect(merged.limits.repeats).toBe(3);
+    expect(merged.commandLines).toHaveLength(2);
+  });
+
+  it("refuses a changed suite or a configuration id that now means something else", () => {
+    expect(() =>
+      mergeManifest(base, { ...base, suite: { ...base.suite, digest: "bbb" } }, "/run"),
+    ).toThrow(UsageError);
+    expect(() =>
+      mergeManifest(
+        base,
+        {
+          ...base,
+          configurations: [{ id: "c1", agent: "claude-code", limits: { timeoutSeconds: 60 } }],
+        },
+        "/run",
+      ),
+    ).toThrow(/configuration "c1" was/);
+  });
+});

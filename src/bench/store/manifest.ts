@@ -1,0 +1,134 @@
+/**
+ * `manifest.json` of a run directory: the inputs that produced the results beside it (suite and
+ * its digest, effective configurations, versions, limits, command lines). A resumed run must
+ * have the same inputs, or its results would mix two experiments under one key.
+ */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { z } from "zod";
+import { InputError, UsageError } from "../../core/errors.js";
+import { writeFileAtomic } from "../../core/fs.js";
+import { type Configuration, configurationSchema } from "../suite/schema.js";
+
+export const MANIFEST_FILE = "manifest.json";
+export const MANIFEST_FORMAT = "skillsmith-run/1";
+
+export const manifestSchema = z.object({
+  format: z.literal(MANIFEST_FORMAT),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  suite: z.object({ path: z.string(), name: z.string(), digest: z.string() }),
+  configurations: z.array(configurationSchema),
+  versions: z.object({
+    skillsmith: z.string(),
+    node: z.string(),
+    agents: z.record(z.string(), z.string()),
+  }),
+  limits: z.object({
+    repeats: z.number().int().positive(),
+    concurrency: z.number().int().positive(),
+    budgetUsd: z.number().optional(),
+    maxAttempts: z.number().int().positive(),
+  }),
+  sandbox: z.string(),
+  predictions: z.object({ path: z.string(), digest: z.string() }).optional(),
+  /** No randomness is used by the runner itself; recorded so a reader need not wonder. */
+  seeds: z.record(z.string(), z.number()),
+  /** Every command line that worked on this directory, oldest first. */
+  commandLines: z.array(z.array(z.string())),
+});
+
+export type RunManifest = z.output<typeof manifestSchema>;
+
+export async function readManifest(runDir: string): Promise<RunManifest | undefined> {
+  const file = join(runDir, MANIFEST_FILE);
+  const text = await readFile(file, "utf8").catch(() => undefined);
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new InputError("run-manifest-json", "not valid JSON", { file }, { cause: error });
+  }
+  const parsed = manifestSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new InputError(
+      "run-manifest-invalid",
+      `not a skillsmith run manifest: ${issue?.message ?? "invalid"}`,
+      { file, ...(issue === undefined ? {} : { field: issue.path.join(".") }) },
+    );
+  }
+  return parsed.data;
+}
+
+export async function writeManifest(runDir: string, manifest: RunManifest): Promise<void> {
+  await writeFileAtomic(join(runDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+}
+
+function sameConfiguration(left: Configuration, right: Configuration): boolean {
+  return JSON.stringify(canonical(left)) === JSON.stringify(canonical(right));
+}
+
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([, item]) => item !== undefined)
+        .sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0))
+        .map(([key, item]) => [key, canonical(item)]),
+    );
+  }
+  return value;
+}
+
+/**
+ * Merge this invocation into an existing manifest, refusing inputs that would make the stored
+ * results incomparable: another suite content, or a configuration id now meaning something else.
+ */
+export function mergeManifest(
+  existing: RunManifest,
+  current: RunManifest,
+  runDir: string,
+): RunManifest {
+  if (existing.suite.digest !== current.suite.digest) {
+    throw new UsageError(
+      "run-suite-changed",
+      `${join(runDir, MANIFEST_FILE)}: the run directory holds results of suite "${existing.suite.name}" with digest ${existing.suite.digest.slice(0, 12)}, but the suite now has digest ${current.suite.digest.slice(0, 12)}; use a new --out folder for the changed suite`,
+    );
+  }
+  if (
+    existing.predictions !== undefined &&
+    current.predictions !== undefined &&
+    existing.predictions.digest !== current.predictions.digest
+  ) {
+    throw new UsageError(
+      "run-predictions-changed",
+      `${join(runDir, MANIFEST_FILE)}: the predictions file changed since this run started; use a new --out folder`,
+    );
+  }
+  const configurations = [...existing.configurations];
+  for (const configuration of current.configurations) {
+    const stored = configurations.find((candidate) => candidate.id === configuration.id);
+    if (stored === undefined) configurations.push(configuration);
+    else if (!sameConfiguration(stored, configuration)) {
+      throw new UsageError(
+        "run-configuration-changed",
+        `${join(runDir, MANIFEST_FILE)}: configuration "${configuration.id}" was ${JSON.stringify(canonical(stored))} in this run and is now ${JSON.stringify(canonical(configuration))} (--agent/--model change it); use a new --out folder`,
+      );
+    }
+  }
+  // More repeats only add keys; the manifest keeps the largest count ever asked for.
+  return {
+    ...current,
+    createdAt: existing.createdAt,
+    configurations,
+    predictions: current.predictions ?? existing.predictions,
+    limits: {
+      ...current.limits,
+      repeats: Math.max(existing.limits.repeats, current.limits.repeats),
+    },
+    commandLines: [...existing.commandLines, ...current.commandLines],
+  };
+}

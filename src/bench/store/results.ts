@@ -1,0 +1,365 @@
+/**
+ * The results store of a paired run: one SQLite database (`results.sqlite`, WAL) in the run
+ * directory. A scored run is one row of `results`, keyed by (config, skill, requirement, arm,
+ * repeat), so it exists at most once; every attempt, scored or lost to infrastructure, is a row
+ * of `attempts`. A row is written in one transaction after everything it references (trajectory
+ * files) is on disk, so a `kill -9` at any moment leaves either the whole result or nothing.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import type { CheckResult } from "../../env/index.js";
+
+export const RESULTS_FILE = "results.sqlite";
+export const TRAJECTORIES_FOLDER = "trajectories";
+
+export type Arm = "without" | "with";
+export const ARMS: readonly Arm[] = ["without", "with"];
+
+export type RunStatus = "completed" | "timeout" | "agent_error" | "infra_error";
+
+export interface RunKey {
+  readonly config: string;
+  readonly skill: string;
+  readonly requirement: string;
+  readonly arm: Arm;
+  readonly repeat: number;
+}
+
+/** A stable text form of a run key, used in reports so every number traces to its runs. */
+export function formatRunKey(key: RunKey): string {
+  return `${key.config}/${key.skill}/${key.requirement}/${key.arm}#${key.repeat}`;
+}
+
+export interface RunUsage {
+  readonly inputTokens: number;
+  readonly cachedInputTokens: number;
+  readonly outputTokens: number;
+  readonly costUsd: number;
+}
+
+/** One scored run. `status` is never `infra_error`: those are attempts, never results. */
+export interface RunResult extends RunKey {
+  readonly status: Exclude<RunStatus, "infra_error">;
+  /** The verifier's pass ratio; 0 for a timeout. */
+  readonly passRatio: number;
+  readonly passed: number;
+  readonly total: number;
+  readonly checks: readonly CheckResult[];
+  /** Verifier flags plus `agent-timeout` when the agent hit its time limit. */
+  readonly flags: readonly string[];
+  /** The normalised trajectory (redacted), without its raw log when that went to a file. */
+  readonly trajectory: unknown;
+  /** Relative to the run directory; the agent's raw log when it was too large for the row. */
+  readonly trajectoryFile?: string;
+  /** null when the harness cannot tell (replay, none, oracle show no skills at all). */
+  readonly skillActivated: boolean | null;
+  /** `treeDigest` of the workspace handed to the agent (identical in both arms). */
+  readonly workspaceDigest: string;
+  /** The requirement's File Operations paths and whether each existed after the agent ran. */
+  readonly requiredFiles: Readonly<Record<string, boolean>>;
+  readonly usage: RunUsage;
+  readonly agentMs: number;
+  readonly verifierMs: number;
+  readonly totalMs: number;
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  /** Attempts made for this key, including the infrastructure failures before this result. */
+  readonly attempts: number;
+}
+
+export interface AttemptRecord extends RunKey {
+  readonly attempt: number;
+  readonly outcome: "scored" | "infra_error";
+  readonly error?: string;
+  readonly costUsd: number;
+  readonly startedAt: string;
+  readonly finishedAt: string;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS results (
+  config TEXT NOT NULL,
+  skill TEXT NOT NULL,
+  requirement TEXT NOT NULL,
+  arm TEXT NOT NULL CHECK (arm IN ('without', 'with')),
+  repeat INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('completed', 'timeout', 'agent_error')),
+  pass_ratio REAL NOT NULL,
+  passed INTEGER NOT NULL,
+  total INTEGER NOT NULL,
+  checks_json TEXT NOT NULL,
+  flags_json TEXT NOT NULL,
+  trajectory_json TEXT NOT NULL,
+  trajectory_file TEXT,
+  skill_activated INTEGER,
+  workspace_digest TEXT NOT NULL,
+  required_files_json TEXT NOT NULL,
+  input_tokens INTEGER NOT NULL,
+  cached_input_tokens INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL,
+  cost_usd REAL NOT NULL,
+  agent_ms REAL NOT NULL,
+  verifier_ms REAL NOT NULL,
+  total_ms REAL NOT NULL,
+  started_at TEXT NOT NULL,
+  finished_at TEXT NOT NULL,
+  attempts INTEGER NOT NULL,
+  PRIMARY KEY (config, skill, requirement, arm, repeat)
+);
+CREATE TABLE IF NOT EXISTS attempts (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  config TEXT NOT NULL,
+  skill TEXT NOT NULL,
+  requirement TEXT NOT NULL,
+  arm TEXT NOT NULL,
+  repeat INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  outcome TEXT NOT NULL CHECK (outcome IN ('scored', 'infra_error')),
+  error TEXT,
+  cost_usd REAL NOT NULL,
+  started_at TEXT NOT NULL,
+  finished_at TEXT NOT NULL
+);
+`;
+
+interface ResultRow {
+  config: string;
+  skill: string;
+  requirement: string;
+  arm: Arm;
+  repeat: number;
+  status: RunResult["status"];
+  pass_ratio: number;
+  passed: number;
+  total: number;
+  checks_json: string;
+  flags_json: string;
+  trajectory_json: string;
+  trajectory_file: string | null;
+  skill_activated: number | null;
+  workspace_digest: string;
+  required_files_json: string;
+  input_tokens: number;
+  cached_input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+  agent_ms: number;
+  verifier_ms: number;
+  total_ms: number;
+  started_at: string;
+  finished_at: string;
+  attempts: number;
+}
+
+function fromRow(row: ResultRow): RunResult {
+  return {
+    config: row.config,
+    skill: row.skill,
+    requirement: row.requirement,
+    arm: row.arm,
+    repeat: row.repeat,
+    status: row.status,
+    passRatio: row.pass_ratio,
+    passed: row.passed,
+    total: row.total,
+    checks: JSON.parse(row.checks_json) as CheckResult[],
+    flags: JSON.parse(row.flags_json) as string[],
+    trajectory: JSON.parse(row.trajectory_json) as unknown,
+    ...(row.trajectory_file === null ? {} : { trajectoryFile: row.trajectory_file }),
+    skillActivated: row.skill_activated === null ? null : row.skill_activated === 1,
+    workspaceDigest: row.workspace_digest,
+    requiredFiles: JSON.parse(row.required_files_json) as Record<string, boolean>,
+    usage: {
+      inputTokens: row.input_tokens,
+      cachedInputTokens: row.cached_input_tokens,
+      outputTokens: row.output_tokens,
+      costUsd: row.cost_usd,
+    },
+    agentMs: row.agent_ms,
+    verifierMs: row.verifier_ms,
+    totalMs: row.total_ms,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    attempts: row.attempts,
+  };
+}
+
+export class ResultsStore {
+  private readonly database: Database.Database;
+
+  private constructor(
+    readonly runDir: string,
+    readOnly: boolean,
+  ) {
+    if (!readOnly) mkdirSync(runDir, { recursive: true });
+    this.database = new Database(join(runDir, RESULTS_FILE), {
+      readonly: readOnly,
+      fileMustExist: readOnly,
+    });
+    if (!readOnly) {
+      this.database.pragma("journal_mode = WAL");
+      // FULL: a committed result survives a power cut, not only a killed process.
+      this.database.pragma("synchronous = FULL");
+      this.database.exec(SCHEMA);
+    }
+    this.database.pragma("busy_timeout = 5000");
+  }
+
+  static open(runDir: string): ResultsStore {
+    return new ResultsStore(runDir, false);
+  }
+
+  static openReadOnly(runDir: string): ResultsStore {
+    return new ResultsStore(runDir, true);
+  }
+
+  close(): void {
+    this.database.close();
+  }
+
+  has(key: RunKey): boolean {
+    const row = this.database
+      .prepare(
+        "SELECT 1 FROM results WHERE config = ? AND skill = ? AND requirement = ? AND arm = ? AND repeat = ?",
+      )
+      .get(key.config, key.skill, key.requirement, key.arm, key.repeat);
+    return row !== undefined;
+  }
+
+  /** Attempts already recorded for a key (over every process that worked on this run). */
+  attemptCount(key: RunKey): number {
+    const row = this.database
+      .prepare(
+        "SELECT COUNT(*) AS count FROM attempts WHERE config = ? AND skill = ? AND requirement = ? AND arm = ? AND repeat = ?",
+      )
+      .get(key.config, key.skill, key.requirement, key.arm, key.repeat) as { count: number };
+    return row.count;
+  }
+
+  recordInfraAttempt(record: Omit<AttemptRecord, "outcome">): void {
+    this.insertAttempt({ ...record, outcome: "infra_error" });
+  }
+
+  /**
+   * Store a scored result and its attempt in one transaction. The primary key makes a second
+   * result for the same key fail instead of counting twice.
+   */
+  recordResult(result: RunResult, attemptError?: string): void {
+    const insert = this.database.prepare(`INSERT INTO results VALUES (
+      @config, @skill, @requirement, @arm, @repeat, @status, @pass_ratio, @passed, @total,
+      @checks_json, @flags_json, @trajectory_json, @trajectory_file, @skill_activated,
+      @workspace_digest, @required_files_json, @input_tokens, @cached_input_tokens,
+      @output_tokens, @cost_usd, @agent_ms, @verifier_ms, @total_ms, @started_at, @finished_at,
+      @attempts)`);
+    const row: ResultRow = {
+      config: result.config,
+      skill: result.skill,
+      requirement: result.requirement,
+      arm: result.arm,
+      repeat: result.repeat,
+      status: result.status,
+      pass_ratio: result.passRatio,
+      passed: result.passed,
+      total: result.total,
+      checks_json: JSON.stringify(result.checks),
+      flags_json: JSON.stringify(result.flags),
+      trajectory_json: JSON.stringify(result.trajectory),
+      trajectory_file: result.trajectoryFile ?? null,
+      skill_activated: result.skillActivated === null ? null : result.skillActivated ? 1 : 0,
+      workspace_digest: result.workspaceDigest,
+      required_files_json: JSON.stringify(result.requiredFiles),
+      input_tokens: result.usage.inputTokens,
+      cached_input_tokens: result.usage.cachedInputTokens,
+      output_tokens: result.usage.outputTokens,
+      cost_usd: result.usage.costUsd,
+      agent_ms: result.agentMs,
+      verifier_ms: result.verifierMs,
+      total_ms: result.totalMs,
+      started_at: result.startedAt,
+      finished_at: result.finishedAt,
+      attempts: result.attempts,
+    };
+    this.database.transaction(() => {
+      insert.run(row);
+      this.insertAttempt({
+        config: result.config,
+        skill: result.skill,
+        requirement: result.requirement,
+        arm: result.arm,
+        repeat: result.repeat,
+        attempt: result.attempts,
+        outcome: "scored",
+        ...(attemptError === undefined ? {} : { error: attemptError }),
+        costUsd: result.usage.costUsd,
+        startedAt: result.startedAt,
+        finishedAt: result.finishedAt,
+      });
+    })();
+  }
+
+  results(): RunResult[] {
+    const rows = this.database
+      .prepare("SELECT * FROM results ORDER BY config, skill, requirement, arm, repeat")
+      .all() as ResultRow[];
+    return rows.map(fromRow);
+  }
+
+  attempts(): AttemptRecord[] {
+    const rows = this.database.prepare("SELECT * FROM attempts ORDER BY id").all() as Array<{
+      config: string;
+      skill: string;
+      requirement: string;
+      arm: Arm;
+      repeat: number;
+      attempt: number;
+      outcome: AttemptRecord["outcome"];
+      error: string | null;
+      cost_usd: number;
+      started_at: string;
+      finished_at: string;
+    }>;
+    return rows.map((row) => ({
+      config: row.config,
+      skill: row.skill,
+      requirement: row.requirement,
+      arm: row.arm,
+      repeat: row.repeat,
+      attempt: row.attempt,
+      outcome: row.outcome,
+      ...(row.error === null ? {} : { error: row.error }),
+      costUsd: row.cost_usd,
+      startedAt: row.started_at,
+      finishedAt: row.finished_at,
+    }));
+  }
+
+  /** Money spent so far: scored results plus attempts lost to infrastructure. */
+  totalCostUsd(): number {
+    const row = this.database
+      .prepare("SELECT COALESCE(SUM(cost_usd), 0) AS cost FROM attempts")
+      .get() as { cost: number };
+    return row.cost;
+  }
+
+  private insertAttempt(record: AttemptRecord): void {
+    this.database
+      .prepare(
+        `INSERT INTO attempts (config, skill, requirement, arm, repeat, attempt, outcome, error,
+          cost_usd, started_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        record.config,
+        record.skill,
+        record.requirement,
+        record.arm,
+        record.repeat,
+        record.attempt,
+        record.outcome,
+        record.error ?? null,
+        record.costUsd,
+        record.startedAt,
+        record.finishedAt,
+      );
+  }
+}
