@@ -1,7 +1,8 @@
-import { describe, expect, it } from "vitest";
-import { runInProcess } from "./support/cli.js";
-
-const run = runInProcess;
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliRun, runInProcess } from "./support/cli.js";
 
 interface QuickstartJson {
   skills: {
@@ -9,17 +10,27 @@ interface QuickstartJson {
     validation: { valid: boolean };
     audit: { findings: { severity: string }[] };
   }[];
-  statistics: {
-    deltas: number[];
-    summary: { signflip: { p: number; method: string }; class: string };
+  evaluation: {
+    profiles: { skill: string; config: string; delta: number; p: number; class: string }[];
   };
 }
 
+let scratch: string;
+let first: CliRun;
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), "skillsmith-quickstart-"));
+  first = await runInProcess(["quickstart", "--json", "--out", join(scratch, "run")], {
+    cwd: scratch,
+  });
+}, 240_000);
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
 describe("skillsmith quickstart (the README's main job)", () => {
-  it("validates and audits the bundled examples and prints the statistics example as JSON", async () => {
-    const result = await run(["quickstart", "--json"]);
-    expect(result.code).toBe(0);
-    const parsed = JSON.parse(result.stdout) as QuickstartJson;
+  it("validates and audits the bundled example skills", () => {
+    expect(first.code).toBe(0);
+    const parsed = JSON.parse(first.stdout) as QuickstartJson;
     const byName = new Map(parsed.skills.map((skill) => [skill.path.split("/").pop(), skill]));
     // Good examples pass both checks; the bad ones are bad in the way examples/skills/README.md says.
     for (const good of ["changelog-entries", "python-test-fixtures"]) {
@@ -34,19 +45,34 @@ describe("skillsmith quickstart (the README's main job)", () => {
         .get("dev-environment-setup")
         ?.audit.findings.some((finding) => finding.severity === "high"),
     ).toBe(true);
-    // In units of one check (100/12 points) the deltas are 3,1,2,0,4,1,2,3,-1,2: nine non-zero
-    // magnitudes summing to 19, observed sum 17. |S| >= 17 needs the flipped magnitudes to sum
-    // to at most 1: no flip, or one of the three 1s, times two signs = 8 of 2^9 assignments.
-    expect(parsed.statistics.summary.signflip.p).toBeCloseTo(8 / 512, 12);
-    expect(parsed.statistics.summary.signflip.method).toBe("exact");
-    expect(parsed.statistics.summary.class).toBe("golden");
   });
 
-  it("prints a readable table and the verdict as text", async () => {
-    const result = await run(["quickstart"]);
-    expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/changelog-entries\s+yes/);
-    expect(result.stdout).toMatch(/release-notes-writer\s+NO/);
-    expect(result.stdout).toContain("verdict: GOLDEN");
+  it("evaluates the quickstart suite end to end and reaches the hand-computed verdicts", () => {
+    const parsed = JSON.parse(first.stdout) as QuickstartJson;
+    const profile = (skill: string) =>
+      parsed.evaluation.profiles.find((entry) => entry.skill === skill);
+    // money-decimal: checks passed (of 4) differ by +2,+3,+2,+2,0,+1,+2,+2,0,+2 → Δ = 16·25/10 = +40
+    // points; all 8 non-zero deltas positive, so only the all-plus and all-minus assignments reach
+    // |S| = 16: p = 2/2^8.
+    expect(profile("money-decimal")).toMatchObject({ class: "golden" });
+    expect(profile("money-decimal")?.delta).toBeCloseTo(40, 10);
+    expect(profile("money-decimal")?.p).toBeCloseTo(2 / 256, 12);
+    // iso-dates: +1,−4,0,0,+1,0,0,+1,0,−1 checks → Δ = −2·25/10 = −5 points; of the 2^5 sign
+    // assignments of {1,1,1,1,4} only the two with |S| = 0 fall below |S| = 2: p = 30/32.
+    expect(profile("iso-dates")).toMatchObject({ class: "ineffective" });
+    expect(profile("iso-dates")?.delta).toBeCloseTo(-5, 10);
+    expect(profile("iso-dates")?.p).toBeCloseTo(30 / 32, 12);
+  });
+
+  it("resumes: a second run executes nothing and prints the same verdict table as text", async () => {
+    const again = await runInProcess(["quickstart", "--out", join(scratch, "run")], {
+      cwd: scratch,
+    });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/0 runs now, 40 already stored/);
+    expect(again.stdout).toMatch(
+      /money-decimal\s+10\s+55\.0%\s+95\.0%\s+\+40\.0\s+0\.0078\s+Golden/,
+    );
+    expect(again.stdout).toMatch(/release-notes-writer\s+NO/);
   });
 });

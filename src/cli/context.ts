@@ -7,6 +7,8 @@ export interface CliIo {
   readonly stderr: (text: string) => void;
   readonly cwd: string;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** Whether stderr is a terminal: progress then redraws one line instead of printing many. */
+  readonly stderrIsTerminal?: boolean;
 }
 
 export interface CommandContext {

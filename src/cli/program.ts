@@ -37,6 +37,7 @@ function defaultIo(): CliIo {
     stderr: (text) => process.stderr.write(text),
     cwd: process.cwd(),
     env: process.env,
+    stderrIsTerminal: process.stderr.isTTY === true,
   };
 }
 

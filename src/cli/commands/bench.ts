@@ -294,7 +294,7 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
       const suite = await loadSuite(resolve(io.cwd, suitePath));
       const runDir =
         options.out === undefined ? defaultRunDir(io.cwd, suite) : resolve(io.cwd, options.out);
-      const terminal = (io as { readonly stderrIsTerminal?: boolean }).stderrIsTerminal === true;
+      const terminal = io.stderrIsTerminal === true;
       const progress = createProgressRenderer(io.stderr, terminal && options.json !== true);
       log(io, `run directory: ${runDir}`);
       let summary: Awaited<ReturnType<typeof runSuite>>;
