@@ -12,8 +12,14 @@ export {
   type KeywordOnlyCheck,
   type ScannedFile,
 } from "./verifier/keyword-scan.js";
-export { installVerifierFiles, type RunVerifierOptions, runVerifier } from "./verifier/run.js";
-export { parseRunnerSummary, type SummaryParse } from "./verifier/summary.js";
+export {
+  installVerifierFiles,
+  isCollectionError,
+  type RunVerifierOptions,
+  readJunitReports,
+  runVerifier,
+} from "./verifier/run.js";
+export { parseRunnerSummary, type SummaryParse, stripAnsi } from "./verifier/summary.js";
 export type {
   CheckResult,
   CheckStatus,

@@ -4,14 +4,16 @@
  * mount path outside the repository (`/verifier`, `/workspace/tests`), with their own working
  * directory, JUnit file and reward file. This adapter mounts them so, and reuses `env`'s parsers.
  */
-import { cp, mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
+import { cp, mkdir, readFile, rm } from "node:fs/promises";
 import { dirname, join, posix } from "node:path";
 import {
   type CheckResult,
+  isCollectionError,
   type Mount,
-  parseJunitXml,
   parseRunnerSummary,
+  readJunitReports,
   type SandboxV1,
+  stripAnsi,
 } from "../../env/index.js";
 import type { SuiteVerifier } from "../suite/types.js";
 
@@ -115,11 +117,10 @@ export async function runSuiteVerifier(
       ? verifier.junit
       : posix.join(verifier.cwd, verifier.junit);
     const junitHost = hostPathOf(junitSandbox);
-    if (junitHost !== undefined) checks = await readJunit(junitHost);
+    if (junitHost !== undefined) checks = await readJunitReports(junitHost);
   }
   if (checks === undefined) {
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escape sequences start with ESC.
-    const summary = parseRunnerSummary(output.replace(/\u001b\[[0-9;]*m/g, ""));
+    const summary = parseRunnerSummary(stripAnsi(output));
     checks = summary === undefined ? [] : [...summary.checks];
   }
   const flags: string[] = [];
@@ -151,44 +152,6 @@ export async function runSuiteVerifier(
     durationMs: execution.durationMs,
     output,
   };
-}
-
-/** The same reading of "crashed while collecting" as `env`'s verifier runner. */
-function isCollectionError(
-  checks: readonly CheckResult[],
-  output: string,
-  exitCode: number | null,
-): boolean {
-  if (/\d+ errors? during collection/.test(output)) return true;
-  if (
-    checks.some(
-      (check) => check.status === "error" && /collection failure/i.test(check.message ?? ""),
-    )
-  ) {
-    return true;
-  }
-  if (checks.length > 0) return false;
-  return exitCode !== 0 && exitCode !== 5;
-}
-
-async function readJunit(path: string): Promise<CheckResult[] | undefined> {
-  const found = await stat(path).catch(() => undefined);
-  if (found === undefined) return undefined;
-  const files = found.isDirectory()
-    ? (await readdir(path))
-        .filter((name) => name.endsWith(".xml"))
-        .sort()
-        .map((name) => join(path, name))
-    : [path];
-  const checks: CheckResult[] = [];
-  let readAny = false;
-  for (const file of files) {
-    const parsed = parseJunitXml(await readFile(file, "utf8"));
-    if (!parsed.ok) continue;
-    readAny = true;
-    checks.push(...parsed.value);
-  }
-  return readAny ? checks : undefined;
 }
 
 async function readReward(path: string): Promise<number | undefined> {

@@ -57,7 +57,7 @@ export async function runVerifier(options: RunVerifierOptions): Promise<Verifier
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
 
-  const junit = resultsPath === undefined ? undefined : await readJunit(resultsPath);
+  const junit = resultsPath === undefined ? undefined : await readJunitReports(resultsPath);
   const output = stripAnsi(`${execution.stdout}\n${execution.stderr}`);
   const summary = junit === undefined ? parseRunnerSummary(output) : undefined;
   const checks: readonly CheckResult[] = junit ?? summary?.checks ?? [];
@@ -90,7 +90,7 @@ export async function runVerifier(options: RunVerifierOptions): Promise<Verifier
  * Errors of the second kind include import errors, syntax errors, a missing test runner and a Go
  * package that did not build.
  */
-function isCollectionError(
+export function isCollectionError(
   checks: readonly CheckResult[],
   output: string,
   exitCode: number | null,
@@ -107,7 +107,7 @@ function isCollectionError(
   return exitCode !== 0 && exitCode !== 5;
 }
 
-async function readJunit(path: string): Promise<CheckResult[] | undefined> {
+export async function readJunitReports(path: string): Promise<CheckResult[] | undefined> {
   // Reports are read on the host from a folder the sandboxed command controlled: symbolic links
   // (which could point at any host file) are not followed.
   const found = await lstat(path).catch(() => undefined);
