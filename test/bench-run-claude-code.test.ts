@@ -15,9 +15,9 @@ import { findAgentCli } from "../src/agents/cli-locate.js";
 import { reportRunDir } from "../src/bench/analysis/load.js";
 import { runSuite } from "../src/bench/run/runner.js";
 import { ResultsStore } from "../src/bench/store/results.js";
-import { runProcess } from "../src/core/process.js";
 import { BubblewrapSandbox } from "../src/env/sandbox/bubblewrap.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
+import { git } from "./support/git.js";
 
 const API_KEY = "sk-test-bench-run-9c1e2f3a4b5d6e7f8a9b";
 const MOUNT = "/workspace/tiny";
@@ -36,21 +36,6 @@ const bubblewrap = await usableBubblewrap();
 
 let root: string;
 let server: ScriptedServer | undefined;
-
-async function git(cwd: string, ...args: string[]): Promise<string> {
-  const result = await runProcess("git", args, {
-    cwd,
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: "t",
-      GIT_AUTHOR_EMAIL: "t@t",
-      GIT_COMMITTER_NAME: "t",
-      GIT_COMMITTER_EMAIL: "t@t",
-    },
-  });
-  if (result.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr}`);
-  return result.stdout.trim();
-}
 
 async function makeSuite(): Promise<string> {
   const repo = join(root, "repo");

@@ -13,8 +13,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BenchReport } from "../src/bench/analysis/report.js";
 import { runCli } from "../src/cli/program.js";
-import { runProcess } from "../src/core/process.js";
 import { BubblewrapSandbox, findOnPath } from "../src/env/sandbox/bubblewrap.js";
+import { git } from "./support/git.js";
 
 async function usableBubblewrap(): Promise<boolean> {
   try {
@@ -29,21 +29,6 @@ const hasBubblewrap = await usableBubblewrap();
 const hasPython = findOnPath("python") !== null;
 
 let root: string;
-
-async function git(cwd: string, ...args: string[]): Promise<string> {
-  const result = await runProcess("git", args, {
-    cwd,
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: "t",
-      GIT_AUTHOR_EMAIL: "t@t",
-      GIT_COMMITTER_NAME: "t",
-      GIT_COMMITTER_EMAIL: "t@t",
-    },
-  });
-  if (result.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr}`);
-  return result.stdout.trim();
-}
 
 function addPatch(expression: string): string {
   return `diff --git a/calc/add.py b/calc/add.py\nnew file mode 100644\n--- /dev/null\n+++ b/calc/add.py\n@@ -0,0 +1,2 @@\n+def add(a, b):\n+    return ${expression}\n`;

@@ -17,6 +17,7 @@ import { ResultsStore } from "../src/bench/store/results.js";
 import { runCli } from "../src/cli/program.js";
 import { InfrastructureError } from "../src/core/errors.js";
 import { runProcess } from "../src/core/process.js";
+import { git } from "./support/git.js";
 
 const REQUIREMENTS = 6;
 let root: string;
@@ -33,21 +34,6 @@ function expectedPassRatio(requirement: number, arm: "with" | "without"): number
 
 function newFilePatch(path: string, text: string): string {
   return `diff --git a/${path} b/${path}\nnew file mode 100644\n--- /dev/null\n+++ b/${path}\n@@ -0,0 +1 @@\n+${text}\n`;
-}
-
-async function git(cwd: string, ...args: string[]): Promise<string> {
-  const result = await runProcess("git", args, {
-    cwd,
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: "t",
-      GIT_AUTHOR_EMAIL: "t@t",
-      GIT_COMMITTER_NAME: "t",
-      GIT_COMMITTER_EMAIL: "t@t",
-    },
-  });
-  if (result.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr}`);
-  return result.stdout.trim();
 }
 
 beforeAll(async () => {

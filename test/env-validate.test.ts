@@ -8,6 +8,7 @@ import { UnsafeSandbox } from "../src/env/sandbox/unsafe.js";
 import type { VerifierSpec } from "../src/env/verifier/types.js";
 import { validateVerifier } from "../src/env/verifier/validate.js";
 import { type PreparedBase, prepareBase } from "../src/env/workspace/prepare.js";
+import { gitSyncRaw as git } from "./support/git.js";
 
 const hasPytest = (() => {
   try {
@@ -17,20 +18,6 @@ const hasPytest = (() => {
     return false;
   }
 })();
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync("git", args, {
-    cwd,
-    encoding: "utf8",
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: "t",
-      GIT_AUTHOR_EMAIL: "t@example.com",
-      GIT_COMMITTER_NAME: "t",
-      GIT_COMMITTER_EMAIL: "t@example.com",
-    },
-  });
-}
 
 const buggy = "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a + b\n";
 const fixedSub = "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n";

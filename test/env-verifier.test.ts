@@ -5,13 +5,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BubblewrapSandbox, findOnPath } from "../src/env/sandbox/bubblewrap.js";
-import { ContainerSandbox, DEFAULT_BASE_IMAGE } from "../src/env/sandbox/container.js";
+import type { ContainerSandbox } from "../src/env/sandbox/container.js";
 import type { SandboxV1 } from "../src/env/sandbox/types.js";
 import { UnsafeSandbox } from "../src/env/sandbox/unsafe.js";
 import { runVerifier } from "../src/env/verifier/run.js";
 import type { VerifierSpec } from "../src/env/verifier/types.js";
 import { materialiseWorkspace } from "../src/env/workspace/materialise.js";
 import { type PreparedBase, prepareBase } from "../src/env/workspace/prepare.js";
+import { gitSync as git } from "./support/git.js";
+import { availableContainerSandbox } from "./support/sandboxes.js";
 
 const hasBwrap = findOnPath("bwrap") !== null;
 const hasPytest = (() => {
@@ -24,28 +26,7 @@ const hasPytest = (() => {
 })();
 
 /** The container sandbox, when an engine answers and the base image (python3, pytest, node) exists. */
-const container: ContainerSandbox | undefined = await (async () => {
-  try {
-    const sandbox = await ContainerSandbox.connect();
-    return (await sandbox.imageId(DEFAULT_BASE_IMAGE)) === undefined ? undefined : sandbox;
-  } catch {
-    return undefined;
-  }
-})();
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync("git", args, {
-    cwd,
-    encoding: "utf8",
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: "t",
-      GIT_AUTHOR_EMAIL: "t@example.com",
-      GIT_COMMITTER_NAME: "t",
-      GIT_COMMITTER_EMAIL: "t@example.com",
-    },
-  }).trim();
-}
+const container: ContainerSandbox | undefined = await availableContainerSandbox();
 
 async function makeRepository(folder: string, files: Record<string, string>): Promise<string> {
   await mkdir(folder, { recursive: true });

@@ -1,4 +1,4 @@
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -7,7 +7,7 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InfrastructureError, InputError } from "../src/core/errors.js";
 import { BubblewrapSandbox, findOnPath } from "../src/env/sandbox/bubblewrap.js";
-import { ContainerSandbox, DEFAULT_BASE_IMAGE } from "../src/env/sandbox/container.js";
+import type { ContainerSandbox } from "../src/env/sandbox/container.js";
 import { UnsafeSandbox } from "../src/env/sandbox/unsafe.js";
 import { treeDigest } from "../src/env/workspace/digest.js";
 import {
@@ -16,32 +16,13 @@ import {
   type Workspace,
 } from "../src/env/workspace/materialise.js";
 import { prepareBase } from "../src/env/workspace/prepare.js";
+import { gitSync as git } from "./support/git.js";
+import { availableContainerSandbox } from "./support/sandboxes.js";
 
 const isRoot = process.getuid?.() === 0;
 const hasBwrap = findOnPath("bwrap") !== null;
 /** The container sandbox, when an engine answers and the skillsmith base image exists. */
-const container: ContainerSandbox | undefined = await (async () => {
-  try {
-    const sandbox = await ContainerSandbox.connect();
-    return (await sandbox.imageId(DEFAULT_BASE_IMAGE)) === undefined ? undefined : sandbox;
-  } catch {
-    return undefined;
-  }
-})();
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync("git", args, {
-    cwd,
-    encoding: "utf8",
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: "t",
-      GIT_AUTHOR_EMAIL: "t@example.com",
-      GIT_COMMITTER_NAME: "t",
-      GIT_COMMITTER_EMAIL: "t@example.com",
-    },
-  }).trim();
-}
+const container: ContainerSandbox | undefined = await availableContainerSandbox();
 
 let scratch: string;
 let repository: string;

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findAgentCli } from "../../src/agents/cli-locate.js";
 import { runProcess } from "../../src/core/process.js";
+import { git } from "./git.js";
 
 export const SKILL_NAME = "greeting-style";
 export const SKILL_DESCRIPTION = "How to write greetings in this project's text files.";
@@ -23,20 +24,6 @@ export interface Fixture {
   readonly workspace: string;
   readonly skillPath: string;
   cleanup(): Promise<void>;
-}
-
-async function git(cwd: string, ...args: string[]): Promise<void> {
-  const result = await runProcess("git", args, {
-    cwd,
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: "test",
-      GIT_AUTHOR_EMAIL: "test@example.com",
-      GIT_COMMITTER_NAME: "test",
-      GIT_COMMITTER_EMAIL: "test@example.com",
-    },
-  });
-  if (result.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr}`);
 }
 
 /** A git repository holding `greeting.txt` ("hullo, world") and a skill folder beside it. */
