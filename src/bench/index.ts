@@ -1,6 +1,7 @@
 /** Skill evaluation: suites (load, validate) and importers of public benchmark layouts. */
 
 export * from "./analysis/index.js";
+export * from "./generate/index.js";
 export type {
   ImportProblem,
   ImportResult,

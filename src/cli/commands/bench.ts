@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
+import { generateSuite } from "../../bench/generate/index.js";
 import type { Configuration, ImportResult, SandboxKind } from "../../bench/index.js";
 import {
   AGENT_KINDS,
@@ -16,6 +17,15 @@ import {
   validateSuite,
 } from "../../bench/index.js";
 import { UsageError } from "../../core/errors.js";
+import { writeFileAtomic } from "../../core/fs.js";
+import {
+  createSandbox,
+  defaultCacheDir,
+  SandboxUnavailableError,
+  UnsafeSandbox,
+} from "../../env/index.js";
+import { ModelClient } from "../../model/index.js";
+import { renderHtmlReport } from "../../report/index.js";
 import { type CliIo, type CommandContext, log, printJson, printLines } from "../context.js";
 
 /** Exit code when an import produced nothing (a usage or input problem, as documented). */
@@ -165,6 +175,7 @@ export function registerBench(program: Command, context: CommandContext): void {
     });
 
   registerRunAndReport(bench, context);
+  registerGenerate(bench, context);
 }
 
 function positiveInteger(flag: string): (value: string) => number {
@@ -357,10 +368,17 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
     .description("Print the verdicts of a run directory: utility profiles, pooled figures, pairs")
     .argument("<run-dir>", "a run directory written by `bench run`")
     .option("--json", "print the report data as JSON")
-    .action(async (runDir: string, options: { json?: boolean }) => {
-      const report = await reportRunDir(resolve(io.cwd, runDir));
+    .option("--html <file>", "also write a self-contained HTML report (charts, tables) to <file>")
+    .action(async (runDir: string, options: { json?: boolean; html?: string }) => {
+      const directory = resolve(io.cwd, runDir);
+      const report = await reportRunDir(directory);
+      if (options.html !== undefined) {
+        const target = resolve(io.cwd, options.html);
+        await writeFileAtomic(target, renderHtmlReport(report, { source: directory }));
+        log(io, `wrote the HTML report to ${target}`);
+      }
       if (options.json === true) printJson(io, report);
-      else printLines(io, renderReportText(report));
+      else if (options.html === undefined) printLines(io, renderReportText(report));
     });
 }
 
@@ -378,4 +396,116 @@ function commandLineOptions(options: RunOptions): string[] {
   if (options.resume === true) argv.push("--resume");
   if (options.json === true) argv.push("--json");
   return argv;
+}
+
+/** `--repo <url|path>@<commit>`: split at the last `@` whose tail looks like a revision. */
+function parseRepoFlag(value: string): { repository: string; commit: string } {
+  const at = value.lastIndexOf("@");
+  const repository = at > 0 ? value.slice(0, at) : "";
+  const commit = at > 0 ? value.slice(at + 1) : "";
+  // `git@host:org/repo` has an `@` too: a revision never contains `/` or `:`.
+  if (repository === "" || commit === "" || /[/:\s]/.test(commit)) {
+    throw new UsageError(
+      "option-invalid",
+      `--repo expects <url|path>@<commit> (e.g. ./repo@3f2c1ab), got "${value}"`,
+    );
+  }
+  return { repository, commit };
+}
+
+interface GenerateOptions {
+  skill: string;
+  repo: string;
+  out: string;
+  model: string;
+  requirements?: number;
+  minTests?: number;
+  maxRounds?: string;
+  json?: boolean;
+}
+
+function registerGenerate(bench: Command, context: CommandContext): void {
+  const { io } = context;
+  bench
+    .command("generate")
+    .description(
+      "Write a suite from a skill and a repository: model-written requirements and verifiers, checked on the untouched repository",
+    )
+    .requiredOption("--skill <dir>", "the Agent Skills folder under evaluation")
+    .requiredOption("--repo <url|path>@<commit>", "the repository and the commit to pin")
+    .requiredOption("--out <suite>", "suite folder to create (must not exist or be empty)")
+    .requiredOption("--model <spec>", "model for both roles (e.g. anthropic:claude-sonnet-4-5)")
+    .option(
+      "--requirements <n>",
+      "requirements to write (default 10)",
+      positiveInteger("--requirements"),
+    )
+    .option(
+      "--min-tests <n>",
+      "tests per verifier at least (default 8)",
+      positiveInteger("--min-tests"),
+    )
+    .option("--max-rounds <n>", "regenerations of a weak verifier (default 2)")
+    .option("--json", "print the generation summary as JSON")
+    .action(async (options: GenerateOptions) => {
+      const { repository, commit } = parseRepoFlag(options.repo);
+      let maxRounds: number | undefined;
+      if (options.maxRounds !== undefined) {
+        maxRounds = Number(options.maxRounds);
+        if (!Number.isInteger(maxRounds) || maxRounds < 0) {
+          throw new UsageError(
+            "option-invalid",
+            `--max-rounds expects an integer ≥ 0 (got "${options.maxRounds}")`,
+          );
+        }
+      }
+      const model = new ModelClient({ spec: options.model, env: io.env, cwd: io.cwd });
+      let sandbox: Awaited<ReturnType<typeof createSandbox>>;
+      try {
+        sandbox = await createSandbox({ kind: "local" });
+      } catch (error) {
+        if (!(error instanceof SandboxUnavailableError)) throw error;
+        log(
+          io,
+          `warning: bubblewrap is unavailable (${error.message}); verifiers are validated WITHOUT isolation`,
+        );
+        sandbox = new UnsafeSandbox();
+      }
+      const isLocal = !/^(https?|ssh|git|file):\/\/|^git@/.test(repository);
+      const result = await generateSuite({
+        skill: resolve(io.cwd, options.skill),
+        repository: isLocal ? resolve(io.cwd, repository) : repository,
+        commit,
+        out: resolve(io.cwd, options.out),
+        model,
+        sandbox,
+        cacheDir: defaultCacheDir(io.env),
+        ...(options.requirements === undefined ? {} : { requirements: options.requirements }),
+        ...(options.minTests === undefined ? {} : { minTests: options.minTests }),
+        ...(maxRounds === undefined ? {} : { maxRounds }),
+        onLog: (line) => log(io, line),
+      });
+      if (options.json === true) {
+        printJson(io, result);
+      } else {
+        const lines = [
+          `wrote ${result.out}: ${result.requirements} requirements, ${result.verifiers.length} verifiers, ${result.weak} weak, requirement rounds ${result.requirementRounds}`,
+          ...result.requirementFindings.map((finding) => `  requirement finding: ${finding}`),
+          ...result.verifiers.map(
+            (verifier) =>
+              `  ${verifier.requirement}: ${verifier.tests} tests, ${verifier.rounds} round${verifier.rounds === 1 ? "" : "s"}${verifier.weak ? `, WEAK: ${verifier.findings.join("; ")}` : ""}`,
+          ),
+          ...Object.entries(result.usage).map(
+            ([role, totals]) =>
+              `  ${role}: ${totals.inputTokens} input + ${totals.outputTokens} output tokens, $${totals.costUsd.toFixed(4)}`,
+          ),
+          ...result.suiteProblems.map(formatSuiteProblem),
+          result.valid
+            ? `suite is valid; next: skillsmith bench run ${options.out}`
+            : "the written suite does not validate (see the problems above)",
+        ];
+        printLines(io, lines);
+      }
+      if (!result.valid || result.weak > 0) context.exit(1);
+    });
 }
