@@ -1,0 +1,525 @@
+/**
+ * The self-contained HTML report of a run directory (issue 6): every figure of `BenchReport` as a
+ * Vega-Lite chart plus an HTML table of the same values, with Vega, Vega-Lite and vega-embed
+ * inlined so the file opens anywhere without a network.
+ */
+import type { BenchReport, Profile } from "../bench/analysis/report.js";
+import { chartLibraries } from "./libraries.js";
+
+export interface HtmlReportOptions {
+  /** Shown under the title, e.g. the run directory. */
+  readonly source?: string;
+  /** Default: now. Injectable so tests can compare whole documents. */
+  readonly generatedAt?: Date;
+}
+
+const MINUS = "\u2212";
+
+/** Text from a run (skill names, notes, configuration ids) is untrusted: escape it everywhere. */
+export function escapeHtml(text: string): string {
+  return text
+    .replaceAll("&", "&amp;")
+    .replaceAll("<", "&lt;")
+    .replaceAll(">", "&gt;")
+    .replaceAll('"', "&quot;")
+    .replaceAll("'", "&#39;");
+}
+
+/**
+ * JSON placed inside a <script> element: escaping `<` keeps `</script>` or `<!--` in a skill name
+ * from ending the element, and U+2028/9 are escaped for older JavaScript parsers.
+ */
+function scriptJson(value: unknown): string {
+  return JSON.stringify(value)
+    .replaceAll("<", "\\u003c")
+    .replaceAll(">", "\\u003e")
+    .replaceAll("&", "\\u0026")
+    .replaceAll("\u2028", "\\u2028")
+    .replaceAll("\u2029", "\\u2029");
+}
+
+/** A library's source inside a <script> element; none of the pinned builds contains `</script`. */
+function inlineScript(source: string): string {
+  return source.replace(/<\/(script)/gi, "<\\/$1");
+}
+
+export function formatDelta(delta: number | null): string {
+  if (delta === null) return "n/a";
+  const rounded = Math.round(delta * 10) / 10;
+  if (rounded === 0) return "0.0";
+  return `${rounded > 0 ? "+" : MINUS}${Math.abs(rounded).toFixed(1)}`;
+}
+
+export function formatRatio(value: number | null): string {
+  return value === null ? "n/a" : `${(100 * value).toFixed(1)}%`;
+}
+
+export function formatP(p: number | null): string {
+  if (p === null) return "n/a";
+  if (p < 0.001) return "<0.001";
+  return p.toPrecision(2);
+}
+
+function className(value: string | null): string {
+  return value === null ? "n/a" : value.charAt(0).toUpperCase() + value.slice(1);
+}
+
+function formatCount(value: number): string {
+  return value.toLocaleString("en-US");
+}
+
+function formatSeconds(milliseconds: number): string {
+  return `${(milliseconds / 1000).toFixed(1)} s`;
+}
+
+function significant(profile: Profile, alpha: number): boolean {
+  return profile.p !== null && profile.p < alpha;
+}
+
+/** Skills ordered by their mean Δ over configurations (best first), ties by name. */
+function skillOrder(report: BenchReport): string[] {
+  const sums = new Map<string, { total: number; count: number }>();
+  for (const profile of report.profiles) {
+    const entry = sums.get(profile.skill) ?? { total: 0, count: 0 };
+    if (profile.delta !== null) {
+      entry.total += profile.delta;
+      entry.count += 1;
+    }
+    sums.set(profile.skill, entry);
+  }
+  const overall = (skill: string): number => {
+    const entry = sums.get(skill);
+    return entry === undefined || entry.count === 0
+      ? Number.NEGATIVE_INFINITY
+      : entry.total / entry.count;
+  };
+  return [...sums.keys()].sort(
+    (left, right) => overall(right) - overall(left) || left.localeCompare(right),
+  );
+}
+
+interface Chart {
+  readonly id: string;
+  readonly spec: Record<string, unknown>;
+}
+
+const VEGA_LITE_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json";
+
+function heatmapSpec(report: BenchReport, skills: readonly string[], alpha: number): Chart {
+  const values = report.profiles.map((profile) => ({
+    skill: profile.skill,
+    config: profile.config,
+    delta: profile.delta,
+    label: `${formatDelta(profile.delta)}${significant(profile, alpha) ? "★" : ""}`,
+    class: className(profile.class),
+    p: formatP(profile.p),
+    deltaText: formatDelta(profile.delta),
+  }));
+  const extent = Math.max(10, ...report.profiles.map((profile) => Math.abs(profile.delta ?? 0)));
+  // Dark ends of the scheme need light text to stay readable.
+  const textColor = {
+    condition: { test: `abs(datum.delta) > ${0.6 * extent}`, value: "white" },
+    value: "black",
+  };
+  const encoding = {
+    y: { field: "skill", type: "nominal", sort: skills, title: "skill" },
+    x: { field: "config", type: "nominal", title: "configuration", axis: { labelAngle: 0 } },
+  };
+  return {
+    id: "heatmap-chart",
+    spec: {
+      $schema: VEGA_LITE_SCHEMA,
+      description: "Skill-level Δ (percentage points) per skill and configuration",
+      data: { values },
+      width: { step: 140 },
+      height: { step: 44 },
+      encoding,
+      layer: [
+        {
+          mark: { type: "rect", stroke: "white" },
+          encoding: {
+            color: {
+              field: "delta",
+              type: "quantitative",
+              title: "Δ (pp)",
+              scale: { scheme: "blueorange", domain: [-extent, extent], domainMid: 0 },
+            },
+            tooltip: [
+              { field: "skill", title: "skill" },
+              { field: "config", title: "configuration" },
+              { field: "deltaText", title: "Δ (pp)" },
+              { field: "p", title: "p" },
+              { field: "class", title: "class" },
+            ],
+          },
+        },
+        {
+          mark: { type: "text", baseline: "bottom", dy: -1, fontWeight: "bold" },
+          encoding: { text: { field: "label" }, color: textColor },
+        },
+        {
+          mark: { type: "text", baseline: "top", dy: 3, fontSize: 10 },
+          encoding: { text: { field: "class" }, color: textColor },
+        },
+      ],
+    },
+  };
+}
+
+function requirementSpec(profile: Profile, index: number): Chart {
+  const values = profile.requirements
+    .filter((outcome) => outcome.delta !== null)
+    .map((outcome) => ({
+      requirement: outcome.id,
+      delta: outcome.delta,
+      deltaText: formatDelta(outcome.delta),
+      without: formatRatio(outcome.without),
+      with: formatRatio(outcome.with),
+    }));
+  return {
+    id: `requirements-chart-${index}`,
+    spec: {
+      $schema: VEGA_LITE_SCHEMA,
+      description: `Requirement deltas of ${profile.skill} under ${profile.config}`,
+      data: { values },
+      width: 320,
+      height: { step: 18 },
+      layer: [
+        { mark: { type: "rule", color: "#888" }, encoding: { x: { datum: 0 } } },
+        {
+          // A thin outline keeps points near Δ = 0 (almost white in the scheme) visible.
+          mark: { type: "point", filled: true, size: 70, stroke: "#333", strokeWidth: 0.6 },
+          encoding: {
+            y: { field: "requirement", type: "nominal", sort: null, title: "requirement" },
+            x: {
+              field: "delta",
+              type: "quantitative",
+              title: "d = 100·(with − without)",
+              scale: { domain: [-100, 100] },
+            },
+            color: {
+              field: "delta",
+              type: "quantitative",
+              scale: { scheme: "blueorange", domain: [-100, 100], domainMid: 0 },
+              legend: null,
+            },
+            tooltip: [
+              { field: "requirement" },
+              { field: "without", title: "without" },
+              { field: "with", title: "with" },
+              { field: "deltaText", title: "d" },
+            ],
+          },
+        },
+      ],
+    },
+  };
+}
+
+function scatterSpec(report: BenchReport, left: string, right: string, index: number): Chart {
+  const values: Array<{ skill: string; x: number; y: number }> = [];
+  for (const profile of report.profiles.filter((candidate) => candidate.config === left)) {
+    const other = report.profiles.find(
+      (candidate) => candidate.config === right && candidate.skill === profile.skill,
+    );
+    if (profile.delta !== null && other !== undefined && other.delta !== null) {
+      values.push({ skill: profile.skill, x: profile.delta, y: other.delta });
+    }
+  }
+  return {
+    id: `scatter-chart-${index}`,
+    spec: {
+      $schema: VEGA_LITE_SCHEMA,
+      description: `Skill-level Δ under ${left} against ${right}`,
+      data: { values },
+      width: 320,
+      height: 320,
+      layer: [
+        { mark: { type: "rule", color: "#aaa" }, encoding: { x: { datum: 0 } } },
+        { mark: { type: "rule", color: "#aaa" }, encoding: { y: { datum: 0 } } },
+        {
+          mark: { type: "point", filled: true, size: 80, color: "#1f5fa8" },
+          encoding: {
+            x: { field: "x", type: "quantitative", title: `Δ under ${left}` },
+            y: { field: "y", type: "quantitative", title: `Δ under ${right}` },
+            tooltip: [
+              { field: "skill" },
+              { field: "x", title: left, format: "+.1f" },
+              { field: "y", title: right, format: "+.1f" },
+            ],
+          },
+        },
+      ],
+    },
+  };
+}
+
+function usageSpec(report: BenchReport): Chart {
+  const values = report.configs.flatMap((config) =>
+    (["without", "with"] as const).map((arm) => ({
+      config: config.config,
+      arm,
+      seconds: config.usage[arm].totalMs / 1000,
+    })),
+  );
+  return {
+    id: "usage-chart",
+    spec: {
+      $schema: VEGA_LITE_SCHEMA,
+      description: "Wall time per configuration and arm",
+      data: { values },
+      width: 320,
+      height: { step: 20 },
+      mark: "bar",
+      encoding: {
+        y: { field: "config", type: "nominal", title: "configuration" },
+        yOffset: { field: "arm", sort: ["without", "with"] },
+        x: { field: "seconds", type: "quantitative", title: "wall time (s)" },
+        color: {
+          field: "arm",
+          sort: ["without", "with"],
+          scale: { range: ["#999999", "#1f5fa8"] },
+        },
+        tooltip: [{ field: "config" }, { field: "arm" }, { field: "seconds", format: ".1f" }],
+      },
+    },
+  };
+}
+
+function chartContainer(chart: Chart, label: string): string {
+  return `<div class="chart" id="${chart.id}" role="img" aria-label="${escapeHtml(label)}" data-testid="${chart.id}"></div>`;
+}
+
+function heatmapTable(report: BenchReport, skills: readonly string[], alpha: number): string {
+  const configs = report.configs.map((config) => config.config);
+  const header = configs.map((config) => `<th scope="col">${escapeHtml(config)}</th>`).join("");
+  const rows = skills.map((skill) => {
+    const cells = configs.map((config) => {
+      const profile = report.profiles.find(
+        (candidate) => candidate.skill === skill && candidate.config === config,
+      );
+      if (profile === undefined) return `<td class="empty">—</td>`;
+      const star = significant(profile, alpha)
+        ? `<span class="star" title="p &lt; ${alpha}">★</span>`
+        : "";
+      const title = `Δ ${formatDelta(profile.delta)} pp, p ${formatP(profile.p)}, ${className(profile.class)}`;
+      return `<td data-testid="heatmap-cell" data-skill="${escapeHtml(skill)}" data-config="${escapeHtml(config)}" title="${escapeHtml(title)}"><span class="delta">${formatDelta(profile.delta)}</span>${star} <span class="class">${className(profile.class)}</span> <span class="p">p ${formatP(profile.p)}</span></td>`;
+    });
+    return `<tr><th scope="row">${escapeHtml(skill)}</th>${cells.join("")}</tr>`;
+  });
+  return `<table id="heatmap-table" data-testid="heatmap-table"><caption>Skill-level Δ in percentage points (★: p &lt; ${alpha}, exact sign-flip test)</caption><thead><tr><th scope="col">skill</th>${header}</tr></thead><tbody>${rows.join("")}</tbody></table>`;
+}
+
+function sensitivityText(profile: Profile): string {
+  if (profile.class === null) return "n/a";
+  if (profile.sensitivity.disagreements.length === 0)
+    return "all sensitivity analyses agree with the primary class";
+  return `disagree: ${profile.sensitivity.disagreements.join(", ")}`;
+}
+
+function profileSection(profile: Profile, chart: Chart, alpha: number): string {
+  const rows = profile.requirements
+    .map(
+      (outcome) =>
+        `<tr><th scope="row">${escapeHtml(outcome.id)}</th><td>${formatRatio(outcome.without)}</td><td>${formatRatio(outcome.with)}</td><td>${formatDelta(outcome.delta)}</td><td>${[outcome.timeout ? "timeout" : "", outcome.identical ? "identical" : "", outcome.misplaced.length > 0 ? `misplaced: ${outcome.misplaced.map(escapeHtml).join(", ")}` : ""].filter((text) => text !== "").join("; ")}</td></tr>`,
+    )
+    .join("");
+  const notes =
+    profile.notes.length === 0
+      ? ""
+      : `<ul class="notes">${profile.notes.map((note) => `<li>${escapeHtml(note)}</li>`).join("")}</ul>`;
+  const activation =
+    profile.activation_rate === null
+      ? "unknown (the harness cannot tell)"
+      : formatRatio(profile.activation_rate);
+  return `<section class="profile" data-testid="profile" data-skill="${escapeHtml(profile.skill)}" data-config="${escapeHtml(profile.config)}">
+<h3>${escapeHtml(profile.skill)} <small>under ${escapeHtml(profile.config)}</small></h3>
+<dl class="summary">
+<dt>pass ratio without → with</dt><dd>${formatRatio(profile.without)} → ${formatRatio(profile.with)}</dd>
+<dt>Δ</dt><dd>${formatDelta(profile.delta)} pp${significant(profile, alpha) ? " ★" : ""}</dd>
+<dt>p (sign-flip, n = ${profile.n})</dt><dd>${formatP(profile.p)}</dd>
+<dt>class</dt><dd>${className(profile.class)}</dd>
+<dt>sensitivity</dt><dd>${escapeHtml(sensitivityText(profile))} (t-test p ${formatP(profile.sensitivity.ttest.p)}, Wilcoxon p ${formatP(profile.sensitivity.wilcoxon.p)})</dd>
+<dt>activation rate</dt><dd>${activation}</dd>
+</dl>
+${notes}
+<div class="pair">${chartContainer(chart, `Requirement deltas of ${profile.skill} under ${profile.config}`)}
+<table><caption>Requirements (mean pass ratio over repeats)</caption><thead><tr><th scope="col">requirement</th><th scope="col">without</th><th scope="col">with</th><th scope="col">d (pp)</th><th scope="col">flags</th></tr></thead><tbody>${rows}</tbody></table></div>
+</section>`;
+}
+
+function pooledSection(report: BenchReport): string {
+  const rows = report.configs
+    .map(
+      (config) =>
+        `<tr data-testid="pooled-row" data-config="${escapeHtml(config.config)}"><th scope="row">${escapeHtml(config.config)}</th><td>${escapeHtml([config.agent, config.model].filter((part) => part !== undefined).join(" / ") || "—")}</td><td>${config.skills}</td><td>${config.pairs}</td><td class="pooled-ratios">${formatRatio(config.without)} → ${formatRatio(config.with)}</td><td>${formatDelta(config.delta)}</td><td>${config.classes.golden} / ${config.classes.harmful} / ${config.classes.ineffective}</td></tr>`,
+    )
+    .join("");
+  const all = report.pooled;
+  const identical = report.pairs.identical;
+  const large = report.pairs.largeChanges;
+  const largeRows = large.keys
+    .map(
+      (key) =>
+        `<tr><td>${escapeHtml(key.config)}</td><td>${escapeHtml(key.skill)}</td><td>${escapeHtml(key.requirement)}</td><td>${formatDelta(100 * key.deltaY)}</td></tr>`,
+    )
+    .join("");
+  return `<section id="pooled"><h2>Pooled per configuration</h2>
+<table id="pooled-table" data-testid="pooled-table"><thead><tr><th scope="col">configuration</th><th scope="col">agent / model</th><th scope="col">skills</th><th scope="col">pairs</th><th scope="col">without → with</th><th scope="col">Δ (pp)</th><th scope="col">golden / harmful / ineffective</th></tr></thead>
+<tbody>${rows}</tbody>
+<tfoot><tr data-testid="pooled-all"><th scope="row">all</th><td></td><td></td><td>${all.pairs}</td><td class="pooled-ratios">${formatRatio(all.without)} → ${formatRatio(all.with)}</td><td>${formatDelta(all.delta)}</td><td></td></tr></tfoot></table>
+<p>Identical pairs: <strong data-testid="identical-share">${identical.count} of ${report.pairs.total} (${formatRatio(identical.share)})</strong>. Timeouts: ${report.pairs.timeouts}. Misplaced deliverables: ${report.pairs.misplacedDeliverables.count}.</p>
+<h3>Large changes (|Δy| ≥ ${large.threshold}): ${large.count}</h3>
+${large.count === 0 ? "<p>None.</p>" : `<table data-testid="large-changes"><thead><tr><th scope="col">configuration</th><th scope="col">skill</th><th scope="col">requirement</th><th scope="col">d (pp)</th></tr></thead><tbody>${largeRows}</tbody></table>`}
+</section>`;
+}
+
+function scatterSection(report: BenchReport, charts: Chart[]): string {
+  const configs = report.configs.map((config) => config.config);
+  if (configs.length < 2) {
+    return `<section id="scatter"><h2>Δ between configurations</h2><p data-testid="scatter-note">This run has one configuration (${escapeHtml(configs[0] ?? "none")}), so there is no second configuration to compare skill-level Δ against.</p></section>`;
+  }
+  const parts: string[] = [];
+  for (let left = 0; left < configs.length; left += 1) {
+    for (let right = left + 1; right < configs.length; right += 1) {
+      const a = configs[left] as string;
+      const b = configs[right] as string;
+      const chart = scatterSpec(report, a, b, parts.length);
+      charts.push(chart);
+      const correlation = report.correlations.find(
+        (candidate) => candidate.configs[0] === a && candidate.configs[1] === b,
+      );
+      const signChange = report.signChanges.find(
+        (candidate) => candidate.configs[0] === a && candidate.configs[1] === b,
+      );
+      const correlationText =
+        correlation === undefined
+          ? "Too few shared skills (fewer than 3) for a correlation."
+          : `Pearson r = ${correlation.pearson?.toFixed(2) ?? "n/a"}, Spearman ρ = ${correlation.spearman?.toFixed(2) ?? "n/a"} over ${correlation.skills} skills.`;
+      const rows = (
+        chart.spec.data as { values: Array<{ skill: string; x: number; y: number }> }
+      ).values
+        .map(
+          (point) =>
+            `<tr><th scope="row">${escapeHtml(point.skill)}</th><td>${formatDelta(point.x)}</td><td>${formatDelta(point.y)}</td></tr>`,
+        )
+        .join("");
+      parts.push(`<div class="scatter"><h3>${escapeHtml(a)} against ${escapeHtml(b)}</h3>
+<p>${escapeHtml(correlationText)} Sign changes: ${signChange?.count ?? 0} of ${signChange?.compared ?? 0}.</p>
+<div class="pair">${chartContainer(chart, `Skill-level Δ under ${a} against ${b}`)}
+<table><thead><tr><th scope="col">skill</th><th scope="col">Δ ${escapeHtml(a)}</th><th scope="col">Δ ${escapeHtml(b)}</th></tr></thead><tbody>${rows}</tbody></table></div></div>`);
+    }
+  }
+  return `<section id="scatter"><h2>Δ between configurations</h2>${parts.join("\n")}</section>`;
+}
+
+function usageSection(report: BenchReport, chart: Chart): string {
+  const rows = report.configs
+    .flatMap((config) =>
+      (["without", "with"] as const).map((arm) => {
+        const usage = config.usage[arm];
+        return `<tr data-testid="usage-row" data-config="${escapeHtml(config.config)}" data-arm="${arm}"><th scope="row">${escapeHtml(config.config)}</th><td>${arm}</td><td>${usage.runs}</td><td>$${usage.costUsd.toFixed(4)}</td><td>${formatCount(usage.inputTokens)}</td><td>${formatCount(usage.cachedInputTokens)}</td><td>${formatCount(usage.outputTokens)}</td><td>${formatSeconds(usage.agentMs)}</td><td>${formatSeconds(usage.verifierMs)}</td><td>${formatSeconds(usage.totalMs)}</td></tr>`;
+      }),
+    )
+    .join("");
+  return `<section id="usage"><h2>Cost, tokens and wall time per arm</h2>
+<div class="pair">${chartContainer(chart, "Wall time per configuration and arm")}
+<table id="usage-table"><thead><tr><th scope="col">configuration</th><th scope="col">arm</th><th scope="col">runs</th><th scope="col">cost (USD)</th><th scope="col">input tokens</th><th scope="col">cached input</th><th scope="col">output tokens</th><th scope="col">agent time</th><th scope="col">verifier time</th><th scope="col">wall time</th></tr></thead><tbody>${rows}</tbody></table></div>
+<p>Runs scored: ${report.runs.scored}; attempts lost to infrastructure: ${report.runs.infraAttempts}.</p></section>`;
+}
+
+const STYLE = `
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:72rem;padding:0 1rem;color:#1b1b1b}
+h1{margin-bottom:.2rem}h2{margin-top:2.5rem;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:.5rem 0;font-size:.9rem}
+th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical-align:top}
+caption{text-align:left;font-weight:600;padding:.25rem 0}
+.pair{display:flex;flex-wrap:wrap;gap:1.5rem;align-items:flex-start}
+.star{color:#b35900;font-weight:bold}.meta{color:#555}
+dl.summary{display:grid;grid-template-columns:max-content auto;gap:.15rem 1rem}dt{font-weight:600}dd{margin:0}
+.chart-error{color:#a00}
+`;
+
+/**
+ * Renders charts after load and marks each container, so a reader (or a test) can tell a chart
+ * that rendered from one that failed; a failure is written into the container, not swallowed.
+ */
+const BOOT = `
+(function(){
+  var charts = JSON.parse(document.getElementById("report-charts").textContent);
+  charts.forEach(function(chart){
+    var element = document.getElementById(chart.id);
+    vegaEmbed(element, chart.spec, {actions:false, renderer:"svg"}).then(function(){
+      element.setAttribute("data-rendered","true");
+    }).catch(function(error){
+      element.setAttribute("data-rendered","error");
+      var message = document.createElement("p");
+      message.className = "chart-error";
+      message.textContent = "chart failed to render: " + error;
+      element.appendChild(message);
+    });
+  });
+})();
+`;
+
+/** One self-contained HTML document for a run's report (no network needed to open it). */
+export function renderHtmlReport(report: BenchReport, options: HtmlReportOptions = {}): string {
+  const alpha = 0.05;
+  const skills = skillOrder(report);
+  const charts: Chart[] = [];
+  const heatmap = heatmapSpec(report, skills, alpha);
+  charts.push(heatmap);
+  const orderedProfiles = [...report.profiles].sort(
+    (left, right) =>
+      skills.indexOf(left.skill) - skills.indexOf(right.skill) ||
+      left.config.localeCompare(right.config),
+  );
+  const profileSections = orderedProfiles.map((profile, index) => {
+    const chart = requirementSpec(profile, index);
+    charts.push(chart);
+    return profileSection(profile, chart, alpha);
+  });
+  const scatter = scatterSection(report, charts);
+  const usage = usageSpec(report);
+  charts.push(usage);
+  const title =
+    report.suite === undefined
+      ? "Skill evaluation report"
+      : `Skill evaluation: ${report.suite.name}`;
+  const generated = (options.generatedAt ?? new Date()).toISOString();
+  const libraries = chartLibraries();
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="skillsmith">
+<title>${escapeHtml(title)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<header>
+<h1>${escapeHtml(title)}</h1>
+<p class="meta">${options.source === undefined ? "" : `Run directory ${escapeHtml(options.source)} · `}generated ${escapeHtml(generated)} · ${report.configs.length} configuration${report.configs.length === 1 ? "" : "s"}, ${skills.length} skill${skills.length === 1 ? "" : "s"}, ${report.pooled.pairs} pairs</p>
+</header>
+<main>
+<section id="heatmap"><h2>Skill-level Δ</h2>
+<p>Δ is the mean over requirements of 100·(pass ratio with the skill − without), in percentage points. Colours are centred on zero (blue: worse, orange: better). Skills are sorted by their mean Δ over configurations.</p>
+<div class="pair">${chartContainer(heatmap, "Heatmap of skill-level Δ, skills by configurations")}
+${heatmapTable(report, skills, alpha)}</div>
+</section>
+<section id="profiles"><h2>Per skill</h2>
+${profileSections.join("\n")}
+</section>
+${pooledSection(report)}
+${scatter}
+${usageSection(report, usage)}
+</main>
+<footer class="meta"><p>Charts: ${libraries.map((library) => `${escapeHtml(library.name)} ${escapeHtml(library.version)}`).join(", ")}, inlined.</p></footer>
+<script type="application/json" id="report-charts">${scriptJson(charts)}</script>
+${libraries.map((library) => `<script data-library="${escapeHtml(library.name)}">${inlineScript(library.source)}</script>`).join("\n")}
+<script>${BOOT}</script>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,215 @@
+/**
+ * The HTML report of the quickstart run, opened from a file:// URL in real headless Chromium
+ * (Debian's /usr/bin/chromium driven by playwright-core) with every non-file request aborted.
+ *
+ * Expected figures are the hand-computed quickstart values (see bench-run-quickstart.test.ts for
+ * the derivation): money-decimal Δ = +40, p = 8/1024 ≈ 0.0078 < 0.05 → Golden (star);
+ * iso-dates Δ = −5, p = 15/16 = 0.9375 → Ineffective (no star); pooled over 20 pairs
+ * 58/80 = 72.5% → 72/80 = 90.0%, +17.5 points; identical pairs 7 of 20 = 35.0%.
+ */
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BenchReport } from "../src/bench/analysis/report.js";
+import { runQuickstartEvaluation } from "../src/bench/run/quickstart.js";
+import { renderHtmlReport } from "../src/report/index.js";
+import { runInProcess } from "./support/cli.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const hasChromium = existsSync(CHROMIUM);
+const MINUS = "\u2212";
+/** Where the screenshot is left for a person to look at (outside the removed temp folder). */
+const SCREENSHOT = join(tmpdir(), "skillsmith-report-html.png");
+
+let root: string;
+let report: BenchReport;
+let htmlFile: string;
+let context: BrowserContext | undefined;
+let page: Page;
+const blocked: string[] = [];
+const pageErrors: string[] = [];
+
+async function openReport(file: string): Promise<void> {
+  await page.goto(pathToFileURL(file).href);
+  // Every chart container must hold a rendered Vega view (an svg) before content is asserted.
+  // A string expression: the test's tsconfig has no DOM library for a typed callback.
+  await page.waitForFunction(
+    `(() => { const charts = [...document.querySelectorAll(".chart")]; return charts.length > 0 && charts.every((chart) => chart.getAttribute("data-rendered") !== null); })()`,
+  );
+}
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "report-html-"));
+  const evaluation = await runQuickstartEvaluation({
+    runDir: join(root, "run"),
+    cacheDir: join(root, "cache"),
+  });
+  report = evaluation.report;
+  htmlFile = join(root, "out", "report.html");
+  const cli = await runInProcess(["bench", "report", evaluation.runDir, "--html", htmlFile]);
+  expect(cli.stderr).toContain(htmlFile);
+  expect(cli.code).toBe(0);
+  if (hasChromium) {
+    context = await chromium.launchPersistentContext(join(root, "profile"), {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+      ],
+      viewport: { width: 1280, height: 900 },
+    });
+    await context.route("**/*", async (route) => {
+      const url = route.request().url();
+      if (url.startsWith("file:")) await route.continue();
+      else {
+        blocked.push(url);
+        await route.abort();
+      }
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+  }
+}, 180_000);
+
+afterAll(async () => {
+  await context?.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+describe("bench report --html", () => {
+  it("writes a self-contained file with the chart libraries inlined and no remote scripts", async () => {
+    const html = await readFile(htmlFile, "utf8");
+    expect(html).toMatch(/<script data-library="vega">/);
+    expect(html).toMatch(/<script data-library="vega-lite">/);
+    expect(html).toMatch(/<script data-library="vega-embed">/);
+    expect(html).not.toMatch(/<script[^>]+src=/);
+    expect(html).not.toMatch(/<link[^>]+href=/);
+  });
+
+  it.skipIf(!hasChromium)(
+    `renders the heatmap, tables and charts offline in ${CHROMIUM}`,
+    async () => {
+      await openReport(htmlFile);
+      const states = await page
+        .locator(".chart")
+        .evaluateAll((charts) =>
+          charts.map((chart) => [
+            chart.id,
+            chart.getAttribute("data-rendered"),
+            chart.querySelector("svg, canvas") !== null,
+          ]),
+        );
+      // heatmap + one requirement chart per profile (2) + usage; one configuration → no scatter
+      expect(states).toEqual([
+        ["heatmap-chart", "true", true],
+        ["requirements-chart-0", "true", true],
+        ["requirements-chart-1", "true", true],
+        ["usage-chart", "true", true],
+      ]);
+
+      const golden = page.locator('td[data-testid="heatmap-cell"][data-skill="money-decimal"]');
+      await expect(golden.textContent()).resolves.toMatch(/^\+40\.0★ Golden p 0\.0078$/);
+      const ineffective = page.locator('td[data-testid="heatmap-cell"][data-skill="iso-dates"]');
+      const ineffectiveText = await ineffective.textContent();
+      expect(ineffectiveText).toContain(`${MINUS}5.0`);
+      expect(ineffectiveText).toContain("Ineffective");
+      expect(ineffectiveText).not.toContain("★");
+
+      // Sorted by Δ: money-decimal (+40) above iso-dates (−5), in the table and in the chart.
+      const rowHeads = await page.locator("#heatmap-table tbody th").allTextContents();
+      expect(rowHeads).toEqual(["money-decimal", "iso-dates"]);
+      const chartTexts = await page.locator("#heatmap-chart svg text").allTextContents();
+      expect(chartTexts).toContain("+40.0★");
+      expect(chartTexts).toContain(`${MINUS}5.0`);
+      expect(chartTexts).toContain("Golden");
+      expect(chartTexts).toContain("Ineffective");
+
+      const pooled = page.locator('[data-testid="pooled-all"] .pooled-ratios');
+      await expect(pooled.textContent()).resolves.toBe("72.5% → 90.0%");
+      await expect(page.locator('[data-testid="identical-share"]').textContent()).resolves.toBe(
+        "7 of 20 (35.0%)",
+      );
+      await expect(page.locator('[data-testid="scatter-note"]').textContent()).resolves.toContain(
+        "one configuration",
+      );
+      const goldenProfile = page.locator(
+        'section[data-testid="profile"][data-skill="money-decimal"]',
+      );
+      await expect(goldenProfile.locator("dl").textContent()).resolves.toContain("55.0% → 95.0%");
+
+      await page.screenshot({ path: SCREENSHOT, fullPage: true });
+      expect(blocked).toEqual([]);
+      expect(pageErrors).toEqual([]);
+    },
+    30_000,
+  );
+
+  it.skipIf(!hasChromium)(
+    `keeps a planted <script> in a skill name inert in ${CHROMIUM}`,
+    async () => {
+      const planted =
+        '<script>window.__planted = 1</script><img src=x onerror="window.__planted = 2">';
+      const source = report.profiles.find((profile) => profile.skill === "money-decimal");
+      if (source === undefined) throw new Error("no money-decimal profile");
+      const hostile: BenchReport = {
+        ...report,
+        profiles: [...report.profiles, { ...source, skill: planted, notes: [planted] }],
+      };
+      const file = join(root, "out", "hostile.html");
+      await writeFile(file, renderHtmlReport(hostile));
+      await openReport(file);
+      const rendered = await page.evaluate("typeof window.__planted");
+      expect(rendered).toBe("undefined");
+      const heads = await page.locator("#heatmap-table tbody th").allTextContents();
+      expect(heads).toContain(planted);
+      await expect(page.locator("img").count()).resolves.toBe(0);
+      expect(blocked).toEqual([]);
+    },
+    30_000,
+  );
+  it.skipIf(!hasChromium)(
+    `renders the Δ scatter when there are two configurations in ${CHROMIUM}`,
+    async () => {
+      const copy = "replay-copy";
+      const twoConfigs: BenchReport = {
+        ...report,
+        profiles: [
+          ...report.profiles,
+          ...report.profiles.map((profile) => ({ ...profile, config: copy })),
+        ],
+        configs: [
+          ...report.configs,
+          ...report.configs.map((config) => ({ ...config, config: copy })),
+        ],
+      };
+      const file = join(root, "out", "two-configs.html");
+      await writeFile(file, renderHtmlReport(twoConfigs));
+      await openReport(file);
+      const scatter = page.locator("#scatter-chart-0");
+      await expect(scatter.getAttribute("data-rendered")).resolves.toBe("true");
+      // Two skills plotted: one Vega point symbol each.
+      await expect(
+        scatter.locator("svg path.mark-symbol, svg g.mark-symbol path").count(),
+      ).resolves.toBe(2);
+      // Two skills are too few for a correlation (the analysis needs at least 3).
+      await expect(page.locator("#scatter").textContent()).resolves.toContain(
+        "Too few shared skills",
+      );
+      const heads = await page.locator("#heatmap-table thead th").allTextContents();
+      expect(heads).toEqual(["skill", "replay", copy]);
+      expect(blocked).toEqual([]);
+      expect(pageErrors).toEqual([]);
+    },
+    30_000,
+  );
+});
