@@ -74,7 +74,9 @@ else
   rm -f "$socket"
   log "starting podman system service on unix://$socket"
   # setsid + nohup: the service must outlive this script (CI runs the tests after it returns).
-  setsid nohup podman system service --time=0 "unix://$socket" >/var/log/skillsmith-podman.log 2>&1 </dev/null &
+  # From /: conmon leaves marker files (e.g. "oom") in the service's working directory.
+  (cd / && exec setsid nohup podman system service --time=0 "unix://$socket") \
+    >/var/log/skillsmith-podman.log 2>&1 </dev/null &
   for _ in $(seq 1 100); do
     if ping_socket; then break; fi
     sleep 0.1
