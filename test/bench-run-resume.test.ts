@@ -10,7 +10,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { finishTrajectory } from "../src/agents/trajectory.js";
-import type { AgentHarnessV1 } from "../src/agents/types.js";
+import type { AgentHarnessV1, AgentRunRequest, Trajectory } from "../src/agents/types.js";
 import { reportRunDir } from "../src/bench/analysis/load.js";
 import { runSuite } from "../src/bench/run/runner.js";
 import { ResultsStore } from "../src/bench/store/results.js";
@@ -18,6 +18,17 @@ import { runCli } from "../src/cli/program.js";
 import { InfrastructureError } from "../src/core/errors.js";
 import { runProcess } from "../src/core/process.js";
 import { git } from "./support/git.js";
+
+/** A configuration's default harness with `run` replaced by `run(request, inner)`. */
+function wrapHarness(
+  name: string,
+  run: (request: AgentRunRequest, inner: AgentHarnessV1) => Promise<Trajectory>,
+) {
+  return (_configuration: unknown, defaults: () => AgentHarnessV1): AgentHarnessV1 => {
+    const inner = defaults();
+    return { specificationVersion: "v1", name, run: (request) => run(request, inner) };
+  };
+}
 
 const REQUIREMENTS = 6;
 let root: string;
@@ -229,21 +240,14 @@ describe("bench run: failures, timeouts and budget", () => {
       predictions,
       sandbox: "unsafe",
       cacheDir,
-      harnessFor: (_configuration, defaults): AgentHarnessV1 => {
-        const inner = defaults();
-        return {
-          specificationVersion: "v1",
-          name: "flaky",
-          run: async (request) => {
-            const key = `${request.taskId}/${request.arm}`;
-            if (!failedOnce.has(key)) {
-              failedOnce.add(key);
-              throw new InfrastructureError("endpoint-unreachable", "connection refused");
-            }
-            return inner.run(request);
-          },
-        };
-      },
+      harnessFor: wrapHarness("flaky", async (request, inner) => {
+        const key = `${request.taskId}/${request.arm}`;
+        if (!failedOnce.has(key)) {
+          failedOnce.add(key);
+          throw new InfrastructureError("endpoint-unreachable", "connection refused");
+        }
+        return inner.run(request);
+      }),
     });
     expect(summary.executed).toBe(2 * REQUIREMENTS);
     expect(summary.failed).toEqual([]);
@@ -280,29 +284,22 @@ describe("bench run: failures, timeouts and budget", () => {
       cacheDir,
       maxAttempts: 2,
       configs: ["replay"],
-      harnessFor: (_configuration, defaults): AgentHarnessV1 => {
-        const inner = defaults();
-        return {
-          specificationVersion: "v1",
-          name: "broken-for-r1",
-          run: async (request) => {
-            if (request.taskId === "alpha/r1") {
-              return finishTrajectory({
-                harness: "broken-for-r1",
-                events: [],
-                skillsShown: [],
-                skillsShownSource: "none",
-                usage: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 },
-                wallTimeMs: 1,
-                status: "infra_error",
-                error: "rate limit exhausted",
-                rawLog: "",
-              });
-            }
-            return inner.run(request);
-          },
-        };
-      },
+      harnessFor: wrapHarness("broken-for-r1", async (request, inner) => {
+        if (request.taskId === "alpha/r1") {
+          return finishTrajectory({
+            harness: "broken-for-r1",
+            events: [],
+            skillsShown: [],
+            skillsShownSource: "none",
+            usage: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 },
+            wallTimeMs: 1,
+            status: "infra_error",
+            error: "rate limit exhausted",
+            rawLog: "",
+          });
+        }
+        return inner.run(request);
+      }),
     });
     expect(
       summary.failed.map((failure) => `${failure.key.requirement}/${failure.key.arm}`).sort(),
@@ -322,25 +319,18 @@ describe("bench run: failures, timeouts and budget", () => {
       cacheDir,
       configs: ["replay"],
       // A real process overrunning a real limit: the sandbox kills `sleep` after 300 ms.
-      harnessFor: (_configuration, defaults): AgentHarnessV1 => {
-        const inner = defaults();
-        return {
-          specificationVersion: "v1",
-          name: "slow-on-r2-with",
-          run: async (request) => {
-            const trajectory = await inner.run(request);
-            if (request.taskId !== "alpha/r2" || request.arm !== "with") return trajectory;
-            const execution = await request.sandbox.exec({
-              command: ["sleep", "10"],
-              workspace: request.workspace,
-              workspaceMountPath: request.workspaceMountPath ?? request.workspace,
-              network: "none",
-              limits: { timeoutMs: 300 },
-            });
-            return { ...trajectory, status: execution.timedOut ? "timeout" : trajectory.status };
-          },
-        };
-      },
+      harnessFor: wrapHarness("slow-on-r2-with", async (request, inner) => {
+        const trajectory = await inner.run(request);
+        if (request.taskId !== "alpha/r2" || request.arm !== "with") return trajectory;
+        const execution = await request.sandbox.exec({
+          command: ["sleep", "10"],
+          workspace: request.workspace,
+          workspaceMountPath: request.workspaceMountPath ?? request.workspace,
+          network: "none",
+          limits: { timeoutMs: 300 },
+        });
+        return { ...trajectory, status: execution.timedOut ? "timeout" : trajectory.status };
+      }),
     });
     expect(summary.executed).toBe(2 * REQUIREMENTS);
     const store = ResultsStore.openReadOnly(runDir);
@@ -376,17 +366,10 @@ describe("bench run: failures, timeouts and budget", () => {
       cacheDir,
       concurrency: 1,
       budgetUsd: 1,
-      harnessFor: (_configuration, defaults): AgentHarnessV1 => {
-        const inner = defaults();
-        return {
-          specificationVersion: "v1",
-          name: "priced",
-          run: async (request) => {
-            const trajectory = await inner.run(request);
-            return { ...trajectory, usage: { ...trajectory.usage, costUsd: 0.4 } };
-          },
-        };
-      },
+      harnessFor: wrapHarness("priced", async (request, inner) => {
+        const trajectory = await inner.run(request);
+        return { ...trajectory, usage: { ...trajectory.usage, costUsd: 0.4 } };
+      }),
     });
     // 0 → 0.4 → 0.8 → 1.2: the third run starts below the budget, the fourth would not.
     expect(summary.executed).toBe(3);
