@@ -28,6 +28,13 @@ export {
   resolveProviderSettings,
   type SettingSource,
 } from "./config.js";
+export {
+  cosineSimilarity,
+  createEmbeddingClient,
+  type EmbeddingClient,
+  type EmbeddingClientOptions,
+  type EmbeddingResult,
+} from "./embedding.js";
 export { CacheMissError, ModelOutputError } from "./errors.js";
 export {
   type CallPolicy,

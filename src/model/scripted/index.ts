@@ -1,3 +1,8 @@
+export {
+  defaultEmbeddingDimensions,
+  embeddingWords,
+  scriptedEmbedding,
+} from "./embeddings.js";
 export { normaliseRequest, type ScriptedApi } from "./normalise.js";
 export {
   exhaustedReply,

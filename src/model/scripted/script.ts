@@ -66,6 +66,8 @@ export interface Script {
   fallback?: ScriptedReply;
   /** Shares in [0,1], drawn with a seeded PRNG. */
   faults?: ScriptFaults;
+  /** `POST /v1/embeddings`: the bag-of-words vectors' length (default 256). */
+  embeddings?: { dimensions?: number };
 }
 
 const regexSource = z.string().refine(
@@ -134,6 +136,9 @@ export const scriptSchema = z
         (faults) => (faults.rate429 ?? 0) + (faults.rate500 ?? 0) + (faults.rateDrop ?? 0) <= 1,
         { message: "rate429 + rate500 + rateDrop must not exceed 1" },
       )
+      .optional(),
+    embeddings: z
+      .strictObject({ dimensions: z.number().int().min(1).max(8192).optional() })
       .optional(),
   })
   .describe("scripted model server script");

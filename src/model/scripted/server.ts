@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { InfrastructureError } from "../../core/errors.js";
+import { defaultEmbeddingDimensions, embeddingWords, scriptedEmbedding } from "./embeddings.js";
 import { normaliseRequest, type ScriptedApi } from "./normalise.js";
 import { type Script, ScriptCursor, type ScriptedReply } from "./script.js";
 import {
@@ -22,7 +23,12 @@ import {
 } from "./wire.js";
 
 export interface RecordedRequest {
-  api: "anthropic" | "anthropic-count-tokens" | "openai-chat" | "openai-responses";
+  api:
+    | "anthropic"
+    | "anthropic-count-tokens"
+    | "openai-chat"
+    | "openai-responses"
+    | "openai-embeddings";
   path: string;
   model: string;
   stream: boolean;
@@ -149,6 +155,7 @@ const routes: Record<string, RecordedRequest["api"]> = {
   "/v1/messages/count_tokens": "anthropic-count-tokens",
   "/v1/chat/completions": "openai-chat",
   "/v1/responses": "openai-responses",
+  "/v1/embeddings": "openai-embeddings",
 };
 
 function delay(milliseconds: number): Promise<void> {
@@ -179,6 +186,56 @@ function withIds(reply: ScriptedReply, prefix: string): ScriptedReply {
       id: call.id ?? `${prefix}${randomBytes(12).toString("hex")}`,
     })),
   };
+}
+
+/** `POST /v1/embeddings` in the OpenAI shape, answered by the scripted bag-of-words model. */
+function answerEmbeddings(
+  body: unknown,
+  path: string,
+  request: IncomingMessage,
+  response: ServerResponse,
+  script: Script,
+  record: (entry: RecordedRequest) => void,
+): void {
+  const fields = (typeof body === "object" && body !== null ? body : {}) as {
+    input?: unknown;
+    model?: unknown;
+  };
+  const input = typeof fields.input === "string" ? [fields.input] : fields.input;
+  const model = typeof fields.model === "string" ? fields.model : "";
+  if (!Array.isArray(input) || !input.every((item) => typeof item === "string")) {
+    sendJson(
+      response,
+      400,
+      errorBody("openai-chat", 400, "input must be a string or an array of strings"),
+    );
+    return;
+  }
+  const texts = input as string[];
+  record({
+    api: "openai-embeddings",
+    path,
+    model,
+    stream: false,
+    headers: recordHeaders(request),
+    body,
+    system: "",
+    toolNames: [],
+    lastUserMessage: texts.join("\n"),
+    toolResults: [],
+  });
+  const dimensions = script.embeddings?.dimensions ?? defaultEmbeddingDimensions;
+  const tokens = texts.reduce((sum, text) => sum + embeddingWords(text).length, 0);
+  sendJson(response, 200, {
+    object: "list",
+    model,
+    data: texts.map((text, index) => ({
+      object: "embedding",
+      index,
+      embedding: scriptedEmbedding(text, dimensions),
+    })),
+    usage: { prompt_tokens: tokens, total_tokens: tokens },
+  });
 }
 
 /** Start a scripted model server; resolves once it listens. Port 0 (default) picks a free port. */
@@ -225,7 +282,19 @@ export function startScriptedServer(options: ScriptedServerOptions): Promise<Scr
     try {
       body = JSON.parse(raw);
     } catch {
-      sendJson(response, 400, errorBody(api, 400, "request body is not valid JSON"));
+      sendJson(
+        response,
+        400,
+        errorBody(
+          api === "openai-embeddings" ? "openai-chat" : api,
+          400,
+          "request body is not valid JSON",
+        ),
+      );
+      return;
+    }
+    if (api === "openai-embeddings") {
+      answerEmbeddings(body, path, request, response, options.script, record);
       return;
     }
     const matchable = normaliseRequest(api === "anthropic-count-tokens" ? "anthropic" : api, body);
