@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
@@ -6,6 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BuiltinHarness } from "../src/agents/builtin.js";
 import { parseTrajectory } from "../src/agents/trajectory.js";
 import type { AgentRunRequest } from "../src/agents/types.js";
+import { BubblewrapSandbox } from "../src/env/sandbox/bubblewrap.js";
+import type { ResourceLimits, SandboxV1 } from "../src/env/sandbox/types.js";
 import { UnsafeSandbox } from "../src/env/sandbox/unsafe.js";
 import type { Script } from "../src/model/scripted/script.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
@@ -88,7 +90,123 @@ function anthropicRequest(overrides: Partial<AgentRunRequest> = {}): AgentRunReq
   };
 }
 
+async function usableBubblewrap(): Promise<BubblewrapSandbox | undefined> {
+  try {
+    const sandbox = new BubblewrapSandbox();
+    await sandbox.probe();
+    return sandbox;
+  } catch {
+    return undefined;
+  }
+}
+const bubblewrap = await usableBubblewrap();
+
+/** A real sandbox that also notes the limits of every exec it is asked for. */
+function recordingLimits(sandbox: SandboxV1): { sandbox: SandboxV1; limits: ResourceLimits[] } {
+  const limits: ResourceLimits[] = [];
+  return {
+    limits,
+    sandbox: {
+      specificationVersion: "v1",
+      kind: sandbox.kind,
+      exec: (request) => {
+        limits.push(request.limits);
+        return sandbox.exec(request);
+      },
+    },
+  };
+}
+
+/** A second skill folder beside the fixture's (a suite skill may ship several). */
+async function secondSkill(name: string, body: string): Promise<string> {
+  const path = join(fixture.root, "more-skills", name);
+  await mkdir(path, { recursive: true });
+  await writeFile(
+    join(path, "SKILL.md"),
+    `---\nname: ${name}\ndescription: The ${name} conventions of this project.\n---\n${body}`,
+  );
+  return path;
+}
+
 describe("builtin harness (AI SDK over HTTP, scripted model)", () => {
+  it("installs every folder of skillPaths, offers each, and removes them all afterwards", async () => {
+    const punctuation = await secondSkill(
+      "punctuation",
+      "End greetings with an exclamation mark.\n",
+    );
+    server = await startScriptedServer({
+      script: {
+        rules: [
+          {
+            match: { lastUserMessage: "Fix the greeting" },
+            times: 1,
+            reply: { toolCalls: [{ name: "load_skill", input: { name: "punctuation" } }] },
+          },
+        ],
+        fallback: { text: "Done." },
+      },
+    });
+    const trajectory = await new BuiltinHarness().run(
+      // skillPaths wins over skillPath: the fixture's skill comes first because it is listed first.
+      anthropicRequest({ skillPath: "/nonexistent", skillPaths: [fixture.skillPath, punctuation] }),
+    );
+    expect(trajectory.status, trajectory.error).toBe("completed");
+    const system = server.requests[0]?.system ?? "";
+    expect(system).toContain(`<name>${SKILL_NAME}</name>`);
+    expect(system).toContain("<name>punctuation</name>");
+    expect(server.requests[1]?.toolResults.at(-1)).toContain("exclamation mark");
+    expect(trajectory.skillsShown).toEqual([SKILL_NAME, "punctuation"]);
+    expect(trajectory.skills).toEqual([
+      { name: SKILL_NAME, installedAt: `.agents/skills/${SKILL_NAME}` },
+      { name: "punctuation", installedAt: ".agents/skills/punctuation" },
+    ]);
+    expect(trajectory.skill).toEqual({
+      name: SKILL_NAME,
+      installedAt: `.agents/skills/${SKILL_NAME}`,
+    });
+    // Loading the second folder's skill counts as activation.
+    expect(trajectory.skillActivated).toBe(true);
+    expect(trajectory.arm).toBe("with-skill");
+    expect(await changedFiles(fixture.workspace)).toBe("");
+  });
+
+  it.skipIf(bubblewrap === undefined)(
+    "passes the memory and CPU caps to its commands, where bubblewrap enforces the memory cap",
+    async () => {
+      // 300 MiB against a 96 MiB cap must die (cgroup OOM kill, or MemoryError under prlimit);
+      // 8 MiB fits. Both run in the same command, so the shell reports each exit code.
+      const command =
+        "python3 -c 'bytearray(300 * 1024 * 1024)' 2>/dev/null; echo big=$?; python3 -c 'bytearray(8 * 1024 * 1024)'; echo small=$?";
+      server = await startScriptedServer({
+        script: {
+          rules: [
+            {
+              match: { lastUserMessage: "Fix the greeting" },
+              times: 1,
+              reply: { toolCalls: [{ name: "run_command", input: { command } }] },
+            },
+          ],
+          fallback: { text: "Measured." },
+        },
+      });
+      const recorded = recordingLimits(bubblewrap as BubblewrapSandbox);
+      const trajectory = await new BuiltinHarness().run(
+        anthropicRequest({
+          sandbox: recorded.sandbox,
+          limits: { timeoutMs: 30_000, maxTurns: 4, memoryBytes: 96 * 1024 * 1024, cpus: 1 },
+        }),
+      );
+      expect(trajectory.status, trajectory.error).toBe("completed");
+      expect(recorded.limits).toHaveLength(1);
+      expect(recorded.limits[0]).toMatchObject({ memoryBytes: 96 * 1024 * 1024, cpus: 1 });
+      const output = trajectory.events.find((event) => event.type === "tool_result");
+      const text = output?.type === "tool_result" ? output.output : "";
+      expect(text).toMatch(/small=0\b/);
+      expect(text).toMatch(/big=\d+/);
+      expect(text).not.toMatch(/big=0\b/);
+    },
+  );
+
   it("offers the skill by progressive disclosure, loads it, and edits the file", async () => {
     server = await startScriptedServer({ script: script(true) });
     const trajectory = await new BuiltinHarness().run(

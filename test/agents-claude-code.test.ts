@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { chmod, readFile, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ClaudeCodeHarness } from "../src/agents/claude-code.js";
 import type { AgentRunRequest } from "../src/agents/types.js";
 import { BubblewrapSandbox } from "../src/env/sandbox/bubblewrap.js";
+import type { ResourceLimits, SandboxV1 } from "../src/env/sandbox/types.js";
 import { UnsafeSandbox } from "../src/env/sandbox/unsafe.js";
 import type { Script } from "../src/model/scripted/script.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
@@ -93,6 +94,39 @@ async function usableBubblewrap(): Promise<BubblewrapSandbox | undefined> {
   }
 }
 const bubblewrap = await usableBubblewrap();
+/**
+ * A memory cap on Claude Code's whole process tree needs cgroups: the prlimit fallback caps
+ * address space, which Node's reservations exceed long before any real use.
+ */
+const cgroupLimits =
+  bubblewrap !== undefined && bubblewrap.limitEnforcement().mechanism !== "prlimit";
+
+/** A real sandbox that also notes the limits of every exec it is asked for. */
+function recordingLimits(sandbox: SandboxV1): { sandbox: SandboxV1; limits: ResourceLimits[] } {
+  const limits: ResourceLimits[] = [];
+  return {
+    limits,
+    sandbox: {
+      specificationVersion: "v1",
+      kind: sandbox.kind,
+      exec: (request) => {
+        limits.push(request.limits);
+        return sandbox.exec(request);
+      },
+    },
+  };
+}
+
+/** A second skill folder beside the fixture's (a suite skill may ship several). */
+async function secondSkill(name: string, body: string): Promise<string> {
+  const path = join(fixture.root, "more-skills", name);
+  await mkdir(path, { recursive: true });
+  await writeFile(
+    join(path, "SKILL.md"),
+    `---\nname: ${name}\ndescription: The ${name} conventions of this project.\n---\n${body}`,
+  );
+  return path;
+}
 
 // Real CLIs take 2–3 s each on an idle machine; the generous limit absorbs a loaded CI host.
 describe("claude-code harness (real Claude Code CLI, scripted model)", { timeout: 90_000 }, () => {
@@ -198,6 +232,85 @@ describe("claude-code harness (real Claude Code CLI, scripted model)", { timeout
       );
       expect(trajectory.skillActivated).toBe(true);
       expect(JSON.stringify(trajectory)).not.toContain(API_KEY);
+    },
+  );
+
+  it.skipIf(!hasClaude)(
+    "installs every folder of skillPaths: the CLI lists each, and all are removed afterwards",
+    async () => {
+      const punctuation = await secondSkill(
+        "punctuation",
+        "End greetings with an exclamation mark.\n",
+      );
+      server = await startScriptedServer({
+        script: {
+          rules: [
+            {
+              match: { lastUserMessage: "Fix the greeting" },
+              times: 1,
+              reply: { toolCalls: [{ name: "Skill", input: { skill: "punctuation" } }] },
+            },
+          ],
+          fallback: { text: "Done." },
+        },
+      });
+      const trajectory = await new ClaudeCodeHarness().run(
+        request({ skillPaths: [fixture.skillPath, punctuation] }),
+      );
+      expect(trajectory.status, trajectory.error).toBe("completed");
+      const bodies = server.requests.map((recorded) => JSON.stringify(recorded.body));
+      expect(bodies.some((body) => body.includes(`${SKILL_NAME}: ${SKILL_DESCRIPTION}`))).toBe(
+        true,
+      );
+      expect(bodies.some((body) => body.includes("exclamation mark"))).toBe(true);
+      expect(trajectory.skillsShownSource).toBe("agent-log");
+      expect(trajectory.skillsShown).toEqual(expect.arrayContaining([SKILL_NAME, "punctuation"]));
+      expect(trajectory.skills).toEqual([
+        { name: SKILL_NAME, installedAt: `.claude/skills/${SKILL_NAME}` },
+        { name: "punctuation", installedAt: ".claude/skills/punctuation" },
+      ]);
+      expect(trajectory.skill?.name).toBe(SKILL_NAME);
+      expect(trajectory.skillActivated).toBe(true);
+      expect(await changedFiles(fixture.workspace)).toBe("");
+    },
+  );
+
+  it.skipIf(!hasClaude || !cgroupLimits)(
+    "passes the memory and CPU caps to the sandbox, which holds the CLI's commands to them",
+    async () => {
+      // The cap covers the CLI and everything it starts. 2 GiB cannot fit under 768 MiB (the
+      // largest process, python, is the one killed); 8 MiB fits beside the CLI.
+      const command =
+        "python3 -c 'bytearray(2048 * 1024 * 1024)' 2>/dev/null; echo big=$?; python3 -c 'bytearray(8 * 1024 * 1024)'; echo small=$?";
+      server = await startScriptedServer({
+        script: {
+          rules: [
+            { match: { toolResult: "small=" }, reply: { text: "Measured." } },
+            {
+              match: { lastUserMessage: "Fix the greeting" },
+              times: 1,
+              reply: { toolCalls: [{ name: "Bash", input: { command } }] },
+            },
+          ],
+          fallback: { text: "Nothing to do." },
+        },
+      });
+      const recorded = recordingLimits(bubblewrap as BubblewrapSandbox);
+      const trajectory = await new ClaudeCodeHarness().run(
+        request({
+          sandbox: recorded.sandbox,
+          limits: { timeoutMs: 60_000, maxTurns: 4, memoryBytes: 768 * 1024 * 1024, cpus: 1.5 },
+        }),
+      );
+      expect(trajectory.status, trajectory.error).toBe("completed");
+      expect(recorded.limits).toEqual([
+        { timeoutMs: 60_000, memoryBytes: 768 * 1024 * 1024, cpus: 1.5 },
+      ]);
+      const output = trajectory.events.find((event) => event.type === "tool_result");
+      const text = output?.type === "tool_result" ? output.output : "";
+      expect(text).toMatch(/small=0\b/);
+      expect(text).toMatch(/big=\d+/);
+      expect(text).not.toMatch(/big=0\b/);
     },
   );
 

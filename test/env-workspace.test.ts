@@ -2,8 +2,8 @@ import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { hostname, tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InfrastructureError, InputError } from "../src/core/errors.js";
 import { BubblewrapSandbox, findOnPath } from "../src/env/sandbox/bubblewrap.js";
@@ -13,6 +13,7 @@ import { treeDigest } from "../src/env/workspace/digest.js";
 import {
   detectMethod,
   materialiseWorkspace,
+  sweepStaleWorkspaces,
   type Workspace,
 } from "../src/env/workspace/materialise.js";
 import { prepareBase } from "../src/env/workspace/prepare.js";
@@ -430,6 +431,137 @@ describe("materialisation methods", () => {
     const method = await detectMethod(join(cacheDir, "workspaces-probe"), base.tree);
     if (isRoot) expect(method).toBe("overlay");
     else expect(["reflink", "copy"]).toContain(method);
+  });
+});
+
+/** Whether this process may mount overlayfs here (root or CAP_SYS_ADMIN, overlayfs present). */
+async function overlayPermitted(): Promise<boolean> {
+  const probe = await mkdtemp(join(tmpdir(), "skillsmith-overlay-probe-"));
+  try {
+    return (await detectMethod(join(probe, "workspaces"), probe)) === "overlay";
+  } finally {
+    await rm(probe, { recursive: true, force: true });
+  }
+}
+const canMountOverlay = await overlayPermitted();
+
+/** Mount points of this mount namespace, read independently of the module under test. */
+async function mounted(): Promise<Set<string>> {
+  const text = await readFile("/proc/self/mountinfo", "utf8");
+  return new Set(text.split("\n").map((line) => line.split(" ")[4] ?? ""));
+}
+
+/**
+ * A separate Node process that materialises an overlay workspace of the cache's base, prints its
+ * path and holds it until killed — a `bench run` in miniature.
+ */
+async function workspaceHolder(
+  cacheDir: string,
+): Promise<{ path: string; child: ReturnType<typeof spawn>; exited: Promise<unknown> }> {
+  const module = (name: string) =>
+    JSON.stringify(resolve(import.meta.dirname, "..", "src", "env", "workspace", name));
+  const script = join(scratch, `hold-workspace-${Date.now()}-${Math.random()}.mts`);
+  await writeFile(
+    script,
+    `import { materialiseWorkspace } from ${module("materialise.ts")};
+import { prepareBase } from ${module("prepare.ts")};
+const base = await prepareBase({ source: ${JSON.stringify(repository)}, commit: ${JSON.stringify(firstCommit)}, cacheDir: ${JSON.stringify(cacheDir)} });
+const workspace = await materialiseWorkspace(base, { method: "overlay" });
+process.stdout.write(workspace.path + "\\n");
+setInterval(() => {}, 60_000);
+`,
+  );
+  // `node --import tsx` runs the script in this very process (the tsx CLI would fork a child,
+  // and a SIGKILL of the CLI would leave the workspace's real owner alive).
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
+    cwd: resolve(import.meta.dirname, ".."),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const exited = new Promise((done) => child.once("exit", done));
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const path = await new Promise<string>((done, fail) => {
+    let stdout = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (stdout.includes("\n")) done(stdout.trim());
+    });
+    child.once("exit", (code) => fail(new Error(`holder exited with ${code}: ${stderr}`)));
+  });
+  return { path, child, exited };
+}
+
+describe("stale overlay workspaces", () => {
+  it.skipIf(!canMountOverlay)(
+    "sweeps the workspace of a SIGKILLed process on the next materialise, never a live process's (needs permission to mount overlayfs: root or CAP_SYS_ADMIN)",
+    async () => {
+      const cacheDir = await freshCache();
+      const base = await prepareBase({ source: repository, commit: firstCommit, cacheDir });
+      const killed = await workspaceHolder(cacheDir);
+      const alive = await workspaceHolder(cacheDir);
+      let fresh: Workspace | undefined;
+      try {
+        const before = await mounted();
+        expect(before.has(killed.path)).toBe(true);
+        expect(before.has(alive.path)).toBe(true);
+
+        killed.child.kill("SIGKILL");
+        await killed.exited;
+        // The overlay outlives its process: this is what the sweep is for.
+        expect((await mounted()).has(killed.path)).toBe(true);
+        expect(await readFile(join(killed.path, "src", "app.py"), "utf8")).toBe("VERSION = 1\n");
+
+        fresh = await materialiseWorkspace(base, { method: "overlay" });
+        const after = await mounted();
+        expect(after.has(killed.path)).toBe(false);
+        expect(existsSync(dirname(killed.path))).toBe(false);
+        // The live process's workspace is untouched and still usable.
+        expect(after.has(alive.path)).toBe(true);
+        expect(await readFile(join(alive.path, "src", "app.py"), "utf8")).toBe("VERSION = 1\n");
+        expect(after.has(fresh.path)).toBe(true);
+        expect(await treeDigest(fresh.path)).toBe(base.digest);
+
+        // Once its owner is gone too, a base preparation (here a reuse) sweeps it.
+        alive.child.kill("SIGKILL");
+        await alive.exited;
+        await prepareBase({ source: repository, commit: firstCommit, cacheDir });
+        expect((await mounted()).has(alive.path)).toBe(false);
+        expect(existsSync(dirname(alive.path))).toBe(false);
+        // Our own workspace stays: this process is alive.
+        expect((await mounted()).has(fresh.path)).toBe(true);
+      } finally {
+        killed.child.kill("SIGKILL");
+        alive.child.kill("SIGKILL");
+        await Promise.all([killed.exited, alive.exited]);
+        await fresh?.dispose();
+        await sweepStaleWorkspaces(join(cacheDir, "workspaces"));
+      }
+    },
+    60_000,
+  );
+
+  it("leaves kept workspaces and folders without an owner record alone", async () => {
+    const cacheDir = await freshCache();
+    const base = await prepareBase({ source: repository, commit: firstCommit, cacheDir });
+    const root = join(cacheDir, "workspaces");
+    const kept = await materialiseWorkspace(base, { method: "copy", keep: true });
+    const { keptAt } = await kept.dispose();
+    const foreign = join(root, "not-ours");
+    await mkdir(foreign, { recursive: true });
+    // A record naming a process that has exited: swept even without any mount.
+    const orphan = join(root, "orphan");
+    await mkdir(join(orphan, "demo-repo"), { recursive: true });
+    const dead = spawnSync("true").pid;
+    await writeFile(
+      join(orphan, ".skillsmith-owner.json"),
+      JSON.stringify({ pid: dead, host: hostname(), since: new Date().toISOString() }),
+    );
+    const report = await sweepStaleWorkspaces(root);
+    expect(report).toEqual({ removed: [orphan], failed: [] });
+    expect(keptAt === undefined ? false : existsSync(keptAt)).toBe(true);
+    expect(existsSync(foreign)).toBe(true);
   });
 });
 

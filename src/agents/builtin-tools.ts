@@ -8,7 +8,7 @@ import { mkdir, readdir, readFile, realpath, stat, writeFile } from "node:fs/pro
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { type ToolSet, tool } from "ai";
 import { z } from "zod";
-import type { NetworkPolicy, SandboxV1 } from "../env/sandbox/types.js";
+import type { NetworkPolicy, ResourceLimits, SandboxV1 } from "../env/sandbox/types.js";
 
 /** Caps that keep one tool result from flooding the model's context. */
 export const TOOL_LIMITS = {
@@ -104,6 +104,8 @@ export interface WorkspaceToolsContext {
   readonly signal: AbortSignal;
   /** Epoch milliseconds by which everything must be done (commands get the time left). */
   readonly deadline: number;
+  /** Memory and CPU caps of every command (the agent's limits; the loop itself runs here). */
+  readonly resourceLimits?: Pick<ResourceLimits, "memoryBytes" | "cpus">;
   readonly skills: readonly OfferedSkill[];
 }
 
@@ -233,7 +235,15 @@ export function createWorkspaceTools(context: WorkspaceToolsContext): ToolSet {
           cwd: context.mountPath,
           ...(context.env === undefined ? {} : { env: context.env }),
           network: context.network,
-          limits: { timeoutMs: Math.min(TOOL_LIMITS.commandTimeoutMs, remaining) },
+          limits: {
+            ...(context.resourceLimits?.memoryBytes === undefined
+              ? {}
+              : { memoryBytes: context.resourceLimits.memoryBytes }),
+            ...(context.resourceLimits?.cpus === undefined
+              ? {}
+              : { cpus: context.resourceLimits.cpus }),
+            timeoutMs: Math.min(TOOL_LIMITS.commandTimeoutMs, remaining),
+          },
           signal: context.signal,
         });
         const parts = [

@@ -7,8 +7,10 @@ import { parseModelSpec } from "../model/spec.js";
 import { AGENT_INSTALL_DIRECTORY } from "../skill/install.js";
 import { createWorkspaceTools, type OfferedSkill } from "./builtin-tools.js";
 import {
+  agentResourceLimits,
   armOf,
-  installRequestedSkill,
+  installedSkillFields,
+  installRequestedSkills,
   looksLikeEndpointFailure,
   requireWorkspace,
   secretsOf,
@@ -110,8 +112,8 @@ export class BuiltinHarness implements AgentHarnessV1 {
   async run(request: AgentRunRequest): Promise<Trajectory> {
     const model = await this.model(request);
     const workspace = await realpath(await requireWorkspace(request.workspace));
-    const installed = await installRequestedSkill(request, workspace, "agents");
-    const skills: OfferedSkill[] = installed === undefined ? [] : [installed];
+    const installed = await installRequestedSkills(request, workspace, "agents");
+    const skills: readonly OfferedSkill[] = installed?.skills ?? [];
     const mountPath = request.workspaceMountPath ?? workspace;
     const secrets = secretsOf(request);
     const started = performance.now();
@@ -139,6 +141,7 @@ export class BuiltinHarness implements AgentHarnessV1 {
         ...(request.env === undefined ? {} : { env: request.env }),
         signal: controller.signal,
         deadline: Date.now() + request.limits.timeoutMs,
+        resourceLimits: agentResourceLimits(request.limits),
         skills,
       });
       const maxTurns = request.limits.maxTurns ?? DEFAULT_MAX_TURNS;
@@ -229,9 +232,7 @@ export class BuiltinHarness implements AgentHarnessV1 {
       ...(request.taskId === undefined ? {} : { taskId: request.taskId }),
       arm: armOf(request),
       events,
-      ...(installed === undefined
-        ? {}
-        : { skill: { name: installed.name, installedAt: installed.relativePath } }),
+      ...installedSkillFields(installed),
       skillsShown: skills.map((skill) => skill.name),
       skillsShownSource: "system-prompt",
       usage,

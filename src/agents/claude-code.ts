@@ -6,8 +6,10 @@ import { isEndpointFailure, parseClaudeStreamJson } from "./claude-log.js";
 import { requireAgentCli, sandboxedCli } from "./cli-locate.js";
 import {
   agentNetwork,
+  agentResourceLimits,
   armOf,
-  installRequestedSkill,
+  installedSkillFields,
+  installRequestedSkills,
   looksLikeEndpointFailure,
   modelIdFromSpec,
   rawLogOf,
@@ -50,7 +52,7 @@ export class ClaudeCodeHarness implements AgentHarnessV1 {
   async run(request: AgentRunRequest): Promise<Trajectory> {
     const binary = this.options.binary ?? (await requireAgentCli("claude"));
     const workspace = await requireWorkspace(request.workspace);
-    const skill = await installRequestedSkill(request, workspace, "claude-code");
+    const installed = await installRequestedSkills(request, workspace, "claude-code");
     const model = modelIdFromSpec(request.model.spec);
     const secrets = secretsOf(request);
     const home = await temporaryFolder("claude-home");
@@ -102,7 +104,7 @@ export class ClaudeCodeHarness implements AgentHarnessV1 {
         cwd: mountPath,
         env,
         ...agentNetwork(request),
-        limits: { timeoutMs: request.limits.timeoutMs },
+        limits: agentResourceLimits(request.limits),
         extraMounts: [
           ...cli.mounts,
           { hostPath: home.path, sandboxPath: home.path, readOnly: false },
@@ -141,10 +143,8 @@ export class ClaudeCodeHarness implements AgentHarnessV1 {
         ...(request.taskId === undefined ? {} : { taskId: request.taskId }),
         arm: armOf(request),
         events,
-        ...(skill === undefined
-          ? {}
-          : { skill: { name: skill.name, installedAt: skill.relativePath } }),
-        skillsShown: parsed.skillsShown ?? (skill === undefined ? [] : [skill.name]),
+        ...installedSkillFields(installed),
+        skillsShown: parsed.skillsShown ?? installed?.skills.map((skill) => skill.name) ?? [],
         skillsShownSource: parsed.skillsShown === undefined ? "installed" : "agent-log",
         usage: parsed.usage,
         wallTimeMs: performance.now() - started,
@@ -156,7 +156,7 @@ export class ClaudeCodeHarness implements AgentHarnessV1 {
       return redactSecrets(trajectory, secrets);
     } finally {
       await home.remove();
-      if (request.keepSkillInstalled !== true) await skill?.uninstall();
+      if (request.keepSkillInstalled !== true) await installed?.uninstall();
     }
   }
 }

@@ -7,8 +7,10 @@ import { requireAgentCli, sandboxedCli } from "./cli-locate.js";
 import { parseCodexJsonl, skillsListedInCodexSession } from "./codex-log.js";
 import {
   agentNetwork,
+  agentResourceLimits,
   armOf,
-  installRequestedSkill,
+  installedSkillFields,
+  installRequestedSkills,
   looksLikeEndpointFailure,
   modelIdFromSpec,
   rawLogOf,
@@ -137,7 +139,7 @@ export class CodexHarness implements AgentHarnessV1 {
   async run(request: AgentRunRequest): Promise<Trajectory> {
     const binary = this.options.binary ?? (await requireAgentCli("codex"));
     const workspace = await requireWorkspace(request.workspace);
-    const skill = await installRequestedSkill(request, workspace, "codex");
+    const installed = await installRequestedSkills(request, workspace, "codex");
     const model = modelIdFromSpec(request.model.spec);
     const secrets = secretsOf(request);
     const stateDirectory =
@@ -217,7 +219,7 @@ export class CodexHarness implements AgentHarnessV1 {
         cwd: mountPath,
         env,
         ...agentNetwork(request),
-        limits: { timeoutMs: request.limits.timeoutMs },
+        limits: agentResourceLimits(request.limits),
         extraMounts: [...cli.mounts, { hostPath: home, sandboxPath: home, readOnly: false }],
         signal: stopper.signal,
         onStdout: watch,
@@ -261,9 +263,7 @@ export class CodexHarness implements AgentHarnessV1 {
         ...(request.taskId === undefined ? {} : { taskId: request.taskId }),
         arm: armOf(request),
         events,
-        ...(skill === undefined
-          ? {}
-          : { skill: { name: skill.name, installedAt: skill.relativePath } }),
+        ...installedSkillFields(installed),
         skillsShown: [...new Set(shown)].sort(),
         skillsShownSource: listed === undefined ? "discovered" : "agent-log",
         usage: parsed.usage,
@@ -276,7 +276,7 @@ export class CodexHarness implements AgentHarnessV1 {
       return redactSecrets(trajectory, secrets);
     } finally {
       await rm(home, { recursive: true, force: true });
-      if (request.keepSkillInstalled !== true) await skill?.uninstall();
+      if (request.keepSkillInstalled !== true) await installed?.uninstall();
     }
   }
 }

@@ -1,5 +1,55 @@
 import { describe, expect, it } from "vitest";
-import { looksLikeEndpointFailure, modelIdFromSpec } from "./common.js";
+import type { SandboxV1 } from "../env/sandbox/types.js";
+import {
+  agentResourceLimits,
+  armOf,
+  looksLikeEndpointFailure,
+  modelIdFromSpec,
+  requestedSkillPaths,
+} from "./common.js";
+import type { AgentRunRequest } from "./types.js";
+
+function request(overrides: Partial<AgentRunRequest>): AgentRunRequest {
+  return {
+    task: "t",
+    workspace: "/w",
+    model: { spec: "m" },
+    limits: { timeoutMs: 1_000 },
+    // Never called: these helpers only read the request.
+    sandbox: {} as SandboxV1,
+    ...overrides,
+  };
+}
+
+describe("requested skill folders", () => {
+  it("takes skillPaths over skillPath, and skillPath alone as a list of one", () => {
+    expect(requestedSkillPaths(request({}))).toEqual([]);
+    expect(requestedSkillPaths(request({ skillPath: "/s/a" }))).toEqual(["/s/a"]);
+    expect(
+      requestedSkillPaths(request({ skillPath: "/s/a", skillPaths: ["/s/b", "/s/c"] })),
+    ).toEqual(["/s/b", "/s/c"]);
+  });
+
+  it("derives the arm from whether any skill is requested", () => {
+    expect(armOf(request({}))).toBe("without-skill");
+    expect(armOf(request({ skillPaths: ["/s/b"] }))).toBe("with-skill");
+    expect(armOf(request({ skillPath: "/s/a", skillPaths: [] }))).toBe("without-skill");
+    expect(armOf(request({ skillPaths: ["/s/b"], arm: "with" }))).toBe("with");
+  });
+});
+
+describe("agentResourceLimits", () => {
+  it("passes memory and CPU caps on only when set", () => {
+    expect(agentResourceLimits({ timeoutMs: 5, maxTurns: 3, budgetUsd: 1 })).toEqual({
+      timeoutMs: 5,
+    });
+    expect(agentResourceLimits({ timeoutMs: 5, memoryBytes: 1024, cpus: 0.5 })).toEqual({
+      timeoutMs: 5,
+      memoryBytes: 1024,
+      cpus: 0.5,
+    });
+  });
+});
 
 describe("modelIdFromSpec", () => {
   it("strips a provider prefix and a compatible endpoint's base URL", () => {

@@ -5,8 +5,8 @@ import { InputError } from "../core/errors.js";
 import type { NetworkPolicy, SandboxExecResult } from "../env/sandbox/types.js";
 import { secretsFromEnvironment } from "../model/redact.js";
 import type { SkillAgent } from "../skill/install.js";
-import { type InstalledSkill, installSkillFor } from "./skill-install.js";
-import type { AgentRunRequest } from "./types.js";
+import { type InstalledSkills, installSkillsFor } from "./skill-install.js";
+import type { AgentLimits, AgentRunRequest, InstalledSkillRecord } from "./types.js";
 
 const PROVIDER_PREFIXES = ["anthropic", "openai", "openai-compatible"];
 
@@ -66,8 +66,16 @@ export async function requireWorkspace(workspace: string): Promise<string> {
   return resolve(workspace);
 }
 
+/** The skill folders a request asks for: `skillPaths` when given, else `skillPath`, else none. */
+export function requestedSkillPaths(request: AgentRunRequest): readonly string[] {
+  if (request.skillPaths !== undefined) return request.skillPaths;
+  return request.skillPath === undefined ? [] : [request.skillPath];
+}
+
 export function armOf(request: AgentRunRequest): string {
-  return request.arm ?? (request.skillPath === undefined ? "without-skill" : "with-skill");
+  return (
+    request.arm ?? (requestedSkillPaths(request).length === 0 ? "without-skill" : "with-skill")
+  );
 }
 
 /** Every value that must never reach a stored trajectory. */
@@ -79,13 +87,44 @@ export function secretsOf(request: AgentRunRequest): string[] {
   ];
 }
 
-export async function installRequestedSkill(
+/** Installs every requested skill folder; `undefined` when the request asks for none. */
+export async function installRequestedSkills(
   request: AgentRunRequest,
   workspace: string,
   agent: SkillAgent,
-): Promise<InstalledSkill | undefined> {
-  if (request.skillPath === undefined) return undefined;
-  return installSkillFor(agent, request.skillPath, workspace);
+): Promise<InstalledSkills | undefined> {
+  const paths = requestedSkillPaths(request);
+  if (paths.length === 0) return undefined;
+  return installSkillsFor(agent, paths, workspace);
+}
+
+/**
+ * The trajectory fields naming what was installed: `skills` lists every folder, `skill` keeps
+ * the first for readers of the single-skill shape.
+ */
+export function installedSkillFields(installed: InstalledSkills | undefined): {
+  skill?: InstalledSkillRecord;
+  skills?: readonly InstalledSkillRecord[];
+} {
+  const records = (installed?.skills ?? []).map((skill) => ({
+    name: skill.name,
+    installedAt: skill.relativePath,
+  }));
+  const [first] = records;
+  return first === undefined ? {} : { skill: first, skills: records };
+}
+
+/** The sandbox resource limits of an agent process: wall clock, and memory / CPU when set. */
+export function agentResourceLimits(limits: AgentLimits): {
+  timeoutMs: number;
+  memoryBytes?: number;
+  cpus?: number;
+} {
+  return {
+    timeoutMs: limits.timeoutMs,
+    ...(limits.memoryBytes === undefined ? {} : { memoryBytes: limits.memoryBytes }),
+    ...(limits.cpus === undefined ? {} : { cpus: limits.cpus }),
+  };
 }
 
 /** A private temporary folder, removed by the returned function (call it in `finally`). */

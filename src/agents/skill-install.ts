@@ -55,3 +55,40 @@ export async function installSkillFor(
     },
   };
 }
+
+/** The skills installed for one run, removed together. */
+export interface InstalledSkills {
+  /** In installation order; a folder identical to one installed before is listed once. */
+  readonly skills: readonly InstalledSkill[];
+  /** Removes every copy (last installed first), leaving only the agent's own changes. */
+  uninstall(): Promise<void>;
+}
+
+/**
+ * Installs every folder of the skill under test (a suite skill may ship several). When one
+ * cannot be installed, the ones already copied are removed before the error propagates, so a
+ * refused request never leaves skills behind in the workspace.
+ */
+export async function installSkillsFor(
+  agent: SkillAgent,
+  skillPaths: readonly string[],
+  workspace: string,
+): Promise<InstalledSkills> {
+  const installed: InstalledSkill[] = [];
+  const uninstall = async () => {
+    // Reverse order: the first install recorded the folders it created, and removes them last.
+    for (const skill of [...installed].reverse()) await skill.uninstall();
+  };
+  try {
+    for (const skillPath of skillPaths) {
+      const skill = await installSkillFor(agent, skillPath, workspace);
+      if (!installed.some((earlier) => earlier.relativePath === skill.relativePath)) {
+        installed.push(skill);
+      }
+    }
+  } catch (error) {
+    await uninstall();
+    throw error;
+  }
+  return { skills: installed, uninstall };
+}

@@ -89,6 +89,43 @@ describe("trajectory data", () => {
     ).toBe(true);
   });
 
+  it("counts activation of any installed skill, not only the first", () => {
+    const skills = [
+      { name: "docx", installedAt: ".claude/skills/docx" },
+      { name: "pdf", installedAt: ".claude/skills/pdf" },
+    ];
+    const [first] = skills;
+    if (first === undefined) throw new Error("no skill");
+    // Only `skill` (the first) would miss the call naming the second folder's skill.
+    expect(finishTrajectory({ ...draft, skill: first }).skillActivated).toBe(false);
+    expect(finishTrajectory({ ...draft, skill: first, skills }).skillActivated).toBe(true);
+    expect(
+      finishTrajectory({
+        ...draft,
+        skill: first,
+        skills,
+        events: [call("Skill", { skill: "xlsx" })],
+      }).skillActivated,
+    ).toBe(false);
+  });
+
+  it("reads back trajectories with every installed skill, and older ones with only `skill`", () => {
+    const skills = [
+      { name: "docx", installedAt: ".agents/skills/docx" },
+      { name: "pdf", installedAt: ".agents/skills/pdf" },
+    ];
+    const trajectory = finishTrajectory({ ...draft, skill: skills[0], skills });
+    expect(parseTrajectory(JSON.parse(JSON.stringify(trajectory)))).toEqual({
+      ok: true,
+      value: trajectory,
+    });
+    const older = finishTrajectory({ ...draft, skill: { name: "pdf", installedAt: "x/pdf" } });
+    expect(older.skills).toBeUndefined();
+    expect(parseTrajectory(JSON.parse(JSON.stringify(older)))).toMatchObject({ ok: true });
+    const broken = parseTrajectory({ ...trajectory, skills: [{ name: "pdf" }] });
+    expect(broken.ok ? "" : broken.error).toContain("skills.0.installedAt");
+  });
+
   it("round-trips through JSON and rejects a wrong shape, naming the field", () => {
     const trajectory = finishTrajectory(draft);
     const parsed = parseTrajectory(JSON.parse(JSON.stringify(trajectory)));

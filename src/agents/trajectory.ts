@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { err, ok, type Result } from "../core/result.js";
 import type {
+  InstalledSkillRecord,
   SkillsShownSource,
   Trajectory,
   TrajectoryEvent,
@@ -91,7 +92,8 @@ export interface TrajectoryDraft {
   readonly taskId?: string;
   readonly arm?: string;
   readonly events: readonly TrajectoryEvent[];
-  readonly skill?: { readonly name: string; readonly installedAt: string };
+  readonly skill?: InstalledSkillRecord;
+  readonly skills?: readonly InstalledSkillRecord[];
   readonly skillsShown: readonly string[];
   readonly skillsShownSource: SkillsShownSource;
   readonly usage: TrajectoryUsage;
@@ -102,12 +104,20 @@ export interface TrajectoryDraft {
   readonly rawLog: string;
 }
 
+/** Every installed skill a trajectory names: `skills`, else the single `skill` of older ones. */
+export function installedSkillsOf(
+  trajectory: Pick<Trajectory, "skill" | "skills">,
+): readonly InstalledSkillRecord[] {
+  return trajectory.skills ?? (trajectory.skill === undefined ? [] : [trajectory.skill]);
+}
+
 export function finishTrajectory(draft: TrajectoryDraft): Trajectory {
   return {
     version: 1,
     ...draft,
-    skillActivated:
-      draft.skill === undefined ? false : isSkillActivated(draft.events, draft.skill.name),
+    skillActivated: installedSkillsOf(draft).some((skill) =>
+      isSkillActivated(draft.events, skill.name),
+    ),
   };
 }
 
@@ -131,6 +141,7 @@ const trajectorySchema = z.object({
   arm: z.string().optional(),
   events: z.array(eventSchema),
   skill: z.object({ name: z.string(), installedAt: z.string() }).optional(),
+  skills: z.array(z.object({ name: z.string(), installedAt: z.string() })).optional(),
   skillsShown: z.array(z.string()),
   skillsShownSource: z.enum(["agent-log", "system-prompt", "discovered", "installed", "none"]),
   skillActivated: z.boolean(),

@@ -32,6 +32,13 @@ export interface AgentLimits {
   readonly maxTurns?: number;
   /** Spending cap for agents that can enforce one (Claude Code's `--max-budget-usd`). */
   readonly budgetUsd?: number;
+  /**
+   * Memory cap for the agent's processes (bytes), enforced by the sandbox: the CLI harnesses'
+   * whole process tree, the builtin agent's shell commands (its loop runs in this process).
+   */
+  readonly memoryBytes?: number;
+  /** CPU cap (cores, fractions allowed) for the same processes, enforced by the sandbox. */
+  readonly cpus?: number;
 }
 
 export interface AgentRunRequest {
@@ -44,6 +51,11 @@ export interface AgentRunRequest {
    * agent discovers project skills. Absent in the without-skill arm.
    */
   readonly skillPath?: string;
+  /**
+   * All folders of the skill under test (a suite skill may ship several Agent Skills folders);
+   * when given it wins over `skillPath`. Every one is installed and removed again after the run.
+   */
+  readonly skillPaths?: readonly string[];
   /**
    * Leave the installed skill copy in the workspace after the run. Default false: it is removed,
    * so the workspace (and its diff) holds only the agent's changes.
@@ -64,7 +76,10 @@ export interface AgentRunRequest {
   readonly signal?: AbortSignal;
   /** Identifies the task for harnesses that look answers up (replay, oracle). */
   readonly taskId?: string;
-  /** The arm of a paired run; default `with-skill` when `skillPath` is set, else `without-skill`. */
+  /**
+   * The arm of a paired run; default `with-skill` when a skill is requested (`skillPaths` or
+   * `skillPath`), else `without-skill`.
+   */
   readonly arm?: string;
 }
 
@@ -107,6 +122,12 @@ export interface TrajectoryUsage {
  */
 export type SkillsShownSource = "agent-log" | "system-prompt" | "discovered" | "installed" | "none";
 
+/** One installed skill: its name and where its copy sat, relative to the workspace. */
+export interface InstalledSkillRecord {
+  readonly name: string;
+  readonly installedAt: string;
+}
+
 export interface Trajectory {
   readonly version: 1;
   readonly harness: string;
@@ -114,11 +135,19 @@ export interface Trajectory {
   readonly taskId?: string;
   readonly arm?: string;
   readonly events: readonly TrajectoryEvent[];
-  /** The skill under test, when one was installed. */
-  readonly skill?: { readonly name: string; readonly installedAt: string };
+  /**
+   * The skill under test, when one was installed; with several folders, the first. Kept for
+   * readers of trajectories stored before `skills` existed.
+   */
+  readonly skill?: InstalledSkillRecord;
+  /** Every skill folder installed for the run, in installation order (absent when none). */
+  readonly skills?: readonly InstalledSkillRecord[];
   readonly skillsShown: readonly string[];
   readonly skillsShownSource: SkillsShownSource;
-  /** True when the agent called `Skill`/`load_skill` naming the skill or read its SKILL.md. */
+  /**
+   * True when the agent called `Skill`/`load_skill` naming an installed skill or read its
+   * SKILL.md (any of `skills`).
+   */
   readonly skillActivated: boolean;
   readonly usage: TrajectoryUsage;
   readonly wallTimeMs: number;

@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { InfrastructureError, UsageError } from "../../core/errors.js";
 import { runProcess } from "../../core/process.js";
 import { cleanAgentSkillFolders } from "../../skill/install.js";
+import { OWNER_FILE, ownerIsGone, readOwner, writeOwner } from "./owner.js";
 import type { PreparedBase } from "./prepare.js";
 
 /**
@@ -20,8 +21,9 @@ import type { PreparedBase } from "./prepare.js";
  * Measured (bench/workspace.bench.ts, 5,000 files, ext4, 2 shared cores): overlay ~70 ms
  * including the skill-folder clean-up walk, against 5–7 s for `git clone file://` + checkout on
  * a loaded machine (~100×); a plain copy costs about as much as the clone (~1×), which is why
- * overlay is preferred. An overlay mount survives a process killed with SIGKILL; it stays under
- * `<cacheDir>/workspaces/` until `umount`ed.
+ * overlay is preferred. An overlay mount survives a process killed with SIGKILL, so each
+ * workspace's holder records its owner process (`owner.ts`), and every materialisation and base
+ * preparation first sweeps the holders whose owner is gone (`sweepStaleWorkspaces`).
  */
 export type MaterialiseMethod = "overlay" | "reflink" | "copy";
 
@@ -64,6 +66,7 @@ export async function materialiseWorkspace(
 ): Promise<Workspace> {
   const root = options.root ?? join(base.cacheDir, "workspaces");
   await mkdir(root, { recursive: true });
+  await sweepStaleWorkspaces(root);
   const requested = options.method ?? "auto";
   let method = requested === "auto" ? await detectMethod(root, base.tree) : requested;
   const overlayUsable = overlaySafePath(base.tree) && overlaySafePath(join(root, base.key));
@@ -72,6 +75,8 @@ export async function materialiseWorkspace(
   await mkdir(holder);
   const path = join(holder, base.repositoryName);
   try {
+    // Before the mount: a process killed at any later point leaves a holder the sweep recognises.
+    await writeOwner(holder);
     if (method === "overlay") await mountOverlay(base.tree, holder, path);
     else await copyTree(base.tree, path, method === "reflink" ? "always" : "never");
     const removedSkillFolders =
@@ -106,6 +111,7 @@ export async function detectMethod(root: string, lower: string): Promise<Materia
   const probe = join(root, `.probe-${randomBytes(6).toString("hex")}`);
   try {
     await mkdir(join(probe, "lower"), { recursive: true });
+    await writeOwner(probe);
     await writeFile(join(probe, "lower", "file"), "probe\n");
     if (overlaySafePath(lower) && overlaySafePath(probe)) {
       const merged = join(probe, "merged");
@@ -207,9 +213,77 @@ async function disposeWorkspace(
     await rm(holder, { recursive: true, force: true });
     return {};
   }
-  if (keep) return { keptAt: path };
+  if (keep) {
+    // A kept workspace outlives this process: without an owner record it is never swept.
+    await rm(join(holder, OWNER_FILE), { force: true });
+    return { keptAt: path };
+  }
   await rm(holder, { recursive: true, force: true });
   return {};
+}
+
+export interface SweepReport {
+  /** Holders removed because their owner process is gone. */
+  readonly removed: readonly string[];
+  /** Holders of gone owners left in place because a mount in them could not be undone. */
+  readonly failed: readonly { readonly path: string; readonly error: string }[];
+}
+
+const sweeping = new Map<string, Promise<SweepReport>>();
+
+/**
+ * Unmount and remove the workspaces under `root` whose owner process is gone (SIGKILLed runs,
+ * crashes). Workspaces of live processes — this one's included — and holders without an owner
+ * record are never touched. Never throws: a sweep is housekeeping and must not fail a run.
+ * Concurrent calls for one root share a sweep.
+ */
+export function sweepStaleWorkspaces(root: string): Promise<SweepReport> {
+  const running = sweeping.get(root);
+  if (running !== undefined) return running;
+  const sweep = sweepOnce(root).finally(() => sweeping.delete(root));
+  sweeping.set(root, sweep);
+  return sweep;
+}
+
+async function sweepOnce(root: string): Promise<SweepReport> {
+  const removed: string[] = [];
+  const failed: { path: string; error: string }[] = [];
+  const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
+  let mounts: string[] | undefined;
+  for (const entry of entries) {
+    if (!entry.isDirectory()) continue;
+    const holder = join(root, entry.name);
+    const owner = await readOwner(holder);
+    if (owner === undefined || !ownerIsGone(owner)) continue;
+    mounts ??= await mountPoints();
+    // Deepest first, so nothing is unmounted from under another mount.
+    const inside = mounts
+      .filter((point) => point === holder || point.startsWith(`${holder}/`))
+      .sort((left, right) => right.length - left.length);
+    try {
+      for (const point of inside) await unmount(point);
+      await rm(holder, { recursive: true, force: true });
+      removed.push(holder);
+    } catch (error) {
+      // Never remove a folder through a mount that is still there.
+      failed.push({ path: holder, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return { removed, failed };
+}
+
+/** Mount points of this mount namespace (`/proc/self/mountinfo` field 5, octal escapes undone). */
+async function mountPoints(): Promise<string[]> {
+  const text = await readFile("/proc/self/mountinfo", "utf8").catch(() => "");
+  return text
+    .split("\n")
+    .map((line) => line.split(" ")[4])
+    .filter((field): field is string => field !== undefined && field !== "")
+    .map((field) =>
+      field.replace(/\\([0-7]{3})/g, (_match, octal: string) =>
+        String.fromCharCode(Number.parseInt(octal, 8)),
+      ),
+    );
 }
 
 /** Parse a user's `--workspace-method` value. */

@@ -10,6 +10,7 @@ import { defaultCacheDir } from "./cache.js";
 import { treeDigest } from "./digest.js";
 import { git, tryGit } from "./git.js";
 import { acquireLock } from "./lock.js";
+import { sweepStaleWorkspaces } from "./materialise.js";
 import {
   cloneLocation,
   describeSource,
@@ -103,6 +104,8 @@ export async function prepareBase(options: PrepareBaseOptions): Promise<Prepared
   const cacheDir = options.cacheDir ?? defaultCacheDir();
   const basesDir = join(cacheDir, "bases");
   await mkdir(basesDir, { recursive: true });
+  // Workspaces left mounted by killed runs would otherwise pile up in this cache.
+  await sweepStaleWorkspaces(join(cacheDir, "workspaces"));
   const name = repositoryName(source);
   const recipe = options.setup ?? { kind: "none" };
   const mountPath = options.workspaceMountPath ?? `/workspace/${name}`;

@@ -1,0 +1,97 @@
+import { readFileSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
+import { join } from "node:path";
+
+/**
+ * Who made a materialised workspace: written into its holder folder before anything is mounted
+ * there, so a workspace whose process died (SIGKILL, a crash, a lost container) can be told apart
+ * from one still in use and swept. Holders without this file are never swept (kept workspaces,
+ * folders of older versions, anything we did not make).
+ */
+export const OWNER_FILE = ".skillsmith-owner.json";
+
+export interface WorkspaceOwner {
+  readonly pid: number;
+  readonly host: string;
+  /**
+   * The process's start time in clock ticks since boot (`/proc/<pid>/stat` field 22), so a pid
+   * reused by a later process is not taken for the owner. Absent where /proc is not readable.
+   */
+  readonly startTicks?: string;
+  readonly since: string;
+}
+
+/** Fields 3 onwards of `/proc/<pid>/stat`, or undefined when the process or /proc is not there. */
+function statFields(pid: number): string[] | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return undefined;
+  }
+  // The command name (field 2) is in parentheses and may hold spaces or ")".
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
+/** Field 22 of `/proc/<pid>/stat` (start time), or undefined when it cannot be read. */
+export function processStartTicks(pid: number): string | undefined {
+  return statFields(pid)?.[19];
+}
+
+export async function writeOwner(holder: string): Promise<void> {
+  const startTicks = processStartTicks(process.pid);
+  const owner: WorkspaceOwner = {
+    pid: process.pid,
+    host: hostname(),
+    ...(startTicks === undefined ? {} : { startTicks }),
+    since: new Date().toISOString(),
+  };
+  await writeFile(join(holder, OWNER_FILE), `${JSON.stringify(owner)}\n`);
+}
+
+/** The owner recorded in `holder`, or undefined when there is no readable, well-formed record. */
+export async function readOwner(holder: string): Promise<WorkspaceOwner | undefined> {
+  const text = await readFile(join(holder, OWNER_FILE), "utf8").catch(() => undefined);
+  if (text === undefined) return undefined;
+  try {
+    const value = JSON.parse(text) as Partial<WorkspaceOwner> | null;
+    if (
+      value === null ||
+      typeof value.pid !== "number" ||
+      !Number.isInteger(value.pid) ||
+      value.pid <= 0 ||
+      typeof value.host !== "string"
+    ) {
+      return undefined;
+    }
+    return {
+      pid: value.pid,
+      host: value.host,
+      ...(typeof value.startTicks === "string" ? { startTicks: value.startTicks } : {}),
+      since: typeof value.since === "string" ? value.since : "",
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * True only when the owner is certainly gone: it ran on this host and its pid is free, or now
+ * belongs to a process started at another time. An owner on another host (a shared cache) or
+ * a process we may not signal (EPERM) counts as alive.
+ */
+export function ownerIsGone(owner: WorkspaceOwner): boolean {
+  if (owner.host !== hostname()) return false;
+  try {
+    process.kill(owner.pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH";
+  }
+  const fields = statFields(owner.pid);
+  // A killed process its parent has not reaped yet still answers signal 0, as a zombie.
+  if (fields?.[0] === "Z") return true;
+  if (owner.startTicks === undefined) return false;
+  const now = fields?.[19];
+  return now !== undefined && now !== owner.startTicks;
+}
