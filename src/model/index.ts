@@ -35,6 +35,12 @@ export {
   type EmbeddingClientOptions,
   type EmbeddingResult,
 } from "./embedding.js";
+export {
+  EMBEDDING_MODEL_VARIABLE,
+  type EmbeddingModelChoice,
+  embeddingModelFromConfig,
+  resolveEmbeddingModel,
+} from "./embedding-config.js";
 export { CacheMissError, ModelOutputError } from "./errors.js";
 export {
   type CallPolicy,

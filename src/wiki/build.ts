@@ -33,9 +33,16 @@ import {
   type Thresholds,
   WIKI_FORMAT_VERSION,
 } from "./meta.js";
-import { listResourceInputs, prepareResource } from "./resources/collect.js";
+import {
+  prepareResource,
+  type ResourceInput,
+  type ResourceSpec,
+  resolveResourceArgument,
+  specPath,
+} from "./resources/collect.js";
 import { isFlagged } from "./resources/licence.js";
 import type { PreparedResource } from "./resources/types.js";
+import { cacheDownload, type FetchOptions, fetchRemoteResource } from "./resources/url.js";
 import {
   acquireBuildLock,
   jsonText,
@@ -52,8 +59,15 @@ import {
 export interface BuildOptions {
   readonly wiki: string;
   readonly domain: string;
-  /** A folder of resources or a resource list (JSON). */
-  readonly resources: string;
+  /**
+   * Folders of resources, resource lists (JSON) and URLs, in order. Ignored when `inputs` is
+   * given.
+   */
+  readonly resources?: string | readonly string[];
+  /** Resources resolved (and fetched) already, e.g. by the online pool's connectors. */
+  readonly inputs?: readonly ResourceInput[];
+  /** Timeouts and size caps of URL resources. */
+  readonly fetch?: FetchOptions;
   readonly model: ModelClient;
   /** Used only when the wiki is new; an existing wiki's frozen thresholds win. */
   readonly thresholds?: Thresholds;
@@ -178,11 +192,51 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
     );
   const progress = options.onProgress ?? (() => {});
   const now = options.now ?? (() => new Date());
-  // Resolve the inputs before taking the lock, so a mistyped path creates nothing.
-  const { inputs } = await listResourceInputs(options.resources);
-  const lock = await acquireBuildLock(options.wiki);
-  const workDir = await mkdtemp(join(tmpdir(), "skillsmith-wiki-build-"));
+  // Resolve the inputs and fetch every URL before taking the lock, so a mistyped path or a
+  // dead URL creates nothing: downloads wait in a temporary folder until the build owns the wiki.
+  const specs = await resourceSpecs(options);
+  let fetchDir: string | undefined;
+  let lock: Awaited<ReturnType<typeof acquireBuildLock>> | undefined;
+  let workDir: string | undefined;
   try {
+    const fetched: ResourceInput[] = [];
+    for (const [index, spec] of specs.entries()) {
+      if (spec.kind === "local") {
+        fetched.push(spec.input);
+        continue;
+      }
+      progress(`  fetching ${spec.remote.path}`);
+      fetchDir ??= await mkdtemp(join(tmpdir(), "skillsmith-wiki-fetch-"));
+      const resource = await fetchRemoteResource(spec.remote, join(fetchDir, String(index)), {
+        ...(options.now === undefined ? {} : { now: options.now }),
+        ...options.fetch,
+      });
+      fetched.push({
+        absolutePath: resource.absolutePath,
+        path: spec.remote.path,
+        type: resource.type,
+        remote: resource.origin,
+        ...(spec.remote.declaredLicence === undefined
+          ? {}
+          : { declaredLicence: spec.remote.declaredLicence }),
+      });
+    }
+    lock = await acquireBuildLock(options.wiki);
+    workDir = await mkdtemp(join(tmpdir(), "skillsmith-wiki-build-"));
+    // Downloaded documents are kept in the wiki (content-addressed) so the bytes each skill was
+    // distilled from stay inspectable; clones stay temporary (the commit is recorded instead).
+    const inputs: ResourceInput[] = [];
+    for (const input of fetched) {
+      const sha256 = input.remote?.sha256;
+      inputs.push(
+        input.remote === undefined || input.type === "repository" || sha256 === undefined
+          ? input
+          : {
+              ...input,
+              absolutePath: await cacheDownload(options.wiki, input.absolutePath, sha256),
+            },
+      );
+    }
     const { manifest } = await loadOrCreateWikiManifest(
       options.wiki,
       options.thresholds ?? defaultThresholds,
@@ -196,8 +250,9 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
     );
 
     const prepared = new Map<string, PreparedResource>();
+    const buildDir = workDir;
     for (const [index, input] of inputs.entries()) {
-      const resource = await prepareResource(input, join(workDir, String(index)));
+      const resource = await prepareResource(input, join(buildDir, String(index)));
       prepared.set(resource.record.path, resource);
       const flag = isFlagged(resource.record.licence_flag)
         ? `  [licence ${resource.record.licence_flag}]`
@@ -291,9 +346,39 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
       reports,
     };
   } finally {
-    await rm(workDir, { recursive: true, force: true });
-    await lock.release();
+    if (workDir !== undefined) await rm(workDir, { recursive: true, force: true });
+    if (fetchDir !== undefined) await rm(fetchDir, { recursive: true, force: true });
+    await lock?.release();
   }
+}
+
+/** The build's resources in order; the same manifest path twice is a mistake. */
+async function resourceSpecs(options: BuildOptions): Promise<ResourceSpec[]> {
+  let specs: ResourceSpec[];
+  if (options.inputs !== undefined)
+    specs = options.inputs.map((input) => ({ kind: "local", input }));
+  else {
+    const given =
+      typeof options.resources === "string" ? [options.resources] : [...(options.resources ?? [])];
+    if (given.length === 0)
+      throw new InputError("wiki.resources.none", "no resources given", {
+        field: "--resources",
+      });
+    specs = [];
+    for (const argument of given) specs.push(...(await resolveResourceArgument(argument)));
+  }
+  const seen = new Set<string>();
+  for (const spec of specs) {
+    const path = specPath(spec);
+    if (seen.has(path))
+      throw new InputError(
+        "wiki.resources.duplicate",
+        `resource "${path}" is given twice; manifest paths (and so skill ids) must be unique`,
+        { field: "--resources" },
+      );
+    seen.add(path);
+  }
+  return specs;
 }
 
 interface GateContext {

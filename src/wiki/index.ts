@@ -23,6 +23,13 @@ export {
   loadDistillerPrompt,
   postProcess,
 } from "./distill.js";
+export {
+  CardEmbeddings,
+  EMBEDDING_MODEL_VARIABLE,
+  embeddingCachePath,
+  rankByCosine,
+  resolveSearchEmbeddingModel,
+} from "./embedding.js";
 export { type ExportResult, exportEntry, exportedSkillName } from "./export.js";
 export {
   type CodeRunner,
@@ -48,16 +55,36 @@ export {
   type AcquireOptions,
   type AcquireResult,
   acquireOnline,
+  type ConnectorContext,
+  connectorsFor,
   LocalFolderConnector,
   needsAcquisition,
   ONLINE_POOL_BUDGET_LIMIT,
   type PoolRecord,
   poolRecordSchema,
   type ResourceConnectorV1,
+  ResourceListConnector,
 } from "./online.js";
-export { listResourceInputs, prepareResource, type ResourceInput } from "./resources/collect.js";
+export {
+  listResourceInputs,
+  prepareResource,
+  type ResourceInput,
+  type ResourceSpec,
+  resolveResourceArgument,
+} from "./resources/collect.js";
 export { recogniseLicence } from "./resources/licence.js";
 export type { ExtractedUnit, PreparedResource } from "./resources/types.js";
+export {
+  cloneRepository,
+  DOWNLOAD_CACHE,
+  downloadDocument,
+  type FetchOptions,
+  fetchRemoteResource,
+  looksLikeUrl,
+  parseResourceUrl,
+  type RemoteOrigin,
+  type RemoteResourceSpec,
+} from "./resources/url.js";
 export {
   cardOf,
   type SearchOptions,

@@ -121,6 +121,17 @@ export const resourceRecordSchema = z.strictObject({
   licence_flag: z.enum(licenceFlags),
   /** Extra files that belong to the resource (a video's subtitles). */
   companions: z.array(z.string()),
+  /** Fetched resources: the URL fetched (without a `#ref`), and when the fetch finished. */
+  url: z.string().min(1).optional(),
+  fetched_at: z.string().datetime().optional(),
+  /** Repository URLs: the ref asked for and the commit cloned. */
+  ref: z.string().min(1).optional(),
+  commit: z
+    .string()
+    .regex(/^[0-9a-f]{40}$|^[0-9a-f]{64}$/)
+    .optional(),
+  /** Downloaded documents: the Content-Type the server sent. */
+  content_type: z.string().optional(),
 });
 export type ResourceRecord = z.infer<typeof resourceRecordSchema>;
 

@@ -3,32 +3,52 @@
  * configured resource connectors, distil and gate what they return with the same build, and
  * put accepted skills in a separate online pool for that task or split (budget ≤ 100). The pool
  * is its own wiki folder, never merged into the offline wiki, and `pool.json` records every
- * acquisition (query, resources, outcomes) for the run's records.
+ * acquisition (query, resources, failures, outcomes) for the run's records.
+ *
+ * Connectors: a local folder of resources, a resource list (paths and URLs), and URLs (pages,
+ * images, videos, git repositories). A connector ranks its resources against the query by BM25
+ * over their names and text; URL resources are fetched to be ranked, and one that cannot be
+ * fetched is skipped and recorded rather than failing the search that triggered acquisition.
  */
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join, relative, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { z } from "zod";
-import { InputError } from "../core/errors.js";
+import { InputError, InternalError, isSkillsmithError } from "../core/errors.js";
 import { writeFileAtomic } from "../core/fs.js";
 import type { ModelClient } from "../model/index.js";
 import { Bm25Index } from "./bm25.js";
 import { type BuildSummary, buildWiki } from "./build.js";
 import type { CodeRunner } from "./gates.js";
 import { type ResourceType, WIKI_FORMAT_VERSION } from "./meta.js";
-import { listResourceInputs, type ResourceInput } from "./resources/collect.js";
+import {
+  listResourceInputs,
+  type ResourceInput,
+  type ResourceSpec,
+  resolveResourceArgument,
+} from "./resources/collect.js";
 import { repositoryFiles } from "./resources/repository.js";
+import { type FetchOptions, fetchRemoteResource, looksLikeUrl } from "./resources/url.js";
 import type { SearchResult } from "./search.js";
 import { jsonText, listEntries, readJsonFile } from "./store.js";
 
 export const ONLINE_POOL_BUDGET_LIMIT = 100;
 export const POOL_RECORD_FILE = "pool.json";
 
-/** A source of resources for a query (a local folder here; web search where a network is). */
+/** What a connector may use while finding resources for one acquisition. */
+export interface ConnectorContext {
+  /** A folder to fetch into; it lives until the acquisition's build is done. */
+  readonly workDir: string;
+  readonly fetch?: FetchOptions;
+  /** A resource that could not be fetched: skipped, and recorded with the acquisition. */
+  readonly onFailure?: (path: string, error: Error) => void;
+}
+
+/** A source of resources for a query: a local folder, a resource list, URLs. */
 export interface ResourceConnectorV1 {
   readonly specificationVersion: "v1";
   readonly name: string;
-  find(query: string, limit: number): Promise<ResourceInput[]>;
+  find(query: string, limit: number, context?: ConnectorContext): Promise<ResourceInput[]>;
 }
 
 /**
@@ -44,25 +64,112 @@ export function needsAcquisition(result: SearchResult, minScore: number): boolea
 const TEXT_SAMPLE_BYTES = 64 * 1024;
 
 /**
- * A connector over a local folder of resources (same layout as `wiki build --resources`):
- * resources are ranked by BM25 over their names and text (file names for videos and images,
- * with their subtitles or captions), and the best `limit` with a positive score are returned.
+ * A connector over a list of resources, local or URLs: resources are ranked by BM25 over their
+ * names and text (file names or URLs for videos and images, with their subtitles or captions),
+ * and the best `limit` with a positive score are returned. URLs are fetched into the context's
+ * work folder first, since their text is what they are ranked by.
  */
-export class LocalFolderConnector implements ResourceConnectorV1 {
+export class ResourceListConnector implements ResourceConnectorV1 {
   readonly specificationVersion = "v1" as const;
-  readonly name: string;
 
-  constructor(private readonly root: string) {
-    this.name = `folder:${root}`;
-  }
+  constructor(
+    readonly name: string,
+    private readonly list: () => Promise<readonly ResourceSpec[]>,
+  ) {}
 
-  async find(query: string, limit: number): Promise<ResourceInput[]> {
-    const { inputs } = await listResourceInputs(this.root);
+  async find(query: string, limit: number, context?: ConnectorContext): Promise<ResourceInput[]> {
+    const inputs: ResourceInput[] = [];
+    let fetchDir: string | undefined;
+    for (const spec of await this.list()) {
+      if (spec.kind === "local") {
+        inputs.push(spec.input);
+        continue;
+      }
+      if (context === undefined)
+        throw new InternalError(
+          "wiki.online.no-context",
+          `connector ${this.name} lists URLs and needs a work folder to fetch them into`,
+        );
+      fetchDir ??= await mkdtemp(join(context.workDir, "connector-"));
+      try {
+        const fetched = await fetchRemoteResource(
+          spec.remote,
+          join(fetchDir, String(inputs.length)),
+          context.fetch,
+        );
+        inputs.push({
+          absolutePath: fetched.absolutePath,
+          path: spec.remote.path,
+          type: fetched.type,
+          remote: fetched.origin,
+          ...(spec.remote.declaredLicence === undefined
+            ? {}
+            : { declaredLicence: spec.remote.declaredLicence }),
+        });
+      } catch (error) {
+        // A dead link among the configured resources must not fail the search that needed help.
+        if (!isSkillsmithError(error) || error.family === "internal") throw error;
+        context.onFailure?.(spec.remote.path, error);
+      }
+    }
     const texts: string[] = [];
     for (const input of inputs) texts.push(await describe(input));
     const index = Bm25Index.build(texts, { k1: 1.2, b: 0.75 });
     return index.search(query, limit).map((hit) => inputs[hit.doc] as ResourceInput);
   }
+}
+
+/** A connector over a local folder of resources (same layout as `wiki build --resources`). */
+export class LocalFolderConnector extends ResourceListConnector {
+  constructor(root: string) {
+    super(`folder:${root}`, async () =>
+      (await listResourceInputs(root)).inputs.map((input) => ({ kind: "local" as const, input })),
+    );
+  }
+}
+
+/**
+ * Connectors for `--resources` arguments, checked now so a mistake is reported before any
+ * search: a folder → its own connector; a resource list → one connector over its paths and URLs;
+ * all bare URLs together → one connector (so the per-connector limit applies across them).
+ */
+export async function connectorsFor(
+  resourceArguments: readonly string[],
+): Promise<ResourceConnectorV1[]> {
+  const connectors: ResourceConnectorV1[] = [];
+  const urls: ResourceSpec[] = [];
+  for (const argument of resourceArguments) {
+    if (looksLikeUrl(argument)) {
+      urls.push(...(await resolveResourceArgument(argument)));
+      continue;
+    }
+    let isFolder: boolean;
+    try {
+      isFolder = (await stat(argument)).isDirectory();
+    } catch (cause) {
+      throw new InputError(
+        "wiki.resources.missing",
+        "no such folder or resource list",
+        { file: argument },
+        { cause },
+      );
+    }
+    if (isFolder) {
+      await listResourceInputs(argument);
+      connectors.push(new LocalFolderConnector(argument));
+    } else {
+      const specs = await resolveResourceArgument(argument);
+      connectors.push(new ResourceListConnector(`list:${argument}`, async () => specs));
+    }
+  }
+  if (urls.length > 0)
+    connectors.push(
+      new ResourceListConnector(
+        urls.length === 1 && urls[0]?.kind === "remote" ? `url:${urls[0].remote.path}` : "urls",
+        async () => urls,
+      ),
+    );
+  return connectors;
 }
 
 async function describe(input: ResourceInput): Promise<string> {
@@ -73,7 +180,7 @@ async function describe(input: ResourceInput): Promise<string> {
       return "";
     }
   };
-  const name = input.path.replace(/[._/-]+/g, " ");
+  const name = input.path.replace(/[^A-Za-z0-9]+/g, " ");
   const byType: Record<ResourceType, () => Promise<string>> = {
     article: async () => (await read(input.absolutePath)).replace(/<[^>]+>/g, " "),
     repository: async () => {
@@ -101,11 +208,18 @@ export const poolRecordSchema = z.strictObject({
       resources: z.array(
         z.strictObject({
           connector: z.string(),
+          /** The path in the pool's resource manifest (and skill ids). */
           path: z.string(),
+          /** The file it was read from, or the URL it was fetched from. */
           source: z.string(),
           type: z.string(),
+          fetched_at: z.string().datetime().optional(),
         }),
       ),
+      /** Resources a connector could not fetch (skipped). */
+      failed: z
+        .array(z.strictObject({ connector: z.string(), path: z.string(), error: z.string() }))
+        .optional(),
       accepted: z.array(z.string()),
       outcomes: z.record(z.string(), z.number().int().nonnegative()),
     }),
@@ -124,6 +238,8 @@ export interface AcquireOptions {
   /** At most this many skills in the pool, at most 100. */
   readonly budget: number;
   readonly resourcesPerConnector?: number;
+  /** Timeouts and size caps of URL resources. */
+  readonly fetch?: FetchOptions;
   readonly runner?: CodeRunner;
   readonly now?: () => Date;
   readonly onProgress?: (line: string) => void;
@@ -132,6 +248,8 @@ export interface AcquireOptions {
 export interface AcquireResult {
   readonly pool: string;
   readonly resources: number;
+  /** Resources the connectors could not fetch (skipped). */
+  readonly failed: { connector: string; path: string; error: string }[];
   readonly summary: BuildSummary | null;
   readonly poolSize: number;
 }
@@ -170,44 +288,46 @@ export async function acquireOnline(options: AcquireOptions): Promise<AcquireRes
   } catch (error) {
     if (!(error instanceof InputError && error.code === "wiki.file.unreadable")) throw error;
   }
-  const found: { connector: string; input: ResourceInput }[] = [];
-  for (const connector of options.connectors) {
-    for (const input of await connector.find(options.query, options.resourcesPerConnector ?? 3))
-      if (!found.some((each) => each.input.absolutePath === input.absolutePath))
-        found.push({ connector: connector.name, input });
-  }
-  options.onProgress?.(
-    `online acquisition for "${options.query}": ${found.length} resources from ${options.connectors.length} connectors`,
-  );
+  const found: { connector: string; index: number; input: ResourceInput }[] = [];
+  const failed: { connector: string; path: string; error: string }[] = [];
+  const identity = (input: ResourceInput) =>
+    input.remote === undefined ? input.absolutePath : input.path;
+  const workDir = await mkdtemp(join(tmpdir(), "skillsmith-online-"));
   let summary: BuildSummary | null = null;
-  if (found.length > 0) {
-    // The build reads a resource list. Each resource is linked into a temporary folder as
-    // `connector-<n>/<its path in the connector>`, so manifest paths (and skill ids) are short,
-    // stable and free of temporary folder names; pool.json maps them back to the real paths.
-    const listDir = await mkdtemp(join(tmpdir(), "skillsmith-online-"));
-    try {
-      const list = join(listDir, "resources.json");
-      const entries = [];
-      for (const { connector, input } of found) {
-        const linked = `connector-${options.connectors.findIndex((each) => each.name === connector)}/${input.path}`;
-        await mkdir(dirname(join(listDir, linked)), { recursive: true });
-        await symlink(input.absolutePath, join(listDir, linked));
-        entries.push({ path: linked, type: input.type });
-      }
-      await writeFile(list, jsonText({ resources: entries }));
+  try {
+    for (const [index, connector] of options.connectors.entries()) {
+      const context: ConnectorContext = {
+        workDir,
+        ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+        onFailure: (path, error) => {
+          failed.push({ connector: connector.name, path, error: error.message });
+          options.onProgress?.(`  skipped ${path}: ${error.message}`);
+        },
+      };
+      for (const input of await connector.find(
+        options.query,
+        options.resourcesPerConnector ?? 3,
+        context,
+      ))
+        if (!found.some((each) => identity(each.input) === identity(input)))
+          found.push({ connector: connector.name, index, input });
+    }
+    options.onProgress?.(
+      `online acquisition for "${options.query}": ${found.length} resources from ${options.connectors.length} connectors`,
+    );
+    if (found.length > 0)
       summary = await buildWiki({
         wiki: pool,
         domain: options.domain,
-        resources: list,
+        inputs: found.map(({ index, input }) => ({ ...input, path: poolPath(index, input) })),
         model: options.model,
         maxEntries: record.budget,
         ...(options.runner === undefined ? {} : { runner: options.runner }),
         ...(options.now === undefined ? {} : { now: options.now }),
         ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
       });
-    } finally {
-      await rm(listDir, { recursive: true, force: true });
-    }
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
   }
   const outcomes: Record<string, number> = {};
   for (const report of summary?.reports ?? [])
@@ -216,12 +336,14 @@ export async function acquireOnline(options: AcquireOptions): Promise<AcquireRes
     query: options.query,
     at: now().toISOString(),
     connectors: options.connectors.map((connector) => connector.name),
-    resources: found.map(({ connector, input }) => ({
+    resources: found.map(({ connector, index, input }) => ({
       connector,
-      path: `connector-${options.connectors.findIndex((each) => each.name === connector)}/${input.path}`,
-      source: input.absolutePath,
+      path: poolPath(index, input),
+      source: input.remote === undefined ? input.absolutePath : input.remote.url,
       type: input.type,
+      ...(input.remote === undefined ? {} : { fetched_at: input.remote.fetchedAt }),
     })),
+    ...(failed.length === 0 ? {} : { failed }),
     accepted: (summary?.reports ?? [])
       .filter((report) => report.outcome === "accepted")
       .map((report) => report.skill_id),
@@ -231,7 +353,17 @@ export async function acquireOnline(options: AcquireOptions): Promise<AcquireRes
   return {
     pool,
     resources: found.length,
+    failed,
     summary,
     poolSize: (await listEntries(pool, options.domain)).length,
   };
+}
+
+/**
+ * A resource's path in the pool: URLs as they are; local files under `connector-<n>/`, so paths
+ * (and skill ids) are short, stable, free of temporary folder names and distinct across
+ * connectors; pool.json maps them back to the real files.
+ */
+function poolPath(connectorIndex: number, input: ResourceInput): string {
+  return input.remote === undefined ? `connector-${connectorIndex}/${input.path}` : input.path;
 }

@@ -3,19 +3,28 @@
  * path gives a shortlist of K (verified entries only unless asked). Stage 2: a model reads
  * compact cards of the shortlist and selects at most n, zero allowed, with a one-line reason
  * each. Other strategies for comparison: bm25-only (top n of the shortlist), random (seeded,
- * from every eligible entry) and none.
+ * from every eligible entry), none, embedding (cosine between the query and every eligible card,
+ * top n) and bm25+embedding (the BM25 shortlist re-ranked by cosine, top n).
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { UnsupportedError } from "../core/errors.js";
 import { packageRoot } from "../core/paths.js";
-import type { ModelClient } from "../model/index.js";
+import type { EmbeddingClient, ModelClient } from "../model/index.js";
 import { Bm25Index } from "./bm25.js";
+import { CardEmbeddings, EMBEDDING_MODEL_VARIABLE, rankByCosine } from "./embedding.js";
 import type { SkillMeta, Thresholds } from "./meta.js";
 import { listEntries, readWikiManifest, type WikiEntry } from "./store.js";
 
-export const selectionStrategies = ["select", "bm25-only", "random", "none", "embedding"] as const;
+export const selectionStrategies = [
+  "select",
+  "bm25-only",
+  "random",
+  "none",
+  "embedding",
+  "bm25+embedding",
+] as const;
 export type SelectionStrategy = (typeof selectionStrategies)[number];
 
 /** The metadata card a selector (or an MCP client) reads: a few hundred tokens at most. */
@@ -69,20 +78,28 @@ export interface ShortlistHit {
 
 /** An in-memory search over a wiki's cards; built once, queried many times (the MCP server keeps one). */
 export class WikiSearch {
+  private readonly embeddings = new Map<EmbeddingClient, CardEmbeddings>();
+
   private constructor(
     readonly entries: readonly WikiEntry[],
     readonly thresholds: Thresholds,
     private readonly index: Bm25Index,
     private readonly verified: Uint8Array,
+    /** The wiki folder, where card embeddings are cached; none for an in-memory search. */
+    readonly root: string | undefined,
   ) {}
 
   static async open(root: string, domain?: string): Promise<WikiSearch> {
     const manifest = await readWikiManifest(root);
     const entries = await listEntries(root, domain);
-    return WikiSearch.fromEntries(entries, manifest.thresholds);
+    return WikiSearch.fromEntries(entries, manifest.thresholds, root);
   }
 
-  static fromEntries(entries: readonly WikiEntry[], thresholds: Thresholds): WikiSearch {
+  static fromEntries(
+    entries: readonly WikiEntry[],
+    thresholds: Thresholds,
+    root?: string,
+  ): WikiSearch {
     const index = Bm25Index.build(
       entries.map((entry) => indexedText(entry.meta)),
       { k1: thresholds.bm25_k1, b: thresholds.bm25_b },
@@ -90,7 +107,17 @@ export class WikiSearch {
     const verified = Uint8Array.from(entries, (entry) =>
       entry.meta.validation_status === "verified" ? 1 : 0,
     );
-    return new WikiSearch(entries, thresholds, index, verified);
+    return new WikiSearch(entries, thresholds, index, verified, root);
+  }
+
+  /** Card vectors of one embedding model: kept for the life of this search, cached on disk. */
+  async cardEmbeddings(client: EmbeddingClient): Promise<CardEmbeddings> {
+    let store = this.embeddings.get(client);
+    if (store === undefined) {
+      store = await CardEmbeddings.open(client, this.root);
+      this.embeddings.set(client, store);
+    }
+    return store;
   }
 
   /** Stage 1: the BM25 shortlist (K from the wiki's thresholds unless given). */
@@ -134,6 +161,8 @@ export interface SearchResult {
   readonly selected: Selection[];
   /** Ids the selector named that were not in the shortlist (dropped). */
   readonly rejected_ids: string[];
+  /** The embedding strategies: the model that embedded query and cards. */
+  readonly embedding_model?: string;
 }
 
 async function selectorPrompt(max: number): Promise<string> {
@@ -203,6 +232,8 @@ function seededSample<T>(items: readonly T[], count: number, seed: number): T[] 
 export interface SearchOptions {
   readonly strategy?: SelectionStrategy;
   readonly model?: ModelClient;
+  /** For the embedding and bm25+embedding strategies. */
+  readonly embedding?: EmbeddingClient;
   readonly includeUnverified?: boolean;
   readonly k?: number;
   readonly max?: number;
@@ -254,9 +285,29 @@ export async function searchSkills(
       return { ...base, ...selected };
     }
     case "embedding":
-      throw new UnsupportedError(
-        "wiki.select.no-embedding",
-        "embedding similarity needs an embedding model, and none is configured in this version; use select, bm25-only, random or none",
-      );
+    case "bm25+embedding": {
+      if (options.embedding === undefined)
+        throw new UnsupportedError(
+          "wiki.select.no-embedding",
+          `the ${strategy} strategy needs an embedding model: pass --embedding-model <provider:model> or set ${EMBEDDING_MODEL_VARIABLE} (e.g. openai:text-embedding-3-small)`,
+        );
+      const cards =
+        strategy === "embedding"
+          ? search.eligible(options.includeUnverified === true).map((entry) => cardOf(entry.meta))
+          : shortlist.map((hit) => hit.card);
+      const embedded = { ...base, embedding_model: options.embedding.spec };
+      if (cards.length === 0) return { ...embedded, selected: [] };
+      const store = await search.cardEmbeddings(options.embedding);
+      const vectors = await store.vectorsOf(cards.map((card) => indexedText(card)));
+      await store.save();
+      const ranked = rankByCosine(await store.embedQuery(query), vectors, max);
+      return {
+        ...embedded,
+        selected: ranked.map(({ index, similarity }) => ({
+          card: cards[index] as SkillCard,
+          reason: `cosine ${similarity.toFixed(3)}`,
+        })),
+      };
+    }
   }
 }

@@ -3,8 +3,11 @@
  * repository, an HTML article, a short video generated with ffmpeg plus subtitles, an image)
  * and distiller answers for the scripted model server.
  */
-import { mkdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { spawn } from "node:child_process";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { dirname, join } from "node:path";
 import { runProcess } from "../../src/core/process.js";
 import type { DistilledSkill } from "../../src/wiki/distill.js";
 import { type SkillMeta, skillId } from "../../src/wiki/meta.js";
@@ -342,4 +345,161 @@ export async function writeHandWiki(root: string): Promise<void> {
       ],
     }),
   );
+}
+
+/** A route of the resource server: a fixed answer, or a handler for special behaviour. */
+export type ResourceRoute =
+  | { readonly body: string | Uint8Array; readonly contentType: string; readonly status?: number }
+  | { readonly handler: (request: IncomingMessage, response: ServerResponse) => void };
+
+export interface ResourceServer {
+  readonly url: string;
+  /** Every request path, in order, so tests can count fetches. */
+  readonly requests: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A real HTTP server on 127.0.0.1 standing in for the web: fixed routes, 404 for anything else,
+ * and git repositories under `/git/` through `git http-backend` (smart HTTP) plus any static
+ * files under `/static/` (for git's dumb HTTP protocol).
+ */
+export async function startResourceServer(options: {
+  routes: Record<string, ResourceRoute>;
+  /** `GIT_PROJECT_ROOT` of `git http-backend`: bare repositories served under `/git/`. */
+  gitRoot?: string;
+  /** Files served as they are under `/static/`. */
+  staticRoot?: string;
+}): Promise<ResourceServer> {
+  const requests: string[] = [];
+  const sockets = new Set<import("node:net").Socket>();
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? "/", "http://127.0.0.1");
+    requests.push(url.pathname);
+    const route = options.routes[url.pathname];
+    if (route !== undefined) {
+      if ("handler" in route) return route.handler(request, response);
+      response.writeHead(route.status ?? 200, { "content-type": route.contentType });
+      response.end(route.body);
+      return;
+    }
+    if (options.gitRoot !== undefined && url.pathname.startsWith("/git/"))
+      return gitHttpBackend(options.gitRoot, url, request, response);
+    if (options.staticRoot !== undefined && url.pathname.startsWith("/static/")) {
+      const file = join(options.staticRoot, decodeURIComponent(url.pathname.slice(8)));
+      readFile(file).then(
+        (data) => {
+          response.writeHead(200, { "content-type": "application/octet-stream" });
+          response.end(data);
+        },
+        () => {
+          response.writeHead(404, { "content-type": "text/plain" });
+          response.end("not found\n");
+        },
+      );
+      return;
+    }
+    response.writeHead(404, { "content-type": "text/plain" });
+    response.end("not found\n");
+  });
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () =>
+      new Promise<void>((done) => {
+        // Stalled routes keep their sockets open; end them so close() returns.
+        for (const socket of sockets) socket.destroy();
+        server.close(() => done());
+      }),
+  };
+}
+
+/**
+ * Bridge one request to `git http-backend` (CGI). spawn is used directly, not runProcess,
+ * because pack data is binary on both stdin and stdout and runProcess speaks text.
+ */
+function gitHttpBackend(
+  root: string,
+  url: URL,
+  request: IncomingMessage,
+  response: ServerResponse,
+): void {
+  const child = spawn("git", ["http-backend"], {
+    env: {
+      PATH: process.env.PATH,
+      GIT_PROJECT_ROOT: root,
+      GIT_HTTP_EXPORT_ALL: "1",
+      PATH_INFO: url.pathname.slice(4),
+      QUERY_STRING: url.search.replace(/^\?/, ""),
+      REQUEST_METHOD: request.method ?? "GET",
+      CONTENT_TYPE: request.headers["content-type"] ?? "",
+      REMOTE_ADDR: "127.0.0.1",
+      ...(request.headers["content-encoding"] === undefined
+        ? {}
+        : { HTTP_CONTENT_ENCODING: String(request.headers["content-encoding"]) }),
+      ...(request.headers["git-protocol"] === undefined
+        ? {}
+        : { GIT_PROTOCOL: String(request.headers["git-protocol"]) }),
+    },
+    stdio: ["pipe", "pipe", "ignore"],
+  });
+  const chunks: Buffer[] = [];
+  child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+  request.pipe(child.stdin);
+  child.on("close", () => {
+    const output = Buffer.concat(chunks);
+    const end = output.indexOf("\r\n\r\n");
+    const split = end >= 0 ? end : output.indexOf("\n\n");
+    const headerText = output.subarray(0, split).toString("latin1");
+    const body = output.subarray(split + (end >= 0 ? 4 : 2));
+    let status = 200;
+    const headers: Record<string, string> = {};
+    for (const line of headerText.split(/\r?\n/)) {
+      const colon = line.indexOf(":");
+      if (colon < 0) continue;
+      const name = line.slice(0, colon).trim();
+      const value = line.slice(colon + 1).trim();
+      if (name.toLowerCase() === "status") status = Number.parseInt(value, 10);
+      else headers[name] = value;
+    }
+    response.writeHead(status, headers);
+    response.end(body);
+  });
+}
+
+/** Commit `files` into a new repository at `dir` and make a bare copy at `bare` for serving. */
+export async function makeServedRepository(
+  dir: string,
+  bare: string,
+  files: Record<string, string>,
+): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(dirname(join(dir, path)), { recursive: true });
+    await writeFile(join(dir, path), text);
+  }
+  const env = {
+    ...process.env,
+    GIT_AUTHOR_NAME: "t",
+    GIT_AUTHOR_EMAIL: "t@e",
+    GIT_COMMITTER_NAME: "t",
+    GIT_COMMITTER_EMAIL: "t@e",
+  };
+  const git = async (args: string[], cwd = dir) => {
+    const result = await runProcess("git", args, { cwd, env });
+    if (result.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr}`);
+    return result.stdout.trim();
+  };
+  await git(["init", "-q", "-b", "main"]);
+  await git(["add", "."]);
+  await git(["commit", "-q", "-m", "init"]);
+  await git(["clone", "-q", "--bare", dir, bare], dirname(bare));
+  await git(["update-server-info"], bare);
+  return git(["rev-parse", "HEAD"]);
 }

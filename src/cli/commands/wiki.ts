@@ -3,10 +3,19 @@ import { join, resolve } from "node:path";
 import { type Command, Option } from "commander";
 import { InputError, UsageError } from "../../core/errors.js";
 import { packageRoot } from "../../core/paths.js";
-import { ModelClient } from "../../model/index.js";
+import { createEmbeddingClient, type EmbeddingClient, ModelClient } from "../../model/index.js";
 import { type BuildSummary, buildWiki } from "../../wiki/build.js";
+import { EMBEDDING_MODEL_VARIABLE, resolveSearchEmbeddingModel } from "../../wiki/embedding.js";
 import { exportEntry } from "../../wiki/export.js";
 import { openWikiServer, serveWikiHttp, serveWikiStdio } from "../../wiki/mcp.js";
+import {
+  acquireOnline,
+  connectorsFor,
+  needsAcquisition,
+  ONLINE_POOL_BUDGET_LIMIT,
+  type ResourceConnectorV1,
+} from "../../wiki/online.js";
+import { looksLikeUrl } from "../../wiki/resources/url.js";
 import {
   type SearchResult,
   type SelectionStrategy,
@@ -23,6 +32,9 @@ export interface WikiCommandOptions {
 }
 
 export const DEFAULT_WIKI_FOLDER = "skills_wiki";
+export const DEFAULT_POOL_FOLDER = "skills_wiki_online";
+/** A best BM25 score below this is no adequate candidate (good matches score 5 or more). */
+export const DEFAULT_MIN_SCORE = 2;
 
 function waitForTerminationSignal(): Promise<void> {
   return new Promise((done) => {
@@ -45,6 +57,36 @@ function wikiToRead(io: CliIo, flag: string | undefined): string {
 
 function modelFor(io: CliIo, spec: string): ModelClient {
   return new ModelClient({ spec, env: io.env, cwd: io.cwd });
+}
+
+/** The embedding model: --embedding-model > SKILLSMITH_EMBEDDING_MODEL > config > a usage error. */
+function embeddingClientFor(
+  io: CliIo,
+  strategy: SelectionStrategy,
+  flag: string | undefined,
+): EmbeddingClient {
+  const resolved = resolveSearchEmbeddingModel(flag, io);
+  if (resolved === undefined)
+    throw new UsageError(
+      "cli.wiki.embedding-model",
+      `--strategy ${strategy} needs an embedding model: pass --embedding-model <provider:model> (e.g. openai:text-embedding-3-small) or set ${EMBEDDING_MODEL_VARIABLE}`,
+    );
+  return createEmbeddingClient({ spec: resolved.spec, env: io.env, cwd: io.cwd });
+}
+
+/** A `--resources` value: URLs as given, paths relative to the working folder. */
+function resourceArgument(io: CliIo, value: string): string {
+  return looksLikeUrl(value) ? value : resolve(io.cwd, value);
+}
+
+function parseSeconds(value: string, flag: string): number {
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds <= 0)
+    throw new UsageError(
+      "cli.seconds",
+      `${flag}: expected a positive number of seconds, got "${value}"`,
+    );
+  return Math.round(seconds * 1000);
 }
 
 function parseCount(value: string, flag: string): number {
@@ -73,10 +115,14 @@ export function registerWiki(
     )
     .addHelpText(
       "after",
-      `\nResources: a folder whose top-level entries are resources (folder = repository, .html = article,\nvideo + .srt/.vtt beside it, image; licence from LICENSE, <meta name="license"> or a <file>.license\nsidecar), or a JSON list {"resources": [{"path", "type"?, "licence"?}]}. One model call per resource.\nGates: completeness, provenance, deduplication (merge), modality consistency, executability in the\nbubblewrap sandbox (failures kept as reference-only; no sandbox → exec_ok unknown). The first build\nfreezes the thresholds in <wiki>/wiki.json. Progress goes to stderr.`,
+      `\nResources: a folder whose top-level entries are resources (folder = repository, .html = article,\nvideo + .srt/.vtt beside it, image; licence from LICENSE, <meta name="license"> or a <file>.license\nsidecar), a JSON list {"resources": [{"path" | "url", "ref"?, "type"?, "licence"?}]}, or a URL:\nhttp(s) pages, images and videos are downloaded (timeout, size cap) into <wiki>/.cache/downloads;\nrepositories (.git, github.com/<owner>/<repo>, ssh, git, file or git+https URLs, #<ref>) are cloned\nwith --depth 1. The manifest records each URL, its fetch time and content hash. One model call per resource.\nGates: completeness, provenance, deduplication (merge), modality consistency, executability in the\nbubblewrap sandbox (failures kept as reference-only; no sandbox → exec_ok unknown). The first build\nfreezes the thresholds in <wiki>/wiki.json. Progress goes to stderr.`,
     )
     .requiredOption("--domain <domain>", "the domain (lowercase, hyphens), e.g. web-frontend")
-    .requiredOption("--resources <dir|manifest>", "folder of resources or a resource list (JSON)")
+    .requiredOption(
+      "--resources <dir|manifest|url...>",
+      "folders of resources, resource lists (JSON) and URLs (http(s) pages, images, videos; git repositories over http(s), ssh, git or file, with #<ref>)",
+    )
+    .option("--fetch-timeout <seconds>", "time limit of one URL download", "30")
     .requiredOption("--model <spec>", "distiller model, e.g. anthropic:claude-haiku-4-5")
     .option("--wiki <dir>", "the wiki folder", DEFAULT_WIKI_FOLDER)
     .option("--no-vision", "do not send frames and images to the model")
@@ -84,7 +130,8 @@ export function registerWiki(
     .action(
       async (flags: {
         domain: string;
-        resources: string;
+        resources: string[];
+        fetchTimeout: string;
         model: string;
         wiki: string;
         vision: boolean;
@@ -94,7 +141,8 @@ export function registerWiki(
         const summary = await buildWiki({
           wiki: resolve(io.cwd, flags.wiki),
           domain: flags.domain,
-          resources: resolve(io.cwd, flags.resources),
+          resources: flags.resources.map((each) => resourceArgument(io, each)),
+          fetch: { timeoutMs: parseSeconds(flags.fetchTimeout, "--fetch-timeout"), env: io.env },
           model: modelFor(io, flags.model),
           vision: flags.vision,
           onProgress: (line) => log(io, line),
@@ -118,8 +166,40 @@ export function registerWiki(
       new Option("--strategy <strategy>", "selection strategy").choices([...selectionStrategies]),
     )
     .option("--seed <n>", "seed of the random strategy", "0")
+    .option(
+      "--embedding-model <spec>",
+      `for --strategy embedding and bm25+embedding, e.g. openai:text-embedding-3-small (else ${EMBEDDING_MODEL_VARIABLE}, else "wiki.embeddingModel" in skillsmith.config.json)`,
+    )
     .option("--include-unverified", "also search reference-only and unverified entries")
+    .option(
+      "--online",
+      "when nothing adequate is found, acquire skills from --resources into a separate online pool",
+    )
+    .option(
+      "--resources <dir|manifest|url...>",
+      "for --online: folders of resources, resource lists and URLs to acquire from",
+    )
+    .option(
+      "--pool <dir>",
+      "for --online: the online pool (a wiki of its own)",
+      DEFAULT_POOL_FOLDER,
+    )
+    .option(
+      "--budget <n>",
+      `for --online: most skills the pool may hold (≤ ${ONLINE_POOL_BUDGET_LIMIT})`,
+      "20",
+    )
+    .option(
+      "--min-score <x>",
+      "for --online: a best BM25 score below this means no adequate candidate",
+      String(DEFAULT_MIN_SCORE),
+    )
+    .option("--fetch-timeout <seconds>", "for --online: time limit of one URL download", "30")
     .option("--json", "print a JSON document")
+    .addHelpText(
+      "after",
+      `\nOnline acquisition (--online --domain <d> --model <spec> --resources ...): when the best BM25 score is\nbelow --min-score, or the selector (--select) picks none, the connectors are queried, what they return\nis distilled and gated like \`wiki build\`, and accepted skills go to --pool (never the offline wiki),\nwhose pool.json records each acquisition. The pool is then searched with the same strategy.`,
+    )
     .action(
       async (
         query: string,
@@ -130,7 +210,14 @@ export function registerWiki(
           model?: string;
           strategy?: SelectionStrategy;
           seed: string;
+          embeddingModel?: string;
           includeUnverified?: boolean;
+          online?: boolean;
+          resources?: string[];
+          pool: string;
+          budget: string;
+          minScore: string;
+          fetchTimeout: string;
           json?: boolean;
         },
       ) => {
@@ -138,15 +225,29 @@ export function registerWiki(
         const strategy = flags.strategy ?? (flags.select === true ? "select" : "bm25-only");
         if (strategy === "select" && flags.model === undefined)
           throw new UsageError("cli.wiki.model", "--select needs --model <spec>");
-        const search = await WikiSearch.open(wikiToRead(io, flags.wiki), flags.domain);
-        const result = await searchSkills(search, query, {
+        const embedding = strategy.includes("embedding")
+          ? embeddingClientFor(io, strategy, flags.embeddingModel)
+          : undefined;
+        // Check the acquisition's flags before searching, so a mistake costs nothing.
+        const online = flags.online === true ? await onlinePlan(io, flags) : undefined;
+        const offlineWiki = wikiToRead(io, flags.wiki);
+        const search = await WikiSearch.open(offlineWiki, flags.domain);
+        const searchOptions = {
           strategy,
           ...(flags.model === undefined ? {} : { model: modelFor(io, flags.model) }),
+          ...(embedding === undefined ? {} : { embedding }),
           includeUnverified: flags.includeUnverified === true,
           seed: parseCount(flags.seed, "--seed"),
-        });
-        if (flags.json === true) printJson(io, result);
-        else printLines(io, renderSearch(result));
+        };
+        const result = await searchSkills(search, query, searchOptions);
+        if (online === undefined) {
+          if (flags.json === true) printJson(io, result);
+          else printLines(io, renderSearch(result));
+          return;
+        }
+        const report = await acquireIfNeeded(io, query, result, offlineWiki, online, searchOptions);
+        if (flags.json === true) printJson(io, { ...result, online: report });
+        else printLines(io, [...renderSearch(result), ...renderOnline(report)]);
       },
     );
 
@@ -213,6 +314,138 @@ export function registerWiki(
     });
 }
 
+interface OnlinePlan {
+  readonly domain: string;
+  readonly model: ModelClient;
+  readonly connectors: ResourceConnectorV1[];
+  readonly pool: string;
+  readonly budget: number;
+  readonly minScore: number;
+  readonly timeoutMs: number;
+}
+
+async function onlinePlan(
+  io: CliIo,
+  flags: {
+    domain?: string;
+    model?: string;
+    resources?: string[];
+    pool: string;
+    budget: string;
+    minScore: string;
+    fetchTimeout: string;
+  },
+): Promise<OnlinePlan> {
+  if (flags.domain === undefined)
+    throw new UsageError("cli.wiki.online", "--online needs --domain <domain> (the pool's domain)");
+  if (flags.model === undefined)
+    throw new UsageError("cli.wiki.online", "--online needs --model <spec> (the distiller)");
+  if (flags.resources === undefined || flags.resources.length === 0)
+    throw new UsageError(
+      "cli.wiki.online",
+      "--online needs --resources <dir|manifest|url...> to acquire from",
+    );
+  const budget = parseCount(flags.budget, "--budget");
+  if (budget < 1 || budget > ONLINE_POOL_BUDGET_LIMIT)
+    throw new UsageError(
+      "cli.wiki.budget",
+      `--budget: expected 1 to ${ONLINE_POOL_BUDGET_LIMIT}, got ${budget}`,
+    );
+  const minScore = Number(flags.minScore);
+  if (!Number.isFinite(minScore) || minScore < 0)
+    throw new UsageError(
+      "cli.wiki.min-score",
+      `--min-score: expected a non-negative number, got "${flags.minScore}"`,
+    );
+  return {
+    domain: flags.domain,
+    model: modelFor(io, flags.model),
+    connectors: await connectorsFor(flags.resources.map((each) => resourceArgument(io, each))),
+    pool: resolve(io.cwd, flags.pool),
+    budget,
+    minScore,
+    timeoutMs: parseSeconds(flags.fetchTimeout, "--fetch-timeout"),
+  };
+}
+
+interface OnlineReport {
+  readonly triggered: boolean;
+  /** Why acquisition ran, or why it was not needed. */
+  readonly reason: string;
+  readonly pool: string;
+  readonly resources?: number;
+  readonly failed?: { connector: string; path: string; error: string }[];
+  readonly summary?: Omit<BuildSummary, "reports"> | null;
+  readonly pool_size?: number;
+  /** The pool searched with the same query and strategy. */
+  readonly result?: SearchResult;
+}
+
+async function acquireIfNeeded(
+  io: CliIo,
+  query: string,
+  result: SearchResult,
+  offlineWiki: string,
+  plan: OnlinePlan,
+  searchOptions: Parameters<typeof searchSkills>[2],
+): Promise<OnlineReport> {
+  const best = result.shortlist[0]?.score ?? 0;
+  if (!needsAcquisition(result, plan.minScore))
+    return {
+      triggered: false,
+      reason: `best score ${best.toFixed(3)} ≥ ${plan.minScore}${result.strategy === "select" ? " and the selector picked a skill" : ""}`,
+      pool: plan.pool,
+    };
+  const reason =
+    best < plan.minScore
+      ? `best score ${best.toFixed(3)} < ${plan.minScore}`
+      : "the selector found no skill that fits";
+  log(io, `no adequate skill in the wiki (${reason}): acquiring online into ${plan.pool}`);
+  const acquired = await acquireOnline({
+    query,
+    pool: plan.pool,
+    offlineWiki,
+    domain: plan.domain,
+    connectors: plan.connectors,
+    model: plan.model,
+    budget: plan.budget,
+    fetch: { timeoutMs: plan.timeoutMs, env: io.env },
+    onProgress: (line) => log(io, line),
+  });
+  let poolResult: SearchResult | undefined;
+  if (acquired.poolSize > 0)
+    poolResult = await searchSkills(
+      await WikiSearch.open(plan.pool, plan.domain),
+      query,
+      searchOptions,
+    );
+  const { reports: _reports, ...totals } = acquired.summary ?? { reports: [] };
+  return {
+    triggered: true,
+    reason,
+    pool: acquired.pool,
+    resources: acquired.resources,
+    failed: acquired.failed,
+    summary: acquired.summary === null ? null : (totals as Omit<BuildSummary, "reports">),
+    pool_size: acquired.poolSize,
+    ...(poolResult === undefined ? {} : { result: poolResult }),
+  };
+}
+
+function renderOnline(report: OnlineReport): string[] {
+  if (!report.triggered) return [`online acquisition not needed (${report.reason})`];
+  const lines = [
+    `online acquisition (${report.reason}): ${report.resources ?? 0} resources, pool ${report.pool} holds ${report.pool_size ?? 0} skills`,
+  ];
+  for (const failure of report.failed ?? [])
+    lines.push(`  skipped ${failure.path}: ${failure.error}`);
+  if (report.summary !== undefined && report.summary !== null)
+    lines.push(...renderSummary({ ...report.summary, reports: [] }).map((line) => `  ${line}`));
+  if (report.result !== undefined)
+    lines.push(...renderSearch(report.result).map((line) => `  pool ${line.trimStart()}`));
+  return lines;
+}
+
 function renderSummary(summary: BuildSummary): string[] {
   const lines = [
     `domain ${summary.domain}: ${summary.resources} resources, ${summary.candidates} candidates`,
@@ -236,7 +469,9 @@ function renderSearch(result: SearchResult): string[] {
     lines.push(
       `  ${String(position + 1).padStart(2)}. ${hit.score.toFixed(3)}  ${hit.card.skill_id.slice(0, 12)}  ${hit.card.skill_name}  [${hit.card.category_path.join("/")}]`,
     );
-  lines.push(`selected by ${result.strategy} (${result.selected.length}):`);
+  lines.push(
+    `selected by ${result.strategy}${result.embedding_model === undefined ? "" : ` (${result.embedding_model})`} (${result.selected.length}):`,
+  );
   for (const pick of result.selected)
     lines.push(`  ${pick.card.skill_id}  ${pick.card.skill_name} — ${pick.reason}`);
   return lines;

@@ -1,13 +1,14 @@
 /**
  * Resource collection: a folder of resources (each top-level entry is one resource, its type
- * told by its form) or a resource manifest file listing them. Each is hashed, its licence
- * recognised, and preprocessed into units for the distiller.
+ * told by its form), a resource manifest file listing paths and URLs, or a URL. Each is hashed,
+ * its licence recognised, and preprocessed into units for the distiller; URLs are fetched
+ * first (`url.ts`) and then read by the same connectors as local files.
  */
 import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, stat } from "node:fs/promises";
 import { basename, dirname, extname, join, relative, resolve } from "node:path";
 import { z } from "zod";
-import { InputError } from "../../core/errors.js";
+import { InputError, type InputLocation } from "../../core/errors.js";
 import { runProcess } from "../../core/process.js";
 import { type ResourceRecord, type ResourceType, resourceTypes } from "../meta.js";
 import { readJsonFile } from "../store.js";
@@ -21,6 +22,13 @@ import {
   repositoryHash,
 } from "./repository.js";
 import type { ExtractedUnit, PreparedResource } from "./types.js";
+import {
+  looksLikeUrl,
+  manifestPathOf,
+  parseResourceUrl,
+  type RemoteOrigin,
+  type RemoteResourceSpec,
+} from "./url.js";
 import { extractVideoUnits, parseSubtitles } from "./video.js";
 
 const ARTICLE_EXTENSIONS = new Set([".html", ".htm"]);
@@ -39,21 +47,78 @@ const MAX_IMAGE_WIDTH = 1024;
 export const resourceListSchema = z.strictObject({
   resources: z
     .array(
-      z.strictObject({
-        path: z.string().min(1),
-        type: z.enum(resourceTypes).optional(),
-        licence: z.string().min(1).optional(),
-      }),
+      z
+        .strictObject({
+          /** A file or folder relative to the list (a URL here is read as `url`). */
+          path: z.string().min(1).optional(),
+          /** http(s) article, image or video; http(s), ssh, git or file git repository. */
+          url: z.string().min(1).optional(),
+          /** Repositories: branch, tag or full commit id to clone. */
+          ref: z.string().min(1).optional(),
+          type: z.enum(resourceTypes).optional(),
+          licence: z.string().min(1).optional(),
+        })
+        .refine((entry) => (entry.path === undefined) !== (entry.url === undefined), {
+          message: 'give exactly one of "path" and "url"',
+        })
+        .refine((entry) => entry.ref === undefined || entry.url !== undefined, {
+          message: '"ref" belongs to a repository "url"',
+        }),
     )
     .min(1),
 });
 
 export interface ResourceInput {
   readonly absolutePath: string;
-  /** As recorded in the manifest: relative to the resources root, forward slashes. */
+  /** As recorded in the manifest: relative to the resources root (forward slashes), or the URL. */
   readonly path: string;
   readonly type: ResourceType;
   readonly declaredLicence?: string;
+  /** Set when the resource was fetched from a URL (then `absolutePath` is the local copy). */
+  readonly remote?: RemoteOrigin;
+}
+
+/** One resource named by a `--resources` argument: on disk already, or a URL to fetch. */
+export type ResourceSpec =
+  | { readonly kind: "local"; readonly input: ResourceInput }
+  | { readonly kind: "remote"; readonly remote: RemoteResourceSpec };
+
+/** The manifest path a spec will have. */
+export function specPath(spec: ResourceSpec): string {
+  return spec.kind === "local" ? spec.input.path : spec.remote.path;
+}
+
+function remoteSpec(
+  text: string,
+  where: InputLocation,
+  extra: { ref?: string; type?: ResourceType; licence?: string } = {},
+): ResourceSpec {
+  const url = parseResourceUrl(text, where);
+  const withRef = extra.ref === undefined ? url : { ...url, ref: extra.ref };
+  return {
+    kind: "remote",
+    remote: {
+      path: manifestPathOf(withRef),
+      url: withRef,
+      where,
+      ...(extra.type === undefined ? {} : { type: extra.type }),
+      ...(extra.licence === undefined ? {} : { declaredLicence: extra.licence }),
+    },
+  };
+}
+
+/**
+ * Resolve one `--resources` argument: a URL, a folder of resources, or a resource list whose
+ * entries are paths or URLs. Local paths are checked now; URLs are only parsed (fetching is the
+ * build's first step), so every mistake in the arguments is reported before anything is fetched.
+ */
+export async function resolveResourceArgument(
+  input: string,
+  where: InputLocation = { field: "--resources" },
+): Promise<ResourceSpec[]> {
+  if (looksLikeUrl(input)) return [remoteSpec(input, where)];
+  const listed = await listResourceSpecs(input);
+  return listed.specs;
 }
 
 /** The type of a resource from its form; undefined for sidecars and unknown files. */
@@ -66,10 +131,25 @@ export function resourceTypeOf(name: string, isDirectory: boolean): ResourceType
   return undefined;
 }
 
-/** Resolve `--resources`: a folder of resources or a resource list (JSON). */
+/** Resolve a local `--resources`: a folder of resources or a resource list (JSON) without URLs. */
 export async function listResourceInputs(
   input: string,
 ): Promise<{ root: string; inputs: ResourceInput[] }> {
+  const { root, specs } = await listResourceSpecs(input);
+  const inputs: ResourceInput[] = [];
+  for (const spec of specs) {
+    if (spec.kind === "remote")
+      throw new InputError(
+        "wiki.resources.url-unsupported",
+        `${spec.remote.path}: URL resources are not read here; give the list to \`wiki build\` or to a URL connector`,
+        spec.remote.where,
+      );
+    inputs.push(spec.input);
+  }
+  return { root, inputs };
+}
+
+async function listResourceSpecs(input: string): Promise<{ root: string; specs: ResourceSpec[] }> {
   let info: Awaited<ReturnType<typeof stat>>;
   try {
     info = await stat(input);
@@ -102,39 +182,59 @@ export async function listResourceInputs(
       }
       inputs.push({ absolutePath: join(input, dirent.name), path: dirent.name, type });
     }
-    return { root: input, inputs };
+    return { root: input, specs: inputs.map((each) => ({ kind: "local", input: each })) };
   }
   const list = await readJsonFile(input, resourceListSchema);
   const root = dirname(input);
-  const inputs: ResourceInput[] = [];
+  const specs: ResourceSpec[] = [];
   for (const [index, entry] of list.resources.entries()) {
-    const absolutePath = resolve(root, entry.path);
+    const url =
+      entry.url ?? (entry.path !== undefined && looksLikeUrl(entry.path) ? entry.path : undefined);
+    if (url !== undefined) {
+      specs.push(
+        remoteSpec(
+          url,
+          { file: input, field: `resources.${index}.${entry.url === undefined ? "path" : "url"}` },
+          {
+            ...(entry.ref === undefined ? {} : { ref: entry.ref }),
+            ...(entry.type === undefined ? {} : { type: entry.type }),
+            ...(entry.licence === undefined ? {} : { licence: entry.licence }),
+          },
+        ),
+      );
+      continue;
+    }
+    const entryPath = entry.path ?? "";
+    const absolutePath = resolve(root, entryPath);
     let entryInfo: Awaited<ReturnType<typeof stat>>;
     try {
       entryInfo = await stat(absolutePath);
     } catch (cause) {
       throw new InputError(
         "wiki.resources.missing",
-        `resource "${entry.path}" does not exist`,
+        `resource "${entryPath}" does not exist`,
         { file: input, field: `resources.${index}.path` },
         { cause },
       );
     }
-    const type = entry.type ?? resourceTypeOf(entry.path, entryInfo.isDirectory());
+    const type = entry.type ?? resourceTypeOf(entryPath, entryInfo.isDirectory());
     if (type === undefined)
       throw new InputError(
         "wiki.resources.unknown-type",
-        `cannot tell the type of "${entry.path}"; give "type" (${resourceTypes.join(", ")})`,
+        `cannot tell the type of "${entryPath}"; give "type" (${resourceTypes.join(", ")})`,
         { file: input, field: `resources.${index}.type` },
       );
-    inputs.push({
-      absolutePath,
-      path: relative(root, absolutePath).split("\\").join("/"),
-      type,
-      ...(entry.licence === undefined ? {} : { declaredLicence: entry.licence }),
+    specs.push({
+      kind: "local",
+      input: {
+        absolutePath,
+        path: relative(root, absolutePath).split("\\").join("/"),
+        type,
+        ...(entry.licence === undefined ? {} : { declaredLicence: entry.licence }),
+      },
     });
   }
-  return { root, inputs };
+  return { root, specs };
 }
 
 async function readOptional(path: string): Promise<string | undefined> {
@@ -261,6 +361,17 @@ export async function prepareResource(
     licence: licence.licence,
     licence_flag: licence.flag,
     companions,
+    ...(input.remote === undefined
+      ? {}
+      : {
+          url: input.remote.url,
+          fetched_at: input.remote.fetchedAt,
+          ...(input.remote.ref === undefined ? {} : { ref: input.remote.ref }),
+          ...(input.remote.commit === undefined ? {} : { commit: input.remote.commit }),
+          ...(input.remote.contentType === undefined
+            ? {}
+            : { content_type: input.remote.contentType }),
+        }),
   };
   return { record, absolutePath: input.absolutePath, context, units };
 }
