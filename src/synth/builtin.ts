@@ -7,24 +7,29 @@ import { createHash } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { jsonSchema, type ModelMessage, tool } from "ai";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { InputError } from "../core/errors.js";
 import { packageRoot } from "../core/paths.js";
 import { runVerifier, type SandboxV1 } from "../env/index.js";
 import type { ModelClient } from "../model/index.js";
-import { createSeededRandom } from "../stats/index.js";
+import { reactSystemV1, reactToolDescriptionV1, selfCheckSystemV1 } from "./baseline-prompts.js";
 import {
   type AttemptScore,
   type FamilyTask,
   renderVisible,
+  type SelfCheckResult,
   type SolverAttempt,
   type SolverContext,
+  type SolveSettings,
   type Split,
+  seededSplit,
   type TaskFamilyV1,
   type VisibleTask,
 } from "./family.js";
 import { fillPrompt, promptText } from "./prompts.js";
+import { passRateOfChecks, runPythonFiles } from "./python-exec.js";
 
 export const defaultBuiltinDirectory = (): string =>
   join(packageRoot(), "examples", "synth", "builtin");
@@ -53,7 +58,20 @@ export interface BuiltinFamilyOptions {
   readonly sandbox: SandboxV1;
   /** Per-attempt verifier limit; default 60 s. */
   readonly timeoutMs?: number;
+  /** Model calls a ReAct solver may make (the last one is offered no tool); default 6. */
+  readonly reactSteps?: number;
 }
+
+/** The `run_python` tool offered to the ReAct solver: declared only, run by us in the sandbox. */
+const runPythonTool = tool({
+  description: reactToolDescriptionV1,
+  inputSchema: jsonSchema<{ code: string }>({
+    type: "object",
+    properties: { code: { type: "string", description: "the complete Python 3 script" } },
+    required: ["code"],
+    additionalProperties: false,
+  }),
+});
 
 /** Pull the code out of a model answer: the last ```python block, else any block, else all. */
 export function extractCode(answer: string): string {
@@ -145,18 +163,7 @@ export class BuiltinTaskFamily implements TaskFamilyV1 {
   }
 
   split(tasks: readonly FamilyTask[], split: Split, seed: number): readonly FamilyTask[] {
-    const ordered = [...tasks].sort((left, right) => left.id.localeCompare(right.id));
-    const random = createSeededRandom(seed);
-    for (let index = ordered.length - 1; index > 0; index -= 1) {
-      const other = random.nextBelow(index + 1);
-      const swap = ordered[index];
-      const with_ = ordered[other];
-      if (swap === undefined || with_ === undefined) continue;
-      ordered[index] = with_;
-      ordered[other] = swap;
-    }
-    const trainCount = Math.ceil(ordered.length * trainShare);
-    return split === "train" ? ordered.slice(0, trainCount) : ordered.slice(trainCount);
+    return seededSplit(tasks, split, seed, { trainShare });
   }
 
   async solve(
@@ -164,6 +171,7 @@ export class BuiltinTaskFamily implements TaskFamilyV1 {
     task: VisibleTask,
     context: SolverContext,
     signal?: AbortSignal,
+    settings: SolveSettings = {},
   ): Promise<SolverAttempt> {
     const result = await model.generateText({
       role: "solver",
@@ -172,13 +180,149 @@ export class BuiltinTaskFamily implements TaskFamilyV1 {
         context: renderSolverContext(context),
         task: renderVisible(task),
       }),
-      temperature: 0,
+      temperature: settings.temperature ?? 0,
+      ...(settings.seed === undefined ? {} : { seed: settings.seed }),
       ...(signal === undefined ? {} : { abortSignal: signal }),
     });
     return {
       output: extractCode(result.text),
       inputTokens: result.usage.inputTokens,
       outputTokens: result.usage.outputTokens,
+    };
+  }
+
+  /**
+   * ReAct: think, act (run a script of the solver's own through `run_python`, in the sandbox,
+   * in an empty folder), observe, repeat; the final step is offered no tool, so the loop ends
+   * with an answer. The hidden tests are never on the machine the tool runs on.
+   */
+  async solveReact(
+    model: ModelClient,
+    task: VisibleTask,
+    context: SolverContext,
+    signal?: AbortSignal,
+  ): Promise<SolverAttempt> {
+    const limit = Math.max(1, this.options.reactSteps ?? 6);
+    const messages: ModelMessage[] = [
+      {
+        role: "user",
+        content: fillPrompt(promptText("solver-v1.user.md"), {
+          context: renderSolverContext(context),
+          task: renderVisible(task),
+        }),
+      },
+    ];
+    const steps: string[] = [];
+    let inputTokens = 0;
+    let outputTokens = 0;
+    let calls = 0;
+    let answer = "";
+    for (let step = 1; step <= limit; step += 1) {
+      const last = step === limit;
+      const result = await model.generateText({
+        role: "solver",
+        system: reactSystemV1,
+        messages,
+        ...(last ? {} : { tools: { run_python: runPythonTool } }),
+        temperature: 0,
+        ...(signal === undefined ? {} : { abortSignal: signal }),
+      });
+      calls += 1;
+      inputTokens += result.usage.inputTokens;
+      outputTokens += result.usage.outputTokens;
+      answer = result.text;
+      const runs = result.toolCalls.filter((call) => call.toolName === "run_python");
+      if (runs.length === 0) break;
+      if (result.text.trim() !== "") steps.push(`thought: ${result.text.trim()}`);
+      messages.push({
+        role: "assistant",
+        content: [
+          ...(result.text === "" ? [] : [{ type: "text" as const, text: result.text }]),
+          ...result.toolCalls.map((call) => ({
+            type: "tool-call" as const,
+            toolCallId: call.toolCallId,
+            toolName: call.toolName,
+            input: call.input,
+          })),
+        ],
+      });
+      const observations = [];
+      for (const call of result.toolCalls) {
+        const code = (call.input as { code?: unknown } | null)?.code;
+        let observation: string;
+        if (call.toolName !== "run_python" || typeof code !== "string")
+          observation = `error: unknown tool ${call.toolName} or missing "code"`;
+        else {
+          const run = await runPythonFiles(
+            this.options.sandbox,
+            { "script.py": code },
+            "script.py",
+            {
+              timeoutMs: 20_000,
+              ...(signal === undefined ? {} : { signal }),
+            },
+          );
+          observation = `exit code: ${run.timedOut ? "timed out" : String(run.exitCode)}
+stdout:
+${run.stdout}
+stderr:
+${run.stderr}`;
+          steps.push(`act: run_python (${code.length} characters)`, `observe: ${observation}`);
+        }
+        observations.push({
+          type: "tool-result" as const,
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          output: { type: "text" as const, value: observation },
+        });
+      }
+      messages.push({ role: "tool", content: observations });
+    }
+    return { output: extractCode(answer), inputTokens, outputTokens, calls, steps };
+  }
+
+  /**
+   * Best-of-N selection: the solver writes assert lines from the visible task (one call), and
+   * each candidate is scored by the share of them it passes, run in the sandbox. Hidden tests
+   * play no part.
+   */
+  async selfCheck(
+    model: ModelClient,
+    task: VisibleTask,
+    outputs: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<SelfCheckResult> {
+    const result = await model.generateText({
+      role: "solver",
+      system: selfCheckSystemV1,
+      prompt: `# Task\n\n${renderVisible(task)}\n\nWrite the assert lines now.`,
+      temperature: 0,
+      ...(signal === undefined ? {} : { abortSignal: signal }),
+    });
+    const checks = result.text
+      .split("\n")
+      .map((line) => line.trim())
+      .filter((line) => line.startsWith("assert"))
+      .join("\n");
+    const distinct = new Map<string, Promise<number>>();
+    const scoreOf = (output: string): Promise<number> => {
+      let pending = distinct.get(output);
+      if (pending === undefined) {
+        pending = passRateOfChecks(this.options.sandbox, output, checks, signal).then(
+          ({ passed, total }) => (total === 0 ? 0 : passed / total),
+        );
+        distinct.set(output, pending);
+      }
+      return pending;
+    };
+    const scores = [];
+    for (const output of outputs) scores.push(await scoreOf(output));
+    return {
+      scores,
+      criterion: `self-written asserts (${checks === "" ? 0 : checks.split("\n").length})`,
+      inputTokens: result.usage.inputTokens,
+      outputTokens: result.usage.outputTokens,
+      calls: 1,
     };
   }
 

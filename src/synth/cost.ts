@@ -1,6 +1,10 @@
 /** Token accounting per role and relative cost (I + 2·O) / (I₀ + 2·O₀) against zero-shot. */
 
-export const roles = ["solver", "synthesiser", "critic", "editor"] as const;
+/**
+ * Roles whose tokens are counted. `embedder` is the embedding model of embedding retrieval: input
+ * tokens only. A Best-of-N self-check call is the solver checking itself and counts as `solver`.
+ */
+export const roles = ["solver", "synthesiser", "critic", "editor", "embedder"] as const;
 export type Role = (typeof roles)[number];
 
 export interface TokenCount {
@@ -16,6 +20,7 @@ export function addTokens(
   role: Role,
   inputTokens: number,
   outputTokens: number,
+  calls = 1,
 ): RoleUsage {
   const current = usage[role] ?? { inputTokens: 0, outputTokens: 0, calls: 0 };
   return {
@@ -23,7 +28,7 @@ export function addTokens(
     [role]: {
       inputTokens: current.inputTokens + inputTokens,
       outputTokens: current.outputTokens + outputTokens,
-      calls: current.calls + 1,
+      calls: current.calls + calls,
     },
   };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { relativeCost } from "./cost.js";
-import { type FamilyTask, renderVisible, visibleView } from "./family.js";
+import { type FamilyTask, renderVisible, seededSplit, visibleView } from "./family.js";
 
 const family = {
   name: "demo",
@@ -52,5 +52,28 @@ describe("relative cost", () => {
     // (700 + 2·150) / (100 + 2·50) = 1000 / 200
     expect(relativeCost(synth, zeroShot)).toBe(5);
     expect(relativeCost(synth, {})).toBeUndefined();
+  });
+});
+
+describe("seededSplit", () => {
+  const task = (id: string): FamilyTask => ({ id, fields: {}, hidden: {} });
+  const tasks = ["a/1", "a/2", "a/3", "b/1", "b/2", "b/3", "b/4"].map(task);
+  const groupOf = (each: FamilyTask) => each.id.split("/")[0] ?? "";
+
+  it("splits each group on its own: ⌈3/2⌉ = 2 and ⌈4/2⌉ = 2 to train, the rest to test", () => {
+    const train = seededSplit(tasks, "train", 7, { groupOf }).map((each) => each.id);
+    const test = seededSplit(tasks, "test", 7, { groupOf }).map((each) => each.id);
+    expect(train.filter((id) => id.startsWith("a/"))).toHaveLength(2);
+    expect(train.filter((id) => id.startsWith("b/"))).toHaveLength(2);
+    expect([...train, ...test].sort()).toEqual(tasks.map((each) => each.id));
+    // The same seed gives the same split whatever order the tasks come in.
+    expect(
+      seededSplit([...tasks].reverse(), "train", 7, { groupOf }).map((each) => each.id),
+    ).toEqual(train);
+  });
+
+  it("without groups splits the whole list: ⌈7/2⌉ = 4 to train", () => {
+    expect(seededSplit(tasks, "train", 7)).toHaveLength(4);
+    expect(seededSplit(tasks, "test", 7)).toHaveLength(3);
   });
 });

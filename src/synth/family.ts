@@ -5,6 +5,7 @@
  * make one (a brand field that no other module can name).
  */
 import type { ModelClient } from "../model/index.js";
+import { createSeededRandom } from "../stats/index.js";
 
 declare const visibleBrand: unique symbol;
 
@@ -42,10 +43,34 @@ export interface AttemptScore {
 }
 
 export interface SolverAttempt {
-  /** The solver's final answer (for the built-in family: the code it wrote). */
+  /**
+   * The solver's final answer: for the built-in family the code it wrote, for a suite family the
+   * diff the agent left in the workspace.
+   */
   readonly output: string;
   readonly inputTokens: number;
   readonly outputTokens: number;
+  /** Model calls the attempt made (an agent loop makes several); 1 when absent. */
+  readonly calls?: number;
+  /** Steps of a multi-step solver (tool calls and their results, abbreviated), for the run log. */
+  readonly steps?: readonly string[];
+}
+
+/** Sampling of one solver call: temperature 0 unless a method samples (Best-of-N). */
+export interface SolveSettings {
+  readonly temperature?: number;
+  readonly seed?: number;
+}
+
+/** A visible-only check of candidate answers, for choosing among samples (Best-of-N). */
+export interface SelfCheckResult {
+  /** One score in [0, 1] per candidate, in the order given. */
+  readonly scores: readonly number[];
+  /** What the score means, for the run log (e.g. "self-written asserts", "file operations"). */
+  readonly criterion: string;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly calls: number;
 }
 
 /** The context a solver gets besides the task: a synthesised skill or raw evidence, or nothing. */
@@ -72,9 +97,66 @@ export interface TaskFamilyV1 {
     task: VisibleTask,
     context: SolverContext,
     signal?: AbortSignal,
+    settings?: SolveSettings,
   ): Promise<SolverAttempt>;
+  /**
+   * The ReAct baseline: the solver in a reason-act-observe loop with tools that touch only what
+   * the solver itself wrote or the visible workspace, never the evaluator's data. Optional.
+   */
+  solveReact?(
+    model: ModelClient,
+    task: VisibleTask,
+    context: SolverContext,
+    signal?: AbortSignal,
+  ): Promise<SolverAttempt>;
+  /**
+   * Score candidate answers by a visible-only criterion (Best-of-N selection). Optional: without
+   * it, Best-of-N picks the most frequent answer (self-consistency).
+   */
+  selfCheck?(
+    model: ModelClient,
+    task: VisibleTask,
+    outputs: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<SelfCheckResult>;
   /** Score an answer against the hidden evaluator data. */
   score(task: FamilyTask, output: string, signal?: AbortSignal): Promise<AttemptScore>;
+}
+
+/**
+ * A deterministic train/test split: tasks sorted by id, shuffled with the seed (Fisher–Yates),
+ * the first `trainShare` (rounded up) of each group to train. Without `groupOf` there is one
+ * group; with it (e.g. a suite's skills) each group is split on its own, so both splits hold
+ * tasks of every group.
+ */
+export function seededSplit(
+  tasks: readonly FamilyTask[],
+  split: Split,
+  seed: number,
+  options: { readonly trainShare?: number; readonly groupOf?: (task: FamilyTask) => string } = {},
+): FamilyTask[] {
+  const share = options.trainShare ?? 0.5;
+  const groups = new Map<string, FamilyTask[]>();
+  for (const task of [...tasks].sort((left, right) => left.id.localeCompare(right.id))) {
+    const group = options.groupOf?.(task) ?? "";
+    groups.set(group, [...(groups.get(group) ?? []), task]);
+  }
+  const random = createSeededRandom(seed);
+  const chosen: FamilyTask[] = [];
+  for (const group of [...groups.keys()].sort()) {
+    const ordered = groups.get(group) ?? [];
+    for (let index = ordered.length - 1; index > 0; index -= 1) {
+      const other = random.nextBelow(index + 1);
+      const swap = ordered[index];
+      const with_ = ordered[other];
+      if (swap === undefined || with_ === undefined) continue;
+      ordered[index] = with_;
+      ordered[other] = swap;
+    }
+    const trainCount = Math.ceil(ordered.length * share);
+    chosen.push(...(split === "train" ? ordered.slice(0, trainCount) : ordered.slice(trainCount)));
+  }
+  return chosen;
 }
 
 /**

@@ -9,6 +9,7 @@ export {
   extractCode,
   renderSolverContext,
 } from "./builtin.js";
+export { resolveEmbeddingModel } from "./config.js";
 export {
   type CostRow,
   costRow,
@@ -22,9 +23,12 @@ export {
   type AttemptScore,
   type FamilyTask,
   renderVisible,
+  type SelfCheckResult,
   type SolverAttempt,
   type SolverContext,
+  type SolveSettings,
   type Split,
+  seededSplit,
   type TaskFamilyV1,
   type VisibleTask,
   visibleView,
@@ -37,7 +41,9 @@ export {
   type EpochReport,
   type OptimiseOptions,
   type OptimiseReport,
+  type OptimiseTarget,
   optimiseLibrary,
+  optimiseTargets,
   sampleCases,
   type Transition,
   type TransitionKind,
@@ -50,17 +56,25 @@ export {
   renderEvidence,
 } from "./pool.js";
 export { promptVersion } from "./prompts.js";
+export { passRateOfChecks, runPythonFiles } from "./python-exec.js";
 export {
-  assertRetrievalSupported,
   defaultTopK,
+  EmbeddingIndex,
+  type RetrievalMethod,
   type RetrievalOptions,
   type RetrievalRecord,
+  retrievalMethodOf,
   retrieve,
+  retrieveByEmbedding,
+  retrieveEntries,
   tokenize,
 } from "./retrieval.js";
 export {
+  type BestOfNRecord,
   type ComparisonReport,
   compareMethods,
+  defaultSamples,
+  defaultSampleTemperature,
   type Method,
   type MethodResult,
   mapLimit,
@@ -85,6 +99,13 @@ export {
   touchedSlots,
 } from "./slots.js";
 export { initialLibrary, initialLibraryVersion, LibraryStore, type PatchRecord } from "./store.js";
+export {
+  pathsInDiff,
+  renderRequirement,
+  type SuiteFamilyOptions,
+  SuiteTaskFamily,
+  suiteVisibleFields,
+} from "./suite-family.js";
 export {
   checkSynthesisedSkill,
   extractSkillMarkdown,

@@ -13,7 +13,7 @@ import { type FamilyTask, renderVisible, type TaskFamilyV1, visibleView } from "
 import type { PoolEntry } from "./pool.js";
 import { fillPrompt, promptText } from "./prompts.js";
 import type { RetrievalOptions } from "./retrieval.js";
-import { type MethodResult, runMethod, type TaskRunRecord } from "./run.js";
+import { type Method, type MethodResult, runMethod, type TaskRunRecord } from "./run.js";
 import {
   applySlotPatch,
   diffSlotLibraries,
@@ -165,8 +165,16 @@ export interface EpochReport {
   readonly resultVersion: string;
 }
 
+/**
+ * What the slot library is optimised for: per-task synthesis (MPO, the default), or the one
+ * static skill written from the pool and applied to every task (the SkillOpt-like baseline).
+ */
+export const optimiseTargets = ["synth", "skillopt"] as const;
+export type OptimiseTarget = (typeof optimiseTargets)[number];
+
 export interface OptimiseReport {
   readonly family: string;
+  readonly target: OptimiseTarget;
   readonly model: string;
   readonly startVersion: string;
   readonly finalVersion: string;
@@ -181,6 +189,8 @@ export interface OptimiseOptions {
   readonly trainTasks: readonly FamilyTask[];
   readonly pool: readonly PoolEntry[];
   readonly store: LibraryStore;
+  /** Default `synth`; `skillopt` evaluates each library by the single static skill it writes. */
+  readonly target?: OptimiseTarget;
   readonly epochs?: number;
   readonly sampleShare?: number;
   readonly seed?: number;
@@ -218,6 +228,9 @@ export async function optimiseLibrary(options: OptimiseOptions): Promise<Optimis
   const share = options.sampleShare ?? 0.25;
   const random = createSeededRandom(options.seed ?? 1);
   const progress = options.onProgress ?? (() => {});
+  const target: OptimiseTarget = options.target ?? "synth";
+  // The same loop either way; only how a library is turned into the solver's skill differs.
+  const optimised: Method = target;
   const taskById = new Map(options.trainTasks.map((task) => [task.id, task]));
   const startVersion = await store.current();
   let library = await store.load(startVersion);
@@ -228,7 +241,7 @@ export async function optimiseLibrary(options: OptimiseOptions): Promise<Optimis
 
   const run = async (
     tasks: readonly FamilyTask[],
-    method: "zero-shot" | "synth",
+    method: Method,
     slots: SlotLibrary,
   ): Promise<MethodResult> => {
     const result = await runMethod({
@@ -255,9 +268,9 @@ export async function optimiseLibrary(options: OptimiseOptions): Promise<Optimis
     const previous =
       reference === undefined
         ? await run(sample, "zero-shot", library)
-        : await run(sample, "synth", reference);
+        : await run(sample, optimised, reference);
     if (reference === undefined && zeroShotUsage === undefined) zeroShotUsage = previous.usage;
-    const current = await run(sample, "synth", library);
+    const current = await run(sample, optimised, library);
     const transitions = classifyTransitions(previous.records, current.records);
     const cases = sampleCases(transitions, random);
     const base = {
@@ -357,7 +370,7 @@ export async function optimiseLibrary(options: OptimiseOptions): Promise<Optimis
       continue;
     }
     const candidate = applied.value;
-    const candidateRun = await run(sample, "synth", candidate);
+    const candidateRun = await run(sample, optimised, candidate);
     const accepted = candidateRun.meanScore > current.meanScore;
     const scores = {
       base: current.meanScore,
@@ -387,6 +400,7 @@ export async function optimiseLibrary(options: OptimiseOptions): Promise<Optimis
   const zeroShot = zeroShotUsage ?? {};
   return {
     family: family.name,
+    target,
     model: `${model.spec.provider}:${model.spec.model}`,
     startVersion,
     finalVersion: library.version,

@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { UnsupportedError } from "../core/errors.js";
 import { type FamilyTask, visibleView } from "./family.js";
 import type { PoolEntry } from "./pool.js";
-import { retrieve } from "./retrieval.js";
+import { retrievalMethodOf, retrieve, retrieveEntries } from "./retrieval.js";
 
 const family = { name: "demo", visibleFields: ["instruction"], hiddenFields: ["tests"] };
 
@@ -59,11 +58,15 @@ describe("BM25 retrieval", () => {
     expect(entries.map((each) => each.taskId)).toEqual(["words"]);
   });
 
-  it("refuses embedding retrieval with a typed UnsupportedError", () => {
-    expect(() =>
-      retrieve(visibleView(family, target), pool, {
-        embeddingModel: "openai:text-embedding-3-small",
-      }),
-    ).toThrow(UnsupportedError);
+  it("records bm25 when no embedding model is configured", async () => {
+    expect(retrievalMethodOf({})).toBe("bm25");
+    const { record } = await retrieveEntries(
+      visibleView(family, target),
+      pool,
+      { k: 1 },
+      undefined,
+    );
+    expect(record.method).toBe("bm25");
+    expect(record.hits.map((hit) => hit.taskId)).toEqual(["roman-back"]);
   });
 });

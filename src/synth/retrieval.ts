@@ -1,8 +1,9 @@
 /**
- * Retrieval of related pool entries for a target task, over target-visible fields only: BM25 by
- * default; embedding similarity is a declared capability that no backend implements yet.
+ * Retrieval of related pool entries for a target task, over target-visible fields only: by
+ * embedding similarity when an embedding model is configured, BM25 otherwise. The method used is
+ * recorded with every retrieval (`bm25` or `embedding:<model spec>`).
  */
-import { UnsupportedError } from "../core/errors.js";
+import { cosineSimilarity, type EmbeddingClient } from "../model/index.js";
 import type { VisibleTask } from "./family.js";
 import type { PoolEntry } from "./pool.js";
 
@@ -13,29 +14,66 @@ export interface RetrievalHit {
   readonly score: number;
 }
 
+export type RetrievalMethod = "bm25" | `embedding:${string}`;
+
 /** What was retrieved and how: recorded in every run log entry. */
 export interface RetrievalRecord {
-  readonly method: "bm25" | "embedding";
+  readonly method: RetrievalMethod;
   readonly k: number;
   readonly hits: readonly RetrievalHit[];
 }
 
 export interface RetrievalOptions {
   readonly k?: number;
-  /** An embedding model spec; when set, similarity search is requested (not supported yet). */
-  readonly embeddingModel?: string;
+  /** An embedding model: retrieval by cosine similarity of embedded visible fields. */
+  readonly embedding?: EmbeddingClient;
   /** BM25 parameters. */
   readonly k1?: number;
   readonly b?: number;
 }
 
-/** Fail before any model call when the options ask for a retrieval method that is missing. */
-export function assertRetrievalSupported(options: RetrievalOptions = {}): void {
-  if (options.embeddingModel !== undefined)
-    throw new UnsupportedError(
-      "synth.retrieval.embedding-unsupported",
-      `embedding retrieval (${options.embeddingModel}) is not implemented yet; omit the embedding model to use BM25`,
-    );
+/** The retrieval method a set of options selects, as recorded in run logs and reports. */
+export function retrievalMethodOf(options: RetrievalOptions = {}): RetrievalMethod {
+  return options.embedding === undefined ? "bm25" : `embedding:${options.embedding.spec}`;
+}
+
+/**
+ * Vectors of visible texts, each text embedded once per index: the pool's vectors are computed
+ * with the first retrieval and reused by every later one (one index per method run, so each
+ * method's cost includes the pool's embedding once). The tokens the embedding calls used are
+ * kept for the cost table.
+ */
+export class EmbeddingIndex {
+  private readonly vectors = new Map<string, Promise<number[]>>();
+  inputTokens = 0;
+  calls = 0;
+
+  constructor(readonly client: EmbeddingClient) {}
+
+  get method(): RetrievalMethod {
+    return `embedding:${this.client.spec}`;
+  }
+
+  /** Vectors for `texts`, in order; texts not seen before are embedded in one request. */
+  async vectorsOf(texts: readonly string[], signal?: AbortSignal): Promise<number[][]> {
+    const missing = [...new Set(texts.filter((text) => !this.vectors.has(text)))];
+    if (missing.length > 0) {
+      const batch = this.client
+        .embed(missing, signal === undefined ? {} : { signal })
+        .then((result) => {
+          this.inputTokens += result.usage.inputTokens;
+          this.calls += 1;
+          return result.vectors;
+        });
+      missing.forEach((text, index) => {
+        const vector = batch.then((vectors) => vectors[index] ?? []);
+        this.vectors.set(text, vector);
+        // A failed call must not be cached as the text's vector.
+        vector.catch(() => this.vectors.delete(text));
+      });
+    }
+    return Promise.all(texts.map((text) => this.vectors.get(text) ?? Promise.resolve([])));
+  }
 }
 
 /** Lowercased word tokens; identifiers split at underscores so `run_length` matches "run length". */
@@ -54,10 +92,9 @@ function visibleText(fields: Readonly<Record<string, string>>): string {
 export function retrieve(
   target: VisibleTask,
   pool: readonly PoolEntry[],
-  options: RetrievalOptions = {},
+  options: Omit<RetrievalOptions, "embedding"> = {},
 ): { record: RetrievalRecord; entries: PoolEntry[] } {
   const k = options.k ?? defaultTopK;
-  assertRetrievalSupported(options);
   const candidates = pool.filter((entry) => entry.taskId !== target.id);
   const documents = candidates.map((entry) => tokenize(visibleText(entry.visible)));
   const k1 = options.k1 ?? 1.2;
@@ -107,4 +144,58 @@ export function retrieve(
     },
     entries,
   };
+}
+
+/**
+ * The top-k pool entries for the target by cosine similarity of embedded visible fields (the
+ * target's and each entry's `visible`, nothing else). Own task excluded, ties by task id.
+ */
+export async function retrieveByEmbedding(
+  target: VisibleTask,
+  pool: readonly PoolEntry[],
+  index: EmbeddingIndex,
+  options: { readonly k?: number; readonly signal?: AbortSignal } = {},
+): Promise<{ record: RetrievalRecord; entries: PoolEntry[] }> {
+  const k = options.k ?? defaultTopK;
+  const candidates = pool.filter((entry) => entry.taskId !== target.id);
+  const texts = candidates.map((entry) => visibleText(entry.visible));
+  const [targetVector = [], ...vectors] = await index.vectorsOf(
+    [visibleText(target.fields), ...texts],
+    options.signal,
+  );
+  const scored = candidates.map((entry, position) => ({
+    entry,
+    score: cosineSimilarity(targetVector, vectors[position] ?? []),
+  }));
+  scored.sort(
+    (left, right) =>
+      right.score - left.score || left.entry.taskId.localeCompare(right.entry.taskId),
+  );
+  const top = scored.slice(0, k);
+  return {
+    record: {
+      method: index.method,
+      k,
+      hits: top.map(({ entry, score }) => ({
+        taskId: entry.taskId,
+        score: Math.round(score * 1e6) / 1e6,
+      })),
+    },
+    entries: top.map(({ entry }) => entry),
+  };
+}
+
+/** Retrieval as configured: by embedding when an index is given, BM25 otherwise. */
+export function retrieveEntries(
+  target: VisibleTask,
+  pool: readonly PoolEntry[],
+  options: RetrievalOptions,
+  index: EmbeddingIndex | undefined,
+  signal?: AbortSignal,
+): Promise<{ record: RetrievalRecord; entries: PoolEntry[] }> {
+  if (index === undefined) return Promise.resolve(retrieve(target, pool, options));
+  return retrieveByEmbedding(target, pool, index, {
+    ...(options.k === undefined ? {} : { k: options.k }),
+    ...(signal === undefined ? {} : { signal }),
+  });
 }

@@ -1,10 +1,13 @@
 /**
- * Running the fixed solver over a split with one of four methods — zero-shot, RAG (raw retrieved
- * attempts in context), a static skill synthesised once from the pool, and per-task synthesis —
- * and comparing them on score and cost.
+ * Running the fixed solver over a split with one of the methods — zero-shot, RAG (raw retrieved
+ * attempts in context), a static skill synthesised once from the pool, per-task synthesis, and
+ * the baselines ReAct (the solver in a reason-act loop with tools), SkillOpt-like (one static
+ * skill whose slot library was optimised on the training split) and Best-of-N (N samples at
+ * temperature > 0, one chosen by a visible-only check) — and comparing them on score and cost.
  */
 import { appendFile, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
+import { InternalError, UnsupportedError, UsageError } from "../core/errors.js";
 import type { ModelClient } from "../model/index.js";
 import {
   addTokens,
@@ -14,14 +17,52 @@ import {
   type RoleUsage,
   renderCostTable,
 } from "./cost.js";
-import { type FamilyTask, type TaskFamilyV1, visibleView } from "./family.js";
+import {
+  type FamilyTask,
+  type SolverAttempt,
+  type SolverContext,
+  type TaskFamilyV1,
+  type VisibleTask,
+  visibleView,
+} from "./family.js";
 import { type PoolEntry, renderEvidence } from "./pool.js";
-import { type RetrievalOptions, type RetrievalRecord, retrieve } from "./retrieval.js";
+import {
+  EmbeddingIndex,
+  type RetrievalMethod,
+  type RetrievalOptions,
+  type RetrievalRecord,
+  retrieveEntries,
+} from "./retrieval.js";
 import type { SlotLibrary } from "./slots.js";
 import { type SynthesisResult, synthesiseSkill } from "./synthesise.js";
 
-export const methods = ["zero-shot", "rag", "static-skill", "synth"] as const;
+export const methods = [
+  "zero-shot",
+  "rag",
+  "static-skill",
+  "synth",
+  "react",
+  "skillopt",
+  "best-of-n",
+] as const;
 export type Method = (typeof methods)[number];
+
+/** Methods whose skill comes from a slot library (recorded with its version). */
+const libraryMethods: ReadonlySet<Method> = new Set(["synth", "static-skill", "skillopt"]);
+
+export const defaultSamples = 4;
+export const defaultSampleTemperature = 0.8;
+
+/** How Best-of-N chose its answer: every sample, its visible-only check score, the pick. */
+export interface BestOfNRecord {
+  readonly n: number;
+  readonly temperature: number;
+  /** The family's self-check criterion, or `self-consistency` (most frequent answer). */
+  readonly criterion: string;
+  readonly checkScores: readonly number[];
+  readonly chosen: number;
+  readonly samples: readonly string[];
+}
 
 export interface TaskRunRecord {
   readonly method: Method;
@@ -41,6 +82,9 @@ export interface TaskRunRecord {
   };
   /** True when synthesis failed validation and the solver ran without a skill. */
   readonly fallback: boolean;
+  /** Steps of a multi-step solver (ReAct, coding agents), abbreviated. */
+  readonly steps?: readonly string[];
+  readonly bestOfN?: BestOfNRecord;
   readonly usage: RoleUsage;
 }
 
@@ -50,6 +94,8 @@ export interface MethodResult {
   readonly records: readonly TaskRunRecord[];
   readonly meanScore: number;
   readonly fallbacks: number;
+  /** Best-of-N: samples per task. */
+  readonly samples?: number;
   /** Usage of every call, per-task calls and the one static synthesis included. */
   readonly usage: RoleUsage;
 }
@@ -62,6 +108,9 @@ export interface RunMethodOptions {
   readonly method: Method;
   readonly library: SlotLibrary;
   readonly retrieval?: RetrievalOptions;
+  /** Best-of-N: samples per task (default 4) and their temperature (default 0.8). */
+  readonly samples?: number;
+  readonly sampleTemperature?: number;
   readonly concurrency?: number;
   /** Append every task record to this JSONL file (the run log). */
   readonly logPath?: string;
@@ -99,12 +148,98 @@ export function staticEvidence(pool: readonly PoolEntry[], k: number): PoolEntry
     .slice(0, k);
 }
 
+/** The most frequent answer, ties to the earliest: Best-of-N's choice without a self-check. */
+function mostFrequent(outputs: readonly string[]): number {
+  let best = 0;
+  let bestCount = 0;
+  outputs.forEach((output, index) => {
+    const count = outputs.filter((other) => other === output).length;
+    if (count > bestCount) {
+      best = index;
+      bestCount = count;
+    }
+  });
+  return best;
+}
+
+/**
+ * Best-of-N: `n` solver samples at `temperature` (seeds 1..n), then one chosen by the family's
+ * visible-only self-check (highest score; ties to the most frequent answer among the tied, then
+ * the earliest), or by self-consistency when the family has none. The hidden tests score only
+ * the chosen answer and never take part in the choice.
+ */
+async function bestOfN(
+  family: TaskFamilyV1,
+  model: ModelClient,
+  visible: VisibleTask,
+  context: SolverContext,
+  n: number,
+  temperature: number,
+  signal: AbortSignal | undefined,
+): Promise<{ attempt: SolverAttempt; record: BestOfNRecord; usage: RoleUsage }> {
+  let usage: RoleUsage = {};
+  const attempts: SolverAttempt[] = [];
+  for (let sample = 1; sample <= n; sample += 1) {
+    const attempt = await family.solve(model, visible, context, signal, {
+      temperature,
+      seed: sample,
+    });
+    attempts.push(attempt);
+    usage = addTokens(
+      usage,
+      "solver",
+      attempt.inputTokens,
+      attempt.outputTokens,
+      attempt.calls ?? 1,
+    );
+  }
+  const outputs = attempts.map((attempt) => attempt.output);
+  let chosen: number;
+  let criterion = "self-consistency (most frequent answer)";
+  let checkScores: number[] = [];
+  if (family.selfCheck === undefined) chosen = mostFrequent(outputs);
+  else {
+    const check = await family.selfCheck(model, visible, outputs, signal);
+    if (check.calls > 0)
+      usage = addTokens(usage, "solver", check.inputTokens, check.outputTokens, check.calls);
+    criterion = check.criterion;
+    checkScores = [...check.scores];
+    const best = Math.max(...checkScores);
+    const tied = outputs.map((_, index) => index).filter((index) => checkScores[index] === best);
+    const tiedOutputs = tied.map((index) => outputs[index] ?? "");
+    chosen = tied[mostFrequent(tiedOutputs)] ?? 0;
+  }
+  const attempt = attempts[chosen] ?? attempts[0];
+  if (attempt === undefined)
+    throw new InternalError("synth.best-of-n.empty", "Best-of-N produced no sample");
+  return {
+    attempt,
+    record: { n, temperature, criterion, checkScores, chosen, samples: outputs },
+    usage,
+  };
+}
+
 export async function runMethod(options: RunMethodOptions): Promise<MethodResult> {
   const { family, model, method, library, pool } = options;
-  const k = options.retrieval?.k ?? 3;
+  const retrievalOptions = options.retrieval ?? {};
+  const k = retrievalOptions.k ?? 3;
+  const samples = options.samples ?? defaultSamples;
+  const temperature = options.sampleTemperature ?? defaultSampleTemperature;
+  if (method === "best-of-n" && (!Number.isSafeInteger(samples) || samples < 1))
+    throw new UsageError("synth.best-of-n.samples", `Best-of-N needs N ≥ 1, got ${samples}`);
+  if (method === "react" && family.solveReact === undefined)
+    throw new UnsupportedError(
+      "synth.react.unsupported",
+      `the task family "${family.name}" has no ReAct solver`,
+    );
+  // One index per method run: pool vectors are embedded once and reused by every task.
+  const index =
+    retrievalOptions.embedding === undefined
+      ? undefined
+      : new EmbeddingIndex(retrievalOptions.embedding);
   let setupUsage: RoleUsage = {};
   let staticSkill: SynthesisResult | undefined;
-  if (method === "static-skill") {
+  if (method === "static-skill" || method === "skillopt") {
     staticSkill = await synthesiseSkill(
       model,
       library,
@@ -114,7 +249,7 @@ export async function runMethod(options: RunMethodOptions): Promise<MethodResult
     );
     setupUsage = addTokens({}, "synthesiser", staticSkill.inputTokens, staticSkill.outputTokens);
     options.onProgress?.(
-      `static skill synthesised (${staticSkill.valid ? "valid" : `invalid: ${staticSkill.problems.join("; ")}`})`,
+      `${method} skill synthesised with library ${library.version} (${staticSkill.valid ? "valid" : `invalid: ${staticSkill.problems.join("; ")}`})`,
     );
   }
   let done = 0;
@@ -125,7 +260,17 @@ export async function runMethod(options: RunMethodOptions): Promise<MethodResult
     let skill: SynthesisResult | undefined;
     let evidence: string | undefined;
     if (method === "rag" || method === "synth") {
-      const found = retrieve(visible, pool, options.retrieval);
+      const tokensBefore = index?.inputTokens ?? 0;
+      const callsBefore = index?.calls ?? 0;
+      const found = await retrieveEntries(visible, pool, retrievalOptions, index, options.signal);
+      if (index !== undefined && index.calls > callsBefore)
+        usage = addTokens(
+          usage,
+          "embedder",
+          index.inputTokens - tokensBefore,
+          0,
+          index.calls - callsBefore,
+        );
       retrieval = found.record;
       if (method === "rag") evidence = renderEvidence(found.entries);
       else {
@@ -139,24 +284,44 @@ export async function runMethod(options: RunMethodOptions): Promise<MethodResult
         usage = addTokens(usage, "synthesiser", skill.inputTokens, skill.outputTokens);
       }
     }
-    if (method === "static-skill") skill = staticSkill;
+    if (method === "static-skill" || method === "skillopt") skill = staticSkill;
     const useSkill = skill?.valid === true ? skill.markdown : undefined;
-    const attempt = await family.solve(
-      model,
-      visible,
-      {
-        ...(useSkill === undefined ? {} : { skillMarkdown: useSkill }),
-        ...(evidence === undefined ? {} : { evidence }),
-      },
-      options.signal,
-    );
-    usage = addTokens(usage, "solver", attempt.inputTokens, attempt.outputTokens);
+    const context: SolverContext = {
+      ...(useSkill === undefined ? {} : { skillMarkdown: useSkill }),
+      ...(evidence === undefined ? {} : { evidence }),
+    };
+    let attempt: SolverAttempt;
+    let sampling: BestOfNRecord | undefined;
+    if (method === "best-of-n") {
+      const best = await bestOfN(
+        family,
+        model,
+        visible,
+        context,
+        samples,
+        temperature,
+        options.signal,
+      );
+      attempt = best.attempt;
+      sampling = best.record;
+      usage = mergeUsage(usage, best.usage);
+    } else {
+      attempt =
+        method === "react" && family.solveReact !== undefined
+          ? await family.solveReact(model, visible, context, options.signal)
+          : await family.solve(model, visible, context, options.signal);
+      usage = addTokens(
+        usage,
+        "solver",
+        attempt.inputTokens,
+        attempt.outputTokens,
+        attempt.calls ?? 1,
+      );
+    }
     const score = await family.score(task, attempt.output, options.signal);
     const record: TaskRunRecord = {
       method,
-      ...(method === "synth" || method === "static-skill"
-        ? { libraryVersion: library.version }
-        : {}),
+      ...(libraryMethods.has(method) ? { libraryVersion: library.version } : {}),
       taskId: task.id,
       score: score.score,
       passed: score.passed,
@@ -168,6 +333,8 @@ export async function runMethod(options: RunMethodOptions): Promise<MethodResult
         ? {}
         : { skill: { markdown: skill.markdown, valid: skill.valid, problems: skill.problems } }),
       fallback: skill !== undefined && !skill.valid,
+      ...(attempt.steps === undefined ? {} : { steps: attempt.steps }),
+      ...(sampling === undefined ? {} : { bestOfN: sampling }),
       usage,
     };
     if (options.logPath !== undefined) {
@@ -176,7 +343,7 @@ export async function runMethod(options: RunMethodOptions): Promise<MethodResult
     }
     done += 1;
     options.onProgress?.(
-      `[${method}] ${done}/${options.tasks.length} ${task.id}: ${score.score.toFixed(2)}${record.fallback ? " (skill invalid, ran without)" : ""}`,
+      `[${method}] ${done}/${options.tasks.length} ${task.id}: ${score.score.toFixed(2)}${record.fallback ? " (skill invalid, ran without)" : ""}${sampling === undefined ? "" : ` (sample ${sampling.chosen + 1} of ${sampling.n})`}`,
     );
     return record;
   });
@@ -186,10 +353,11 @@ export async function runMethod(options: RunMethodOptions): Promise<MethodResult
       : records.reduce((sum, record) => sum + record.score, 0) / records.length;
   return {
     method,
-    ...(method === "synth" || method === "static-skill" ? { libraryVersion: library.version } : {}),
+    ...(libraryMethods.has(method) ? { libraryVersion: library.version } : {}),
     records,
     meanScore,
     fallbacks: records.filter((record) => record.fallback).length,
+    ...(method === "best-of-n" ? { samples } : {}),
     usage: mergeUsage(setupUsage, ...records.map((record) => record.usage)),
   };
 }
@@ -199,30 +367,38 @@ export interface ComparisonReport {
   readonly split: string;
   readonly model: string;
   readonly taskCount: number;
-  readonly retrieval: "bm25" | "embedding";
+  readonly retrieval: RetrievalMethod;
   readonly results: readonly {
     readonly method: Method;
     readonly libraryVersion?: string;
     readonly meanScore: number;
     readonly fallbacks: number;
+    readonly samples?: number;
   }[];
   readonly cost: readonly CostRow[];
 }
 
 /** Score and cost per method; zero-shot must be among the results (it is the cost baseline). */
 export function compareMethods(
-  context: { family: string; split: string; model: string; taskCount: number },
+  context: {
+    family: string;
+    split: string;
+    model: string;
+    taskCount: number;
+    retrieval?: RetrievalMethod;
+  },
   results: readonly MethodResult[],
 ): ComparisonReport {
   const zeroShot = results.find((result) => result.method === "zero-shot")?.usage ?? {};
   return {
     ...context,
-    retrieval: "bm25",
+    retrieval: context.retrieval ?? "bm25",
     results: results.map((result) => ({
       method: result.method,
       ...(result.libraryVersion === undefined ? {} : { libraryVersion: result.libraryVersion }),
       meanScore: result.meanScore,
       fallbacks: result.fallbacks,
+      ...(result.samples === undefined ? {} : { samples: result.samples }),
     })),
     cost: results.map((result) => costRow(result.method, result.usage, zeroShot)),
   };
@@ -232,11 +408,11 @@ export function renderComparison(report: ComparisonReport): string[] {
   const lines = [
     `family ${report.family}, split ${report.split}, ${report.taskCount} tasks, model ${report.model}, retrieval ${report.retrieval}`,
     "",
-    "method        score   fallbacks  library",
+    "method        score   fallbacks  library  notes",
   ];
   for (const result of report.results)
     lines.push(
-      `${result.method.padEnd(12)}  ${result.meanScore.toFixed(3)}  ${String(result.fallbacks).padStart(9)}  ${result.libraryVersion ?? "-"}`,
+      `${result.method.padEnd(12)}  ${result.meanScore.toFixed(3)}  ${String(result.fallbacks).padStart(9)}  ${(result.libraryVersion ?? "-").padEnd(7)}  ${result.samples === undefined ? "" : `N = ${result.samples} samples per task, all counted in the cost`}`.trimEnd(),
     );
   lines.push(
     "",

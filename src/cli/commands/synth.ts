@@ -1,10 +1,9 @@
 import { resolve } from "node:path";
 import { type Command, Option } from "commander";
 import { UsageError } from "../../core/errors.js";
-import { createSandbox, type SandboxV1 } from "../../env/index.js";
-import { ModelCallCache, ModelClient } from "../../model/index.js";
+import { createSandbox, defaultCacheDir, type SandboxV1 } from "../../env/index.js";
+import { createEmbeddingClient, ModelCallCache, ModelClient } from "../../model/index.js";
 import {
-  assertRetrievalSupported,
   BuiltinTaskFamily,
   buildPool,
   compareMethods,
@@ -14,12 +13,18 @@ import {
   type Method,
   type MethodResult,
   methods,
+  type OptimiseTarget,
   optimiseLibrary,
+  optimiseTargets,
+  type RetrievalOptions,
   readPool,
   renderComparison,
   renderCostTable,
+  resolveEmbeddingModel,
+  retrievalMethodOf,
   runMethod,
   type Split,
+  SuiteTaskFamily,
   type TaskFamilyV1,
 } from "../../synth/index.js";
 import { type CliIo, type CommandContext, log, printJson, printLines } from "../context.js";
@@ -34,6 +39,7 @@ interface CommonFlags {
   concurrency: string;
   unsafeNoSandbox?: boolean;
   cache?: string;
+  maxTurns?: string;
   json?: boolean;
 }
 
@@ -56,7 +62,11 @@ function share(value: string, flag: string): number {
 
 function addCommon(command: Command): Command {
   return command
-    .option("--family <name>", "task family (builtin)", "builtin")
+    .option(
+      "--family <name>",
+      "task family: builtin, or suite:<suite-dir> (each requirement of a bench suite is a task, solved by the builtin coding agent)",
+      "builtin",
+    )
     .option(
       "--family-dir <dir>",
       "folder holding the family's tasks.yaml (default: the shipped one)",
@@ -66,20 +76,38 @@ function addCommon(command: Command): Command {
     .option("--limit <n>", "only the first n tasks of the split")
     .option("--split-seed <n>", "seed of the train/test split", String(defaultSplitSeed))
     .option("--concurrency <n>", "tasks in flight at once", "2")
-    .option("--unsafe-no-sandbox", "run hidden tests on the host without isolation")
+    .option(
+      "--unsafe-no-sandbox",
+      "run hidden tests (and a suite family's agent commands) on the host without isolation",
+    )
+    .option("--max-turns <n>", "suite family: agent turns per attempt", "30")
     .option("--cache <file.sqlite>", "reuse identical model calls from this call cache")
     .option("--json", "print a JSON document instead of text");
 }
 
 async function openFamily(flags: CommonFlags, io: CliIo): Promise<TaskFamilyV1> {
-  if (flags.family !== "builtin")
+  const suitePath = flags.family.startsWith("suite:") ? flags.family.slice(6) : undefined;
+  if (flags.family !== "builtin" && (suitePath === undefined || suitePath === ""))
     throw new UsageError(
       "synth.family.unknown",
-      `--family: unknown task family "${flags.family}" (available: builtin)`,
+      `--family: unknown task family "${flags.family}" (available: builtin, suite:<suite-dir>)`,
     );
   const sandbox: SandboxV1 = await createSandbox(
     flags.unsafeNoSandbox === true ? { kind: "unsafe" } : { kind: "local" },
   );
+  if (suitePath !== undefined) {
+    if (flags.familyDir !== undefined)
+      throw new UsageError(
+        "synth.family.dir",
+        "--family-dir is for the builtin family; a suite family names its folder: --family suite:<dir>",
+      );
+    return new SuiteTaskFamily({
+      directory: resolve(io.cwd, suitePath),
+      sandbox,
+      cacheDir: defaultCacheDir(io.env),
+      maxTurns: integer(flags.maxTurns ?? "30", "--max-turns", 1),
+    });
+  }
   return new BuiltinTaskFamily({
     sandbox,
     ...(flags.familyDir === undefined ? {} : { directory: resolve(io.cwd, flags.familyDir) }),
@@ -204,7 +232,7 @@ export function registerSynth(program: Command, context: CommandContext): void {
     synth
       .command("run")
       .description(
-        "Run the solver over a split with zero-shot, rag, static-skill and synth; report score and cost",
+        "Run the solver over a split with zero-shot, rag, static-skill, synth and the baselines react, skillopt, best-of-n; report score and cost",
       )
       .addHelpText(
         "after",
@@ -212,6 +240,12 @@ export function registerSynth(program: Command, context: CommandContext): void {
       )
       .option("--split <split>", "train or test", "test")
       .addOption(new Option("--method <method>", "one method (default: all)").choices(methods))
+      .option("--samples <n>", "best-of-n: samples per task (N)", "4")
+      .option("--sample-temperature <t>", "best-of-n: temperature of the samples", "0.8")
+      .option(
+        "--skillopt-store <dir>",
+        "skillopt: the store of the library optimised with synth optimise --target skillopt (default <store>/skillopt)",
+      )
       .option("--pool <pool.jsonl>", "pool file (default .skillsmith/synth/<family>/pool.jsonl)")
       .option("--store <dir>", "slot library store (default .skillsmith/synth/<family>)")
       .option("--library <version>", "slot library version (default: the store's current)")
@@ -219,7 +253,10 @@ export function registerSynth(program: Command, context: CommandContext): void {
         "--log <file.jsonl>",
         "run log: every task's record, skill included (default .skillsmith/synth/<family>/runs/<time>.jsonl)",
       )
-      .option("--embedding-model <spec>", "retrieve by embedding similarity (not supported yet)"),
+      .option(
+        "--embedding-model <spec>",
+        "retrieve by embedding similarity, e.g. openai:text-embedding-3-small (default: $SKILLSMITH_EMBEDDING_MODEL, else synth.embeddingModel of the config, else BM25)",
+      ),
   ).action(
     closingCaches(
       async (
@@ -231,16 +268,35 @@ export function registerSynth(program: Command, context: CommandContext): void {
           library?: string;
           log?: string;
           embeddingModel?: string;
+          samples: string;
+          sampleTemperature: string;
+          skilloptStore?: string;
         },
       ) => {
         const { io } = context;
-        const retrieval =
-          flags.embeddingModel === undefined ? {} : { embeddingModel: flags.embeddingModel };
-        assertRetrievalSupported(retrieval);
+        const samples = integer(flags.samples, "--samples", 1);
+        const sampleTemperature = Number(flags.sampleTemperature);
+        if (!Number.isFinite(sampleTemperature) || sampleTemperature <= 0 || sampleTemperature > 2)
+          throw new UsageError(
+            "cli.temperature",
+            `--sample-temperature: expected a number in (0, 2], got "${flags.sampleTemperature}"`,
+          );
+        // Resolved (and its client built) before any model call, so a bad spec costs nothing.
+        const embedding = resolveEmbeddingModel(flags.embeddingModel, io);
+        const retrieval: RetrievalOptions =
+          embedding === undefined
+            ? {}
+            : {
+                embedding: createEmbeddingClient({
+                  spec: embedding.spec,
+                  env: io.env,
+                  cwd: io.cwd,
+                }),
+              };
         const family = await openFamily(flags, io);
         const split = parseSplit(flags.split);
         const tasks = await selectTasks(family, split, flags);
-        const chosen: Method[] =
+        let chosen: Method[] =
           flags.method === undefined
             ? [...methods]
             : flags.method === "zero-shot"
@@ -255,6 +311,18 @@ export function registerSynth(program: Command, context: CommandContext): void {
           );
         const store = new LibraryStore(resolve(io.cwd, flags.store ?? defaultStore(family.name)));
         const library = await store.load(flags.library ?? (await store.current()));
+        const skilloptStore = new LibraryStore(
+          resolve(io.cwd, flags.skilloptStore ?? `${store.directory}/skillopt`),
+        );
+        if (chosen.includes("skillopt") && (await skilloptStore.patches()).length === 0) {
+          const hint = `no SkillOpt optimisation in ${skilloptStore.directory}: run "skillsmith synth optimise --family ${flags.family} --target skillopt --model <spec>" first`;
+          if (flags.method === "skillopt") throw new UsageError("synth.skillopt.missing", hint);
+          log(io, `skillopt skipped: ${hint}`);
+          chosen = chosen.filter((method) => method !== "skillopt");
+        }
+        const skilloptLibrary = chosen.includes("skillopt")
+          ? await skilloptStore.load(await skilloptStore.current())
+          : undefined;
         const model = openModel(flags, io);
         const logPath = resolve(
           io.cwd,
@@ -262,9 +330,16 @@ export function registerSynth(program: Command, context: CommandContext): void {
             `${defaultStore(family.name)}/runs/${new Date().toISOString().replaceAll(":", "-")}.jsonl`,
         );
         log(io, `run log: ${logPath}`);
+        log(
+          io,
+          `retrieval: ${retrievalMethodOf(retrieval)}${embedding === undefined ? "" : ` (from the ${embedding.from})`}`,
+        );
         const results: MethodResult[] = [];
         for (const method of chosen) {
-          log(io, `running ${method} on ${tasks.length} ${split} tasks`);
+          log(
+            io,
+            `running ${method} on ${tasks.length} ${split} tasks${method === "best-of-n" ? ` (N = ${samples} samples at temperature ${sampleTemperature})` : ""}`,
+          );
           results.push(
             await runMethod({
               family,
@@ -272,8 +347,11 @@ export function registerSynth(program: Command, context: CommandContext): void {
               tasks,
               pool,
               method,
-              library,
+              library:
+                method === "skillopt" && skilloptLibrary !== undefined ? skilloptLibrary : library,
               retrieval,
+              samples,
+              sampleTemperature,
               concurrency: integer(flags.concurrency, "--concurrency", 1),
               logPath,
               onProgress: (line) => log(io, line),
@@ -281,7 +359,13 @@ export function registerSynth(program: Command, context: CommandContext): void {
           );
         }
         const report = compareMethods(
-          { family: family.name, split, model: flags.model, taskCount: tasks.length },
+          {
+            family: family.name,
+            split,
+            model: flags.model,
+            taskCount: tasks.length,
+            retrieval: retrievalMethodOf(retrieval),
+          },
           results,
         );
         if (flags.json === true)
@@ -304,8 +388,19 @@ export function registerSynth(program: Command, context: CommandContext): void {
       .option("--epochs <n>", "epochs", "3")
       .option("--sample <share>", "share of the training split run per epoch", "0.25")
       .option("--seed <n>", "seed of the epoch samples and case sampling", "1")
+      .addOption(
+        new Option(
+          "--target <target>",
+          "synth: the library that writes each task's skill (MPO); skillopt: the library that writes the one static skill applied to every task",
+        )
+          .choices(optimiseTargets)
+          .default("synth"),
+      )
       .option("--pool <pool.jsonl>", "pool file (default .skillsmith/synth/<family>/pool.jsonl)")
-      .option("--store <dir>", "slot library store (default .skillsmith/synth/<family>)"),
+      .option(
+        "--store <dir>",
+        "slot library store (default .skillsmith/synth/<family>, and <that>/skillopt for --target skillopt)",
+      ),
   ).action(
     closingCaches(
       async (
@@ -313,6 +408,7 @@ export function registerSynth(program: Command, context: CommandContext): void {
           epochs: string;
           sample: string;
           seed: string;
+          target: OptimiseTarget;
           pool?: string;
           store?: string;
         },
@@ -327,13 +423,20 @@ export function registerSynth(program: Command, context: CommandContext): void {
             "synth.pool.empty",
             `the pool ${poolPath} holds no ${family.name} attempts: run "skillsmith synth pool" first`,
           );
-        const store = new LibraryStore(resolve(io.cwd, flags.store ?? defaultStore(family.name)));
+        const store = new LibraryStore(
+          resolve(
+            io.cwd,
+            flags.store ??
+              `${defaultStore(family.name)}${flags.target === "skillopt" ? "/skillopt" : ""}`,
+          ),
+        );
         const report = await optimiseLibrary({
           family,
           model: openModel(flags, io),
           trainTasks,
           pool,
           store,
+          target: flags.target,
           epochs: integer(flags.epochs, "--epochs", 1),
           sampleShare: share(flags.sample, "--sample"),
           seed: integer(flags.seed, "--seed", 0),
@@ -345,7 +448,7 @@ export function registerSynth(program: Command, context: CommandContext): void {
           return;
         }
         const lines = [
-          `library ${report.startVersion} -> ${report.finalVersion} (store ${store.directory})`,
+          `library ${report.startVersion} -> ${report.finalVersion} (target ${report.target}, store ${store.directory})`,
         ];
         for (const epoch of report.epochs)
           lines.push(
