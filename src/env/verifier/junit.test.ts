@@ -48,6 +48,18 @@ describe("parseJunitXml", () => {
     ]);
   });
 
+  it("decodes numeric character references, as pytest writes line breaks in messages", () => {
+    const xml = `<testsuite><testcase classname="t" name="test_x">
+      <failure message="assert 1 == 2&#10; +  where 1 = f()&#xA;done">trace</failure>
+    </testcase></testsuite>`;
+    expect(parseJunitXml(xml)).toEqual({
+      ok: true,
+      value: [
+        { name: "t::test_x", status: "fail", message: "assert 1 == 2\n +  where 1 = f()\ndone" },
+      ],
+    });
+  });
+
   it("accepts an empty report", () => {
     expect(parseJunitXml("<testsuites/>")).toEqual({ ok: true, value: [] });
   });

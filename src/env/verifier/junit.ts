@@ -8,6 +8,8 @@ const parser = new XMLParser({
   attributeNamePrefix: "@_",
   textNodeName: "#text",
   parseAttributeValue: false,
+  // pytest writes line breaks in failure messages as numeric references (&#10;); decode them.
+  htmlEntities: true,
   parseTagValue: false,
   trimValues: true,
   isArray: (name) => ["testsuite", "testcase", "failure", "error", "skipped"].includes(name),
