@@ -8,7 +8,7 @@
  * 58/80 = 72.5% → 72/80 = 90.0%, +17.5 points; identical pairs 7 of 20 = 35.0%.
  */
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -16,17 +16,20 @@ import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BenchReport } from "../src/bench/analysis/report.js";
 import { runQuickstartEvaluation } from "../src/bench/run/quickstart.js";
-import { renderHtmlReport } from "../src/report/index.js";
+import { ResultsStore } from "../src/bench/store/results.js";
+import { loadPairViews, type PairView, renderHtmlReport } from "../src/report/index.js";
 import { runInProcess } from "./support/cli.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
 const MINUS = "\u2212";
-/** Where the screenshot is left for a person to look at (outside the removed temp folder). */
-const SCREENSHOT = join(tmpdir(), "skillsmith-report-html.png");
+/** Where screenshots are left for a person to look at (outside the removed temp folder). */
+const SCREENSHOTS = join(import.meta.dirname, "..", "test-output", "screenshots");
+const SCREENSHOT = join(SCREENSHOTS, "report-html.png");
 
 let root: string;
 let report: BenchReport;
+let runDir: string;
 let htmlFile: string;
 let context: BrowserContext | undefined;
 let page: Page;
@@ -49,6 +52,8 @@ beforeAll(async () => {
     cacheDir: join(root, "cache"),
   });
   report = evaluation.report;
+  runDir = evaluation.runDir;
+  await mkdir(SCREENSHOTS, { recursive: true });
   htmlFile = join(root, "out", "report.html");
   const cli = await runInProcess(["bench", "report", evaluation.runDir, "--html", htmlFile]);
   expect(cli.stderr).toContain(htmlFile);
@@ -209,6 +214,91 @@ describe("bench report --html", () => {
       expect(heads).toEqual(["skill", "replay", copy]);
       expect(blocked).toEqual([]);
       expect(pageErrors).toEqual([]);
+    },
+    30_000,
+  );
+
+  it.skipIf(!hasChromium)(
+    `links every pair to the side-by-side trajectory viewer embedded in the file, offline, in ${CHROMIUM}`,
+    async () => {
+      const store = ResultsStore.openReadOnly(runDir);
+      const runs = store.results();
+      store.close();
+      const stored = (arm: string) =>
+        runs.find(
+          (run) =>
+            run.skill === "iso-dates" && run.requirement === "d01-due-date" && run.arm === arm,
+        );
+      await openReport(htmlFile);
+      // 2 skills × 10 requirements × 1 repeat: one link per pair.
+      await expect(page.locator('[data-testid="pair-link"]').count()).resolves.toBe(20);
+      const link = page.locator(
+        '[data-testid="pair-link"][data-pair="replay/iso-dates/d01-due-date/1"]',
+      );
+      await expect(link.getAttribute("href")).resolves.toBe(
+        "#pair/replay/iso-dates/d01-due-date/1",
+      );
+      await link.click();
+      const viewer = page.locator('[data-testid="pair-viewer"]');
+      await viewer.waitFor();
+      expect(new URL(page.url()).protocol).toBe("file:");
+      await expect(page.locator("main").isVisible()).resolves.toBe(false);
+      for (const arm of ["without", "with"] as const) {
+        const run = stored(arm);
+        if (run === undefined) throw new Error(`no stored ${arm} run`);
+        const column = viewer.locator(`[data-testid="arm-${arm}"]`);
+        await expect(column.isVisible()).resolves.toBe(true);
+        await expect(column.locator('[data-testid="check"] th').allTextContents()).resolves.toEqual(
+          run.checks.map((check) => check.name),
+        );
+        await expect(
+          column.locator('[data-testid="check"] td.result').allTextContents(),
+        ).resolves.toEqual(
+          run.checks.map((check) => (check.status === "pass" ? "✔ pass" : "✘ FAIL")),
+        );
+        await expect(
+          column.locator('[data-testid="event"][data-type="tool_call"]').textContent(),
+        ).resolves.toContain("apply_patch");
+      }
+      await page.screenshot({ path: join(SCREENSHOTS, "report-html-pair.png"), fullPage: true });
+      await viewer.locator('[data-testid="back"]').click();
+      await expect(page.locator("main").isVisible()).resolves.toBe(true);
+      await expect(viewer.isVisible()).resolves.toBe(false);
+      expect(blocked).toEqual([]);
+      expect(pageErrors).toEqual([]);
+    },
+    30_000,
+  );
+
+  it.skipIf(!hasChromium)(
+    `keeps planted text in an embedded pair inert in ${CHROMIUM}`,
+    async () => {
+      const planted =
+        '</script><script>window.__planted = 3</script><img src=x onerror="window.__planted = 4">';
+      const pairs = loadPairViews(runDir);
+      const first = pairs[0] as PairView;
+      const without = first.without;
+      if (without === undefined) throw new Error("no without arm");
+      const hostile: PairView = {
+        ...first,
+        without: {
+          ...without,
+          events: [{ type: "assistant_text", text: planted }],
+          checks: [{ name: planted, status: "fail", message: planted }],
+        },
+      };
+      const file = join(root, "out", "hostile-pair.html");
+      await writeFile(file, renderHtmlReport(report, { pairs: [hostile, ...pairs.slice(1)] }));
+      await page.goto(`${pathToFileURL(file).href}#pair/${first.id}`);
+      const column = page.locator('[data-testid="arm-without"]');
+      await column.waitFor();
+      await expect(column.locator('[data-testid="event"] pre').textContent()).resolves.toBe(
+        planted,
+      );
+      await expect(column.locator('[data-testid="check"] th').textContent()).resolves.toBe(planted);
+      expect(await page.evaluate("typeof window.__planted")).toBe("undefined");
+      await expect(page.locator("img").count()).resolves.toBe(0);
+      expect(blocked).toEqual([]);
     },
     30_000,
   );

@@ -3,14 +3,32 @@
  * Vega-Lite chart plus an HTML table of the same values, with Vega, Vega-Lite and vega-embed
  * inlined so the file opens anywhere without a network.
  */
-import type { BenchReport, Profile } from "../bench/analysis/report.js";
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { BenchReport, Profile, RequirementOutcome } from "../bench/analysis/report.js";
+import { RESULTS_FILE } from "../bench/store/results.js";
 import { chartLibraries } from "./libraries.js";
+import { loadPairViews, type PairRef, type PairView, pairPath } from "./pairs.js";
+import { STATIC_ROUTER_SCRIPT, VIEWER_SCRIPT, VIEWER_STYLE } from "./viewer.js";
 
 export interface HtmlReportOptions {
-  /** Shown under the title, e.g. the run directory. */
+  /**
+   * Shown under the title, e.g. the run directory. When it is a run directory (what
+   * `bench report --html` passes) and `pairs` is not given, its pairs are embedded.
+   */
   readonly source?: string;
   /** Default: now. Injectable so tests can compare whole documents. */
   readonly generatedAt?: Date;
+  /**
+   * Pair views embedded in the file: every requirement links to `#pair/<path>`, which shows the
+   * side-by-side trajectory viewer from the embedded data (works offline from a file).
+   */
+  readonly pairs?: readonly PairView[];
+  /**
+   * The dashboard's page: pair links go to the served viewer (`/pair/<path>`) and the page polls
+   * `stateUrl` and swaps in the new report when the store's `version` changes.
+   */
+  readonly live?: { readonly stateUrl: string; readonly version: string };
 }
 
 const MINUS = "\u2212";
@@ -317,11 +335,41 @@ function sensitivityText(profile: Profile): string {
   return `disagree: ${profile.sensitivity.disagreements.join(", ")}`;
 }
 
-function profileSection(profile: Profile, chart: Chart, alpha: number): string {
+/** Where a pair's link points, or undefined when this document has no trajectory viewer. */
+type PairHref = (ref: PairRef) => string | undefined;
+
+/** The repeats of a requirement, read from its run keys (`config/skill/requirement/arm#repeat`). */
+function repeatsOf(outcome: RequirementOutcome): number[] {
+  const repeats = new Set<number>();
+  for (const key of [...outcome.runs.without, ...outcome.runs.with]) {
+    const match = /#([0-9]+)$/.exec(key);
+    if (match !== null) repeats.add(Number(match[1]));
+  }
+  return [...repeats].sort((left, right) => left - right);
+}
+
+function pairLinks(profile: Profile, outcome: RequirementOutcome, href: PairHref): string {
+  const links = repeatsOf(outcome).flatMap((repeat) => {
+    const ref = { config: profile.config, skill: profile.skill, requirement: outcome.id, repeat };
+    const target = href(ref);
+    if (target === undefined) return [];
+    return [
+      `<a href="${escapeHtml(target)}" data-testid="pair-link" data-pair="${escapeHtml(pairPath(ref))}" aria-label="${escapeHtml(`trajectories of ${profile.skill} / ${outcome.id}, repeat ${repeat}`)}">trajectories #${repeat}</a>`,
+    ];
+  });
+  return links.length === 0 ? "—" : links.join(" ");
+}
+
+function profileSection(
+  profile: Profile,
+  chart: Chart,
+  alpha: number,
+  href: PairHref | undefined,
+): string {
   const rows = profile.requirements
     .map(
       (outcome) =>
-        `<tr><th scope="row">${escapeHtml(outcome.id)}</th><td>${formatRatio(outcome.without)}</td><td>${formatRatio(outcome.with)}</td><td>${formatDelta(outcome.delta)}</td><td>${[outcome.timeout ? "timeout" : "", outcome.identical ? "identical" : "", outcome.misplaced.length > 0 ? `misplaced: ${outcome.misplaced.map(escapeHtml).join(", ")}` : ""].filter((text) => text !== "").join("; ")}</td></tr>`,
+        `<tr><th scope="row">${escapeHtml(outcome.id)}</th><td>${formatRatio(outcome.without)}</td><td>${formatRatio(outcome.with)}</td><td>${formatDelta(outcome.delta)}</td><td>${[outcome.timeout ? "timeout" : "", outcome.identical ? "identical" : "", outcome.misplaced.length > 0 ? `misplaced: ${outcome.misplaced.map(escapeHtml).join(", ")}` : ""].filter((text) => text !== "").join("; ")}</td>${href === undefined ? "" : `<td>${pairLinks(profile, outcome, href)}</td>`}</tr>`,
     )
     .join("");
   const notes =
@@ -344,7 +392,7 @@ function profileSection(profile: Profile, chart: Chart, alpha: number): string {
 </dl>
 ${notes}
 <div class="pair">${chartContainer(chart, `Requirement deltas of ${profile.skill} under ${profile.config}`)}
-<table><caption>Requirements (mean pass ratio over repeats)</caption><thead><tr><th scope="col">requirement</th><th scope="col">without</th><th scope="col">with</th><th scope="col">d (pp)</th><th scope="col">flags</th></tr></thead><tbody>${rows}</tbody></table></div>
+<table><caption>Requirements (mean pass ratio over repeats)</caption><thead><tr><th scope="col">requirement</th><th scope="col">without</th><th scope="col">with</th><th scope="col">d (pp)</th><th scope="col">flags</th>${href === undefined ? "" : `<th scope="col">side by side</th>`}</tr></thead><tbody>${rows}</tbody></table></div>
 </section>`;
 }
 
@@ -428,7 +476,8 @@ function usageSection(report: BenchReport, chart: Chart): string {
 <p>Runs scored: ${report.runs.scored}; attempts lost to infrastructure: ${report.runs.infraAttempts}.</p></section>`;
 }
 
-const STYLE = `
+/** The report's style (the viewer's included), also used by the dashboard's own pages. */
+export const REPORT_STYLE = `${VIEWER_STYLE}
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:72rem;padding:0 1rem;color:#1b1b1b}
 h1{margin-bottom:.2rem}h2{margin-top:2.5rem;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:.5rem 0;font-size:.9rem}
@@ -438,6 +487,7 @@ caption{text-align:left;font-weight:600;padding:.25rem 0}
 .star{color:#b35900;font-weight:bold}.meta{color:#555}
 dl.summary{display:grid;grid-template-columns:max-content auto;gap:.15rem 1rem}dt{font-weight:600}dd{margin:0}
 .chart-error{color:#a00}
+#live-status{font-size:.85rem}
 `;
 
 /**
@@ -445,7 +495,7 @@ dl.summary{display:grid;grid-template-columns:max-content auto;gap:.15rem 1rem}d
  * that rendered from one that failed; a failure is written into the container, not swallowed.
  */
 const BOOT = `
-(function(){
+window.skillsmithRenderCharts = function(){
   var charts = JSON.parse(document.getElementById("report-charts").textContent);
   charts.forEach(function(chart){
     var element = document.getElementById(chart.id);
@@ -459,13 +509,87 @@ const BOOT = `
       element.appendChild(message);
     });
   });
+};
+window.skillsmithRenderCharts();
+`;
+
+/**
+ * The dashboard's page polls the store's version and, when it changed, fetches the page again
+ * and swaps in the new header and report (the server escaped every run text in it; DOMParser
+ * runs no scripts), then renders the charts again. Scroll position is kept.
+ */
+const LIVE_SCRIPT = `
+(function(){
+  var config = JSON.parse(document.getElementById("report-live").textContent);
+  var version = config.version;
+  var status = document.getElementById("live-status");
+  var busy = false;
+  function stamp(text){ if (status) status.textContent = text; }
+  function poll(){
+    if (busy) return;
+    busy = true;
+    fetch(config.stateUrl, {cache: "no-store", credentials: "same-origin"}).then(function(response){
+      if (!response.ok) throw new Error("HTTP " + response.status);
+      return response.json();
+    }).then(function(state){
+      if (state.version === version) { stamp("live \u00b7 " + state.scored + " runs stored \u00b7 checked " + new Date().toLocaleTimeString()); return; }
+      return fetch(location.pathname + location.search, {cache: "no-store", credentials: "same-origin"}).then(function(response){
+        if (!response.ok) throw new Error("HTTP " + response.status);
+        return response.text();
+      }).then(function(text){
+        var next = new DOMParser().parseFromString(text, "text/html");
+        var nextMain = next.querySelector("main");
+        var nextLive = next.getElementById("report-live");
+        if (!nextMain || !nextLive) { location.reload(); return; }
+        document.querySelector("header").replaceWith(document.adoptNode(next.querySelector("header")));
+        document.querySelector("main").replaceWith(document.adoptNode(nextMain));
+        document.getElementById("report-charts").textContent = next.getElementById("report-charts").textContent;
+        version = JSON.parse(nextLive.textContent).version;
+        document.body.setAttribute("data-version", version);
+        status = document.getElementById("live-status");
+        window.skillsmithRenderCharts();
+        stamp("live \u00b7 " + state.scored + " runs stored \u00b7 updated " + new Date().toLocaleTimeString());
+      });
+    }).catch(function(error){
+      stamp("live updates paused: " + error.message);
+    }).then(function(){ busy = false; });
+  }
+  setInterval(poll, config.intervalMs || 1000);
 })();
 `;
+
+/** JSON for the page's live loop: where to poll and which store version the page shows. */
+function liveConfig(live: NonNullable<HtmlReportOptions["live"]>): string {
+  return scriptJson({ stateUrl: live.stateUrl, version: live.version, intervalMs: 1000 });
+}
+
+/**
+ * Per-text limit for pairs embedded in the static file, which holds every pair of the run; the
+ * dashboard serves one pair at a time with the larger default.
+ */
+export const EMBEDDED_TEXT_LIMIT = 4_000;
+
+/** Pair views to embed: the given ones, else those of `source` when it is a run directory. */
+function embeddedPairs(options: HtmlReportOptions): readonly PairView[] | undefined {
+  if (options.pairs !== undefined) return options.pairs;
+  if (options.live !== undefined || options.source === undefined) return undefined;
+  const store = join(options.source, RESULTS_FILE);
+  if (!existsSync(store) || !statSync(options.source).isDirectory()) return undefined;
+  return loadPairViews(options.source, { textLimit: EMBEDDED_TEXT_LIMIT });
+}
 
 /** One self-contained HTML document for a run's report (no network needed to open it). */
 export function renderHtmlReport(report: BenchReport, options: HtmlReportOptions = {}): string {
   const alpha = 0.05;
   const skills = skillOrder(report);
+  const pairs = embeddedPairs(options);
+  const embeddedIds = new Set(pairs?.map((pair) => pair.id));
+  const href: PairHref | undefined =
+    options.live !== undefined
+      ? (ref) => `/pair/${pairPath(ref)}`
+      : pairs === undefined
+        ? undefined
+        : (ref) => (embeddedIds.has(pairPath(ref)) ? `#pair/${pairPath(ref)}` : undefined);
   const charts: Chart[] = [];
   const heatmap = heatmapSpec(report, skills, alpha);
   charts.push(heatmap);
@@ -477,7 +601,7 @@ export function renderHtmlReport(report: BenchReport, options: HtmlReportOptions
   const profileSections = orderedProfiles.map((profile, index) => {
     const chart = requirementSpec(profile, index);
     charts.push(chart);
-    return profileSection(profile, chart, alpha);
+    return profileSection(profile, chart, alpha, href);
   });
   const scatter = scatterSection(report, charts);
   const usage = usageSpec(report);
@@ -495,14 +619,15 @@ export function renderHtmlReport(report: BenchReport, options: HtmlReportOptions
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="skillsmith">
 <title>${escapeHtml(title)}</title>
-<style>${STYLE}</style>
+<style>${REPORT_STYLE}</style>
 </head>
-<body>
+<body${options.live === undefined ? "" : ` data-version="${escapeHtml(options.live.version)}"`}>
 <header>
 <h1>${escapeHtml(title)}</h1>
-<p class="meta">${options.source === undefined ? "" : `Run directory ${escapeHtml(options.source)} · `}generated ${escapeHtml(generated)} · ${report.configs.length} configuration${report.configs.length === 1 ? "" : "s"}, ${skills.length} skill${skills.length === 1 ? "" : "s"}, ${report.pooled.pairs} pairs</p>
+<p class="meta">${options.source === undefined ? "" : `Run directory ${escapeHtml(options.source)} · `}${options.live === undefined ? "generated" : "read"} ${escapeHtml(generated)} · ${report.configs.length} configuration${report.configs.length === 1 ? "" : "s"}, ${skills.length} skill${skills.length === 1 ? "" : "s"}, ${report.pooled.pairs} pairs</p>
+${options.live === undefined ? "" : `<p class="meta" id="live-status" role="status" data-testid="live-status">live: the page updates while the run is in progress</p>`}
 </header>
-<main>
+<main data-report="true">
 <section id="heatmap"><h2>Skill-level Δ</h2>
 <p>Δ is the mean over requirements of 100·(pass ratio with the skill − without), in percentage points. Colours are centred on zero (blue: worse, orange: better). Skills are sorted by their mean Δ over configurations.</p>
 <div class="pair">${chartContainer(heatmap, "Heatmap of skill-level Δ, skills by configurations")}
@@ -519,6 +644,19 @@ ${usageSection(report, usage)}
 <script type="application/json" id="report-charts">${scriptJson(charts)}</script>
 ${libraries.map((library) => `<script data-library="${escapeHtml(library.name)}">${inlineScript(library.source)}</script>`).join("\n")}
 <script>${BOOT}</script>
+${
+  pairs === undefined
+    ? ""
+    : `<section id="pair-viewer" hidden></section>
+<script type="application/json" id="report-pairs">${scriptJson(pairs)}</script>
+<script>${VIEWER_SCRIPT}</script>
+<script>${STATIC_ROUTER_SCRIPT}</script>`
+}${
+  options.live === undefined
+    ? ""
+    : `<script type="application/json" id="report-live">${liveConfig(options.live)}</script>
+<script>${LIVE_SCRIPT}</script>`
+}
 </body>
 </html>
 `;

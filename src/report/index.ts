@@ -1,2 +1,4 @@
 export * from "./html.js";
 export * from "./libraries.js";
+export * from "./pairs.js";
+export * from "./server.js";
