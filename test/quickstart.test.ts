@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,6 +13,7 @@ interface QuickstartJson {
   evaluation: {
     profiles: { skill: string; config: string; delta: number; p: number; class: string }[];
   };
+  htmlReport: string;
 }
 
 let scratch: string;
@@ -74,5 +75,16 @@ describe("skillsmith quickstart (the README's main job)", () => {
       /money-decimal\s+10\s+55\.0%\s+95\.0%\s+\+40\.0\s+0\.0078\s+Golden/,
     );
     expect(again.stdout).toMatch(/release-notes-writer\s+NO/);
+    expect(again.stdout).toContain(`HTML report: ${join("run", "report.html")}`);
+  });
+
+  it("writes the self-contained HTML report beside the results", async () => {
+    const parsed = JSON.parse(first.stdout) as QuickstartJson;
+    expect(parsed.htmlReport).toBe(join(scratch, "run", "report.html"));
+    const html = await readFile(parsed.htmlReport, "utf8");
+    expect(html).toMatch(/^<!doctype html>/i);
+    expect(html).toContain("money-decimal");
+    // Opens offline: no script or stylesheet is fetched from anywhere.
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href="https?:/);
   });
 });

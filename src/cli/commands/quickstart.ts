@@ -6,7 +6,9 @@ import {
   renderQuickstartText,
   runQuickstartEvaluation,
 } from "../../bench/index.js";
+import { writeFileAtomic } from "../../core/fs.js";
 import { packageRoot } from "../../core/paths.js";
+import { renderHtmlReport } from "../../report/index.js";
 import type { AuditReport, SkillValidationResult } from "../../skill/index.js";
 import { auditSkillFolder, findSkillFolders, validateSkillFolder } from "../../skill/index.js";
 import { type CommandContext, log, printJson, printLines } from "../context.js";
@@ -99,7 +101,19 @@ export function registerQuickstart(program: Command, context: CommandContext): v
       } finally {
         progress.finish();
       }
-      if (options.json === true) printJson(io, { skills, evaluation: evaluation.report });
-      else printLines(io, renderQuickstartText(evaluation));
+      // The picture people look at first: one self-contained page beside the results.
+      const htmlReport = join(evaluation.runDir, "report.html");
+      await writeFileAtomic(
+        htmlReport,
+        renderHtmlReport(evaluation.report, { source: evaluation.runDir }),
+      );
+      if (options.json === true)
+        printJson(io, { skills, evaluation: evaluation.report, htmlReport });
+      else
+        printLines(io, [
+          ...renderQuickstartText(evaluation),
+          "",
+          `HTML report: ${relative(io.cwd, htmlReport)} (open it in a browser, or browse live: skillsmith view ${relative(io.cwd, evaluation.runDir)})`,
+        ]);
     });
 }
