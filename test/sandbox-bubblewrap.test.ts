@@ -150,6 +150,16 @@ describe(`bubblewrap details${hasBwrap ? "" : " (skipped: bwrap not installed)"}
       expect(result.stdout).not.toContain("allocated");
       expect(result.stderr).toContain("MemoryError");
       expect(result.exitCode).toBe(1);
+      // The same cap must not stop Node itself from starting (V8 reserves gigabytes of address
+      // space up front): agents such as Claude Code and Codex run under it.
+      const node = await sandbox.exec(
+        request({
+          command: [process.execPath, "-e", "console.log('node started')"],
+          limits: { timeoutMs: 20_000, memoryBytes: 256 * MiB },
+        }),
+      );
+      expect(node.stdout).toContain("node started");
+      expect(node.exitCode).toBe(0);
     },
   );
 

@@ -28,8 +28,11 @@ import type { SandboxExecRequest, SandboxExecResult, SandboxV1 } from "./types.j
  * capabilities (root inside could otherwise remount the host read-write).
  *
  * Limits: a cgroup per run (memory, pids, cpu) when the cgroup filesystem is writable, which is
- * the only precise way for root; otherwise `prlimit` (address space, and processes for non-root
+ * the only precise way for root; otherwise `prlimit` (data segment, and processes for non-root
  * users, where RLIMIT_NPROC counts all of that user's processes). `limitEnforcement()` says which.
+ * RLIMIT_DATA rather than RLIMIT_AS: V8 and the agent CLIs reserve far more address space than
+ * they use, so an address-space cap stops Node and Codex from starting at all, while the data
+ * limit counts only writable private memory (Linux ≥ 4.7) and still stops a memory hog.
  */
 
 export interface BubblewrapSandboxOptions {
@@ -325,7 +328,7 @@ export class BubblewrapSandbox implements SandboxV1 {
 function prlimitPrefix(memoryBytes?: number, maxProcesses?: number): string[] {
   const prlimit = findOnPath("prlimit") ?? "prlimit";
   const limits: string[] = [];
-  if (memoryBytes !== undefined) limits.push(`--as=${memoryBytes}`);
+  if (memoryBytes !== undefined) limits.push(`--data=${memoryBytes}`);
   if (maxProcesses !== undefined) limits.push(`--nproc=${maxProcesses}`);
   return limits.length === 0 ? [] : [prlimit, ...limits, "--"];
 }
