@@ -18,6 +18,7 @@ export {
   testFileName,
 } from "./import/swe-skills-bench.js";
 export { parseToml, TomlSyntaxError, type TomlTable, type TomlValue } from "./import/toml.js";
+export * from "./queue/index.js";
 export * from "./run/index.js";
 export * from "./store/index.js";
 export * from "./suite/layout.js";

@@ -7,7 +7,9 @@ import { registerQuickstart } from "./commands/quickstart.js";
 import { registerSkill } from "./commands/skill.js";
 import { registerStats } from "./commands/stats.js";
 import { registerSynth } from "./commands/synth.js";
+import { registerView } from "./commands/view.js";
 import { registerWiki } from "./commands/wiki.js";
+import { registerWorker } from "./commands/worker.js";
 import type { CliIo, CommandContext } from "./context.js";
 
 /** Exit codes, documented in the README. */
@@ -29,6 +31,8 @@ const registrations: readonly Register[] = [
   registerBench,
   registerSynth,
   registerWiki,
+  registerView,
+  registerWorker,
 ];
 
 function defaultIo(): CliIo {

@@ -5,6 +5,10 @@
  * pass ratio bound to its trajectory. Infrastructure failures are attempts, retried up to a
  * bound and never scored; timeouts score 0 and are flagged; agent errors score what the
  * verifier finds.
+ *
+ * `runSuite` schedules in this process; the queue path (`../queue/`) plans with the same
+ * `planRun` / `openRunDirectory` and executes on workers with the same `executeWithRetries` /
+ * `executeRun`, so a run is executed one way wherever it runs.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
@@ -42,6 +46,7 @@ import {
 } from "../store/manifest.js";
 import {
   ARMS,
+  type AttemptRecord,
   formatRunKey,
   ResultsStore,
   type RunKey,
@@ -63,10 +68,35 @@ export interface ModelEndpoint {
 
 function endpointFor(
   configuration: Configuration,
-  options: Pick<RunSuiteOptions, "modelEndpoint">,
+  options: Pick<ExecutionContext, "modelEndpoint">,
 ): ModelEndpoint | undefined {
   const endpoint = options.modelEndpoint;
   return typeof endpoint === "function" ? endpoint(configuration) : endpoint;
+}
+
+/**
+ * Model endpoints for agents that talk to one, from the variables their own clients read
+ * (`ANTHROPIC_BASE_URL`/`ANTHROPIC_API_KEY`, `OPENAI_BASE_URL`/`OPENAI_API_KEY`).
+ */
+export function endpointFromEnvironment(
+  env: Readonly<Record<string, string | undefined>>,
+): (configuration: Configuration) => ModelEndpoint | undefined {
+  return (configuration) => {
+    const names =
+      configuration.agent === "claude-code" ||
+      (configuration.agent === "builtin" && configuration.model?.startsWith("anthropic:") === true)
+        ? { baseUrl: "ANTHROPIC_BASE_URL", apiKey: "ANTHROPIC_API_KEY" }
+        : configuration.agent === "codex" || configuration.agent === "builtin"
+          ? { baseUrl: "OPENAI_BASE_URL", apiKey: "OPENAI_API_KEY" }
+          : undefined;
+    if (names === undefined) return undefined;
+    const baseUrl = env[names.baseUrl];
+    const apiKey = env[names.apiKey];
+    return {
+      ...(baseUrl === undefined || baseUrl === "" ? {} : { baseUrl }),
+      ...(apiKey === undefined || apiKey === "" ? {} : { apiKey }),
+    };
+  };
 }
 
 export interface RunProgress {
@@ -159,7 +189,8 @@ const DEFAULT_MODELS: Partial<Record<AgentKind, string>> = {
   codex: "openai:gpt-5",
 };
 
-interface PlannedRun {
+/** One run to execute: its key and what the key names in the suite. */
+export interface PlannedRun {
   readonly key: RunKey;
   readonly configuration: Configuration;
   readonly skill: SuiteSkill;
@@ -257,7 +288,7 @@ async function solutionOf(requirement: SuiteRequirement): Promise<Solution | und
   return undefined;
 }
 
-function plannedKeys(
+export function plannedKeys(
   suite: Suite,
   configurations: readonly Configuration[],
   repeats: number,
@@ -300,9 +331,23 @@ export async function openSandbox(
   return createSandbox({ kind });
 }
 
-/** Run every missing run of a suite; see the module comment. */
-export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummary> {
-  const started = performance.now();
+/** The inputs of a run, checked, before anything is written or a sandbox is opened. */
+export interface RunPlan {
+  readonly suite: Suite;
+  readonly runDir: string;
+  readonly repeats: number;
+  readonly concurrency: number;
+  readonly maxAttempts: number;
+  readonly configurations: readonly Configuration[];
+  readonly predictions: Predictions | undefined;
+  readonly existingManifest: RunManifest | undefined;
+}
+
+/**
+ * Load and check what `options` ask for: the suite, the configurations with their overrides,
+ * the predictions, the option values. Shared by the in-process runner and the queue coordinator.
+ */
+export async function planRun(options: RunSuiteOptions): Promise<RunPlan> {
   const suite =
     typeof options.suite === "string" ? await loadSuite(resolve(options.suite)) : options.suite;
   const runDir = resolve(options.runDir);
@@ -358,20 +403,42 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
       `--resume: ${runDir} holds no earlier run (no manifest.json); drop --resume to start one`,
     );
   }
+  return {
+    suite,
+    runDir,
+    repeats,
+    concurrency,
+    maxAttempts,
+    configurations,
+    predictions,
+    existingManifest,
+  };
+}
 
-  const ownSandbox = typeof options.sandbox === "string" || options.sandbox === undefined;
-  const sandbox =
-    typeof options.sandbox === "object"
-      ? options.sandbox
-      : await openSandbox(options.sandbox ?? "local", options.onWarning);
+/** A run directory opened for writing: manifest merged and written, keys still to run. */
+export interface OpenRun {
+  readonly manifest: RunManifest;
+  readonly store: ResultsStore;
+  readonly planned: readonly PlannedRun[];
+  /** Planned runs without a stored result, in plan order. */
+  readonly pending: readonly PlannedRun[];
+  readonly alreadyDone: number;
+}
 
+/** Merge this invocation into the manifest, open the store and find what is left to run. */
+export async function openRunDirectory(
+  plan: RunPlan,
+  options: RunSuiteOptions,
+  sandboxKind: string,
+): Promise<OpenRun> {
+  const { suite, runDir, configurations, predictions, repeats, concurrency, maxAttempts } = plan;
   const now = new Date().toISOString();
   const currentManifest: RunManifest = {
     format: MANIFEST_FORMAT,
     createdAt: now,
     updatedAt: now,
     suite: { path: suite.root, name: suite.name, digest: await treeDigest(suite.root) },
-    configurations,
+    configurations: [...configurations],
     versions: {
       skillsmith: packageVersion(),
       node: process.version,
@@ -383,7 +450,7 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
       maxAttempts,
       ...(options.budgetUsd === undefined ? {} : { budgetUsd: options.budgetUsd }),
     },
-    sandbox: sandbox.kind,
+    sandbox: sandboxKind,
     ...(predictions === undefined
       ? {}
       : {
@@ -396,52 +463,94 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
     commandLines: options.commandLine === undefined ? [] : [[...options.commandLine]],
   };
   const manifest =
-    existingManifest === undefined
+    plan.existingManifest === undefined
       ? currentManifest
-      : mergeManifest(existingManifest, currentManifest, runDir);
+      : mergeManifest(plan.existingManifest, currentManifest, runDir);
 
   const store = ResultsStore.open(runDir);
   try {
     await writeManifest(runDir, manifest);
-    const planned = plannedKeys(suite, configurations, repeats);
-    const pending = planned.filter((run) => !store.has(run.key));
-    const alreadyDone = planned.length - pending.length;
-    const cacheDir = options.cacheDir ?? defaultCacheDir();
-    const bases = new Map<string, Promise<PreparedBase>>();
-    const baseFor = (skill: SuiteSkill): Promise<PreparedBase> => {
-      let promise = bases.get(skill.id);
-      if (promise === undefined) {
-        const repository = skill.repository;
-        if (repository === undefined)
-          throw new UsageError("no-repository", `skill ${skill.id} has no repository`);
-        promise = prepareBase({
-          source: environmentSource(repository),
-          commit: repository.commit,
-          setup:
-            repository.setup.length > 0
-              ? { kind: "commands", commands: repository.setup }
-              : { kind: "detect" },
-          sandbox,
-          cacheDir,
-          workspaceMountPath: repository.mountPath,
-        });
-        bases.set(skill.id, promise);
-        // A failed preparation is retried by the next run that needs it.
-        promise.catch(() => bases.delete(skill.id));
-      }
-      return promise;
-    };
+  } catch (error) {
+    store.close();
+    throw error;
+  }
+  const planned = plannedKeys(suite, configurations, repeats);
+  const pending = planned.filter((run) => !store.has(run.key));
+  return { manifest, store, planned, pending, alreadyDone: planned.length - pending.length };
+}
 
-    const harnesses = new Map<string, AgentHarnessV1>();
-    const harnessOf = (configuration: Configuration): AgentHarnessV1 => {
-      let harness = harnesses.get(configuration.id);
-      if (harness === undefined) {
-        const defaults = () => defaultHarness(configuration, suite, predictions);
-        harness = options.harnessFor?.(configuration, defaults) ?? defaults();
-        harnesses.set(configuration.id, harness);
-      }
-      return harness;
-    };
+/**
+ * Prepared bases of a suite's skills, each prepared once per process on first use; a failed
+ * preparation is retried by the next run that needs it.
+ */
+export function preparedBases(
+  sandbox: SandboxV1,
+  cacheDir: string,
+): (skill: SuiteSkill) => Promise<PreparedBase> {
+  const bases = new Map<string, Promise<PreparedBase>>();
+  return (skill) => {
+    let promise = bases.get(skill.id);
+    if (promise === undefined) {
+      const repository = skill.repository;
+      if (repository === undefined)
+        throw new UsageError("no-repository", `skill ${skill.id} has no repository`);
+      promise = prepareBase({
+        source: environmentSource(repository),
+        commit: repository.commit,
+        setup:
+          repository.setup.length > 0
+            ? { kind: "commands", commands: repository.setup }
+            : { kind: "detect" },
+        sandbox,
+        cacheDir,
+        workspaceMountPath: repository.mountPath,
+      });
+      bases.set(skill.id, promise);
+      promise.catch(() => bases.delete(skill.id));
+    }
+    return promise;
+  };
+}
+
+/** The harness of each configuration, built once: `harnessFor` when given, else the default. */
+export function harnessesFor(
+  suite: Suite,
+  predictions: Predictions | undefined,
+  harnessFor: RunSuiteOptions["harnessFor"],
+): (configuration: Configuration) => AgentHarnessV1 {
+  const harnesses = new Map<string, AgentHarnessV1>();
+  return (configuration) => {
+    let harness = harnesses.get(configuration.id);
+    if (harness === undefined) {
+      const defaults = () => defaultHarness(configuration, suite, predictions);
+      harness = harnessFor?.(configuration, defaults) ?? defaults();
+      harnesses.set(configuration.id, harness);
+    }
+    return harness;
+  };
+}
+
+/** Run every missing run of a suite; see the module comment. */
+export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummary> {
+  const started = performance.now();
+  const plan = await planRun(options);
+  const { suite, runDir, concurrency, maxAttempts } = plan;
+
+  const ownSandbox = typeof options.sandbox === "string" || options.sandbox === undefined;
+  const sandbox =
+    typeof options.sandbox === "object"
+      ? options.sandbox
+      : await openSandbox(options.sandbox ?? "local", options.onWarning);
+
+  const { manifest, store, planned, pending, alreadyDone } = await openRunDirectory(
+    plan,
+    options,
+    sandbox.kind,
+  );
+  try {
+    const cacheDir = options.cacheDir ?? defaultCacheDir();
+    const baseFor = preparedBases(sandbox, cacheDir);
+    const harnessOf = harnessesFor(suite, plan.predictions, options.harnessFor);
 
     let done = 0;
     let running = 0;
@@ -466,14 +575,19 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
     };
     progress();
 
-    const context: RunContext = {
-      store,
+    const context: ExecutionContext = {
       sandbox,
-      runDir,
       baseFor,
       harnessOf,
-      options,
+      ...(options.modelEndpoint === undefined ? {} : { modelEndpoint: options.modelEndpoint }),
+      ...(options.agentEnv === undefined ? {} : { agentEnv: options.agentEnv }),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    };
+    const retry: RetryPolicy = {
+      ledger: store,
       maxAttempts,
+      record: (result) => storeRunResult(store, runDir, result),
+      ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
     };
     const worker = async () => {
       for (;;) {
@@ -488,7 +602,7 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
         running += 1;
         progress();
         const runStarted = performance.now();
-        const outcome = await executeWithRetries(run, context);
+        const outcome = await executeWithRetries(run, context, retry);
         running -= 1;
         executedMs += performance.now() - runStarted;
         finishedRuns += 1;
@@ -565,29 +679,55 @@ function defaultHarness(
   }
 }
 
-interface RunContext {
-  readonly store: ResultsStore;
+/**
+ * What one run needs besides its key: shared by the in-process runner and the queue worker,
+ * so both execute a run the same way.
+ */
+export interface ExecutionContext {
   readonly sandbox: SandboxV1;
-  readonly runDir: string;
   readonly baseFor: (skill: SuiteSkill) => Promise<PreparedBase>;
   readonly harnessOf: (configuration: Configuration) => AgentHarnessV1;
-  readonly options: RunSuiteOptions;
-  readonly maxAttempts: number;
+  readonly modelEndpoint?: RunSuiteOptions["modelEndpoint"];
+  /** Extra environment for agent processes. */
+  readonly agentEnv?: Readonly<Record<string, string>>;
+  readonly signal?: AbortSignal;
 }
 
-type Outcome =
+/** Where attempts are counted and infrastructure failures recorded (the results store, or a list). */
+export interface AttemptLedger {
+  attemptCount(key: RunKey): number;
+  recordInfraAttempt(record: Omit<AttemptRecord, "outcome">): void;
+}
+
+export interface RetryPolicy {
+  readonly ledger: AttemptLedger;
+  readonly maxAttempts: number;
+  /** Keeps a scored result (the store, or the queue job's return value) and returns what was kept. */
+  readonly record: (result: RunResult) => Promise<RunResult>;
+  readonly onWarning?: (message: string) => void;
+}
+
+export type RunOutcome =
   | { readonly kind: "scored"; readonly result: RunResult }
   | { readonly kind: "failed"; readonly failure: RunFailure }
   | { readonly kind: "aborted" };
 
-async function executeWithRetries(run: PlannedRun, context: RunContext): Promise<Outcome> {
-  const { store } = context;
+/**
+ * Execute a run until one attempt is clean or the bound is reached. Infrastructure failures are
+ * recorded in the ledger and never scored; user mistakes propagate.
+ */
+export async function executeWithRetries(
+  run: PlannedRun,
+  context: ExecutionContext,
+  policy: RetryPolicy,
+): Promise<RunOutcome> {
+  const { ledger } = policy;
   let lastError = "";
   // The bound is per invocation, so re-running after fixing an endpoint retries a key that gave
   // up before; attempt numbers continue across invocations.
   for (let tries = 1; ; tries += 1) {
-    const attempt = store.attemptCount(run.key) + 1;
-    if (tries > context.maxAttempts) {
+    const attempt = ledger.attemptCount(run.key) + 1;
+    if (tries > policy.maxAttempts) {
       return {
         kind: "failed",
         failure: { key: run.key, attempts: tries - 1, error: lastError },
@@ -595,14 +735,14 @@ async function executeWithRetries(run: PlannedRun, context: RunContext): Promise
     }
     const startedAt = new Date().toISOString();
     try {
-      const result = await executeOnce(run, context, attempt, startedAt);
-      if (result === undefined) return { kind: "aborted" };
-      return { kind: "scored", result };
+      const result = await executeRun(run, context, attempt, startedAt);
+      if (result === undefined || isAborted(context.signal)) return { kind: "aborted" };
+      return { kind: "scored", result: await policy.record(result) };
     } catch (error) {
       if (isUserMistake(error)) throw error;
-      if (context.options.signal?.aborted === true) return { kind: "aborted" };
+      if (isAborted(context.signal)) return { kind: "aborted" };
       lastError = messageOf(error);
-      store.recordInfraAttempt({
+      ledger.recordInfraAttempt({
         ...run.key,
         attempt,
         error: lastError,
@@ -610,16 +750,16 @@ async function executeWithRetries(run: PlannedRun, context: RunContext): Promise
         startedAt,
         finishedAt: new Date().toISOString(),
       });
-      context.options.onWarning?.(
-        `infrastructure failure in ${formatRunKey(run.key)} (attempt ${attempt} of ${context.maxAttempts}): ${lastError}`,
+      policy.onWarning?.(
+        `infrastructure failure in ${formatRunKey(run.key)} (attempt ${attempt} of ${policy.maxAttempts}): ${lastError}`,
       );
     }
   }
 }
 
-function modelFor(configuration: Configuration, options: RunSuiteOptions): AgentModel {
-  const spec = configuration.model ?? DEFAULT_MODELS[configuration.agent] ?? configuration.agent;
-  const endpoint = endpointFor(configuration, options);
+function modelFor(configuration: Configuration, context: ExecutionContext): AgentModel {
+  const spec = modelSpecOf(configuration);
+  const endpoint = endpointFor(configuration, context);
   return {
     spec,
     ...(endpoint?.baseUrl === undefined ? {} : { baseUrl: endpoint.baseUrl }),
@@ -627,15 +767,25 @@ function modelFor(configuration: Configuration, options: RunSuiteOptions): Agent
   };
 }
 
-/** One attempt. Throws for infrastructure failures; returns undefined when aborted. */
-async function executeOnce(
+/** The model spec a configuration runs with (its agent's name for agents without a model). */
+export function modelSpecOf(configuration: Configuration): string {
+  return configuration.model ?? DEFAULT_MODELS[configuration.agent] ?? configuration.agent;
+}
+
+/**
+ * One attempt of one run: materialise a fresh workspace, run the agent (the skill installed in
+ * the `with` arm only), record the File Operations, run the verifier and build the result. The
+ * trajectory is redacted and keeps its raw log inline; `storeRunResult` moves a large one to a
+ * file. Throws for infrastructure failures; returns undefined when aborted.
+ */
+export async function executeRun(
   run: PlannedRun,
-  context: RunContext,
+  context: ExecutionContext,
   attempt: number,
   startedAt: string,
 ): Promise<RunResult | undefined> {
   const { key, configuration, skill, requirement } = run;
-  const { options, sandbox } = context;
+  const { sandbox, signal } = context;
   const started = performance.now();
   const base = await context.baseFor(skill);
   const workspace = await materialiseWorkspace(base);
@@ -646,7 +796,8 @@ async function executeOnce(
       configuration.limits.timeoutSeconds,
       skill.agentLimits?.timeoutSeconds ?? Number.POSITIVE_INFINITY,
     );
-    const skillPath = key.arm === "with" ? skill.skillFolders[0] : undefined;
+    const withSkill = key.arm === "with";
+    const skillPath = withSkill ? skill.skillFolders[0] : undefined;
     const agentStarted = performance.now();
     let trajectory: Trajectory;
     try {
@@ -655,18 +806,23 @@ async function executeOnce(
         workspace: workspace.path,
         workspaceMountPath: workspace.mountPath,
         ...(skillPath === undefined ? {} : { skillPath }),
-        model: modelFor(configuration, options),
+        ...(withSkill ? { skillPaths: skill.skillFolders } : {}),
+        model: modelFor(configuration, context),
         limits: {
           timeoutMs: timeoutSeconds * 1000,
           ...(configuration.limits.maxTurns === undefined
             ? {}
             : { maxTurns: configuration.limits.maxTurns }),
+          ...(configuration.limits.memoryMb === undefined
+            ? {}
+            : { memoryBytes: configuration.limits.memoryMb * 1024 * 1024 }),
+          ...(configuration.limits.cpus === undefined ? {} : { cpus: configuration.limits.cpus }),
         },
         sandbox,
         taskId: `${skill.id}/${requirement.id}`,
         arm: key.arm,
-        ...(options.agentEnv === undefined ? {} : { env: options.agentEnv }),
-        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        ...(context.agentEnv === undefined ? {} : { env: context.agentEnv }),
+        ...(signal === undefined ? {} : { signal }),
       });
     } catch (error) {
       // User mistakes abort the whole run; anything else the harness throws costs an attempt.
@@ -674,7 +830,7 @@ async function executeOnce(
       throw new InfraFailure(`agent harness failed: ${messageOf(error)}`);
     }
     const agentMs = performance.now() - agentStarted;
-    if (isAborted(options.signal)) return undefined;
+    if (isAborted(signal)) return undefined;
     if (trajectory.status === "infra_error") {
       throw new InfraFailure(
         `agent run lost to infrastructure: ${trajectory.error ?? "no detail"}`,
@@ -709,7 +865,7 @@ async function executeOnce(
         ...(base.environment === undefined ? {} : { image: base.environment.image }),
         ...(limits?.memoryMb === undefined ? {} : { memoryBytes: limits.memoryMb * 1024 * 1024 }),
         ...(limits?.cpus === undefined ? {} : { cpus: limits.cpus }),
-        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        ...(signal === undefined ? {} : { signal }),
       }).catch((error: unknown) => {
         if (isUserMistake(error)) throw error;
         throw new InfraFailure(
@@ -717,26 +873,15 @@ async function executeOnce(
           trajectory.usage.costUsd ?? 0,
         );
       });
-      if (isAborted(options.signal)) return undefined;
+      if (isAborted(signal)) return undefined;
     }
     const verifierMs = verification === undefined ? 0 : performance.now() - verifierStarted;
 
     // Secrets of this process's environment never reach the store, whatever the harness did.
     const secrets = secretsFromEnvironment(process.env);
-    const apiKey = endpointFor(configuration, options)?.apiKey;
+    const apiKey = endpointFor(configuration, context)?.apiKey;
     if (apiKey !== undefined) secrets.push(apiKey);
     const redacted = redactSecrets(trajectory, secrets);
-    let stored: unknown = redacted;
-    let trajectoryFile: string | undefined;
-    if (redacted.rawLog.length > INLINE_LOG_LIMIT) {
-      trajectoryFile = join(
-        TRAJECTORIES_FOLDER,
-        `${key.config}.${key.skill}.${key.requirement}.${key.arm}.${key.repeat}.a${attempt}-${randomBytes(4).toString("hex")}.log`,
-      );
-      // On disk before the row that names it is committed.
-      await writeFileAtomic(join(context.runDir, trajectoryFile), redacted.rawLog);
-      stored = { ...redacted, rawLog: `[in ${trajectoryFile}]` };
-    }
 
     const timedOut = trajectory.status === "timeout";
     const result: RunResult = {
@@ -752,8 +897,7 @@ async function executeOnce(
       total: verification?.total ?? 0,
       checks: verification?.checks ?? [],
       flags: [...(timedOut ? ["agent-timeout"] : []), ...(verification?.flags ?? [])],
-      trajectory: stored,
-      ...(trajectoryFile === undefined ? {} : { trajectoryFile }),
+      trajectory: redacted,
       // Harnesses that show no skills (replay, none, oracle) cannot tell: unknown, not "no".
       skillActivated: trajectory.skillsShownSource === "none" ? null : trajectory.skillActivated,
       workspaceDigest,
@@ -771,13 +915,40 @@ async function executeOnce(
       finishedAt: new Date().toISOString(),
       attempts: attempt,
     };
-    if (isAborted(options.signal)) return undefined;
-    context.store.recordResult(result);
+    if (isAborted(signal)) return undefined;
     return result;
   } finally {
     await workspace.dispose().catch(() => undefined);
     await rm(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * Commit a result to the store: a raw log over the inline limit goes to a file under
+ * `trajectories/` first, so the row never names a file that is not on disk.
+ */
+export async function storeRunResult(
+  store: ResultsStore,
+  runDir: string,
+  result: RunResult,
+): Promise<RunResult> {
+  const trajectory = result.trajectory as { rawLog?: unknown } | null;
+  const rawLog = typeof trajectory?.rawLog === "string" ? trajectory.rawLog : "";
+  let stored = result;
+  if (rawLog.length > INLINE_LOG_LIMIT) {
+    const trajectoryFile = join(
+      TRAJECTORIES_FOLDER,
+      `${result.config}.${result.skill}.${result.requirement}.${result.arm}.${result.repeat}.a${result.attempts}-${randomBytes(4).toString("hex")}.log`,
+    );
+    await writeFileAtomic(join(runDir, trajectoryFile), rawLog);
+    stored = {
+      ...result,
+      trajectory: { ...(trajectory as object), rawLog: `[in ${trajectoryFile}]` },
+      trajectoryFile,
+    };
+  }
+  store.recordResult(stored);
+  return stored;
 }
 
 /** Where the results of `runSuite` for a suite go when no `--out` is given. */

@@ -1,19 +1,24 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { generateSuite } from "../../bench/generate/index.js";
-import type { Configuration, ImportResult, SandboxKind } from "../../bench/index.js";
+import type { ImportResult, SandboxKind } from "../../bench/index.js";
 import {
   AGENT_KINDS,
   type AgentKind,
   createProgressRenderer,
   defaultRunDir,
+  endpointFromEnvironment,
   formatSuiteProblem,
   importHarbor,
   importSweSkillsBench,
   loadSuite,
+  parseRateLimit,
+  type RateLimit,
+  redactRedisUrl,
   renderReportText,
   reportRunDir,
   runSuite,
+  runSuiteOnQueue,
   validateSuite,
 } from "../../bench/index.js";
 import { UsageError } from "../../core/errors.js";
@@ -192,28 +197,6 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-/** Model endpoints for agents that talk to one, from the variables their own clients read. */
-function endpointFromEnvironment(
-  env: Readonly<Record<string, string | undefined>>,
-): (configuration: Configuration) => { baseUrl?: string; apiKey?: string } | undefined {
-  return (configuration) => {
-    const names =
-      configuration.agent === "claude-code" ||
-      (configuration.agent === "builtin" && configuration.model?.startsWith("anthropic:") === true)
-        ? { baseUrl: "ANTHROPIC_BASE_URL", apiKey: "ANTHROPIC_API_KEY" }
-        : configuration.agent === "codex" || configuration.agent === "builtin"
-          ? { baseUrl: "OPENAI_BASE_URL", apiKey: "OPENAI_API_KEY" }
-          : undefined;
-    if (names === undefined) return undefined;
-    const baseUrl = env[names.baseUrl];
-    const apiKey = env[names.apiKey];
-    return {
-      ...(baseUrl === undefined || baseUrl === "" ? {} : { baseUrl }),
-      ...(apiKey === undefined || apiKey === "" ? {} : { apiKey }),
-    };
-  };
-}
-
 interface RunOptions {
   agent?: string;
   model?: string;
@@ -228,6 +211,9 @@ interface RunOptions {
   maxAttempts?: number;
   resume?: boolean;
   json?: boolean;
+  queue?: string;
+  rateLimit?: string[];
+  pollInterval?: number;
 }
 
 function registerRunAndReport(bench: Command, context: CommandContext): void {
@@ -274,6 +260,20 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
       "--resume",
       "continue the run in --out (it must exist); re-running without it resumes too",
     )
+    .option(
+      "--queue <url>",
+      "enqueue the runs on Redis (redis://host:port/db, rediss://:password@host:port/db) for `skillsmith worker` processes, and collect their results here",
+    )
+    .option(
+      "--rate-limit <model=runs/secs>",
+      "with --queue: at most <runs> runs of a provider:model start per <secs> seconds over all workers, e.g. anthropic:claude-sonnet-4-5=30/60s (repeatable)",
+      collect,
+    )
+    .option(
+      "--poll-interval <ms>",
+      "with --queue: how often finished jobs are collected (default 1000)",
+      positiveInteger("--poll-interval"),
+    )
     .option("--json", "print {run, report} as JSON on stdout")
     .action(async (suitePath: string, options: RunOptions) => {
       if (
@@ -308,31 +308,62 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
       const terminal = io.stderrIsTerminal === true;
       const progress = createProgressRenderer(io.stderr, terminal && options.json !== true);
       log(io, `run directory: ${runDir}`);
+      if (options.queue === undefined) {
+        for (const [flag, value] of [
+          ["--rate-limit", options.rateLimit],
+          ["--poll-interval", options.pollInterval],
+        ] as const) {
+          if (value !== undefined) throw new UsageError("option-invalid", `${flag} needs --queue`);
+        }
+      }
+      const rateLimits: Record<string, RateLimit> = {};
+      for (const text of options.rateLimit ?? []) {
+        const { group, limit } = parseRateLimit(text);
+        rateLimits[group] = limit;
+      }
       let summary: Awaited<ReturnType<typeof runSuite>>;
+      const common = {
+        suite,
+        runDir,
+        ...(options.config === undefined ? {} : { configs: options.config }),
+        ...(options.agent === undefined ? {} : { agentOverride: options.agent as AgentKind }),
+        ...(options.model === undefined ? {} : { modelOverride: options.model }),
+        ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+        ...(options.repeats === undefined ? {} : { repeats: options.repeats }),
+        ...(budgetUsd === undefined ? {} : { budgetUsd }),
+        ...(options.predictions === undefined
+          ? {}
+          : { predictions: resolve(io.cwd, options.predictions) }),
+        ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
+        ...(options.resume === true ? { resume: true } : {}),
+        sandbox: sandboxKind as SandboxKind,
+        modelEndpoint: endpointFromEnvironment(io.env),
+        commandLine: ["skillsmith", "bench", "run", suitePath, ...commandLineOptions(options)],
+        onProgress: progress.update,
+        onWarning: (message: string) => {
+          progress.finish();
+          log(io, message);
+        },
+      };
       try {
-        summary = await runSuite({
-          suite,
-          runDir,
-          ...(options.config === undefined ? {} : { configs: options.config }),
-          ...(options.agent === undefined ? {} : { agentOverride: options.agent as AgentKind }),
-          ...(options.model === undefined ? {} : { modelOverride: options.model }),
-          ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-          ...(options.repeats === undefined ? {} : { repeats: options.repeats }),
-          ...(budgetUsd === undefined ? {} : { budgetUsd }),
-          ...(options.predictions === undefined
-            ? {}
-            : { predictions: resolve(io.cwd, options.predictions) }),
-          ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
-          ...(options.resume === true ? { resume: true } : {}),
-          sandbox: sandboxKind as SandboxKind,
-          modelEndpoint: endpointFromEnvironment(io.env),
-          commandLine: ["skillsmith", "bench", "run", suitePath, ...commandLineOptions(options)],
-          onProgress: progress.update,
-          onWarning: (message) => {
-            progress.finish();
-            log(io, message);
-          },
-        });
+        if (options.queue === undefined) {
+          summary = await runSuite(common);
+        } else {
+          log(
+            io,
+            `queue: ${redactRedisUrl(options.queue)} (start workers with: skillsmith worker --queue <url>)`,
+          );
+          summary = await runSuiteOnQueue({
+            ...common,
+            queue: options.queue,
+            rateLimits,
+            ...(options.pollInterval === undefined ? {} : { pollIntervalMs: options.pollInterval }),
+            onConnectionEvent: (message: string) => {
+              progress.finish();
+              log(io, message);
+            },
+          });
+        }
       } finally {
         progress.finish();
       }
@@ -394,6 +425,9 @@ function commandLineOptions(options: RunOptions): string[] {
   if (options.predictions !== undefined) argv.push("--predictions", options.predictions);
   argv.push("--sandbox", options.unsafeNoSandbox === true ? "unsafe" : options.sandbox);
   if (options.resume === true) argv.push("--resume");
+  // The URL without its password: the manifest is shared with readers of the results.
+  if (options.queue !== undefined) argv.push("--queue", redactRedisUrl(options.queue));
+  for (const limit of options.rateLimit ?? []) argv.push("--rate-limit", limit);
   if (options.json === true) argv.push("--json");
   return argv;
 }
