@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
@@ -6,8 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BuiltinHarness } from "../src/agents/builtin.js";
 import { parseTrajectory } from "../src/agents/trajectory.js";
 import type { AgentRunRequest } from "../src/agents/types.js";
-import { BubblewrapSandbox } from "../src/env/sandbox/bubblewrap.js";
-import type { ResourceLimits, SandboxV1 } from "../src/env/sandbox/types.js";
+import type { BubblewrapSandbox } from "../src/env/sandbox/bubblewrap.js";
 import { UnsafeSandbox } from "../src/env/sandbox/unsafe.js";
 import type { Script } from "../src/model/scripted/script.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
@@ -16,9 +15,14 @@ import {
   changedFiles,
   createFixture,
   type Fixture,
+  firstToolResultText,
+  memoryProbeCommand,
+  oneToolCallScript,
   SKILL_DESCRIPTION,
   SKILL_NAME,
+  secondSkill,
 } from "./support/agents.js";
+import { recordingLimits, usableBubblewrap } from "./support/sandboxes.js";
 
 const TASK = "Fix the greeting in greeting.txt.";
 
@@ -90,61 +94,17 @@ function anthropicRequest(overrides: Partial<AgentRunRequest> = {}): AgentRunReq
   };
 }
 
-async function usableBubblewrap(): Promise<BubblewrapSandbox | undefined> {
-  try {
-    const sandbox = new BubblewrapSandbox();
-    await sandbox.probe();
-    return sandbox;
-  } catch {
-    return undefined;
-  }
-}
 const bubblewrap = await usableBubblewrap();
-
-/** A real sandbox that also notes the limits of every exec it is asked for. */
-function recordingLimits(sandbox: SandboxV1): { sandbox: SandboxV1; limits: ResourceLimits[] } {
-  const limits: ResourceLimits[] = [];
-  return {
-    limits,
-    sandbox: {
-      specificationVersion: "v1",
-      kind: sandbox.kind,
-      exec: (request) => {
-        limits.push(request.limits);
-        return sandbox.exec(request);
-      },
-    },
-  };
-}
-
-/** A second skill folder beside the fixture's (a suite skill may ship several). */
-async function secondSkill(name: string, body: string): Promise<string> {
-  const path = join(fixture.root, "more-skills", name);
-  await mkdir(path, { recursive: true });
-  await writeFile(
-    join(path, "SKILL.md"),
-    `---\nname: ${name}\ndescription: The ${name} conventions of this project.\n---\n${body}`,
-  );
-  return path;
-}
 
 describe("builtin harness (AI SDK over HTTP, scripted model)", () => {
   it("installs every folder of skillPaths, offers each, and removes them all afterwards", async () => {
     const punctuation = await secondSkill(
+      fixture,
       "punctuation",
       "End greetings with an exclamation mark.\n",
     );
     server = await startScriptedServer({
-      script: {
-        rules: [
-          {
-            match: { lastUserMessage: "Fix the greeting" },
-            times: 1,
-            reply: { toolCalls: [{ name: "load_skill", input: { name: "punctuation" } }] },
-          },
-        ],
-        fallback: { text: "Done." },
-      },
+      script: oneToolCallScript({ name: "load_skill", input: { name: "punctuation" } }, "Done."),
     });
     const trajectory = await new BuiltinHarness().run(
       // skillPaths wins over skillPath: the fixture's skill comes first because it is listed first.
@@ -175,19 +135,9 @@ describe("builtin harness (AI SDK over HTTP, scripted model)", () => {
     async () => {
       // 300 MiB against a 96 MiB cap must die (cgroup OOM kill, or MemoryError under prlimit);
       // 8 MiB fits. Both run in the same command, so the shell reports each exit code.
-      const command =
-        "python3 -c 'bytearray(300 * 1024 * 1024)' 2>/dev/null; echo big=$?; python3 -c 'bytearray(8 * 1024 * 1024)'; echo small=$?";
+      const command = memoryProbeCommand(300);
       server = await startScriptedServer({
-        script: {
-          rules: [
-            {
-              match: { lastUserMessage: "Fix the greeting" },
-              times: 1,
-              reply: { toolCalls: [{ name: "run_command", input: { command } }] },
-            },
-          ],
-          fallback: { text: "Measured." },
-        },
+        script: oneToolCallScript({ name: "run_command", input: { command } }, "Measured."),
       });
       const recorded = recordingLimits(bubblewrap as BubblewrapSandbox);
       const trajectory = await new BuiltinHarness().run(
@@ -199,8 +149,7 @@ describe("builtin harness (AI SDK over HTTP, scripted model)", () => {
       expect(trajectory.status, trajectory.error).toBe("completed");
       expect(recorded.limits).toHaveLength(1);
       expect(recorded.limits[0]).toMatchObject({ memoryBytes: 96 * 1024 * 1024, cpus: 1 });
-      const output = trajectory.events.find((event) => event.type === "tool_result");
-      const text = output?.type === "tool_result" ? output.output : "";
+      const text = firstToolResultText(trajectory);
       expect(text).toMatch(/small=0\b/);
       expect(text).toMatch(/big=\d+/);
       expect(text).not.toMatch(/big=0\b/);

@@ -1,12 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { chmod, mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { chmod, readFile, stat, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ClaudeCodeHarness } from "../src/agents/claude-code.js";
 import type { AgentRunRequest } from "../src/agents/types.js";
-import { BubblewrapSandbox } from "../src/env/sandbox/bubblewrap.js";
-import type { ResourceLimits, SandboxV1 } from "../src/env/sandbox/types.js";
+import type { BubblewrapSandbox } from "../src/env/sandbox/bubblewrap.js";
 import { UnsafeSandbox } from "../src/env/sandbox/unsafe.js";
 import type { Script } from "../src/model/scripted/script.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
@@ -17,10 +16,15 @@ import {
   claudeBinary,
   createFixture,
   type Fixture,
+  firstToolResultText,
+  memoryProbeCommand,
+  oneToolCallScript,
   SKILL_DESCRIPTION,
   SKILL_NAME,
+  secondSkill,
   survivingProcesses,
 } from "./support/agents.js";
+import { recordingLimits, usableBubblewrap } from "./support/sandboxes.js";
 
 const TASK = "Fix the greeting in greeting.txt.";
 
@@ -84,49 +88,13 @@ function request(overrides: Partial<AgentRunRequest> = {}): AgentRunRequest {
 
 const hasClaude = claudeBinary !== undefined;
 
-async function usableBubblewrap(): Promise<BubblewrapSandbox | undefined> {
-  try {
-    const sandbox = new BubblewrapSandbox();
-    await sandbox.probe();
-    return sandbox;
-  } catch {
-    return undefined;
-  }
-}
 const bubblewrap = await usableBubblewrap();
 /**
- * A memory cap on Claude Code's whole process tree needs cgroups: the prlimit fallback caps
- * address space, which Node's reservations exceed long before any real use.
+ * A memory cap on the CLI's whole process tree needs cgroups: the prlimit fallback limits each
+ * process on its own (RLIMIT_DATA), so a tree of processes can exceed the cap together.
  */
 const cgroupLimits =
   bubblewrap !== undefined && bubblewrap.limitEnforcement().mechanism !== "prlimit";
-
-/** A real sandbox that also notes the limits of every exec it is asked for. */
-function recordingLimits(sandbox: SandboxV1): { sandbox: SandboxV1; limits: ResourceLimits[] } {
-  const limits: ResourceLimits[] = [];
-  return {
-    limits,
-    sandbox: {
-      specificationVersion: "v1",
-      kind: sandbox.kind,
-      exec: (request) => {
-        limits.push(request.limits);
-        return sandbox.exec(request);
-      },
-    },
-  };
-}
-
-/** A second skill folder beside the fixture's (a suite skill may ship several). */
-async function secondSkill(name: string, body: string): Promise<string> {
-  const path = join(fixture.root, "more-skills", name);
-  await mkdir(path, { recursive: true });
-  await writeFile(
-    join(path, "SKILL.md"),
-    `---\nname: ${name}\ndescription: The ${name} conventions of this project.\n---\n${body}`,
-  );
-  return path;
-}
 
 // Real CLIs take 2–3 s each on an idle machine; the generous limit absorbs a loaded CI host.
 describe("claude-code harness (real Claude Code CLI, scripted model)", { timeout: 90_000 }, () => {
@@ -239,20 +207,12 @@ describe("claude-code harness (real Claude Code CLI, scripted model)", { timeout
     "installs every folder of skillPaths: the CLI lists each, and all are removed afterwards",
     async () => {
       const punctuation = await secondSkill(
+        fixture,
         "punctuation",
         "End greetings with an exclamation mark.\n",
       );
       server = await startScriptedServer({
-        script: {
-          rules: [
-            {
-              match: { lastUserMessage: "Fix the greeting" },
-              times: 1,
-              reply: { toolCalls: [{ name: "Skill", input: { skill: "punctuation" } }] },
-            },
-          ],
-          fallback: { text: "Done." },
-        },
+        script: oneToolCallScript({ name: "Skill", input: { skill: "punctuation" } }, "Done."),
       });
       const trajectory = await new ClaudeCodeHarness().run(
         request({ skillPaths: [fixture.skillPath, punctuation] }),
@@ -280,8 +240,7 @@ describe("claude-code harness (real Claude Code CLI, scripted model)", { timeout
     async () => {
       // The cap covers the CLI and everything it starts. 2 GiB cannot fit under 768 MiB (the
       // largest process, python, is the one killed); 8 MiB fits beside the CLI.
-      const command =
-        "python3 -c 'bytearray(2048 * 1024 * 1024)' 2>/dev/null; echo big=$?; python3 -c 'bytearray(8 * 1024 * 1024)'; echo small=$?";
+      const command = memoryProbeCommand(2048);
       server = await startScriptedServer({
         script: {
           rules: [
@@ -306,8 +265,7 @@ describe("claude-code harness (real Claude Code CLI, scripted model)", { timeout
       expect(recorded.limits).toEqual([
         { timeoutMs: 60_000, memoryBytes: 768 * 1024 * 1024, cpus: 1.5 },
       ]);
-      const output = trajectory.events.find((event) => event.type === "tool_result");
-      const text = output?.type === "tool_result" ? output.output : "";
+      const text = firstToolResultText(trajectory);
       expect(text).toMatch(/small=0\b/);
       expect(text).toMatch(/big=\d+/);
       expect(text).not.toMatch(/big=0\b/);

@@ -1,13 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, readdir, readFile, rm, rmdir, writeFile } from "node:fs/promises";
+import { readdir, readFile, rm, rmdir } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CodexHarness } from "../src/agents/codex.js";
 import type { AgentRunRequest } from "../src/agents/types.js";
-import { BubblewrapSandbox } from "../src/env/sandbox/bubblewrap.js";
-import type { ResourceLimits, SandboxV1 } from "../src/env/sandbox/types.js";
+import type { BubblewrapSandbox } from "../src/env/sandbox/bubblewrap.js";
 import { UnsafeSandbox } from "../src/env/sandbox/unsafe.js";
 import type { Script } from "../src/model/scripted/script.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
@@ -18,10 +17,15 @@ import {
   codexBinary,
   createFixture,
   type Fixture,
+  firstToolResultText,
+  memoryProbeCommand,
+  oneToolCallScript,
   SKILL_DESCRIPTION,
   SKILL_NAME,
+  secondSkill,
   survivingProcesses,
 } from "./support/agents.js";
+import { recordingLimits, usableBubblewrap } from "./support/sandboxes.js";
 
 const TASK = "Fix the greeting in greeting.txt.";
 const SED = "sed -i 's/hullo/Hello/' greeting.txt";
@@ -101,49 +105,13 @@ function request(overrides: Partial<AgentRunRequest> = {}): AgentRunRequest {
 
 const hasCodex = codexBinary !== undefined;
 
-async function usableBubblewrap(): Promise<BubblewrapSandbox | undefined> {
-  try {
-    const sandbox = new BubblewrapSandbox();
-    await sandbox.probe();
-    return sandbox;
-  } catch {
-    return undefined;
-  }
-}
 const bubblewrap = await usableBubblewrap();
 /**
- * A memory cap on the CLI's whole process tree needs cgroups: the prlimit fallback caps address
- * space, which the Node wrapper's reservations exceed long before any real use.
+ * A memory cap on the CLI's whole process tree needs cgroups: the prlimit fallback limits each
+ * process on its own (RLIMIT_DATA), so a tree of processes can exceed the cap together.
  */
 const cgroupLimits =
   bubblewrap !== undefined && bubblewrap.limitEnforcement().mechanism !== "prlimit";
-
-/** A real sandbox that also notes the limits of every exec it is asked for. */
-function recordingLimits(sandbox: SandboxV1): { sandbox: SandboxV1; limits: ResourceLimits[] } {
-  const limits: ResourceLimits[] = [];
-  return {
-    limits,
-    sandbox: {
-      specificationVersion: "v1",
-      kind: sandbox.kind,
-      exec: (request) => {
-        limits.push(request.limits);
-        return sandbox.exec(request);
-      },
-    },
-  };
-}
-
-/** A second skill folder beside the fixture's (a suite skill may ship several). */
-async function secondSkill(name: string, body: string): Promise<string> {
-  const path = join(fixture.root, "more-skills", name);
-  await mkdir(path, { recursive: true });
-  await writeFile(
-    join(path, "SKILL.md"),
-    `---\nname: ${name}\ndescription: The ${name} conventions of this project.\n---\n${body}`,
-  );
-  return path;
-}
 
 // Real CLIs take a few seconds each on an idle machine; the generous limit absorbs a loaded CI host.
 describe("codex harness (real Codex CLI, scripted model)", { timeout: 90_000 }, () => {
@@ -222,27 +190,15 @@ describe("codex harness (real Codex CLI, scripted model)", { timeout: 90_000 }, 
     "installs every folder of skillPaths: Codex lists each, and all are removed afterwards",
     async () => {
       const punctuation = await secondSkill(
+        fixture,
         "punctuation",
         "End greetings with an exclamation mark.\n",
       );
       server = await startScriptedServer({
-        script: {
-          rules: [
-            {
-              match: { lastUserMessage: "Fix the greeting" },
-              times: 1,
-              reply: {
-                toolCalls: [
-                  {
-                    name: "exec_command",
-                    input: { cmd: "cat .agents/skills/punctuation/SKILL.md" },
-                  },
-                ],
-              },
-            },
-          ],
-          fallback: { text: "Done." },
-        },
+        script: oneToolCallScript(
+          { name: "exec_command", input: { cmd: "cat .agents/skills/punctuation/SKILL.md" } },
+          "Done.",
+        ),
       });
       const trajectory = await new CodexHarness({ stateDirectory, codexSandbox: "bypass" }).run(
         request({ skillPaths: [fixture.skillPath, punctuation] }),
@@ -266,19 +222,9 @@ describe("codex harness (real Codex CLI, scripted model)", { timeout: 90_000 }, 
     "passes the memory and CPU caps to the sandbox, which holds the CLI's commands to them",
     async () => {
       // 1 GiB cannot fit under 384 MiB with the CLI beside it; 8 MiB fits.
-      const command =
-        "python3 -c 'bytearray(1024 * 1024 * 1024)' 2>/dev/null; echo big=$?; python3 -c 'bytearray(8 * 1024 * 1024)'; echo small=$?";
+      const command = memoryProbeCommand(1024);
       server = await startScriptedServer({
-        script: {
-          rules: [
-            {
-              match: { lastUserMessage: "Fix the greeting" },
-              times: 1,
-              reply: { toolCalls: [{ name: "exec_command", input: { cmd: command } }] },
-            },
-          ],
-          fallback: { text: "Measured." },
-        },
+        script: oneToolCallScript({ name: "exec_command", input: { cmd: command } }, "Measured."),
       });
       const recorded = recordingLimits(bubblewrap as BubblewrapSandbox);
       const trajectory = await new CodexHarness({ stateDirectory }).run(
@@ -291,8 +237,7 @@ describe("codex harness (real Codex CLI, scripted model)", { timeout: 90_000 }, 
       expect(recorded.limits).toEqual([
         { timeoutMs: 60_000, memoryBytes: 384 * 1024 * 1024, cpus: 1 },
       ]);
-      const output = trajectory.events.find((event) => event.type === "tool_result");
-      const text = output?.type === "tool_result" ? output.output : "";
+      const text = firstToolResultText(trajectory);
       expect(text).toMatch(/small=0\b/);
       expect(text).toMatch(/big=\d+/);
       expect(text).not.toMatch(/big=0\b/);

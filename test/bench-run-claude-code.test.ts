@@ -7,7 +7,7 @@
  * arm, so by hand: r1 passes 2 of 2 checks in both arms, r2 1 of 2 in both; every d_i = 0,
  * Δ = 0, p = 1 → Ineffective, and since the model never calls the skill, activation is 0.
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,61 +15,26 @@ import { findAgentCli } from "../src/agents/cli-locate.js";
 import { reportRunDir } from "../src/bench/analysis/load.js";
 import { runSuite } from "../src/bench/run/runner.js";
 import { ResultsStore } from "../src/bench/store/results.js";
-import { BubblewrapSandbox } from "../src/env/sandbox/bubblewrap.js";
+import type { BubblewrapSandbox } from "../src/env/sandbox/bubblewrap.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
-import { git } from "./support/git.js";
+import { usableBubblewrap } from "./support/sandboxes.js";
+import { TINY_MOUNT, writeTinySuite } from "./support/suites.js";
 
 const API_KEY = "sk-test-bench-run-9c1e2f3a4b5d6e7f8a9b";
-const MOUNT = "/workspace/tiny";
 const claude = await findAgentCli("claude");
 
-async function usableBubblewrap(): Promise<BubblewrapSandbox | undefined> {
-  try {
-    const sandbox = new BubblewrapSandbox();
-    await sandbox.probe();
-    return sandbox;
-  } catch {
-    return undefined;
-  }
-}
 const bubblewrap = await usableBubblewrap();
 
 let root: string;
 let server: ScriptedServer | undefined;
 
-async function makeSuite(): Promise<string> {
-  const repo = join(root, "repo");
-  await mkdir(repo);
-  await writeFile(join(repo, "README.md"), "tiny\n");
-  await git(repo, "init", "-q", "-b", "main");
-  await git(repo, "add", "-A");
-  await git(repo, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "init");
-  const commit = await git(repo, "rev-parse", "HEAD");
-  const suite = join(root, "suite");
-  const skill = join(suite, "skills", "alpha");
-  await mkdir(join(skill, "agent-skills", "alpha"), { recursive: true });
-  await writeFile(
-    join(suite, "suite.yaml"),
-    "format: skillsmith-suite/1\nname: tiny-claude\nconfigurations:\n  - id: claude-haiku\n    agent: claude-code\n    model: anthropic:claude-haiku-4-5\n    limits: { timeoutSeconds: 120, maxTurns: 6 }\n",
-  );
-  await writeFile(
-    join(skill, "skill.yaml"),
-    `repository:\n  path: ${repo}\n  commit: ${commit}\n  name: tiny\n  mountPath: ${MOUNT}\n`,
-  );
-  await writeFile(
-    join(skill, "agent-skills", "alpha", "SKILL.md"),
-    "---\nname: alpha\ndescription: Writes result files containing the word good. Use when a task asks for a result file.\n---\n\n# Alpha\n\nWrite exactly `good` followed by a newline.\n",
-  );
-  for (const k of [1, 2]) {
-    const folder = join(skill, "requirements", `r${k}`);
-    await mkdir(join(folder, "verifier"), { recursive: true });
-    await writeFile(
-      join(folder, "requirement.md"),
-      `## Requirement\n\nWrite the word good into result-r${k}.txt.\n\n## File Operations\n\n- \`result-r${k}.txt\`\n\n## Acceptance Criteria\n\n- result-r${k}.txt exists\n- it says good\n`,
-    );
-    await writeFile(
-      join(folder, "verifier", "check.sh"),
-      `file="$SKILLSMITH_WORKSPACE/result-r${k}.txt"
+function makeSuite(): Promise<string> {
+  return writeTinySuite(root, {
+    suiteYaml:
+      "format: skillsmith-suite/1\nname: tiny-claude\nconfigurations:\n  - id: claude-haiku\n    agent: claude-code\n    model: anthropic:claude-haiku-4-5\n    limits: { timeoutSeconds: 120, maxTurns: 6 }\n",
+    skillMarkdown:
+      "---\nname: alpha\ndescription: Writes result files containing the word good. Use when a task asks for a result file.\n---\n\n# Alpha\n\nWrite exactly `good` followed by a newline.\n",
+    checkScript: (k) => `file="$SKILLSMITH_WORKSPACE/result-r${k}.txt"
 {
   echo '<testsuite name="r${k}">'
   if [ -f "$file" ]; then echo '<testcase classname="r" name="exists"/>'; else echo '<testcase classname="r" name="exists"><failure message="missing"/></testcase>'; fi
@@ -77,13 +42,7 @@ async function makeSuite(): Promise<string> {
   echo '</testsuite>'
 } > junit.xml
 `,
-    );
-    await writeFile(
-      join(folder, "verifier.yaml"),
-      "command: sh check.sh\nfiles: [check.sh]\njunit: junit.xml\n",
-    );
-  }
-  return suite;
+  });
 }
 
 beforeAll(async () => {
@@ -111,7 +70,7 @@ describe("bench run with the real Claude Code CLI (scripted model)", () => {
                 toolCalls: [
                   {
                     name: "Write",
-                    input: { file_path: `${MOUNT}/result-r1.txt`, content: "good\n" },
+                    input: { file_path: `${TINY_MOUNT}/result-r1.txt`, content: "good\n" },
                   },
                 ],
               },
@@ -122,7 +81,7 @@ describe("bench run with the real Claude Code CLI (scripted model)", () => {
                 toolCalls: [
                   {
                     name: "Write",
-                    input: { file_path: `${MOUNT}/result-r2.txt`, content: "bad\n" },
+                    input: { file_path: `${TINY_MOUNT}/result-r2.txt`, content: "bad\n" },
                   },
                 ],
               },

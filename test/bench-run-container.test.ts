@@ -9,32 +9,22 @@
  * By hand: r1's unassisted patch writes `bad` (1 of 2 checks), the assisted one `good` (2 of 2);
  * r2 has no prediction in the unassisted arm (0 of 2) and `good` in the assisted one (2 of 2).
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runSuite } from "../src/bench/run/runner.js";
 import { ResultsStore, type RunResult } from "../src/bench/store/results.js";
-import { BubblewrapSandbox } from "../src/env/sandbox/bubblewrap.js";
+import type { BubblewrapSandbox } from "../src/env/sandbox/bubblewrap.js";
 import { type ContainerSandbox, connectDocker } from "../src/env/sandbox/container.js";
-import { git } from "./support/git.js";
-import { availableContainerSandbox } from "./support/sandboxes.js";
+import { availableContainerSandbox, usableBubblewrap } from "./support/sandboxes.js";
+import { writeTinySuite } from "./support/suites.js";
 
 /** Podman's (or Docker's) API with skillsmith's base image; undefined when either is missing. */
 const container: ContainerSandbox | undefined = await availableContainerSandbox();
 
-async function usableBubblewrap(): Promise<BubblewrapSandbox | undefined> {
-  try {
-    const sandbox = new BubblewrapSandbox();
-    await sandbox.probe();
-    return sandbox;
-  } catch {
-    return undefined;
-  }
-}
 const bubblewrap = await usableBubblewrap();
 
-const MOUNT = "/workspace/tiny";
 let root: string;
 
 function writePatch(file: string, content: string): string {
@@ -42,38 +32,12 @@ function writePatch(file: string, content: string): string {
 }
 
 async function makeSuite(): Promise<string> {
-  const repo = join(root, "repo");
-  await mkdir(repo);
-  await writeFile(join(repo, "README.md"), "tiny\n");
-  await git(repo, "init", "-q", "-b", "main");
-  await git(repo, "add", "-A");
-  await git(repo, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "init");
-  const commit = await git(repo, "rev-parse", "HEAD");
-  const suite = join(root, "suite");
-  const skill = join(suite, "skills", "alpha");
-  await mkdir(join(skill, "agent-skills", "alpha"), { recursive: true });
-  await writeFile(
-    join(suite, "suite.yaml"),
-    "format: skillsmith-suite/1\nname: tiny-container\nconfigurations:\n  - id: replay\n    agent: replay\n    limits: { timeoutSeconds: 120 }\n",
-  );
-  await writeFile(
-    join(skill, "skill.yaml"),
-    `repository:\n  path: ${repo}\n  commit: ${commit}\n  name: tiny\n  mountPath: ${MOUNT}\n`,
-  );
-  await writeFile(
-    join(skill, "agent-skills", "alpha", "SKILL.md"),
-    "---\nname: alpha\ndescription: Writes result files containing the word good.\n---\n\nWrite `good`.\n",
-  );
-  for (const k of [1, 2]) {
-    const folder = join(skill, "requirements", `r${k}`);
-    await mkdir(join(folder, "verifier"), { recursive: true });
-    await writeFile(
-      join(folder, "requirement.md"),
-      `## Requirement\n\nWrite the word good into result-r${k}.txt.\n\n## File Operations\n\n- \`result-r${k}.txt\`\n\n## Acceptance Criteria\n\n- result-r${k}.txt exists\n- it says good\n`,
-    );
-    await writeFile(
-      join(folder, "verifier", "check.sh"),
-      `file="$SKILLSMITH_WORKSPACE/result-r${k}.txt"
+  const suite = await writeTinySuite(root, {
+    suiteYaml:
+      "format: skillsmith-suite/1\nname: tiny-container\nconfigurations:\n  - id: replay\n    agent: replay\n    limits: { timeoutSeconds: 120 }\n",
+    skillMarkdown:
+      "---\nname: alpha\ndescription: Writes result files containing the word good.\n---\n\nWrite `good`.\n",
+    checkScript: (k) => `file="$SKILLSMITH_WORKSPACE/result-r${k}.txt"
 where=$(cat /proc/sys/kernel/hostname)
 {
   echo '<testsuite name="r${k}">'
@@ -82,12 +46,7 @@ where=$(cat /proc/sys/kernel/hostname)
   echo '</testsuite>'
 } > junit.xml
 `,
-    );
-    await writeFile(
-      join(folder, "verifier.yaml"),
-      "command: sh check.sh\nfiles: [check.sh]\njunit: junit.xml\n",
-    );
-  }
+  });
   const predictions = join(root, "predictions.jsonl");
   await writeFile(
     predictions,

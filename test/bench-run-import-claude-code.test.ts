@@ -26,9 +26,9 @@ import type { Trajectory } from "../src/agents/types.js";
 import { reportRunDir } from "../src/bench/analysis/load.js";
 import { runSuite } from "../src/bench/run/runner.js";
 import { ResultsStore, type RunResult } from "../src/bench/store/results.js";
-import { runCli } from "../src/cli/program.js";
-import { BubblewrapSandbox, findOnPath } from "../src/env/sandbox/bubblewrap.js";
+import { type BubblewrapSandbox, findOnPath } from "../src/env/sandbox/bubblewrap.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
+import { type CliRun, runInProcess } from "./support/cli.js";
 import { git } from "./support/git.js";
 
 const SAMPLE = join(import.meta.dirname, "..", "..", "shared", "fixtures", "swe-skills-bench");
@@ -39,15 +39,6 @@ const MODULE = "/workspace/httpx/httpx/_transports/resilient.py";
 const API_KEY = "sk-test-import-claude-4d2e6f8a0b1c3d5e7f90";
 
 const claude = await findAgentCli("claude");
-async function usableBubblewrap(): Promise<BubblewrapSandbox | undefined> {
-  try {
-    const sandbox = new BubblewrapSandbox();
-    await sandbox.probe();
-    return sandbox;
-  } catch {
-    return undefined;
-  }
-}
 const bubblewrap = await usableBubblewrap();
 // The layout's verifier command is `python -m pytest`; Debian ships `python` only with python-is-python3.
 const hasPython = findOnPath("python") !== null;
@@ -98,6 +89,9 @@ def test_compiles():
     """The module compiles without syntax errors."""
     py_compile.compile(PATH, doraise=True)
 `;
+
+import { usableBubblewrap } from "./support/sandboxes.js";
+
 const BATCH1_TEST = `${LOAD}
 
 def test_transport_class():
@@ -127,20 +121,11 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-async function cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
+function cli(argv: string[]): Promise<CliRun> {
+  return runInProcess(argv, {
     env: { ...process.env, SKILLSMITH_CACHE_DIR: join(root, "cache") },
     cwd: root,
   });
-  return { code, stdout, stderr };
 }
 
 /** A trimmed copy of the sample, pinned to a local stand-in of httpx, with verifiers added. */

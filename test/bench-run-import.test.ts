@@ -12,19 +12,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BenchReport } from "../src/bench/analysis/report.js";
-import { runCli } from "../src/cli/program.js";
-import { BubblewrapSandbox, findOnPath } from "../src/env/sandbox/bubblewrap.js";
+import { findOnPath } from "../src/env/sandbox/bubblewrap.js";
+import { type CliRun, runInProcess } from "./support/cli.js";
 import { git } from "./support/git.js";
+import { usableBubblewrap } from "./support/sandboxes.js";
 
-async function usableBubblewrap(): Promise<boolean> {
-  try {
-    await new BubblewrapSandbox().probe();
-    return true;
-  } catch {
-    return false;
-  }
-}
-const hasBubblewrap = await usableBubblewrap();
+const hasBubblewrap = (await usableBubblewrap()) !== undefined;
 // The layout's verifier command is `python -m pytest`; Debian ships `python` only with python-is-python3.
 const hasPython = findOnPath("python") !== null;
 
@@ -42,20 +35,11 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-async function run(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
+function run(argv: string[]): Promise<CliRun> {
+  return runInProcess(argv, {
     env: { ...process.env, SKILLSMITH_CACHE_DIR: join(root, "cache") },
     cwd: root,
   });
-  return { code, stdout, stderr };
 }
 
 describe("imported SWE-Skills-Bench layout, replay agent", () => {

@@ -17,7 +17,7 @@ import { ResultsStore } from "../src/bench/store/results.js";
 import { runCli } from "../src/cli/program.js";
 import { InfrastructureError } from "../src/core/errors.js";
 import { runProcess } from "../src/core/process.js";
-import { git } from "./support/git.js";
+import { tinyRepository } from "./support/suites.js";
 
 /** A configuration's default harness with `run` replaced by `run(request, inner)`. */
 function wrapHarness(
@@ -50,13 +50,7 @@ function newFilePatch(path: string, text: string): string {
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), "bench-run-resume-"));
   cacheDir = join(root, "cache");
-  const repo = join(root, "repo");
-  await mkdir(repo);
-  await writeFile(join(repo, "README.md"), "tiny\n");
-  await git(repo, "init", "-q", "-b", "main");
-  await git(repo, "add", "-A");
-  await git(repo, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "init");
-  const commit = await git(repo, "rev-parse", "HEAD");
+  const { repo, commit } = await tinyRepository(root);
 
   suite = join(root, "suite");
   await mkdir(join(suite, "skills", "alpha", "agent-skills", "alpha"), { recursive: true });

@@ -4,13 +4,13 @@
  * parsing and configuration precedence.
  */
 import { readdirSync, readFileSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { streamText } from "ai";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { InfrastructureError, InputError } from "../src/core/errors.js";
 import { ModelCallCache } from "../src/model/cache.js";
@@ -21,11 +21,9 @@ import type { RetryOptions } from "../src/model/retry.js";
 import type { Script } from "../src/model/scripted/script.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
 import { parseModelSpec } from "../src/model/spec.js";
+import { cleanupsAfterEach, temporaryDirectoryIn } from "./support/temporary.js";
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 async function serve(script: Script): Promise<ScriptedServer> {
   const server = await startScriptedServer({ script });
@@ -33,11 +31,7 @@ async function serve(script: Script): Promise<ScriptedServer> {
   return server;
 }
 
-async function temporaryDirectory(): Promise<string> {
-  const directory = await mkdtemp(join(tmpdir(), "skillsmith-model-"));
-  cleanups.push(() => rm(directory, { recursive: true, force: true }));
-  return directory;
-}
+const temporaryDirectory = () => temporaryDirectoryIn(cleanups, "skillsmith-model-");
 
 const anthropicKey = "sk-ant-api03-TESTKEY-do-not-store-1234567890";
 const openaiKey = "sk-proj-TESTKEY-do-not-store-0987654321";

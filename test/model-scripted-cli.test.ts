@@ -3,15 +3,15 @@
  * offline. The CLIs, HTTP and files are real; only the model's words come from a script.
  */
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { Command } from "commander";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { registerModel } from "../src/cli/commands/model.js";
 import type { CliIo, CommandContext } from "../src/cli/context.js";
 import { runProcess } from "../src/core/process.js";
 import type { RecordedRequest } from "../src/model/scripted/server.js";
+import { cleanupsAfterEach, temporaryDirectoryIn } from "./support/temporary.js";
 
 const root = resolve(import.meta.dirname, "..");
 const claudeBinary = join(root, "node_modules", ".bin", "claude");
@@ -19,16 +19,9 @@ const codexBinary = join(root, "node_modules", ".bin", "codex");
 const hasClaude = existsSync(claudeBinary);
 const hasCodex = existsSync(codexBinary);
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
-async function temporaryDirectory(): Promise<string> {
-  const directory = await mkdtemp(join(tmpdir(), "skillsmith-model-e2e-"));
-  cleanups.push(() => rm(directory, { recursive: true, force: true }));
-  return directory;
-}
+const temporaryDirectory = () => temporaryDirectoryIn(cleanups, "skillsmith-model-e2e-");
 
 /**
  * Start `model serve-scripted` in-process through the real command; returns its URL and a

@@ -7,21 +7,19 @@
  * iso-dates Δ = −5, p = 15/16 = 0.9375 → Ineffective (no star); pooled over 20 pairs
  * 58/80 = 72.5% → 72/80 = 90.0%, +17.5 points; identical pairs 7 of 20 = 35.0%.
  */
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BenchReport } from "../src/bench/analysis/report.js";
 import { runQuickstartEvaluation } from "../src/bench/run/quickstart.js";
 import { ResultsStore } from "../src/bench/store/results.js";
 import { loadPairViews, type PairView, renderHtmlReport } from "../src/report/index.js";
+import { CHROMIUM, hasChromium, launchOfflineChromium } from "./support/browser.js";
 import { runInProcess } from "./support/cli.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
 const MINUS = "\u2212";
 /** Where screenshots are left for a person to look at (outside the removed temp folder). */
 const SCREENSHOTS = join(import.meta.dirname, "..", "test-output", "screenshots");
@@ -59,30 +57,12 @@ beforeAll(async () => {
   expect(cli.stderr).toContain(htmlFile);
   expect(cli.code).toBe(0);
   if (hasChromium) {
-    context = await chromium.launchPersistentContext(join(root, "profile"), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-      ],
-      viewport: { width: 1280, height: 900 },
-    });
-    await context.route("**/*", async (route) => {
-      const url = route.request().url();
-      if (url.startsWith("file:")) await route.continue();
-      else {
-        blocked.push(url);
-        await route.abort();
-      }
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on("pageerror", (error) => pageErrors.push(error.message));
+    ({ context, page } = await launchOfflineChromium({
+      profileDirectory: join(root, "profile"),
+      allowed: (url) => url.protocol === "file:",
+      blocked,
+      pageErrors,
+    }));
   }
 }, 180_000);
 

@@ -9,20 +9,18 @@
  * raw rows of the results store, not from the viewer's own data.
  */
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runQuickstartEvaluation } from "../src/bench/run/quickstart.js";
 import { ResultsStore, type RunResult } from "../src/bench/store/results.js";
 import { type Dashboard, pairPath, startDashboard } from "../src/report/index.js";
+import { CHROMIUM, hasChromium, launchOfflineChromium } from "./support/browser.js";
 import { runInProcess } from "./support/cli.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
 const REPO = resolve(import.meta.dirname, "..");
 /** Screenshots are left here for a person to look at (see the lead's .gitignore entry). */
 const SCREENSHOTS = join(REPO, "test-output", "screenshots");
@@ -58,30 +56,12 @@ beforeAll(async () => {
   dashboard = await startDashboard({ runDir });
   await mkdir(SCREENSHOTS, { recursive: true });
   if (hasChromium) {
-    context = await chromium.launchPersistentContext(join(root, "profile"), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-      ],
-      viewport: { width: 1280, height: 900 },
-    });
-    await context.route("**/*", async (route) => {
-      const url = new URL(route.request().url());
-      if (url.protocol === "file:" || url.hostname === "127.0.0.1") await route.continue();
-      else {
-        blocked.push(url.href);
-        await route.abort();
-      }
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on("pageerror", (error) => pageErrors.push(error.message));
+    ({ context, page } = await launchOfflineChromium({
+      profileDirectory: join(root, "profile"),
+      allowed: (url) => url.protocol === "file:" || url.hostname === "127.0.0.1",
+      blocked,
+      pageErrors,
+    }));
   }
 }, 180_000);
 

@@ -6,61 +6,31 @@
  * training split, then one skill applied unchanged to every test task). Costs are checked against
  * hand-computed (I + 2·O) / (I₀ + 2·O₀) from the scripted token counts.
  */
-import { spawnSync } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { Command } from "commander";
-import { afterEach, describe, expect, it } from "vitest";
-import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
-import { registerSynth } from "../src/cli/commands/synth.js";
-import type { CommandContext } from "../src/cli/context.js";
-import { UnsafeSandbox } from "../src/env/index.js";
-import { ModelClient } from "../src/model/client.js";
+import { describe, expect, it } from "vitest";
 import type { Script, ScriptRule } from "../src/model/scripted/script.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
 import {
-  BuiltinTaskFamily,
   buildPool,
   compareMethods,
-  defaultBuiltinDirectory,
   LibraryStore,
   optimiseLibrary,
   readPool,
   relativeCost,
   runMethod,
 } from "../src/synth/index.js";
+import {
+  hasPytest,
+  runSynthCli,
+  shipped,
+  startBuiltinFamily,
+  writeShippedFamily,
+} from "./support/synth.js";
+import { cleanupsAfterEach, temporaryDirectoryIn } from "./support/temporary.js";
 
-const hasPytest = spawnSync("python3", ["-c", "import pytest"], { stdio: "ignore" }).status === 0;
-
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function temporaryDirectory(): Promise<string> {
-  const directory = await mkdtemp(join(tmpdir(), "skillsmith-synth-baselines-"));
-  cleanups.push(() => rm(directory, { recursive: true, force: true }));
-  return directory;
-}
-
-interface ShippedTask {
-  id: string;
-  signature: string;
-  entryPoint: string;
-  tests: string;
-}
-
-async function shipped(): Promise<{ tasks: ShippedTask[]; references: Record<string, string> }> {
-  const directory = defaultBuiltinDirectory();
-  const file = parseYaml(await readFile(join(directory, "tasks.yaml"), "utf8")) as {
-    tasks: ShippedTask[];
-  };
-  const references = parseYaml(
-    await readFile(join(directory, "references.yaml"), "utf8"),
-  ) as Record<string, string>;
-  return { tasks: file.tasks, references };
-}
+const cleanups = cleanupsAfterEach();
+const temporaryDirectory = () => temporaryDirectoryIn(cleanups, "skillsmith-synth-baselines-");
 
 const secret = "zq-baseline-secret-5521";
 
@@ -70,19 +40,12 @@ const secret = "zq-baseline-secret-5521";
  * Each task then has one more hidden check than shipped, which the reference fails.
  */
 async function familyFolder(ids: readonly string[]): Promise<string> {
-  const { tasks } = await shipped();
-  const chosen = ids.map((id) => {
-    const task = tasks.find((each) => each.id === id);
-    if (task === undefined) throw new Error(`no shipped task ${id}`);
-    const tests = `${task.tests}\n# ${secret}\nMARKER = "${secret}"\n\ndef test_extra():\n    raise AssertionError("${secret}")\n`;
-    return { ...task, tests };
-  });
-  const directory = await temporaryDirectory();
-  await writeFile(
-    join(directory, "tasks.yaml"),
-    stringifyYaml({ family: "builtin", version: 1, tasks: chosen }),
+  return writeShippedFamily(
+    await temporaryDirectory(),
+    ids,
+    (task) =>
+      `${task.tests}\n# ${secret}\nMARKER = "${secret}"\n\ndef test_extra():\n    raise AssertionError("${secret}")\n`,
   );
-  return directory;
 }
 
 function escapeRegex(text: string): string {
@@ -90,20 +53,7 @@ function escapeRegex(text: string): string {
 }
 
 async function start(script: Script, ids: readonly string[]) {
-  const server = await startScriptedServer({ script });
-  cleanups.push(() => server.close());
-  const directory = await temporaryDirectory();
-  const model = new ModelClient({
-    spec: "anthropic:claude-haiku-4-5",
-    env: { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: server.url },
-    cwd: directory,
-    retry: { maxRetries: 0 },
-  });
-  const family = new BuiltinTaskFamily({
-    sandbox: new UnsafeSandbox(),
-    directory: await familyFolder(ids),
-  });
-  return { server, model, family, tasks: await family.loadTasks(), directory };
+  return startBuiltinFamily(cleanups, script, await familyFolder(ids), await temporaryDirectory());
 }
 
 function noSecretIn(server: ScriptedServer): void {
@@ -416,27 +366,7 @@ describe.skipIf(!hasPytest)(
         "1",
         "--unsafe-no-sandbox",
       ];
-      const cli = async (argv: string[]) => {
-        let stdout = "";
-        let stderr = "";
-        const context: CommandContext = {
-          io: {
-            stdout: (text) => {
-              stdout += text;
-            },
-            stderr: (text) => {
-              stderr += text;
-            },
-            cwd,
-            env,
-          },
-          exit: () => {},
-        };
-        const program = new Command("skillsmith").exitOverride();
-        registerSynth(program, context);
-        await program.parseAsync(argv, { from: "user" });
-        return { stdout, stderr };
-      };
+      const cli = (argv: string[]) => runSynthCli(argv, env, cwd);
       await cli(["synth", "pool", "--split", "train", ...common]);
       await expect(cli(["synth", "run", "--method", "skillopt", ...common])).rejects.toThrow(
         /no SkillOpt optimisation in .*skillopt: run "skillsmith synth optimise/,

@@ -4,15 +4,10 @@
  * fields are embedded, pool vectors are embedded once, the retrieved entries are the ones sharing
  * most words with the target, and the CLI records `embedding:<model>` and counts its tokens.
  */
-import { spawnSync } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { Command } from "commander";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
-import { registerSynth } from "../src/cli/commands/synth.js";
-import type { CommandContext } from "../src/cli/context.js";
 import { createEmbeddingClient } from "../src/model/embedding.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
 import {
@@ -23,19 +18,11 @@ import {
   retrieveByEmbedding,
   visibleView,
 } from "../src/synth/index.js";
+import { costRow, hasPytest, runSynthCli } from "./support/synth.js";
+import { cleanupsAfterEach, temporaryDirectoryIn } from "./support/temporary.js";
 
-const hasPytest = spawnSync("python3", ["-c", "import pytest"], { stdio: "ignore" }).status === 0;
-
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function temporaryDirectory(): Promise<string> {
-  const directory = await mkdtemp(join(tmpdir(), "skillsmith-synth-embedding-"));
-  cleanups.push(() => rm(directory, { recursive: true, force: true }));
-  return directory;
-}
+const cleanups = cleanupsAfterEach();
+const temporaryDirectory = () => temporaryDirectoryIn(cleanups, "skillsmith-synth-embedding-");
 
 const secret = "zq-embedding-secret-7310";
 
@@ -128,28 +115,6 @@ describe("retrieval by embedding (scripted /v1/embeddings)", () => {
 });
 
 describe.skipIf(!hasPytest)("synth run --embedding-model (needs python3 with pytest)", () => {
-  async function cli(argv: string[], env: Record<string, string>, cwd: string) {
-    let stdout = "";
-    let stderr = "";
-    const context: CommandContext = {
-      io: {
-        stdout: (text) => {
-          stdout += text;
-        },
-        stderr: (text) => {
-          stderr += text;
-        },
-        cwd,
-        env,
-      },
-      exit: () => {},
-    };
-    const program = new Command("skillsmith").exitOverride();
-    registerSynth(program, context);
-    await program.parseAsync(argv, { from: "user" });
-    return { stdout, stderr };
-  }
-
   it("records embedding:<model> as the retrieval, counts its tokens, and follows flag > env > config", async () => {
     const server = await startScriptedServer({
       script: {
@@ -208,7 +173,7 @@ describe.skipIf(!hasPytest)("synth run --embedding-model (needs python3 with pyt
       "rag",
     ];
     const logPath = join(cwd, "run.jsonl");
-    const run = await cli(
+    const run = await runSynthCli(
       [
         "synth",
         "run",
@@ -242,18 +207,16 @@ describe.skipIf(!hasPytest)("synth run --embedding-model (needs python3 with pyt
     expect(record?.retrieval?.hits.map((hit) => hit.taskId)).toEqual(["digits", "add-numbers"]);
     // Embedded words: target 13 (instruction) + 6 (signature) + 2 (entry point) + 4 (libraries)
     // = 25, pool 3 + 6 = 9: 34 tokens. rag = (100 + 2·10 + 34) / (100 + 2·10) = 1.28.
-    const lines = run.stdout.split("\n");
-    const costLines = lines.slice(lines.findIndex((line) => line.includes("rel. cost")));
-    const rag = costLines.find((line) => line.startsWith("rag"));
-    expect(rag?.trim().split(/\s+/).at(-1)).toBe("1.28x");
-    expect(rag).toContain("34/0");
+    const rag = costRow(run.stdout, "rag");
+    expect(rag.relative).toBe("1.28x");
+    expect(rag.line).toContain("34/0");
     const sent = embeddedTexts(server).flat();
     expect(sent).toHaveLength(3);
     expect(sent.join("\n")).not.toContain(secret);
     expect(sent[0]).toContain("Return the sum of the decimal digits");
 
     // Without the flag the environment variable decides; without both, the config file.
-    const fromEnvironment = await cli(
+    const fromEnvironment = await runSynthCli(
       ["synth", "run", ...common],
       { ...env, SKILLSMITH_EMBEDDING_MODEL: "openai:text-embedding-3-large" },
       cwd,
@@ -263,12 +226,12 @@ describe.skipIf(!hasPytest)("synth run --embedding-model (needs python3 with pyt
       join(cwd, "skillsmith.config.json"),
       JSON.stringify({ synth: { embeddingModel: "openai:from-config" } }),
     );
-    const fromConfig = await cli(["synth", "run", ...common], env, cwd);
+    const fromConfig = await runSynthCli(["synth", "run", ...common], env, cwd);
     expect(fromConfig.stderr).toContain(
       "retrieval: embedding:openai:from-config (from the config)",
     );
     await rm(join(cwd, "skillsmith.config.json"));
-    const bm25 = await cli(["synth", "run", ...common], env, cwd);
+    const bm25 = await runSynthCli(["synth", "run", ...common], env, cwd);
     expect(bm25.stdout).toContain("retrieval bm25");
     for (const request of server.requests)
       expect(JSON.stringify(request.body)).not.toContain(secret);

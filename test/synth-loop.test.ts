@@ -4,27 +4,16 @@
  * score and rejects one that lowers it, an oversized one and one breaking the slot limits; the
  * CLI prints the method comparison and cost table for the built-in family.
  */
-import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { Command } from "commander";
-import { afterEach, describe, expect, it } from "vitest";
-import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
-import { registerSynth } from "../src/cli/commands/synth.js";
-import type { CommandContext } from "../src/cli/context.js";
+import { describe, expect, it } from "vitest";
 import { UnsupportedError } from "../src/core/errors.js";
-import { UnsafeSandbox } from "../src/env/index.js";
-import { ModelClient } from "../src/model/client.js";
 import type { Script, ScriptRule } from "../src/model/scripted/script.js";
-import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
+import { startScriptedServer } from "../src/model/scripted/server.js";
 import {
-  BuiltinTaskFamily,
   buildPool,
-  defaultBuiltinDirectory,
   defaultSplitSeed,
-  type FamilyTask,
   LibraryStore,
   type MethodResult,
   methods,
@@ -33,60 +22,29 @@ import {
   runMethod,
   type SlotLibrary,
 } from "../src/synth/index.js";
+import {
+  costRow,
+  hasPytest,
+  runSynthCli,
+  type ShippedTask,
+  shipped,
+  startBuiltinFamily,
+  writeShippedFamily,
+} from "./support/synth.js";
+import { cleanupsAfterEach, temporaryDirectoryIn } from "./support/temporary.js";
 
-/** Scoring runs the hidden tests with real pytest; without it these tests cannot run. */
-const hasPytest = spawnSync("python3", ["-c", "import pytest"], { stdio: "ignore" }).status === 0;
-
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function temporaryDirectory(): Promise<string> {
-  const directory = await mkdtemp(join(tmpdir(), "skillsmith-synth-test-"));
-  cleanups.push(() => rm(directory, { recursive: true, force: true }));
-  return directory;
-}
-
-interface ShippedTask {
-  id: string;
-  signature: string;
-  entryPoint: string;
-  tests: string;
-  [field: string]: unknown;
-}
-
-async function shipped(): Promise<{ tasks: ShippedTask[]; references: Record<string, string> }> {
-  const directory = defaultBuiltinDirectory();
-  const file = parseYaml(await readFile(join(directory, "tasks.yaml"), "utf8")) as {
-    tasks: ShippedTask[];
-  };
-  const references = parseYaml(
-    await readFile(join(directory, "references.yaml"), "utf8"),
-  ) as Record<string, string>;
-  return { tasks: file.tasks, references };
-}
+const cleanups = cleanupsAfterEach();
+const temporaryDirectory = () => temporaryDirectoryIn(cleanups, "skillsmith-synth-test-");
 
 const secret = "zq-planted-secret-4417";
 
 /** A small family folder of shipped tasks; with `plantSecret`, every hidden test carries it. */
 async function familyFolder(ids: readonly string[], plantSecret: boolean): Promise<string> {
-  const { tasks } = await shipped();
-  const chosen = ids.map((id) => {
-    const task = tasks.find((each) => each.id === id);
-    if (task === undefined) throw new Error(`no shipped task ${id}`);
-    if (!plantSecret) return task;
-    // In a constant, a comment and a failing assertion's message, so it would show up in the
-    // test source, a traceback and a JUnit failure message alike.
-    const tests = `${task.tests}\n# ${secret}\nMARKER = "${secret}"\n\ndef test_extra():\n    assert ${task.entryPoint} is not None and MARKER.startswith("zq"), "${secret}"\n    raise AssertionError("${secret}")\n`;
-    return { ...task, tests };
-  });
-  const directory = await temporaryDirectory();
-  await writeFile(
-    join(directory, "tasks.yaml"),
-    stringifyYaml({ family: "builtin", version: 1, tasks: chosen }),
-  );
-  return directory;
+  // In a constant, a comment and a failing assertion's message, so it would show up in the
+  // test source, a traceback and a JUnit failure message alike.
+  const planted = (task: ShippedTask) =>
+    `${task.tests}\n# ${secret}\nMARKER = "${secret}"\n\ndef test_extra():\n    assert ${task.entryPoint} is not None and MARKER.startswith("zq"), "${secret}"\n    raise AssertionError("${secret}")\n`;
+  return writeShippedFamily(await temporaryDirectory(), ids, plantSecret ? planted : undefined);
 }
 
 const skillSystem = "You write a temporary agent skill";
@@ -166,27 +124,13 @@ async function setUp(
   ids: readonly string[],
   editorReplies: readonly string[],
   plantSecret = false,
-): Promise<{
-  server: ScriptedServer;
-  model: ModelClient;
-  family: BuiltinTaskFamily;
-  tasks: readonly FamilyTask[];
-  directory: string;
-}> {
-  const server = await startScriptedServer({ script: await scriptFor(ids, editorReplies) });
-  cleanups.push(() => server.close());
-  const directory = await temporaryDirectory();
-  const model = new ModelClient({
-    spec: "anthropic:claude-haiku-4-5",
-    env: { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: server.url },
-    cwd: directory,
-    retry: { maxRetries: 0 },
-  });
-  const family = new BuiltinTaskFamily({
-    sandbox: new UnsafeSandbox(),
-    directory: await familyFolder(ids, plantSecret),
-  });
-  return { server, model, family, tasks: await family.loadTasks(), directory };
+) {
+  return startBuiltinFamily(
+    cleanups,
+    await scriptFor(ids, editorReplies),
+    await familyFolder(ids, plantSecret),
+    await temporaryDirectory(),
+  );
 }
 
 const addMagic = JSON.stringify({
@@ -259,32 +203,29 @@ describe.skipIf(!hasPytest)("synthesis fallback (needs python3 with pytest)", ()
   it("records an invalid skill, counts the fallback and runs the solver without it", async () => {
     const { tasks, references } = await shipped();
     const task = tasks.find((each) => each.id === "digit-sum");
-    const server = await startScriptedServer({
-      script: {
+    const {
+      server,
+      model,
+      family,
+      tasks: familyTasks,
+      directory,
+    } = await startBuiltinFamily(
+      cleanups,
+      {
         rules: [
           // No frontmatter and no sections: the validator must refuse it.
           { match: { system: skillSystem }, reply: { text: "Just be careful." } },
         ],
         fallback: { text: `\`\`\`python\n${references["digit-sum"]}\`\`\`` },
       },
-    });
-    cleanups.push(() => server.close());
-    const directory = await temporaryDirectory();
-    const model = new ModelClient({
-      spec: "anthropic:claude-haiku-4-5",
-      env: { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: server.url },
-      cwd: directory,
-      retry: { maxRetries: 0 },
-    });
-    const family = new BuiltinTaskFamily({
-      sandbox: new UnsafeSandbox(),
-      directory: await familyFolder(["digit-sum"], false),
-    });
+      await familyFolder(["digit-sum"], false),
+      await temporaryDirectory(),
+    );
     expect(task).toBeDefined();
     const result = await runMethod({
       family,
       model,
-      tasks: await family.loadTasks(),
+      tasks: familyTasks,
       pool: [],
       method: "synth",
       library: await new LibraryStore(join(directory, "store")).load("v1"),
@@ -471,35 +412,6 @@ describe.skipIf(!hasPytest)("meta-prompt optimisation (needs python3 with pytest
 });
 
 describe.skipIf(!hasPytest)("skillsmith synth (CLI) (needs python3 with pytest)", () => {
-  async function cli(
-    argv: string[],
-    env: Record<string, string>,
-    cwd: string,
-  ): Promise<{ code: number; stdout: string; stderr: string }> {
-    let stdout = "";
-    let stderr = "";
-    let code = 0;
-    const context: CommandContext = {
-      io: {
-        stdout: (text) => {
-          stdout += text;
-        },
-        stderr: (text) => {
-          stderr += text;
-        },
-        cwd,
-        env,
-      },
-      exit: (value) => {
-        code = Math.max(code, value);
-      },
-    };
-    const program = new Command("skillsmith").exitOverride();
-    registerSynth(program, context);
-    await program.parseAsync(argv, { from: "user" });
-    return { code, stdout, stderr };
-  }
-
   it("builds a pool, then prints the method comparison and cost table for the built-in family", async () => {
     const { tasks } = await shipped();
     const ids = tasks.map((task) => task.id);
@@ -509,19 +421,27 @@ describe.skipIf(!hasPytest)("skillsmith synth (CLI) (needs python3 with pytest)"
     const env = { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: server.url };
     const common = ["--model", "anthropic:claude-haiku-4-5", "--limit", "2", "--unsafe-no-sandbox"];
 
-    const pool = await cli(["synth", "pool", "--split", "train", "--json", ...common], env, cwd);
+    const pool = await runSynthCli(
+      ["synth", "pool", "--split", "train", "--json", ...common],
+      env,
+      cwd,
+    );
     expect(pool.code).toBe(0);
     const summary = JSON.parse(pool.stdout) as { added: number; skipped: number; pool: string };
     expect(summary).toMatchObject({ added: 2, skipped: 0 });
     expect(pool.stderr).toMatch(/\[pool\] 2\/2/);
     // Resumable: a second build adds nothing.
-    const again = await cli(["synth", "pool", "--split", "train", "--json", ...common], env, cwd);
+    const again = await runSynthCli(
+      ["synth", "pool", "--split", "train", "--json", ...common],
+      env,
+      cwd,
+    );
     expect(JSON.parse(again.stdout)).toMatchObject({ added: 0, skipped: 2 });
     // With a call cache, a fresh pool file is rebuilt without asking the model again.
     const cacheFlags = ["--cache", join(cwd, "calls.sqlite"), "--json", ...common];
-    await cli(["synth", "pool", "--out", join(cwd, "a.jsonl"), ...cacheFlags], env, cwd);
+    await runSynthCli(["synth", "pool", "--out", join(cwd, "a.jsonl"), ...cacheFlags], env, cwd);
     const requestsBefore = server.requests.length;
-    const cached = await cli(
+    const cached = await runSynthCli(
       ["synth", "pool", "--out", join(cwd, "b.jsonl"), ...cacheFlags],
       env,
       cwd,
@@ -530,7 +450,7 @@ describe.skipIf(!hasPytest)("skillsmith synth (CLI) (needs python3 with pytest)"
     expect(server.requests.length).toBe(requestsBefore);
 
     const logPath = join(cwd, "run.jsonl");
-    const run = await cli(
+    const run = await runSynthCli(
       ["synth", "run", "--split", "test", "--log", logPath, ...common],
       env,
       cwd,
@@ -547,13 +467,7 @@ describe.skipIf(!hasPytest)("skillsmith synth (CLI) (needs python3 with pytest)"
     // zero-shot 2·(100 + 2·10) = 240; rag 240 → 1.00; synth 240 + 2·(200 + 2·50) = 840 → 3.50;
     // static-skill: one synthesis for the family, 240 + 300 = 540 → 2.25.
     const costLine = (label: string) => lines.find((line) => line.startsWith(label)) ?? "";
-    const costLines = lines.slice(lines.findIndex((line) => line.includes("rel. cost")));
-    const relative = (label: string) =>
-      costLines
-        .find((line) => line.startsWith(label))
-        ?.trim()
-        .split(/\s+/)
-        .at(-1);
+    const relative = (label: string) => costRow(run.stdout, label).relative;
     expect(relative("zero-shot")).toBe("1.00x");
     expect(relative("rag")).toBe("1.00x");
     expect(relative("synth")).toBe("3.50x");
@@ -579,7 +493,7 @@ describe.skipIf(!hasPytest)("skillsmith synth (CLI) (needs python3 with pytest)"
       expect(record.retrieval?.method).toBe("bm25");
     }
 
-    const optimise = await cli(
+    const optimise = await runSynthCli(
       ["synth", "optimise", "--epochs", "1", "--sample", "1", "--seed", "5", ...common],
       env,
       cwd,
@@ -595,7 +509,7 @@ describe.skipIf(!hasPytest)("skillsmith synth (CLI) (needs python3 with pytest)"
     // The optimised version is usable by name; the solver's answers depend on it.
     const [withV1, withV2] = await Promise.all(
       ["v1", "v2"].map(async (version) => {
-        const result = await cli(
+        const result = await runSynthCli(
           ["synth", "run", "--method", "synth", "--library", version, "--json", ...common],
           env,
           cwd,
@@ -621,16 +535,24 @@ describe.skipIf(!hasPytest)("skillsmith synth (CLI) (needs python3 with pytest)"
     const cwd = await temporaryDirectory();
     const env = { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: "http://127.0.0.1:9" };
     const common = ["--model", "anthropic:claude-haiku-4-5", "--unsafe-no-sandbox"];
-    await expect(cli(["synth", "run", "--method", "synth", ...common], env, cwd)).rejects.toThrow(
-      /holds no builtin attempts: run "skillsmith synth pool/,
-    );
+    await expect(
+      runSynthCli(["synth", "run", "--method", "synth", ...common], env, cwd),
+    ).rejects.toThrow(/holds no builtin attempts: run "skillsmith synth pool/);
     // Anthropic has no embeddings API: refused before any model call.
     await expect(
-      cli(["synth", "run", "--embedding-model", "anthropic:claude-haiku-4-5", ...common], env, cwd),
+      runSynthCli(
+        ["synth", "run", "--embedding-model", "anthropic:claude-haiku-4-5", ...common],
+        env,
+        cwd,
+      ),
     ).rejects.toThrow(UnsupportedError);
     await writeFile(join(cwd, "pool.jsonl"), "");
     await expect(
-      cli(["synth", "run", "--method", "zero-shot", "--library", "v7", ...common], env, cwd),
+      runSynthCli(
+        ["synth", "run", "--method", "zero-shot", "--library", "v7", ...common],
+        env,
+        cwd,
+      ),
     ).rejects.toThrow(/library version v7 is not stored/);
   });
 });

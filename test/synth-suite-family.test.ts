@@ -6,32 +6,21 @@
  * request the model server recorded.
  */
 import { spawnSync } from "node:child_process";
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { cp, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { Command } from "commander";
-import { afterEach, describe, expect, it } from "vitest";
-import { registerSynth } from "../src/cli/commands/synth.js";
-import type { CommandContext } from "../src/cli/context.js";
+import { describe, expect, it } from "vitest";
 import { packageRoot } from "../src/core/paths.js";
 import { UnsafeSandbox } from "../src/env/index.js";
 import type { Script, ScriptRule } from "../src/model/scripted/script.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
 import { defaultSplitSeed, SuiteTaskFamily, visibleView } from "../src/synth/index.js";
+import { costRow, hasPytest, runSynthCli } from "./support/synth.js";
+import { cleanupsAfterEach, temporaryDirectoryIn } from "./support/temporary.js";
 
-const hasPytest = spawnSync("python3", ["-c", "import pytest"], { stdio: "ignore" }).status === 0;
 const hasGit = spawnSync("git", ["--version"], { stdio: "ignore" }).status === 0;
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function temporaryDirectory(): Promise<string> {
-  const directory = await mkdtemp(join(tmpdir(), "skillsmith-synth-suite-"));
-  cleanups.push(() => rm(directory, { recursive: true, force: true }));
-  return directory;
-}
+const cleanups = cleanupsAfterEach();
+const temporaryDirectory = () => temporaryDirectoryIn(cleanups, "skillsmith-synth-suite-");
 
 const quickstart = join(packageRoot(), "examples", "quickstart");
 const secret = "zq-suite-secret-9931";
@@ -121,35 +110,6 @@ async function script(): Promise<Script> {
   return { rules, fallback: { text: "unexpected request" } };
 }
 
-async function cli(
-  argv: string[],
-  env: Record<string, string>,
-  cwd: string,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  let code = 0;
-  const context: CommandContext = {
-    io: {
-      stdout: (text) => {
-        stdout += text;
-      },
-      stderr: (text) => {
-        stderr += text;
-      },
-      cwd,
-      env,
-    },
-    exit: (value) => {
-      code = Math.max(code, value);
-    },
-  };
-  const program = new Command("skillsmith").exitOverride();
-  registerSynth(program, context);
-  await program.parseAsync(argv, { from: "user" });
-  return { code, stdout, stderr };
-}
-
 describe("the suite family's tasks (needs git)", () => {
   it.skipIf(!hasGit)(
     "makes one task per requirement with the visible sections, the verifier evaluator-only, and a per-skill split",
@@ -212,7 +172,7 @@ describe.skipIf(!hasPytest || !hasGit)("synth on a bench suite (needs git and py
       "--unsafe-no-sandbox",
     ];
 
-    const pool = await cli(
+    const pool = await runSynthCli(
       ["synth", "pool", "--split", "train", "--tasks", train.join(","), "--json", ...common],
       env,
       cwd,
@@ -235,7 +195,7 @@ describe.skipIf(!hasPytest || !hasGit)("synth on a bench suite (needs git and py
     expect(entries.map((entry) => entry.outcome.total)).toEqual([4, 4]);
 
     const logPath = join(cwd, "run.jsonl");
-    const run = await cli(
+    const run = await runSynthCli(
       [
         "synth",
         "run",
@@ -268,13 +228,7 @@ describe.skipIf(!hasPytest || !hasGit)("synth on a bench suite (needs git and py
     // for two tasks. synth adds 2 · (200 + 2·50) = 600 → 2,080 / 1,480 = 1.41; static-skill one
     // synthesis, 1,780 / 1,480 = 1.20; Best-of-N two attempts per task (its self-check is free
     // here: File Operations paths) → 2.00; rag and react 1.00.
-    const costLines = lines.slice(lines.findIndex((line) => line.includes("rel. cost")));
-    const relative = (label: string) =>
-      costLines
-        .find((line) => line.startsWith(label))
-        ?.trim()
-        .split(/\s+/)
-        .at(-1);
+    const relative = (label: string) => costRow(run.stdout, label).relative;
     expect(relative("zero-shot")).toBe("1.00x");
     expect(relative("rag")).toBe("1.00x");
     expect(relative("synth")).toBe("1.41x");

@@ -425,6 +425,24 @@ describe("wiki search --online (URL and folder connectors)", () => {
     ANTHROPIC_API_KEY: "t",
     ANTHROPIC_BASE_URL: model.url,
   });
+  /** `wiki search <query> --online` over the hand-written wiki `offline`, then `flags`. */
+  const searchOnline = (query: string, flags: string[]) =>
+    runInProcess(
+      [
+        "wiki",
+        "search",
+        query,
+        "--wiki",
+        "offline",
+        "--online",
+        "--domain",
+        "web-frontend",
+        "--model",
+        "anthropic:claude-haiku-4-5",
+        ...flags,
+      ],
+      { cwd: root, env: env() },
+    );
 
   it("acquires from the configured connectors into a recorded pool when the wiki has no adequate skill", async () => {
     const offline = join(root, "offline");
@@ -438,30 +456,17 @@ describe("wiki search --online (URL and folder connectors)", () => {
     );
     const qr = `${web.url}/articles/qr-codes.html`;
     const dead = `${web.url}/articles/gone.html`;
-    const result = await runInProcess(
-      [
-        "wiki",
-        "search",
-        "embed qr code",
-        "--wiki",
-        "offline",
-        "--online",
-        "--domain",
-        "web-frontend",
-        "--model",
-        "anthropic:claude-haiku-4-5",
-        "--resources",
-        "online-local",
-        qr,
-        dead,
-        "--pool",
-        "run-1/pool",
-        "--budget",
-        "5",
-        "--json",
-      ],
-      { cwd: root, env: env() },
-    );
+    const result = await searchOnline("embed qr code", [
+      "--resources",
+      "online-local",
+      qr,
+      dead,
+      "--pool",
+      "run-1/pool",
+      "--budget",
+      "5",
+      "--json",
+    ]);
     expect(result.code).toBe(0);
     const output = JSON.parse(result.stdout) as {
       shortlist: unknown[];
@@ -521,65 +526,24 @@ describe("wiki search --online (URL and folder connectors)", () => {
 
   it("does not acquire when the wiki has an adequate skill, and checks its flags first", async () => {
     const offline = join(root, "offline");
-    const adequate = await runInProcess(
-      [
-        "wiki",
-        "search",
-        "center a div with css grid",
-        "--wiki",
-        "offline",
-        "--online",
-        "--domain",
-        "web-frontend",
-        "--model",
-        "anthropic:claude-haiku-4-5",
-        "--resources",
-        `${web.url}/articles/qr-codes.html`,
-        "--pool",
-        "run-2/pool",
-      ],
-      { cwd: root, env: env() },
-    );
+    const adequate = await searchOnline("center a div with css grid", [
+      "--resources",
+      `${web.url}/articles/qr-codes.html`,
+      "--pool",
+      "run-2/pool",
+    ]);
     expect(adequate.code).toBe(0);
     expect(adequate.stdout).toMatch(/online acquisition not needed \(best score \d+\.\d{3} ≥ 2\)/);
     expect(existsSync(join(root, "run-2"))).toBe(false);
     expect(existsSync(offline)).toBe(true);
 
-    const common = ["wiki", "search", "x", "--wiki", "offline", "--online"];
-    const overBudget = await runInProcess(
-      [
-        ...common,
-        "--domain",
-        "web-frontend",
-        "--model",
-        "anthropic:claude-haiku-4-5",
-        "--resources",
-        "online-local",
-        "--budget",
-        "101",
-      ],
-      { cwd: root, env: env() },
-    );
+    const overBudget = await searchOnline("x", ["--resources", "online-local", "--budget", "101"]);
     expect(overBudget.code).toBe(2);
     expect(overBudget.stderr).toContain("--budget: expected 1 to 100, got 101");
-    const noResources = await runInProcess(
-      [...common, "--domain", "web-frontend", "--model", "anthropic:claude-haiku-4-5"],
-      { cwd: root, env: env() },
-    );
+    const noResources = await searchOnline("x", []);
     expect(noResources.code).toBe(2);
     expect(noResources.stderr).toContain("--online needs --resources");
-    const badUrl = await runInProcess(
-      [
-        ...common,
-        "--domain",
-        "web-frontend",
-        "--model",
-        "anthropic:claude-haiku-4-5",
-        "--resources",
-        "gopher://example.org/x",
-      ],
-      { cwd: root, env: env() },
-    );
+    const badUrl = await searchOnline("x", ["--resources", "gopher://example.org/x"]);
     expect(badUrl.code).toBe(2);
     expect(badUrl.stderr).toContain('unsupported URL scheme "gopher:"');
   });

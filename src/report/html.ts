@@ -33,6 +33,20 @@ export interface HtmlReportOptions {
 
 const MINUS = "\u2212";
 
+/** A report page from `<!doctype html>` to `</head>`: its metadata, title and the report style. */
+export function documentHead(title: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="skillsmith">
+<title>${escapeHtml(title)}</title>
+<style>${REPORT_STYLE}</style>
+</head>
+`;
+}
+
 /** Text from a run (skill names, notes, configuration ids) is untrusted: escape it everywhere. */
 export function escapeHtml(text: string): string {
   return text
@@ -612,16 +626,7 @@ export function renderHtmlReport(report: BenchReport, options: HtmlReportOptions
       : `Skill evaluation: ${report.suite.name}`;
   const generated = (options.generatedAt ?? new Date()).toISOString();
   const libraries = chartLibraries();
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="skillsmith">
-<title>${escapeHtml(title)}</title>
-<style>${REPORT_STYLE}</style>
-</head>
-<body${options.live === undefined ? "" : ` data-version="${escapeHtml(options.live.version)}"`}>
+  return `${documentHead(title)}<body${options.live === undefined ? "" : ` data-version="${escapeHtml(options.live.version)}"`}>
 <header>
 <h1>${escapeHtml(title)}</h1>
 <p class="meta">${options.source === undefined ? "" : `Run directory ${escapeHtml(options.source)} · `}${options.live === undefined ? "generated" : "read"} ${escapeHtml(generated)} · ${report.configs.length} configuration${report.configs.length === 1 ? "" : "s"}, ${skills.length} skill${skills.length === 1 ? "" : "s"}, ${report.pooled.pairs} pairs</p>

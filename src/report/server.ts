@@ -16,7 +16,7 @@ import { reportRunDir } from "../bench/analysis/load.js";
 import type { BenchReport } from "../bench/analysis/report.js";
 import { RESULTS_FILE } from "../bench/store/results.js";
 import { InfrastructureError, UsageError } from "../core/errors.js";
-import { escapeHtml, REPORT_STYLE, renderHtmlReport } from "./html.js";
+import { documentHead, escapeHtml, renderHtmlReport } from "./html.js";
 import { loadPairView, parsePairPath } from "./pairs.js";
 import { VIEWER_SCRIPT } from "./viewer.js";
 
@@ -115,16 +115,7 @@ function cookieValue(request: IncomingMessage, name: string): string | undefined
 }
 
 function pageShell(title: string, body: string, script: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="skillsmith">
-<title>${escapeHtml(title)}</title>
-<style>${REPORT_STYLE}</style>
-</head>
-<body>
+  return `${documentHead(title)}<body>
 ${body}
 <script>${script}</script>
 </body>

@@ -3,7 +3,6 @@
  * `examples/synth/builtin/tasks.yaml`. Visible: instruction, signature, entry point, libraries.
  * Evaluator-only: the hidden pytest file, run through the verifier runner in a sandbox.
  */
-import { createHash } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,8 +16,10 @@ import type { ModelClient } from "../model/index.js";
 import { reactSystemV1, reactToolDescriptionV1, selfCheckSystemV1 } from "./baseline-prompts.js";
 import {
   type AttemptScore,
+  attemptScoreOf,
   type FamilyTask,
   renderVisible,
+  ScoreMemo,
   type SelfCheckResult,
   type SolverAttempt,
   type SolverContext,
@@ -98,8 +99,7 @@ export function renderSolverContext(context: SolverContext): string {
  * process: runs and optimisation epochs repeat the same answers often, and each pytest start
  * costs a second or more. Bounded so a long session cannot grow it without limit.
  */
-const scoreMemo = new Map<string, Promise<AttemptScore>>();
-const scoreMemoLimit = 10_000;
+const scoreMemo = new ScoreMemo();
 
 export class BuiltinTaskFamily implements TaskFamilyV1 {
   readonly specificationVersion = "v1" as const;
@@ -331,22 +331,9 @@ ${run.stderr}`;
    * produce the same code for a task share the pytest run (see `scoreMemo`).
    */
   async score(task: FamilyTask, output: string, signal?: AbortSignal): Promise<AttemptScore> {
-    const key = createHash("sha256")
-      .update(this.options.sandbox.kind)
-      .update("\0")
-      .update(task.hidden.tests ?? "")
-      .update("\0")
-      .update(output)
-      .digest("hex");
-    let pending = scoreMemo.get(key);
-    if (pending === undefined) {
-      if (scoreMemo.size >= scoreMemoLimit) scoreMemo.clear();
-      pending = this.scoreUncached(task, output, signal);
-      scoreMemo.set(key, pending);
-      // A failed run (aborted, sandbox error) must not be remembered as the verdict.
-      pending.catch(() => scoreMemo.delete(key));
-    }
-    return pending;
+    return scoreMemo.score([this.options.sandbox.kind, task.hidden.tests ?? "", output], () =>
+      this.scoreUncached(task, output, signal),
+    );
   }
 
   private async scoreUncached(
@@ -386,13 +373,7 @@ ${run.stderr}`;
         },
         ...(signal === undefined ? {} : { signal }),
       });
-      return {
-        score: result.passRatio,
-        passed: result.passed,
-        total: result.total,
-        flags: [...result.flags],
-        checks: result.checks.map((check) => ({ name: check.name, status: check.status })),
-      };
+      return attemptScoreOf(result);
     } finally {
       await rm(workspace, { recursive: true, force: true });
     }

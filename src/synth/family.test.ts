@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { relativeCost } from "./cost.js";
-import { type FamilyTask, renderVisible, seededSplit, visibleView } from "./family.js";
+import {
+  type AttemptScore,
+  attemptScoreOf,
+  type FamilyTask,
+  renderVisible,
+  ScoreMemo,
+  seededSplit,
+  visibleView,
+} from "./family.js";
 
 const family = {
   name: "demo",
@@ -75,5 +83,68 @@ describe("seededSplit", () => {
   it("without groups splits the whole list: ⌈7/2⌉ = 4 to train", () => {
     expect(seededSplit(tasks, "train", 7)).toHaveLength(4);
     expect(seededSplit(tasks, "test", 7)).toHaveLength(3);
+  });
+});
+
+describe("ScoreMemo", () => {
+  const verdict = (score: number): AttemptScore => ({
+    score,
+    passed: score,
+    total: 1,
+    flags: [],
+    checks: [],
+  });
+
+  it("computes once per key, forgets a failed run, and starts over at its limit", async () => {
+    const memo = new ScoreMemo(3);
+    let calls = 0;
+    const compute = (score: number) => () => {
+      calls += 1;
+      return Promise.resolve(verdict(score));
+    };
+    expect(await memo.score(["kind", "tests", "answer"], compute(1))).toEqual(verdict(1));
+    expect(await memo.score(["kind", "tests", "answer"], compute(0))).toEqual(verdict(1));
+    expect(calls).toBe(1);
+    expect(await memo.score(["kind", "tests", "other answer"], compute(0))).toEqual(verdict(0));
+    expect(calls).toBe(2);
+
+    await expect(
+      memo.score(["kind", "tests", "flaky"], () => Promise.reject(new Error("aborted"))),
+    ).rejects.toThrow("aborted");
+    // The failed run was dropped: two verdicts are remembered, below the limit of three.
+    expect(await memo.score(["kind", "tests", "answer"], compute(0))).toEqual(verdict(1));
+    expect(calls).toBe(2);
+
+    // A third key fills the memo; a fourth finds it full and clears it, so the first is computed again.
+    await memo.score(["kind", "tests", "third"], compute(0));
+    expect(await memo.score(["kind", "tests", "answer"], compute(0))).toEqual(verdict(1));
+    expect(calls).toBe(3);
+    await memo.score(["kind", "tests", "fourth"], compute(0));
+    expect(await memo.score(["kind", "tests", "answer"], compute(0))).toEqual(verdict(0));
+    expect(calls).toBe(5);
+  });
+});
+
+describe("attemptScoreOf", () => {
+  it("keeps the verdict's numbers, flags and check statuses, and drops failure messages", () => {
+    const flags = ["timeout"];
+    // A verifier's checks carry messages, which can quote hidden tests.
+    const checks = [
+      { name: "test_a", status: "pass" },
+      { name: "test_b", status: "fail", message: "assert SECRET == 1" },
+    ];
+    const score = attemptScoreOf({ passRatio: 0.5, passed: 1, total: 2, flags, checks });
+    expect(score).toEqual({
+      score: 0.5,
+      passed: 1,
+      total: 2,
+      flags: ["timeout"],
+      checks: [
+        { name: "test_a", status: "pass" },
+        { name: "test_b", status: "fail" },
+      ],
+    });
+    expect(score.flags).not.toBe(flags);
+    expect(JSON.stringify(score)).not.toContain("SECRET");
   });
 });

@@ -4,6 +4,7 @@
  * synthesis and the solver accept only a `VisibleTask`, and `visibleView` is the one way to
  * make one (a brand field that no other module can name).
  */
+import { createHash } from "node:crypto";
 import type { ModelClient } from "../model/index.js";
 import { createSeededRandom } from "../stats/index.js";
 
@@ -40,6 +41,26 @@ export interface AttemptScore {
    * they stay out of anything a model is shown.
    */
   readonly checks: readonly { readonly name: string; readonly status: string }[];
+}
+
+/**
+ * A verifier's verdict as an attempt score: the check names and statuses are kept, the failure
+ * messages dropped (see `AttemptScore.checks`).
+ */
+export function attemptScoreOf(verdict: {
+  readonly passRatio: number;
+  readonly passed: number;
+  readonly total: number;
+  readonly flags: readonly string[];
+  readonly checks: readonly { readonly name: string; readonly status: string }[];
+}): AttemptScore {
+  return {
+    score: verdict.passRatio,
+    passed: verdict.passed,
+    total: verdict.total,
+    flags: [...verdict.flags],
+    checks: verdict.checks.map((check) => ({ name: check.name, status: check.status })),
+  };
 }
 
 export interface SolverAttempt {
@@ -185,4 +206,34 @@ export function renderVisible(task: VisibleTask): string {
   return Object.entries(task.fields)
     .map(([name, value]) => `${name}:\n${value}`)
     .join("\n\n");
+}
+
+/**
+ * Verdicts remembered by key, for families whose evaluators are deterministic: runs and
+ * optimisation epochs repeat the same answers often, and each evaluation is slow. Bounded (the
+ * whole memo is dropped at `limit`) so a long session cannot grow it without limit.
+ */
+export class ScoreMemo {
+  private readonly verdicts = new Map<string, Promise<AttemptScore>>();
+
+  constructor(private readonly limit = 10_000) {}
+
+  /** The verdict for `parts` (hashed as one key), computed by `compute` only when not remembered. */
+  score(parts: readonly string[], compute: () => Promise<AttemptScore>): Promise<AttemptScore> {
+    const hash = createHash("sha256");
+    parts.forEach((part, index) => {
+      if (index > 0) hash.update("\0");
+      hash.update(part);
+    });
+    const key = hash.digest("hex");
+    let pending = this.verdicts.get(key);
+    if (pending === undefined) {
+      if (this.verdicts.size >= this.limit) this.verdicts.clear();
+      pending = compute();
+      this.verdicts.set(key, pending);
+      // A failed run (aborted, sandbox error) must not be remembered as the verdict.
+      pending.catch(() => this.verdicts.delete(key));
+    }
+    return pending;
+  }
 }

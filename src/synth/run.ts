@@ -162,6 +162,11 @@ function mostFrequent(outputs: readonly string[]): number {
   return best;
 }
 
+/** `usage` plus one solver attempt's tokens; an attempt that does not count its calls made one. */
+function addSolverTokens(usage: RoleUsage, attempt: SolverAttempt): RoleUsage {
+  return addTokens(usage, "solver", attempt.inputTokens, attempt.outputTokens, attempt.calls ?? 1);
+}
+
 /**
  * Best-of-N: `n` solver samples at `temperature` (seeds 1..n), then one chosen by the family's
  * visible-only self-check (highest score; ties to the most frequent answer among the tied, then
@@ -185,13 +190,7 @@ async function bestOfN(
       seed: sample,
     });
     attempts.push(attempt);
-    usage = addTokens(
-      usage,
-      "solver",
-      attempt.inputTokens,
-      attempt.outputTokens,
-      attempt.calls ?? 1,
-    );
+    usage = addSolverTokens(usage, attempt);
   }
   const outputs = attempts.map((attempt) => attempt.output);
   let chosen: number;
@@ -310,13 +309,7 @@ export async function runMethod(options: RunMethodOptions): Promise<MethodResult
         method === "react" && family.solveReact !== undefined
           ? await family.solveReact(model, visible, context, options.signal)
           : await family.solve(model, visible, context, options.signal);
-      usage = addTokens(
-        usage,
-        "solver",
-        attempt.inputTokens,
-        attempt.outputTokens,
-        attempt.calls ?? 1,
-      );
+      usage = addSolverTokens(usage, attempt);
     }
     const score = await family.score(task, attempt.output, options.signal);
     const record: TaskRunRecord = {

@@ -7,7 +7,6 @@
  * repository at its pinned commit; its answer is the diff it leaves, and scoring applies that
  * diff to another fresh workspace and runs the suite's verifier through the bench verifier runner.
  */
-import { createHash } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,7 +33,9 @@ import { suiteReactPreambleV1, suiteTaskV1 } from "./baseline-prompts.js";
 import { renderSolverContext } from "./builtin.js";
 import {
   type AttemptScore,
+  attemptScoreOf,
   type FamilyTask,
+  ScoreMemo,
   type SelfCheckResult,
   type SolverAttempt,
   type SolverContext,
@@ -89,7 +90,8 @@ export function pathsInDiff(diff: string): string[] {
   return [...diff.matchAll(/^diff --git a\/(\S+) b\/(\S+)$/gm)].map((match) => match[2] ?? "");
 }
 
-const scoreMemo = new Map<string, Promise<AttemptScore>>();
+/** Verdicts per (sandbox kind, suite, task, diff), shared by every suite family of the process. */
+const scoreMemo = new ScoreMemo();
 
 function repositorySource(skill: SuiteSkill): RepositorySource {
   const source = skill.repository?.source;
@@ -334,23 +336,10 @@ export class SuiteTaskFamily implements TaskFamilyV1 {
 
   /** One verifier run per (task, diff): deterministic verifiers give the same verdict again. */
   async score(task: FamilyTask, output: string, signal?: AbortSignal): Promise<AttemptScore> {
-    const key = createHash("sha256")
-      .update(this.options.sandbox.kind)
-      .update("\0")
-      .update(this.options.directory)
-      .update("\0")
-      .update(task.id)
-      .update("\0")
-      .update(output)
-      .digest("hex");
-    let pending = scoreMemo.get(key);
-    if (pending === undefined) {
-      if (scoreMemo.size >= 10_000) scoreMemo.clear();
-      pending = this.scoreUncached(task, output, signal);
-      scoreMemo.set(key, pending);
-      pending.catch(() => scoreMemo.delete(key));
-    }
-    return pending;
+    return scoreMemo.score(
+      [this.options.sandbox.kind, this.options.directory, task.id, output],
+      () => this.scoreUncached(task, output, signal),
+    );
   }
 
   private async scoreUncached(
@@ -390,13 +379,7 @@ export class SuiteTaskFamily implements TaskFamilyV1 {
         ...(limits?.cpus === undefined ? {} : { cpus: limits.cpus }),
         ...(signal === undefined ? {} : { signal }),
       });
-      return {
-        score: result.passRatio,
-        passed: result.passed,
-        total: result.total,
-        flags: [...result.flags],
-        checks: result.checks.map((check) => ({ name: check.name, status: check.status })),
-      };
+      return attemptScoreOf(result);
     } finally {
       await rm(scratch, { recursive: true, force: true });
       await workspace.dispose();

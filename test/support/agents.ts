@@ -7,7 +7,9 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findAgentCli } from "../../src/agents/cli-locate.js";
+import type { Trajectory } from "../../src/agents/types.js";
 import { runProcess } from "../../src/core/process.js";
+import type { Script, ScriptedToolCall } from "../../src/model/scripted/script.js";
 import { git } from "./git.js";
 
 export const SKILL_NAME = "greeting-style";
@@ -42,6 +44,45 @@ export async function createFixture(): Promise<Fixture> {
     `---\nname: ${SKILL_NAME}\ndescription: ${SKILL_DESCRIPTION}\n---\n${SKILL_BODY}`,
   );
   return { root, workspace, skillPath, cleanup: () => rm(root, { recursive: true, force: true }) };
+}
+
+/** A second skill folder beside the fixture's (a suite skill may ship several). */
+export async function secondSkill(fixture: Fixture, name: string, body: string): Promise<string> {
+  const path = join(fixture.root, "more-skills", name);
+  await mkdir(path, { recursive: true });
+  await writeFile(
+    join(path, "SKILL.md"),
+    `---\nname: ${name}\ndescription: The ${name} conventions of this project.\n---\n${body}`,
+  );
+  return path;
+}
+
+/** A script answering the fixture's task ("Fix the greeting…") once with `toolCall`, then `fallback`. */
+export function oneToolCallScript(toolCall: ScriptedToolCall, fallback: string): Script {
+  return {
+    rules: [
+      {
+        match: { lastUserMessage: "Fix the greeting" },
+        times: 1,
+        reply: { toolCalls: [toolCall] },
+      },
+    ],
+    fallback: { text: fallback },
+  };
+}
+
+/**
+ * A shell command allocating `bigMiB` MiB, then 8 MiB, in two python3 processes and printing
+ * each exit code (`big=N`, `small=N`), so a memory cap shows as a non-zero `big`.
+ */
+export function memoryProbeCommand(bigMiB: number): string {
+  return `python3 -c 'bytearray(${bigMiB} * 1024 * 1024)' 2>/dev/null; echo big=$?; python3 -c 'bytearray(8 * 1024 * 1024)'; echo small=$?`;
+}
+
+/** The output of the trajectory's first tool result; empty when there is none. */
+export function firstToolResultText(trajectory: Trajectory): string {
+  const output = trajectory.events.find((event) => event.type === "tool_result");
+  return output?.type === "tool_result" ? output.output : "";
 }
 
 /** `git status --porcelain` of the workspace: what a run changed, untracked files included. */

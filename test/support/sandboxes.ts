@@ -1,4 +1,6 @@
+import { BubblewrapSandbox } from "../../src/env/sandbox/bubblewrap.js";
 import { ContainerSandbox, DEFAULT_BASE_IMAGE } from "../../src/env/sandbox/container.js";
+import type { ResourceLimits, SandboxV1 } from "../../src/env/sandbox/types.js";
 
 /**
  * The container sandbox when a Docker/Podman API socket answers and skillsmith's base image
@@ -12,4 +14,34 @@ export async function availableContainerSandbox(): Promise<ContainerSandbox | un
   } catch {
     return undefined;
   }
+}
+
+/** The bubblewrap sandbox when its probe succeeds on this machine; undefined otherwise. */
+export async function usableBubblewrap(): Promise<BubblewrapSandbox | undefined> {
+  try {
+    const sandbox = new BubblewrapSandbox();
+    await sandbox.probe();
+    return sandbox;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A real sandbox that also notes the limits of every exec it is asked for. */
+export function recordingLimits(sandbox: SandboxV1): {
+  sandbox: SandboxV1;
+  limits: ResourceLimits[];
+} {
+  const limits: ResourceLimits[] = [];
+  return {
+    limits,
+    sandbox: {
+      specificationVersion: "v1",
+      kind: sandbox.kind,
+      exec: (request) => {
+        limits.push(request.limits);
+        return sandbox.exec(request);
+      },
+    },
+  };
 }
