@@ -74,17 +74,22 @@ export async function measure(
     else for (let count = 0; count < batch; count++) fn();
     samples.push((performance.now() - start) / batch);
   }
-  samples.sort((left, right) => left - right);
-  const middle = Math.floor(samples.length / 2);
+  return summarise(samples);
+}
+
+/** The median, minimum and maximum of times measured some other way (at least one). */
+export function summarise(times: readonly number[]): Measurement {
+  const sorted = [...times].sort((left, right) => left - right);
+  const middle = Math.floor(sorted.length / 2);
   const medianMs =
-    samples.length % 2 === 1
-      ? (samples[middle] as number)
-      : ((samples[middle - 1] as number) + (samples[middle] as number)) / 2;
+    sorted.length % 2 === 1
+      ? (sorted[middle] as number)
+      : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
   return {
     medianMs,
-    minMs: samples[0] as number,
-    maxMs: samples[samples.length - 1] as number,
-    iterations,
+    minMs: sorted[0] as number,
+    maxMs: sorted[sorted.length - 1] as number,
+    iterations: sorted.length,
   };
 }
 

@@ -15,8 +15,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { connect, createServer } from "node:net";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Redis } from "ioredis";
@@ -24,119 +23,16 @@ import { runSuiteOnQueue } from "../src/bench/queue/coordinator.js";
 import { queueNameOf, registryKeys } from "../src/bench/queue/jobs.js";
 import { runSuite } from "../src/bench/run/runner.js";
 import { ResultsStore } from "../src/bench/store/results.js";
-import { runProcess } from "../src/core/process.js";
 import { findOnPath } from "../src/env/sandbox/bubblewrap.js";
-import type { Benchmark, BenchmarkRow } from "./harness.js";
+import { exitOf, waitFor } from "../test/support/processes.js";
+import { type RedisServer, startRedisServer } from "../test/support/redis.js";
+import { type Benchmark, type BenchmarkRow, summarise } from "./harness.js";
+import { writeBenchSuite } from "./suites.js";
 
 const requirements = 8;
 const samples = 1;
 const workerCounts = [1, 2, 4] as const;
 const repositoryRoot = resolve(import.meta.dirname, "..");
-
-async function git(cwd: string, ...args: string[]): Promise<string> {
-  const result = await runProcess("git", args, {
-    cwd,
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: "bench",
-      GIT_AUTHOR_EMAIL: "bench@example.com",
-      GIT_COMMITTER_NAME: "bench",
-      GIT_COMMITTER_EMAIL: "bench@example.com",
-    },
-  });
-  if (result.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr}`);
-  return result.stdout.trim();
-}
-
-async function makeSuite(root: string): Promise<{ suite: string; predictions: string }> {
-  const repo = join(root, "repo");
-  await mkdir(join(repo, "src"), { recursive: true });
-  for (let index = 0; index < 20; index += 1) {
-    await writeFile(join(repo, "src", `module${index}.txt`), `content ${index}\n`.repeat(50));
-  }
-  await git(repo, "init", "-q", "-b", "main");
-  await git(repo, "add", "-A");
-  await git(repo, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "init");
-  const commit = await git(repo, "rev-parse", "HEAD");
-  const suite = join(root, "suite");
-  const skill = join(suite, "skills", "alpha");
-  await mkdir(join(skill, "agent-skills", "alpha"), { recursive: true });
-  await writeFile(
-    join(suite, "suite.yaml"),
-    "format: skillsmith-suite/1\nname: queue-bench\nconfigurations:\n  - id: replay\n    agent: replay\n    limits: { timeoutSeconds: 60 }\n",
-  );
-  await writeFile(
-    join(skill, "skill.yaml"),
-    `repository:\n  path: ${repo}\n  commit: ${commit}\n  name: benchrepo\n`,
-  );
-  await writeFile(
-    join(skill, "agent-skills", "alpha", "SKILL.md"),
-    "---\nname: alpha\ndescription: Write result files. Use when a task asks for one.\n---\n\n# Alpha\n",
-  );
-  const lines: string[] = [];
-  for (let k = 1; k <= requirements; k += 1) {
-    const folder = join(skill, "requirements", `r${k}`);
-    await mkdir(join(folder, "verifier"), { recursive: true });
-    await writeFile(
-      join(folder, "requirement.md"),
-      `## Requirement\n\nWrite out/r${k}.txt.\n\n## File Operations\n\n- \`out/r${k}.txt\`\n\n## Acceptance Criteria\n\n- it exists\n`,
-    );
-    await writeFile(
-      join(folder, "verifier", "check.sh"),
-      `sleep 0.5\nif [ -f "$SKILLSMITH_WORKSPACE/out/r${k}.txt" ]; then r='<testcase classname="r" name="exists"/>'; else r='<testcase classname="r" name="exists"><failure message="missing"/></testcase>'; fi\necho "<testsuite name=\\"r\\">$r</testsuite>" > junit.xml\n`,
-    );
-    await writeFile(
-      join(folder, "verifier.yaml"),
-      "command: sh check.sh\nfiles: [check.sh]\njunit: junit.xml\n",
-    );
-    for (const arm of ["without", "with"]) {
-      const patch = `diff --git a/out/r${k}.txt b/out/r${k}.txt\nnew file mode 100644\n--- /dev/null\n+++ b/out/r${k}.txt\n@@ -0,0 +1 @@\n+${arm}\n`;
-      lines.push(JSON.stringify({ skill: "alpha", requirement: `r${k}`, arm, patch }));
-    }
-  }
-  const predictions = join(root, "predictions.jsonl");
-  await writeFile(predictions, `${lines.join("\n")}\n`);
-  return { suite, predictions };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address !== null
-          ? resolvePort(address.port)
-          : reject(new Error("no port")),
-      );
-    });
-  });
-}
-
-function ping(port: number): Promise<boolean> {
-  return new Promise((resolvePing) => {
-    const socket = connect({ host: "127.0.0.1", port });
-    let reply = "";
-    socket.on("connect", () => socket.write("PING\r\n"));
-    socket.on("data", (chunk) => {
-      reply += chunk.toString();
-      if (reply.includes("\r\n")) {
-        socket.destroy();
-        resolvePing(reply.startsWith("+PONG"));
-      }
-    });
-    socket.on("error", () => resolvePing(false));
-  });
-}
-
-async function until(what: string, probe: () => Promise<boolean> | boolean): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolveWait) => setTimeout(resolveWait, 50));
-  }
-}
 
 function allScored(runDir: string): boolean {
   const store = ResultsStore.openReadOnly(runDir);
@@ -146,14 +42,6 @@ function allScored(runDir: string): boolean {
   } finally {
     store.close();
   }
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((left, right) => left - right);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 /** Start `count` worker processes and wait until each has attached to the replay queue. */
@@ -177,8 +65,10 @@ async function startWorkers(
       child.stderr?.on("data", (chunk: Buffer) => {
         stderr += chunk.toString();
       });
-      await until("a worker to attach to the queue", () =>
-        stderr.includes(`queue ${queueNameOf("replay")}`),
+      await waitFor(
+        "a worker to attach to the queue",
+        () => (stderr.includes(`queue ${queueNameOf("replay")}`) ? true : undefined),
+        60_000,
       );
       return child;
     }),
@@ -187,17 +77,10 @@ async function startWorkers(
 
 async function stopWorkers(children: readonly ChildProcess[]): Promise<void> {
   await Promise.all(
-    children.map(
-      (child) =>
-        new Promise<void>((resolveExit) => {
-          if (child.exitCode !== null || child.signalCode !== null) {
-            resolveExit();
-            return;
-          }
-          child.once("exit", () => resolveExit());
-          child.kill("SIGTERM");
-        }),
-    ),
+    children.map((child) => {
+      child.kill("SIGTERM");
+      return exitOf(child);
+    }),
   );
 }
 
@@ -208,26 +91,15 @@ const benchmark: Benchmark = {
       throw new Error("redis-server is not installed (apt-get install redis-server)");
     }
     const root = await mkdtemp(join(tmpdir(), "skillsmith-queue-bench-"));
-    const port = await freePort();
-    const redisServer = spawn(
-      "redis-server",
-      [
-        "--port",
-        String(port),
-        "--bind",
-        "127.0.0.1",
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-        "--dir",
-        root,
-      ],
-      { stdio: "ignore" },
-    );
+    let redisServer: RedisServer | undefined;
     try {
-      await until("redis-server", () => ping(port));
-      const { suite, predictions } = await makeSuite(root);
+      redisServer = await startRedisServer(root, 60_000);
+      const { port } = redisServer;
+      const { suite, predictions } = await writeBenchSuite(root, {
+        name: "queue-bench",
+        requirements,
+        verifierSleepSeconds: 0.5,
+      });
       const cacheDir = join(root, "cache");
       const environment = { ...process.env, SKILLSMITH_CACHE_DIR: cacheDir };
       // Prepare the base once, outside the timings (every path then reuses the cached base).
@@ -248,7 +120,7 @@ const benchmark: Benchmark = {
         single.push((performance.now() - started) / summary.executed);
         scoredEverywhere &&= allScored(runDir);
       }
-      const baselineMs = median(single);
+      const baselineMs = summarise(single).medianMs;
 
       const rows: BenchmarkRow[] = [];
       for (const [index, count] of workerCounts.entries()) {
@@ -277,7 +149,7 @@ const benchmark: Benchmark = {
         } finally {
           await stopWorkers(workers);
         }
-        const medianMs = median(perRun);
+        const medianMs = summarise(perRun).medianMs;
         rows.push({
           case: `queue, ${count} worker${count === 1 ? "" : "s"}: wall time per run`,
           medianMs,
@@ -294,8 +166,7 @@ const benchmark: Benchmark = {
       });
       return rows;
     } finally {
-      redisServer.kill("SIGTERM");
-      await new Promise((resolveExit) => redisServer.once("exit", resolveExit));
+      await redisServer?.stop();
       await rm(root, { recursive: true, force: true });
     }
   },

@@ -21,7 +21,8 @@ import {
   materialiseWorkspace,
 } from "../src/env/workspace/materialise.js";
 import { prepareBase } from "../src/env/workspace/prepare.js";
-import type { Benchmark, BenchmarkRow, Measurement } from "./harness.js";
+import { gitIdentity } from "../test/support/git.js";
+import { type Benchmark, type BenchmarkRow, type Measurement, summarise } from "./harness.js";
 
 const fileCount = 5_000;
 const samples = 20;
@@ -32,13 +33,7 @@ const targetRatio = 10;
 async function run(command: string, args: readonly string[], cwd?: string): Promise<void> {
   const result = await runProcess(command, args, {
     ...(cwd === undefined ? {} : { cwd }),
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: "bench",
-      GIT_AUTHOR_EMAIL: "bench@example.com",
-      GIT_COMMITTER_NAME: "bench",
-      GIT_COMMITTER_EMAIL: "bench@example.com",
-    },
+    env: { ...process.env, ...gitIdentity },
   });
   if (result.exitCode !== 0) throw new Error(`${command} ${args.join(" ")}: ${result.stderr}`);
 }
@@ -70,21 +65,6 @@ async function generateRepository(folder: string): Promise<string> {
   await run("git", ["prune-packed"], folder);
   const head = await runProcess("git", ["rev-parse", "HEAD"], { cwd: folder });
   return head.stdout.trim();
-}
-
-function summarise(times: number[]): Measurement {
-  const sorted = [...times].sort((left, right) => left - right);
-  const middle = Math.floor(sorted.length / 2);
-  const medianMs =
-    sorted.length % 2 === 1
-      ? (sorted[middle] as number)
-      : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-  return {
-    medianMs,
-    minMs: sorted[0] as number,
-    maxMs: sorted[sorted.length - 1] as number,
-    iterations: sorted.length,
-  };
 }
 
 function compare(

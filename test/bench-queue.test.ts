@@ -10,8 +10,8 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { connect, createServer } from "node:net";
+import { mkdir, mkdtemp, readFile } from "node:fs/promises";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Queue } from "bullmq";
@@ -27,10 +27,12 @@ import {
 import { runQueueWorker } from "../src/bench/queue/worker.js";
 import { runSuite } from "../src/bench/run/runner.js";
 import { ResultsStore } from "../src/bench/store/results.js";
-import { runCli } from "../src/cli/program.js";
 import { runProcess } from "../src/core/process.js";
 import { findOnPath } from "../src/env/sandbox/bubblewrap.js";
-import { git } from "./support/git.js";
+import { runInProcess } from "./support/cli.js";
+import { exitOf, waitFor } from "./support/processes.js";
+import { type RedisServer, startRedisServer } from "./support/redis.js";
+import { removeRunRoot, writeReplaySuite } from "./support/suites.js";
 
 const hasRedisServer = findOnPath("redis-server") !== null;
 const binary = resolve(import.meta.dirname, "..", "dist", "cli", "main.js");
@@ -42,62 +44,12 @@ let suite: string;
 let predictions: string;
 let cacheDir: string;
 let redisPort: number;
-let redisServer: ChildProcess | undefined;
+let redisServer: RedisServer | undefined;
 const children: ChildProcess[] = [];
 
 function expectedPassRatio(requirement: number, arm: "with" | "without"): number {
   if (arm === "with") return 1;
   return requirement % 2 === 1 ? 1 : 0.5;
-}
-
-function newFilePatch(path: string, text: string): string {
-  return `diff --git a/${path} b/${path}\nnew file mode 100644\n--- /dev/null\n+++ b/${path}\n@@ -0,0 +1 @@\n+${text}\n`;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address !== null
-          ? resolvePort(address.port)
-          : reject(new Error("no port")),
-      );
-    });
-  });
-}
-
-async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 90_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolveWait) => setTimeout(resolveWait, 50));
-  }
-}
-
-/** One PING over a raw socket: true on +PONG, undefined while the server is not up. */
-function ping(port: number): Promise<true | undefined> {
-  return new Promise((resolvePing) => {
-    const socket = connect({ host: "127.0.0.1", port });
-    let reply = "";
-    socket.on("connect", () => socket.write("PING\r\n"));
-    socket.on("data", (chunk) => {
-      reply += chunk.toString();
-      if (reply.includes("\r\n")) {
-        socket.destroy();
-        resolvePing(reply.startsWith("+PONG") ? true : undefined);
-      }
-    });
-    socket.on("error", () => resolvePing(undefined));
-  });
 }
 
 /** Send one command over a raw socket (the reply is not awaited: the server may drop us). */
@@ -110,122 +62,25 @@ function redisCommand(port: number, command: string): Promise<void> {
   });
 }
 
-async function runCliCaptured(
-  argv: string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    env: { ...process.env, SKILLSMITH_CACHE_DIR: cacheDir },
-    cwd: root,
-  });
-  return { code, stdout, stderr };
-}
-
-function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: string | null }> {
-  if (child.exitCode !== null || child.signalCode !== null) {
-    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
-  }
-  return new Promise((resolveExit) =>
-    child.once("exit", (code, signal) => resolveExit({ code, signal })),
-  );
+/** `bench run <suite> --predictions <predictions> --out <runDir>`, then `options`. */
+function benchRunArgv(runDir: string, ...options: string[]): string[] {
+  return ["bench", "run", suite, "--predictions", predictions, "--out", runDir, ...options];
 }
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), "bench-queue-"));
   cacheDir = join(root, "cache");
-  const repo = join(root, "repo");
-  await mkdir(repo);
-  await writeFile(join(repo, "README.md"), "tiny\n");
-  await git(repo, "init", "-q", "-b", "main");
-  await git(repo, "add", "-A");
-  await git(repo, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "init");
-  const commit = await git(repo, "rev-parse", "HEAD");
-
-  suite = join(root, "suite");
-  await mkdir(join(suite, "skills", "alpha", "agent-skills", "alpha"), { recursive: true });
-  await writeFile(
-    join(suite, "suite.yaml"),
-    "format: skillsmith-suite/1\nname: tiny\nconfigurations:\n  - id: replay\n    agent: replay\n    limits: { timeoutSeconds: 30 }\n",
-  );
-  await writeFile(
-    join(suite, "skills", "alpha", "skill.yaml"),
-    `repository:\n  path: ${repo}\n  commit: ${commit}\n  name: tiny\n`,
-  );
-  await writeFile(
-    join(suite, "skills", "alpha", "agent-skills", "alpha", "SKILL.md"),
-    "---\nname: alpha\ndescription: Write the word good into result files. Use when a task asks for a result file.\n---\n\n# Alpha\n\nWrite `good`.\n",
-  );
-  const lines: string[] = [];
-  for (let k = 1; k <= REQUIREMENTS; k += 1) {
-    const folder = join(suite, "skills", "alpha", "requirements", `r${k}`);
-    await mkdir(join(folder, "verifier"), { recursive: true });
-    await writeFile(
-      join(folder, "requirement.md"),
-      `## Background\n\nA tiny repository.\n\n## Requirement\n\nWrite the word good into out/r${k}.txt.\n\n## File Operations\n\n- \`out/r${k}.txt\`\n\n## Acceptance Criteria\n\n- out/r${k}.txt exists\n- it says good\n`,
-    );
-    // Slow enough (0.4 s) that kills land while runs are in flight.
-    await writeFile(
-      join(folder, "verifier", "check.sh"),
-      `file="$SKILLSMITH_WORKSPACE/out/r${k}.txt"
-sleep 0.4
-{
-  echo '<testsuite name="r${k}">'
-  if [ -f "$file" ]; then echo '<testcase classname="r" name="exists"/>'; else echo '<testcase classname="r" name="exists"><failure message="missing"/></testcase>'; fi
-  if [ "$(cat "$file" 2>/dev/null)" = good ]; then echo '<testcase classname="r" name="good"/>'; else echo '<testcase classname="r" name="good"><failure message="not good"/></testcase>'; fi
-  echo '</testsuite>'
-} > junit.xml
-`,
-    );
-    await writeFile(
-      join(folder, "verifier.yaml"),
-      "command: sh check.sh\nfiles: [check.sh]\njunit: junit.xml\ntimeoutSeconds: 30\n",
-    );
-    lines.push(
-      JSON.stringify({
-        skill: "alpha",
-        requirement: `r${k}`,
-        arm: "without",
-        patch: newFilePatch(`out/r${k}.txt`, k % 2 === 1 ? "good" : "bad"),
-      }),
-      JSON.stringify({
-        skill: "alpha",
-        requirement: `r${k}`,
-        arm: "with",
-        patch: newFilePatch(`out/r${k}.txt`, "good"),
-      }),
-    );
-  }
-  predictions = join(root, "predictions.jsonl");
-  await writeFile(predictions, `${lines.join("\n")}\n`);
+  // Slow enough (0.4 s) that kills land while runs are in flight.
+  ({ suite, predictions } = await writeReplaySuite(root, {
+    requirements: REQUIREMENTS,
+    verifierSleepSeconds: 0.4,
+  }));
 
   if (hasRedisServer) {
-    redisPort = await freePort();
     const redisDir = join(root, "redis");
     await mkdir(redisDir);
-    redisServer = spawn(
-      "redis-server",
-      [
-        "--port",
-        String(redisPort),
-        "--bind",
-        "127.0.0.1",
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-        "--dir",
-        redisDir,
-      ],
-      { stdio: "ignore" },
-    );
-    await waitFor("redis-server to answer PING", () => ping(redisPort));
+    redisServer = await startRedisServer(redisDir);
+    redisPort = redisServer.port;
     // The reference every queue run must reproduce: one process, the in-process runner. It
     // also prepares the skill's base in the shared cache before anything is timed.
     const single = await runSuite({
@@ -243,18 +98,8 @@ afterAll(async () => {
   for (const child of children) {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   }
-  if (redisServer !== undefined) {
-    redisServer.kill("SIGTERM");
-    await exitOf(redisServer);
-  }
-  const mounts = await readFile("/proc/mounts", "utf8").catch(() => "");
-  const leftovers = mounts
-    .split("\n")
-    .map((line) => line.split(" ")[1] ?? "")
-    .filter((point) => point.startsWith(root))
-    .sort((left, right) => right.length - left.length);
-  for (const point of leftovers) await runProcess("umount", ["-l", point]);
-  await rm(root, { recursive: true, force: true });
+  if (redisServer !== undefined) await redisServer.stop();
+  await removeRunRoot(root);
 });
 
 function storedRows(runDir: string): Array<{ key: string; passRatio: number }> {
@@ -299,19 +144,7 @@ describe("bench run --queue with skillsmith worker processes", () => {
       const runDir = join(root, "run-queue");
       const coordinatorArgv = [
         binary,
-        "bench",
-        "run",
-        suite,
-        "--predictions",
-        predictions,
-        "--out",
-        runDir,
-        "--sandbox",
-        "unsafe",
-        "--queue",
-        url,
-        "--poll-interval",
-        "100",
+        ...benchRunArgv(runDir, "--sandbox", "unsafe", "--queue", url, "--poll-interval", "100"),
       ];
       const coordinator = spawn(process.execPath, coordinatorArgv, {
         env: environment,
@@ -519,30 +352,17 @@ describe("bench run --queue with skillsmith worker processes", () => {
   );
 
   it("refuses a malformed --queue URL and --rate-limit without --queue (exit 2)", async () => {
-    const bad = await runCliCaptured([
-      "bench",
-      "run",
-      suite,
-      "--predictions",
-      predictions,
-      "--out",
-      join(root, "run-bad-url"),
-      "--queue",
-      "http://127.0.0.1:6379/0",
-    ]);
+    const cli = { cwd: root, env: { ...process.env, SKILLSMITH_CACHE_DIR: cacheDir } };
+    const bad = await runInProcess(
+      benchRunArgv(join(root, "run-bad-url"), "--queue", "http://127.0.0.1:6379/0"),
+      cli,
+    );
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--queue expects the redis:\/\/ or rediss:\/\/ scheme/);
-    const orphan = await runCliCaptured([
-      "bench",
-      "run",
-      suite,
-      "--predictions",
-      predictions,
-      "--out",
-      join(root, "run-bad-limit"),
-      "--rate-limit",
-      "replay=1/1s",
-    ]);
+    const orphan = await runInProcess(
+      benchRunArgv(join(root, "run-bad-limit"), "--rate-limit", "replay=1/1s"),
+      cli,
+    );
     expect(orphan.code).toBe(2);
     expect(orphan.stderr).toMatch(/--rate-limit needs --queue/);
   });

@@ -4,7 +4,7 @@
  * retried and never scored, timeouts scored 0 and flagged, the budget cap, bad predictions.
  */
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -17,7 +17,7 @@ import { ResultsStore } from "../src/bench/store/results.js";
 import { runCli } from "../src/cli/program.js";
 import { InfrastructureError } from "../src/core/errors.js";
 import { runProcess } from "../src/core/process.js";
-import { tinyRepository } from "./support/suites.js";
+import { removeRunRoot, writeReplaySuite } from "./support/suites.js";
 
 /** A configuration's default harness with `run` replaced by `run(request, inner)`. */
 function wrapHarness(
@@ -43,83 +43,18 @@ function expectedPassRatio(requirement: number, arm: "with" | "without"): number
   return requirement % 2 === 1 ? 1 : 0.5;
 }
 
-function newFilePatch(path: string, text: string): string {
-  return `diff --git a/${path} b/${path}\nnew file mode 100644\n--- /dev/null\n+++ b/${path}\n@@ -0,0 +1 @@\n+${text}\n`;
-}
-
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), "bench-run-resume-"));
   cacheDir = join(root, "cache");
-  const { repo, commit } = await tinyRepository(root);
-
-  suite = join(root, "suite");
-  await mkdir(join(suite, "skills", "alpha", "agent-skills", "alpha"), { recursive: true });
-  await writeFile(
-    join(suite, "suite.yaml"),
-    "format: skillsmith-suite/1\nname: tiny\nconfigurations:\n  - id: replay\n    agent: replay\n    limits: { timeoutSeconds: 30 }\n",
-  );
-  await writeFile(
-    join(suite, "skills", "alpha", "skill.yaml"),
-    `repository:\n  path: ${repo}\n  commit: ${commit}\n  name: tiny\n`,
-  );
-  await writeFile(
-    join(suite, "skills", "alpha", "agent-skills", "alpha", "SKILL.md"),
-    "---\nname: alpha\ndescription: Write the word good into result files. Use when a task asks for a result file.\n---\n\n# Alpha\n\nWrite `good`.\n",
-  );
-  const lines: string[] = [];
-  for (let k = 1; k <= REQUIREMENTS; k += 1) {
-    const folder = join(suite, "skills", "alpha", "requirements", `r${k}`);
-    await mkdir(join(folder, "verifier"), { recursive: true });
-    await writeFile(
-      join(folder, "requirement.md"),
-      `## Background\n\nA tiny repository.\n\n## Requirement\n\nWrite the word good into out/r${k}.txt.\n\n## File Operations\n\n- \`out/r${k}.txt\`\n\n## Acceptance Criteria\n\n- out/r${k}.txt exists\n- it says good\n`,
-    );
-    // A verifier slow enough (0.2 s) that a kill lands while runs are still pending.
-    await writeFile(
-      join(folder, "verifier", "check.sh"),
-      `file="$SKILLSMITH_WORKSPACE/out/r${k}.txt"
-sleep 0.2
-{
-  echo '<testsuite name="r${k}">'
-  if [ -f "$file" ]; then echo '<testcase classname="r" name="exists"/>'; else echo '<testcase classname="r" name="exists"><failure message="missing"/></testcase>'; fi
-  if [ "$(cat "$file" 2>/dev/null)" = good ]; then echo '<testcase classname="r" name="good"/>'; else echo '<testcase classname="r" name="good"><failure message="not good"/></testcase>'; fi
-  echo '</testsuite>'
-} > junit.xml
-`,
-    );
-    await writeFile(
-      join(folder, "verifier.yaml"),
-      "command: sh check.sh\nfiles: [check.sh]\njunit: junit.xml\ntimeoutSeconds: 30\n",
-    );
-    lines.push(
-      JSON.stringify({
-        skill: "alpha",
-        requirement: `r${k}`,
-        arm: "without",
-        patch: newFilePatch(`out/r${k}.txt`, k % 2 === 1 ? "good" : "bad"),
-      }),
-      JSON.stringify({
-        skill: "alpha",
-        requirement: `r${k}`,
-        arm: "with",
-        patch: newFilePatch(`out/r${k}.txt`, "good"),
-      }),
-    );
-  }
-  predictions = join(root, "predictions.jsonl");
-  await writeFile(predictions, `${lines.join("\n")}\n`);
+  // A verifier slow enough (0.2 s) that a kill lands while runs are still pending.
+  ({ suite, predictions } = await writeReplaySuite(root, {
+    requirements: REQUIREMENTS,
+    verifierSleepSeconds: 0.2,
+  }));
 });
 
 afterAll(async () => {
-  // A run killed with -9 cannot unmount its overlay workspace; release it before removing.
-  const mounts = await readFile("/proc/mounts", "utf8").catch(() => "");
-  const leftovers = mounts
-    .split("\n")
-    .map((line) => line.split(" ")[1] ?? "")
-    .filter((point) => point.startsWith(root))
-    .sort((left, right) => right.length - left.length);
-  for (const point of leftovers) await runProcess("umount", ["-l", point]);
-  await rm(root, { recursive: true, force: true });
+  await removeRunRoot(root);
 });
 
 function resultRows(runDir: string): Array<{ key: string; passRatio: number }> {

@@ -72,6 +72,20 @@ export function redactRedisUrl(text: string): string {
   });
 }
 
+/**
+ * The connection options of a `--queue` value (a URL is parsed) and the label logs name it by:
+ * the URL without its password, or `host:port/db` for options given directly.
+ */
+export function queueConnectionOf(queue: string | RedisConnectionOptions): {
+  readonly connection: RedisConnectionOptions;
+  readonly label: string;
+} {
+  if (typeof queue === "string") {
+    return { connection: parseRedisUrl(queue), label: redactRedisUrl(queue) };
+  }
+  return { connection: queue, label: `${queue.host}:${queue.port}/${queue.db}` };
+}
+
 /** Delay before reconnect attempt `times` (1, 2, …): 250 ms doubling, at most 10 s. */
 export function reconnectDelayMs(times: number): number {
   return Math.min(250 * 2 ** Math.max(0, times - 1), 10_000);

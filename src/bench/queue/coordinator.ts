@@ -19,11 +19,12 @@ import { UsageError } from "../../core/errors.js";
 import { writeFileAtomic } from "../../core/fs.js";
 import {
   type ModelEndpoint,
+  messageOf,
   openRunDirectory,
   type PlannedRun,
   planRun,
+  progressReporter,
   type RunFailure,
-  type RunProgress,
   type RunSuiteOptions,
   type RunSuiteSummary,
   type SandboxKind,
@@ -32,12 +33,7 @@ import {
 import { writeManifest } from "../store/manifest.js";
 import { formatRunKey, type ResultsStore } from "../store/results.js";
 import type { Configuration } from "../suite/schema.js";
-import {
-  createRedisClient,
-  parseRedisUrl,
-  type RedisConnectionOptions,
-  redactRedisUrl,
-} from "./connection.js";
+import { createRedisClient, queueConnectionOf, type RedisConnectionOptions } from "./connection.js";
 import {
   DEFAULT_QUEUE_PREFIX,
   jobDataFor,
@@ -98,19 +94,10 @@ async function queueRunId(runDir: string): Promise<string> {
   return runId;
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** Run every missing run of a suite on workers through Redis; see the module comment. */
 export async function runSuiteOnQueue(options: QueueRunOptions): Promise<RunSuiteSummary> {
   const started = performance.now();
-  const connection =
-    typeof options.queue === "string" ? parseRedisUrl(options.queue) : options.queue;
-  const label =
-    typeof options.queue === "string"
-      ? redactRedisUrl(options.queue)
-      : `${connection.host}:${connection.port}/${connection.db}`;
+  const { connection, label } = queueConnectionOf(options.queue);
   const sandboxKind = options.sandbox ?? "local";
   const pollIntervalMs = options.pollIntervalMs ?? 1_000;
   const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
@@ -181,21 +168,13 @@ export async function runSuiteOnQueue(options: QueueRunOptions): Promise<RunSuit
     let running = 0;
     let notScheduled = 0;
     let stoppedByBudget = false;
-    const progress = (last?: RunProgress["last"]) => {
+    const progress = progressReporter(options, store, () => {
       const finished = done + failed.length;
       const elapsed = performance.now() - started;
       const remaining = outstanding.size;
-      options.onProgress?.({
-        total: pending.length,
-        alreadyDone,
-        done,
-        running,
-        failed: failed.length,
-        costUsd: store.totalCostUsd(),
-        ...(finished === 0 ? {} : { etaMs: (elapsed / finished) * remaining }),
-        ...(last === undefined ? {} : { last }),
-      });
-    };
+      const etaMs = finished === 0 ? undefined : (elapsed / finished) * remaining;
+      return { total: pending.length, alreadyDone, done, running, failed: failed.length, etaMs };
+    });
 
     const collect = async (job: Job): Promise<void> => {
       const id = job.id ?? "";

@@ -21,6 +21,7 @@ import {
   endpointFromEnvironment,
   executeWithRetries,
   harnessesFor,
+  messageOf,
   openSandbox,
   type PlannedRun,
   preparedBases,
@@ -30,12 +31,7 @@ import type { AttemptRecord } from "../store/results.js";
 import { loadSuite } from "../suite/load.js";
 import type { Configuration } from "../suite/schema.js";
 import type { Suite } from "../suite/types.js";
-import {
-  createRedisClient,
-  parseRedisUrl,
-  type RedisConnectionOptions,
-  redactRedisUrl,
-} from "./connection.js";
+import { createRedisClient, queueConnectionOf, type RedisConnectionOptions } from "./connection.js";
 import {
   DEFAULT_QUEUE_PREFIX,
   QUEUE_RESULT_FORMAT,
@@ -118,18 +114,9 @@ interface LoadedRun {
   readonly baseFor: ExecutionContext["baseFor"];
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** Run a worker until `signal` aborts; see the module comment. */
 export async function runQueueWorker(options: QueueWorkerOptions): Promise<QueueWorkerSummary> {
-  const connection =
-    typeof options.queue === "string" ? parseRedisUrl(options.queue) : options.queue;
-  const label =
-    typeof options.queue === "string"
-      ? redactRedisUrl(options.queue)
-      : `${connection.host}:${connection.port}/${connection.db}`;
+  const { connection, label } = queueConnectionOf(options.queue);
   const log = options.onLog ?? (() => undefined);
   const concurrency = options.concurrency ?? 1;
   const lockDuration = options.lockDurationMs ?? 30_000;

@@ -117,6 +117,36 @@ export interface RunProgress {
   readonly last?: RunKey & { readonly status: string; readonly passRatio?: number };
 }
 
+/** A run's counters at one moment; `etaMs` is undefined until it can be estimated. */
+export type ProgressCounters = Omit<RunProgress, "costUsd" | "etaMs" | "last"> & {
+  readonly etaMs: number | undefined;
+};
+
+/**
+ * The `progress(last?)` function of a run: each call reports the counters read at that moment
+ * to `onProgress`, with the cost recorded in the store; nothing is read without a listener.
+ */
+export function progressReporter(
+  options: Pick<RunSuiteOptions, "onProgress">,
+  store: ResultsStore,
+  counters: () => ProgressCounters,
+): (last?: RunProgress["last"]) => void {
+  return (last) => {
+    if (options.onProgress === undefined) return;
+    const { total, alreadyDone, done, running, failed, etaMs } = counters();
+    options.onProgress({
+      total,
+      alreadyDone,
+      done,
+      running,
+      failed,
+      costUsd: store.totalCostUsd(),
+      ...(etaMs === undefined ? {} : { etaMs }),
+      ...(last === undefined ? {} : { last }),
+    });
+  };
+}
+
 export interface RunSuiteOptions {
   /** A loaded suite, or the folder to load it from. */
   readonly suite: Suite | string;
@@ -216,7 +246,8 @@ function isUserMistake(error: unknown): boolean {
   return isSkillsmithError(error) && (error.family === "usage" || error.family === "input");
 }
 
-function messageOf(error: unknown): string {
+/** An error's message, or the thrown value as text. */
+export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
@@ -559,20 +590,12 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
     let executedMs = 0;
     let finishedRuns = 0;
     let next = 0;
-    const progress = (last?: RunProgress["last"]) => {
+    const progress = progressReporter(options, store, () => {
       const remaining = pending.length - next + running;
       const average = finishedRuns === 0 ? undefined : executedMs / finishedRuns;
-      options.onProgress?.({
-        total: pending.length,
-        alreadyDone,
-        done,
-        running,
-        failed: failed.length,
-        costUsd: store.totalCostUsd(),
-        ...(average === undefined ? {} : { etaMs: (average * remaining) / concurrency }),
-        ...(last === undefined ? {} : { last }),
-      });
-    };
+      const etaMs = average === undefined ? undefined : (average * remaining) / concurrency;
+      return { total: pending.length, alreadyDone, done, running, failed: failed.length, etaMs };
+    });
     progress();
 
     const context: ExecutionContext = {

@@ -183,7 +183,8 @@ export function registerBench(program: Command, context: CommandContext): void {
   registerGenerate(bench, context);
 }
 
-function positiveInteger(flag: string): (value: string) => number {
+/** A commander parser for `flag`'s value: a whole number ≥ 1, else a `UsageError`. */
+export function positiveInteger(flag: string): (value: string) => number {
   return (value) => {
     const parsed = Number(value);
     if (!Number.isInteger(parsed) || parsed < 1) {

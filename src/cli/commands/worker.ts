@@ -1,8 +1,8 @@
 import type { Command } from "commander";
 import { redactRedisUrl, runQueueWorker } from "../../bench/index.js";
-import { UsageError } from "../../core/errors.js";
 import { defaultCacheDir } from "../../env/index.js";
 import { type CommandContext, log, printJson } from "../context.js";
+import { positiveInteger } from "./bench.js";
 
 export interface WorkerCommandOptions {
   /**
@@ -29,16 +29,6 @@ function terminationSignals(): { stop: AbortSignal; force: AbortSignal } {
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   return { stop: stop.signal, force: force.signal };
-}
-
-function positiveInteger(flag: string): (value: string) => number {
-  return (value) => {
-    const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < 1) {
-      throw new UsageError("option-invalid", `${flag} expects a positive integer (got "${value}")`);
-    }
-    return parsed;
-  };
 }
 
 interface WorkerOptions {
