@@ -2,10 +2,8 @@ import { z } from "zod";
 import { err, ok, type Result } from "../core/result.js";
 import type {
   InstalledSkillRecord,
-  SkillsShownSource,
   Trajectory,
   TrajectoryEvent,
-  TrajectoryStatus,
   TrajectoryUsage,
 } from "./types.js";
 
@@ -86,23 +84,7 @@ export function isSkillActivated(events: readonly TrajectoryEvent[], skillName: 
 }
 
 /** What a harness collected; `finishTrajectory` derives activation and fills defaults. */
-export interface TrajectoryDraft {
-  readonly harness: string;
-  readonly model?: string;
-  readonly taskId?: string;
-  readonly arm?: string;
-  readonly events: readonly TrajectoryEvent[];
-  readonly skill?: InstalledSkillRecord;
-  readonly skills?: readonly InstalledSkillRecord[];
-  readonly skillsShown: readonly string[];
-  readonly skillsShownSource: SkillsShownSource;
-  readonly usage: TrajectoryUsage;
-  readonly wallTimeMs: number;
-  readonly status: TrajectoryStatus;
-  readonly error?: string;
-  readonly exitCode?: number | null;
-  readonly rawLog: string;
-}
+export type TrajectoryDraft = Omit<Trajectory, "version" | "skillActivated">;
 
 /** Every installed skill a trajectory names: `skills`, else the single `skill` of older ones. */
 export function installedSkillsOf(
