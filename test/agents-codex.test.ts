@@ -25,7 +25,7 @@ import {
   secondSkill,
   survivingProcesses,
 } from "./support/agents.js";
-import { recordingLimits, usableBubblewrap } from "./support/sandboxes.js";
+import { capsProcessTrees, recordingLimits, usableBubblewrap } from "./support/sandboxes.js";
 
 const TASK = "Fix the greeting in greeting.txt.";
 const SED = "sed -i 's/hullo/Hello/' greeting.txt";
@@ -106,12 +106,7 @@ function request(overrides: Partial<AgentRunRequest> = {}): AgentRunRequest {
 const hasCodex = codexBinary !== undefined;
 
 const bubblewrap = await usableBubblewrap();
-/**
- * A memory cap on the CLI's whole process tree needs cgroups: the prlimit fallback limits each
- * process on its own (RLIMIT_DATA), so a tree of processes can exceed the cap together.
- */
-const cgroupLimits =
-  bubblewrap !== undefined && bubblewrap.limitEnforcement().mechanism !== "prlimit";
+const cgroupLimits = capsProcessTrees(bubblewrap);
 
 // Real CLIs take a few seconds each on an idle machine; the generous limit absorbs a loaded CI host.
 describe("codex harness (real Codex CLI, scripted model)", { timeout: 90_000 }, () => {

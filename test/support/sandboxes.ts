@@ -27,6 +27,15 @@ export async function usableBubblewrap(): Promise<BubblewrapSandbox | undefined>
   }
 }
 
+/**
+ * Whether a memory cap binds a whole process tree (an agent CLI and its children): that needs
+ * cgroups; the prlimit fallback limits each process on its own (RLIMIT_DATA), so a tree of
+ * processes can exceed the cap together.
+ */
+export function capsProcessTrees(sandbox: BubblewrapSandbox | undefined): boolean {
+  return sandbox !== undefined && sandbox.limitEnforcement().mechanism !== "prlimit";
+}
+
 /** A real sandbox that also notes the limits of every exec it is asked for. */
 export function recordingLimits(sandbox: SandboxV1): {
   sandbox: SandboxV1;
