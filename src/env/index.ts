@@ -6,6 +6,16 @@ export {
   type SetupLanguage,
   type SetupPlan,
 } from "./setup/detect.js";
+export {
+  type FlagDefinition,
+  type FlagEffect,
+  flagDefinition,
+  flagsForceZero,
+  type PairMeasurement,
+  pairMeasurement,
+  RUN_FLAGS,
+  type RunFlag,
+} from "./verifier/flags.js";
 export { parseJunitXml } from "./verifier/junit.js";
 export {
   findKeywordOnlyChecks,

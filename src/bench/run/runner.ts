@@ -47,6 +47,7 @@ import {
 import {
   ARMS,
   type AttemptRecord,
+  capVerifierOutput,
   formatRunKey,
   ResultsStore,
   type RunKey,
@@ -937,6 +938,15 @@ export async function executeRun(
       startedAt,
       finishedAt: new Date().toISOString(),
       attempts: attempt,
+      ...(verification === undefined
+        ? {}
+        : {
+            verifier: {
+              output: capVerifierOutput(redactSecrets(verification.output, secrets)),
+              exitCode: verification.exitCode,
+              durationMs: verification.durationMs,
+            },
+          }),
     };
     if (isAborted(signal)) return undefined;
     return result;

@@ -1,8 +1,15 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ResultsStore, type RunResult } from "./results.js";
+import {
+  capVerifierOutput,
+  RESULTS_FILE,
+  RESULTS_STORE_VERSION,
+  ResultsStore,
+  type RunResult,
+} from "./results.js";
 
 let directory: string;
 beforeEach(async () => {
@@ -64,5 +71,87 @@ describe("ResultsStore", () => {
     } finally {
       reader.close();
     }
+  });
+});
+
+describe("ResultsStore format versions", () => {
+  /** The tables exactly as skillsmith 0.1 created them: no user_version, no verifier column. */
+  function writeVersionZeroStore(): void {
+    const database = new Database(join(directory, RESULTS_FILE));
+    database.exec(`CREATE TABLE results (
+      config TEXT NOT NULL, skill TEXT NOT NULL, requirement TEXT NOT NULL, arm TEXT NOT NULL,
+      repeat INTEGER NOT NULL, status TEXT NOT NULL, pass_ratio REAL NOT NULL,
+      passed INTEGER NOT NULL, total INTEGER NOT NULL, checks_json TEXT NOT NULL,
+      flags_json TEXT NOT NULL, trajectory_json TEXT NOT NULL, trajectory_file TEXT,
+      skill_activated INTEGER, workspace_digest TEXT NOT NULL, required_files_json TEXT NOT NULL,
+      input_tokens INTEGER NOT NULL, cached_input_tokens INTEGER NOT NULL,
+      output_tokens INTEGER NOT NULL, cost_usd REAL NOT NULL, agent_ms REAL NOT NULL,
+      verifier_ms REAL NOT NULL, total_ms REAL NOT NULL, started_at TEXT NOT NULL,
+      finished_at TEXT NOT NULL, attempts INTEGER NOT NULL,
+      PRIMARY KEY (config, skill, requirement, arm, repeat));
+    CREATE TABLE attempts (id INTEGER PRIMARY KEY AUTOINCREMENT, config TEXT NOT NULL,
+      skill TEXT NOT NULL, requirement TEXT NOT NULL, arm TEXT NOT NULL, repeat INTEGER NOT NULL,
+      attempt INTEGER NOT NULL, outcome TEXT NOT NULL, error TEXT, cost_usd REAL NOT NULL,
+      started_at TEXT NOT NULL, finished_at TEXT NOT NULL);`);
+    database
+      .prepare(
+        `INSERT INTO results VALUES ('c','s','r1','with',1,'completed',0.75,3,4,'[]','["timeout"]',
+        '{}',NULL,1,'abc','{}',1,0,2,0.5,1,2,4,'2026-01-01T00:00:00.000Z','2026-01-01T00:00:01.000Z',1)`,
+      )
+      .run();
+    database.close();
+  }
+
+  it("reads a store of the unversioned 0.1 format read-only, and upgrades it when opened to write", () => {
+    writeVersionZeroStore();
+    const reader = ResultsStore.openReadOnly(directory);
+    try {
+      const [row] = reader.results();
+      expect(row?.passRatio).toBe(0.75);
+      expect(row?.flags).toEqual(["timeout"]);
+      expect(row?.verifier).toBeUndefined();
+    } finally {
+      reader.close();
+    }
+    const writer = ResultsStore.open(directory);
+    try {
+      writer.recordResult({
+        ...scored,
+        requirement: "r2",
+        verifier: { output: "E   ModuleNotFoundError", exitCode: 2, durationMs: 5 },
+      });
+      const rows = writer.results();
+      expect(rows.map((result) => result.requirement)).toEqual(["r1", "r2"]);
+      expect(rows[1]?.verifier?.output).toBe("E   ModuleNotFoundError");
+    } finally {
+      writer.close();
+    }
+    const database = new Database(join(directory, RESULTS_FILE), { readonly: true });
+    expect(database.pragma("user_version", { simple: true })).toBe(RESULTS_STORE_VERSION);
+    database.close();
+  });
+
+  it("refuses a store written by a newer format, naming the file", () => {
+    const database = new Database(join(directory, RESULTS_FILE));
+    database.pragma(`user_version = ${RESULTS_STORE_VERSION + 1}`);
+    database.close();
+    expect(() => ResultsStore.openReadOnly(directory)).toThrow(/newer skillsmith/);
+    expect(() => ResultsStore.open(directory)).toThrow(/newer skillsmith/);
+  });
+
+  it("refuses a SQLite file that is not a results store", () => {
+    const database = new Database(join(directory, RESULTS_FILE));
+    database.exec("CREATE TABLE other (x)");
+    database.close();
+    expect(() => ResultsStore.openReadOnly(directory)).toThrow(/not a skillsmith results store/);
+  });
+
+  it("keeps the head and the tail of long verifier output", () => {
+    const output = `${"a".repeat(100)}${"m".repeat(1000)}${"z".repeat(100)}`;
+    const capped = capVerifierOutput(output, 200);
+    expect(capped.startsWith("a".repeat(100))).toBe(true);
+    expect(capped.endsWith("z".repeat(100))).toBe(true);
+    expect(capped).toContain("1000 characters left out");
+    expect(capVerifierOutput("short", 200)).toBe("short");
   });
 });

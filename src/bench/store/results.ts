@@ -8,6 +8,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { InputError } from "../../core/errors.js";
 import type { CheckResult } from "../../env/index.js";
 
 export const RESULTS_FILE = "results.sqlite";
@@ -66,6 +67,30 @@ export interface RunResult extends RunKey {
   readonly finishedAt: string;
   /** Attempts made for this key, including the infrastructure failures before this result. */
   readonly attempts: number;
+  /** What the verifier printed and did, kept so a flagged run can be explained (redacted). */
+  readonly verifier?: VerifierRecord;
+}
+
+/** The verifier's side of a run, beyond its checks. */
+export interface VerifierRecord {
+  /** stdout and stderr, capped (`VERIFIER_OUTPUT_LIMIT`), head and tail kept. */
+  readonly output: string;
+  readonly exitCode: number | null;
+  readonly durationMs: number;
+  /** Where the outcomes were read from (`channel`, `junit`, `summary`, `reward`, `none`). */
+  readonly source?: string;
+  /** Why a flag was set, one line each (integrity evidence, the limit that was hit, …). */
+  readonly evidence?: readonly string[];
+}
+
+/** Verifier output kept per run: the head and the tail, where tracebacks and summaries are. */
+export const VERIFIER_OUTPUT_LIMIT = 32 * 1024;
+
+export function capVerifierOutput(output: string, limit = VERIFIER_OUTPUT_LIMIT): string {
+  if (output.length <= limit) return output;
+  const half = Math.floor(limit / 2);
+  const dropped = output.length - 2 * half;
+  return `${output.slice(0, half)}\n[… ${dropped} characters left out …]\n${output.slice(-half)}`;
 }
 
 export interface AttemptRecord extends RunKey {
@@ -77,7 +102,17 @@ export interface AttemptRecord extends RunKey {
   readonly finishedAt: string;
 }
 
-const SCHEMA = `
+/**
+ * The store's format, in `PRAGMA user_version`. Migrations run in order from the version a file
+ * has to this one, each in one transaction; a file from a newer skillsmith is refused, not read.
+ * Version 0 with tables is what skillsmith 0.1 wrote (no version): migration 1 leaves it as is.
+ */
+export const RESULTS_STORE_VERSION = 2;
+
+const MIGRATIONS: readonly { readonly version: number; readonly sql: string }[] = [
+  {
+    version: 1,
+    sql: `
 CREATE TABLE IF NOT EXISTS results (
   config TEXT NOT NULL,
   skill TEXT NOT NULL,
@@ -121,7 +156,10 @@ CREATE TABLE IF NOT EXISTS attempts (
   started_at TEXT NOT NULL,
   finished_at TEXT NOT NULL
 );
-`;
+`,
+  },
+  { version: 2, sql: "ALTER TABLE results ADD COLUMN verifier_json TEXT" },
+];
 
 interface ResultRow {
   config: string;
@@ -150,6 +188,7 @@ interface ResultRow {
   started_at: string;
   finished_at: string;
   attempts: number;
+  verifier_json: string | null;
 }
 
 function fromRow(row: ResultRow): RunResult {
@@ -182,7 +221,47 @@ function fromRow(row: ResultRow): RunResult {
     startedAt: row.started_at,
     finishedAt: row.finished_at,
     attempts: row.attempts,
+    ...(row.verifier_json === null
+      ? {}
+      : { verifier: JSON.parse(row.verifier_json) as VerifierRecord }),
   };
+}
+
+/** Bring a results database to `RESULTS_STORE_VERSION`, or explain why it cannot be read. */
+function migrate(database: Database.Database, file: string, readOnly: boolean): void {
+  const version = database.pragma("user_version", { simple: true }) as number;
+  if (version > RESULTS_STORE_VERSION) {
+    throw new InputError(
+      "results-store-newer",
+      `written by a newer skillsmith (store format ${version}; this version reads up to ${RESULTS_STORE_VERSION}): upgrade skillsmith to read it`,
+      { file },
+    );
+  }
+  if (version === RESULTS_STORE_VERSION) return;
+  if (readOnly) {
+    // Reading an older file without writing it: only additive migrations exist so far, and
+    // `fromRow` reads a missing column as absent, so an old file reads as it is.
+    const tables = database
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'results'")
+      .all();
+    if (tables.length === 0) {
+      throw new InputError(
+        "results-store-foreign",
+        "not a skillsmith results store (no results table)",
+        {
+          file,
+        },
+      );
+    }
+    return;
+  }
+  database.transaction(() => {
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= version) continue;
+      database.exec(migration.sql);
+    }
+    database.pragma(`user_version = ${RESULTS_STORE_VERSION}`);
+  })();
 }
 
 export class ResultsStore {
@@ -193,17 +272,15 @@ export class ResultsStore {
     readOnly: boolean,
   ) {
     if (!readOnly) mkdirSync(runDir, { recursive: true });
-    this.database = new Database(join(runDir, RESULTS_FILE), {
-      readonly: readOnly,
-      fileMustExist: readOnly,
-    });
+    const file = join(runDir, RESULTS_FILE);
+    this.database = new Database(file, { readonly: readOnly, fileMustExist: readOnly });
+    this.database.pragma("busy_timeout = 5000");
     if (!readOnly) {
       this.database.pragma("journal_mode = WAL");
       // FULL: a committed result survives a power cut, not only a killed process.
       this.database.pragma("synchronous = FULL");
-      this.database.exec(SCHEMA);
     }
-    this.database.pragma("busy_timeout = 5000");
+    migrate(this.database, file, readOnly);
   }
 
   static open(runDir: string): ResultsStore {
@@ -251,7 +328,7 @@ export class ResultsStore {
       @checks_json, @flags_json, @trajectory_json, @trajectory_file, @skill_activated,
       @workspace_digest, @required_files_json, @input_tokens, @cached_input_tokens,
       @output_tokens, @cost_usd, @agent_ms, @verifier_ms, @total_ms, @started_at, @finished_at,
-      @attempts)`);
+      @attempts, @verifier_json)`);
     const row: ResultRow = {
       config: result.config,
       skill: result.skill,
@@ -279,6 +356,7 @@ export class ResultsStore {
       started_at: result.startedAt,
       finished_at: result.finishedAt,
       attempts: result.attempts,
+      verifier_json: result.verifier === undefined ? null : JSON.stringify(result.verifier),
     };
     this.database.transaction(() => {
       insert.run(row);
@@ -301,8 +379,8 @@ export class ResultsStore {
   results(): RunResult[] {
     const rows = this.database
       .prepare("SELECT * FROM results ORDER BY config, skill, requirement, arm, repeat")
-      .all() as ResultRow[];
-    return rows.map(fromRow);
+      .all() as Array<Omit<ResultRow, "verifier_json"> & { verifier_json?: string | null }>;
+    return rows.map((row) => fromRow({ ...row, verifier_json: row.verifier_json ?? null }));
   }
 
   attempts(): AttemptRecord[] {
