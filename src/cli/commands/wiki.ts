@@ -7,7 +7,6 @@ import { createEmbeddingClient, type EmbeddingClient, ModelClient } from "../../
 import { type BuildSummary, buildWiki } from "../../wiki/build.js";
 import { EMBEDDING_MODEL_VARIABLE, resolveSearchEmbeddingModel } from "../../wiki/embedding.js";
 import { exportEntry } from "../../wiki/export.js";
-import { openWikiServer, serveWikiHttp, serveWikiStdio } from "../../wiki/mcp.js";
 import {
   acquireOnline,
   connectorsFor,
@@ -290,6 +289,8 @@ export function registerWiki(
     .option("--model <spec>", "selector model for search with select=true")
     .action(async (flags: { wiki?: string; http?: boolean; port: string; model?: string }) => {
       const { io } = context;
+      // The MCP SDK costs ~0.5 s of start-up: only this command loads it.
+      const { openWikiServer, serveWikiHttp, serveWikiStdio } = await import("../../wiki/mcp.js");
       const root = wikiToRead(io, flags.wiki);
       const state = await openWikiServer(
         root,

@@ -1,0 +1,78 @@
+/**
+ * Start-up cost is paid by every command: these tests pin which npm packages a command loads,
+ * so a heavy import reaching a light command fails here (timing belongs to `npm run bench`).
+ * The allowed sets come from what each command needs, not from observing it: argument parsing
+ * (commander), SKILL.md front matter (yaml).
+ */
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadedPackages } from "./support/loaded-modules.js";
+import { cleanupsAfterEach } from "./support/temporary.js";
+
+const root = resolve(import.meta.dirname, "..");
+const binary = resolve(root, "dist", "cli", "main.js");
+const cleanups = cleanupsAfterEach();
+
+/** Packages only some commands need: each must stay out of every other command's start-up. */
+const heavy = [
+  "bullmq",
+  "ioredis",
+  "dockerode",
+  "ai",
+  "@ai-sdk/anthropic",
+  "@ai-sdk/openai",
+  "@ai-sdk/openai-compatible",
+  "linkedom",
+  "@mozilla/readability",
+  "web-tree-sitter",
+  "@modelcontextprotocol/sdk",
+  "vega",
+  "vega-lite",
+];
+
+const cli = (argv: readonly string[]) => loadedPackages(cleanups, [binary, ...argv], { cwd: root });
+
+describe("the module tracer", () => {
+  it("sees ES modules and CommonJS packages alike", async () => {
+    const traced = await loadedPackages(
+      cleanups,
+      ["--input-type=module", "-e", 'await import("linkedom"); await import("dockerode");'],
+      { cwd: root },
+    );
+    expect(traced.code).toBe(0);
+    expect(traced.packages).toEqual(expect.arrayContaining(["linkedom", "dockerode"]));
+  });
+});
+
+describe.skipIf(!existsSync(binary))("CLI start-up (dist/, built by `npm test`'s pretest)", () => {
+  it("--version loads commander and nothing else", async () => {
+    const traced = await cli(["--version"]);
+    expect(traced).toEqual({ code: 0, packages: ["commander"] });
+  });
+
+  it("skill validate loads commander and the YAML parser only", async () => {
+    const traced = await cli(["skill", "validate", "examples/skills/python-test-fixtures"]);
+    expect(traced).toEqual({ code: 0, packages: ["commander", "yaml"] });
+  });
+
+  it("stats test loads commander only", async () => {
+    const traced = await cli(["stats", "test", "--deltas", "10,-5,20,15,5,0,25"]);
+    expect(traced).toEqual({ code: 0, packages: ["commander"] });
+  });
+
+  it("commands that need no model, queue, container, article or MCP server load none of them", async () => {
+    for (const argv of [
+      ["bench", "validate-suite", "examples/quickstart/suite"],
+      ["wiki", "search", "navigation menu that wraps"],
+      ["worker", "--help"],
+    ]) {
+      const traced = await cli(argv);
+      expect({ argv, code: traced.code }).toEqual({ argv, code: 0 });
+      expect({ argv, heavy: traced.packages.filter((name) => heavy.includes(name)) }).toEqual({
+        argv,
+        heavy: [],
+      });
+    }
+  });
+});
