@@ -46,6 +46,12 @@ export {
 } from "./verifier/validate.js";
 export { defaultCacheDir } from "./workspace/cache.js";
 export { type TreeDigestOptions, treeDigest } from "./workspace/digest.js";
+export {
+  freshWorkspaceDigest,
+  materialiseVerified,
+  type VerifiedBase,
+  verifyBase,
+} from "./workspace/identity.js";
 export { acquireLock, type LockOptions, type LockOutcome } from "./workspace/lock.js";
 export {
   detectMethod,

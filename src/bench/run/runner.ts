@@ -29,7 +29,8 @@ import { runProcess } from "../../core/process.js";
 import {
   createSandbox,
   defaultCacheDir,
-  materialiseWorkspace,
+  freshWorkspaceDigest,
+  materialiseVerified,
   type PreparedBase,
   prepareBase,
   type RepositorySource,
@@ -812,10 +813,11 @@ export async function executeRun(
   const { sandbox, signal } = context;
   const started = performance.now();
   const base = await context.baseFor(skill);
-  const workspace = await materialiseWorkspace(base);
+  // The base is walked once per process, not per run (src/env/workspace/identity.ts).
+  const workspace = await materialiseVerified(base);
   const scratch = await mkdtemp(join(tmpdir(), "skillsmith-run-"));
   try {
-    const workspaceDigest = await treeDigest(workspace.path);
+    const workspaceDigest = await freshWorkspaceDigest(workspace);
     const timeoutSeconds = Math.min(
       configuration.limits.timeoutSeconds,
       skill.agentLimits?.timeoutSeconds ?? Number.POSITIVE_INFINITY,
