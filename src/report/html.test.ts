@@ -1,7 +1,12 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { ArmUsage, BenchReport, Profile } from "../bench/analysis/report.js";
+import {
+  type ArmUsage,
+  type BenchReport,
+  type Profile,
+  REPORT_FORMAT,
+} from "../bench/analysis/report.js";
 import { packageRoot } from "../core/paths.js";
 import { escapeHtml, formatDelta, formatP, formatRatio, renderHtmlReport } from "./html.js";
 
@@ -28,13 +33,20 @@ function profile(skill: string, config: string, delta: number, p: number): Profi
         without: 0.5,
         with: 0.5 + delta / 100,
         delta,
+        measurement: { measurable: true },
+        flags: [],
         timeout: false,
+        weakVerifier: false,
         identical: false,
         misplaced: [],
         runs: { without: [], with: [] },
+        detail: { without: [], with: [] },
+        lost: [],
       },
     ],
     n: 1,
+    measured: { total: 1, measurable: 1, unmeasured: [] },
+    unscorable: null,
     without: 0.5,
     with: 0.5 + delta / 100,
     delta,
@@ -46,6 +58,9 @@ function profile(skill: string, config: string, delta: number, p: number): Profi
       withoutTimeouts: { n: 1, delta, p, class: null },
       disagreements: [],
     },
+    flagCounts: [],
+    weakVerifiers: [],
+    lostRuns: 0,
     activation_rate: 0.5,
     notes: [`note about ${skill}`],
   };
@@ -65,16 +80,22 @@ function fixture(): BenchReport {
     config: id,
     skills: 3,
     pairs: 3,
+    unmeasuredPairs: 0,
     without: 0.5,
     with: 0.6,
     delta: 10,
     classes: { golden: 1, harmful: 0, ineffective: 2 },
+    unscorable: 0,
     usage: { without: NO_USAGE, with: NO_USAGE },
   });
   return {
+    format: REPORT_FORMAT,
     profiles,
     configs: [config("a"), config("b")],
     pooled: { pairs: 6, without: 0.5, with: 0.6, delta: 10 },
+    measurement: { pairs: 6, measurable: 6, unmeasured: [] },
+    unscorable: [],
+    flagCounts: [],
     pairs: {
       total: 6,
       identical: { count: 0, share: 0, keys: [] },
@@ -84,7 +105,7 @@ function fixture(): BenchReport {
     },
     correlations: [{ configs: ["a", "b"], skills: 3, pearson: 0.97, spearman: 1 }],
     signChanges: [{ configs: ["a", "b"], compared: 3, count: 0, skills: [] }],
-    runs: { scored: 24, infraAttempts: 0 },
+    runs: { scored: 24, infraAttempts: 0, lost: 0 },
   };
 }
 
