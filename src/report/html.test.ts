@@ -93,7 +93,7 @@ function fixture(): BenchReport {
     profiles,
     configs: [config("a"), config("b")],
     pooled: { pairs: 6, without: 0.5, with: 0.6, delta: 10 },
-    measurement: { pairs: 6, measurable: 6, unmeasured: [] },
+    measurement: { pairs: 6, measurable: 6, unmeasured: [], lostRuns: 0 },
     unscorable: [],
     flagCounts: [],
     pairs: {
@@ -105,7 +105,7 @@ function fixture(): BenchReport {
     },
     correlations: [{ configs: ["a", "b"], skills: 3, pearson: 0.97, spearman: 1 }],
     signChanges: [{ configs: ["a", "b"], compared: 3, count: 0, skills: [] }],
-    runs: { scored: 24, infraAttempts: 0, lost: 0 },
+    runs: { scored: 24, infraAttempts: 0 },
   };
 }
 

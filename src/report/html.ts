@@ -442,7 +442,7 @@ function requirementFlags(outcome: RequirementOutcome): string {
   } else if (outcome.weakVerifier) {
     parts.push(`<span class="note">weak verifier, counted in the verdict</span>`);
   }
-  if (outcome.identical) parts.push("identical");
+  if (outcome.identical && outcome.measurement.measurable) parts.push("identical");
   if (outcome.misplaced.length > 0)
     parts.push(`misplaced: ${outcome.misplaced.map(escapeHtml).join(", ")}`);
   const runs = [...outcome.detail.without, ...outcome.detail.with]
@@ -457,7 +457,7 @@ function requirementFlags(outcome: RequirementOutcome): string {
 
 function profileSection(
   profile: Profile,
-  chart: Chart,
+  chart: Chart | undefined,
   alpha: number,
   href: PairHref | undefined,
 ): string {
@@ -490,7 +490,7 @@ ${profile.unscorable === null ? "" : `<dt>verdict</dt><dd data-testid="unscorabl
 </dl>
 ${notes}
 ${flagCountsTable(profile.flagCounts, "Flags in this skill's runs", "profile-flag-counts")}
-<div class="pair">${chartContainer(chart, `Requirement deltas of measurable requirements of ${profile.skill} under ${profile.config}`)}
+<div class="pair">${chart === undefined ? `<p class="missing" data-testid="no-chart">No measurable requirement to chart.</p>` : chartContainer(chart, `Requirement deltas of measurable requirements of ${profile.skill} under ${profile.config}`)}
 <table data-testid="requirements"><caption>Requirements (mean pass ratio over repeats; only measurable ones enter the verdict)</caption><thead><tr><th scope="col">requirement</th><th scope="col">without</th><th scope="col">with</th><th scope="col">d (pp)</th><th scope="col">flags</th>${href === undefined ? "" : `<th scope="col">side by side</th>`}</tr></thead><tbody>${rows}</tbody></table></div>
 </section>`;
 }
@@ -499,7 +499,7 @@ function pooledSection(report: BenchReport): string {
   const rows = report.configs
     .map(
       (config) =>
-        `<tr data-testid="pooled-row" data-config="${escapeHtml(config.config)}"><th scope="row">${escapeHtml(config.config)}</th><td>${escapeHtml([config.agent, config.model].filter((part) => part !== undefined).join(" / ") || "—")}</td><td>${config.skills}</td><td>${config.pairs}</td><td class="pooled-ratios">${formatRatio(config.without)} → ${formatRatio(config.with)}</td><td>${formatDelta(config.delta)}</td><td>${config.classes.golden} / ${config.classes.harmful} / ${config.classes.ineffective}</td></tr>`,
+        `<tr data-testid="pooled-row" data-config="${escapeHtml(config.config)}"><th scope="row">${escapeHtml(config.config)}</th><td>${escapeHtml([config.agent, config.model].filter((part) => part !== undefined).join(" / ") || "—")}</td><td>${config.skills}</td><td>${config.pairs}${config.unmeasuredPairs === 0 ? "" : ` (${config.unmeasuredPairs} left out)`}</td><td class="pooled-ratios">${formatRatio(config.without)} → ${formatRatio(config.with)}</td><td>${formatDelta(config.delta)}</td><td>${config.classes.golden} / ${config.classes.harmful} / ${config.classes.ineffective} / ${config.unscorable}</td></tr>`,
     )
     .join("");
   const all = report.pooled;
@@ -512,7 +512,7 @@ function pooledSection(report: BenchReport): string {
     )
     .join("");
   return `<section id="pooled"><h2>Pooled per configuration</h2>
-<table id="pooled-table" data-testid="pooled-table"><thead><tr><th scope="col">configuration</th><th scope="col">agent / model</th><th scope="col">skills</th><th scope="col">pairs</th><th scope="col">without → with</th><th scope="col">Δ (pp)</th><th scope="col">golden / harmful / ineffective</th></tr></thead>
+<table id="pooled-table" data-testid="pooled-table"><thead><tr><th scope="col">configuration</th><th scope="col">agent / model</th><th scope="col">skills</th><th scope="col">pairs</th><th scope="col">without → with</th><th scope="col">Δ (pp)</th><th scope="col">golden / harmful / ineffective / unscorable</th></tr></thead>
 <tbody>${rows}</tbody>
 <tfoot><tr data-testid="pooled-all"><th scope="row">all</th><td></td><td></td><td>${all.pairs}</td><td class="pooled-ratios">${formatRatio(all.without)} → ${formatRatio(all.with)}</td><td>${formatDelta(all.delta)}</td><td></td></tr></tfoot></table>
 <p>Identical pairs: <strong data-testid="identical-share">${identical.count} of ${report.pairs.total} (${formatRatio(identical.share)})</strong>. Timeouts (agent or verifier): <strong data-testid="timeouts">${report.pairs.timeouts}</strong> measured pair${report.pairs.timeouts === 1 ? "" : "s"}. Misplaced deliverables: ${report.pairs.misplacedDeliverables.count}.</p>
@@ -595,7 +595,7 @@ function usageSection(report: BenchReport, chart: Chart): string {
   return `<section id="usage"><h2>Cost, tokens and wall time per arm</h2>
 <div class="pair">${chartContainer(chart, "Wall time per configuration and arm")}
 <table id="usage-table"><thead><tr><th scope="col">configuration</th><th scope="col">arm</th><th scope="col">runs</th><th scope="col">cost (USD)</th><th scope="col">input tokens</th><th scope="col">cached input</th><th scope="col">output tokens</th><th scope="col">agent time</th><th scope="col">verifier time</th><th scope="col">wall time</th></tr></thead><tbody>${rows}</tbody></table></div>
-<p>Runs scored: ${report.runs.scored}; attempts lost to infrastructure: ${report.runs.infraAttempts}; runs never scored (every attempt lost): <span data-testid="lost-runs">${report.runs.lost}</span>.</p></section>`;
+<p>Runs scored: ${report.runs.scored}; attempts lost to infrastructure: ${report.runs.infraAttempts}; runs never scored (every attempt lost): <span data-testid="lost-runs">${report.measurement.lostRuns}</span>.</p></section>`;
 }
 
 /** The report's style (the viewer's included), also used by the dashboard's own pages. */
@@ -612,7 +612,7 @@ dl.summary{display:grid;grid-template-columns:max-content auto;gap:.15rem 1rem}d
 .flag{display:inline-block;border-radius:3px;padding:0 .35rem;font-size:.8rem;font-weight:600;border:1px solid #999;background:#f4f4f4}
 .flag-zero{border-color:#b35900;background:#fff0e0}.flag-verifier-side{border-color:#8a5a00;background:#fff7d6}
 .flag-unmeasured{border-color:#a00;background:#fde8e8}.flag-note{border-color:#1f5fa8;background:#e6f0fa}
-.unmeasured{color:#a00;font-weight:600}.lost{color:#a00;margin:.2rem 0}
+.unmeasured{color:#a00;font-weight:600}.lost{color:#a00;margin:.2rem 0}.missing{color:#555;font-style:italic}
 td.flags details{margin:.2rem 0}td.flags pre{white-space:pre-wrap;word-break:break-word;background:#f6f6f6;padding:.3rem;margin:.2rem 0;font-size:.8rem;max-width:40rem}
 td[data-unscorable] .reason{display:block;font-size:.8rem;color:#555;max-width:20rem}
 #live-status{font-size:.85rem}
@@ -741,8 +741,9 @@ export function renderHtmlReport(report: BenchReport, options: HtmlReportOptions
       left.config.localeCompare(right.config),
   );
   const profileSections = orderedProfiles.map((profile, index) => {
-    const chart = requirementSpec(profile, index);
-    charts.push(chart);
+    // An unscorable profile has no measurable requirement: no chart, its table says why.
+    const chart = profile.n === 0 ? undefined : requirementSpec(profile, index);
+    if (chart !== undefined) charts.push(chart);
     return profileSection(profile, chart, alpha, href);
   });
   const scatter = scatterSection(report, charts);

@@ -174,7 +174,8 @@ describe("verdicts on measurable pairs only", () => {
       "every attempt failed for infrastructure in both arms (6 attempts",
     );
     expect(lost.unscorable).toContain(INFRA_ERROR);
-    expect(report.runs).toEqual({ scored: 30, infraAttempts: 6, lost: 2 });
+    expect(report.runs).toEqual({ scored: 30, infraAttempts: 6 });
+    expect(report.measurement.lostRuns).toBe(2);
   });
 
   it("computes Δ, p and the class without the unmeasurable pairs", () => {

@@ -254,7 +254,7 @@ export function renderReportText(report: BenchReport): string[] {
   }
   if (report.runs.infraAttempts > 0) {
     lines.push(
-      `attempts lost to infrastructure (re-run, never scored): ${report.runs.infraAttempts}${report.runs.lost === 0 ? "" : `; ${plural(report.runs.lost, "run")} never scored, every attempt lost`}`,
+      `attempts lost to infrastructure (re-run, never scored): ${report.runs.infraAttempts}${report.measurement.lostRuns === 0 ? "" : `; ${plural(report.measurement.lostRuns, "run")} never scored, every attempt lost`}`,
     );
   }
   return lines;

@@ -36,7 +36,7 @@ import {
 import { firstLine, tellingLines } from "./excerpt.js";
 
 /** The JSON report's format; bumped when a field changes meaning or goes away. */
-export const REPORT_FORMAT = "skillsmith-report/2";
+export const REPORT_FORMAT = "skillsmith-report/1";
 
 /**
  * Flags that mean a time limit was hit: the agent's, or the verifier's on the agent's code. The
@@ -229,6 +229,8 @@ export interface BenchReport {
     readonly pairs: number;
     readonly measurable: number;
     readonly unmeasured: ReadonlyArray<PairKey & Omit<UnmeasuredRequirement, "requirement">>;
+    /** Run keys with no result because every attempt was lost to infrastructure. */
+    readonly lostRuns: number;
   };
   /** Skills × configurations with nothing measurable, and why. */
   readonly unscorable: ReadonlyArray<{
@@ -276,8 +278,6 @@ export interface BenchReport {
     readonly scored: number;
     /** Attempts lost to infrastructure (re-run, never scored). */
     readonly infraAttempts: number;
-    /** Run keys with no result because every attempt was lost to infrastructure. */
-    readonly lost: number;
   };
 }
 
@@ -866,6 +866,7 @@ export function buildReport(
       pairs: allPairs.length + unmeasured.length,
       measurable: allPairs.length,
       unmeasured,
+      lostRuns: [...lost.values()].reduce((sum, list) => sum + list.length, 0),
     },
     unscorable: profiles.flatMap((profile) =>
       profile.unscorable === null
@@ -903,7 +904,6 @@ export function buildReport(
     runs: {
       scored: results.length,
       infraAttempts: attempts.filter((attempt) => attempt.outcome === "infra_error").length,
-      lost: [...lost.values()].reduce((sum, list) => sum + list.length, 0),
     },
   };
 }
