@@ -1,9 +1,11 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { infraAttempt, runResult, verifierRecord } from "../../test/support/results.js";
 import {
   type ArmUsage,
   type BenchReport,
+  buildReport,
   type Profile,
   REPORT_FORMAT,
 } from "../bench/analysis/report.js";
@@ -172,6 +174,41 @@ describe("renderHtmlReport", () => {
     const text = renderHtmlReport(one);
     expect(text).toContain('data-testid="scatter-note"');
     expect(text).not.toContain('id="scatter-chart-');
+  });
+
+  it("escapes run text in flags, reasons, evidence, verifier excerpts and infrastructure errors", () => {
+    const report = buildReport(
+      [
+        runResult("c", "s", "q1", "without", 0, {
+          flags: ["collection-error", PLANTED],
+          verifier: verifierRecord(`E   ValueError: ${PLANTED}`, { evidence: [PLANTED] }),
+        }),
+        runResult("c", "s", "q1", "with", 0, { flags: ["collection-error"] }),
+      ],
+      {
+        attempts: [
+          {
+            ...infraAttempt(
+              { config: "c", skill: PLANTED, requirement: "q", arm: "with" },
+              1,
+              PLANTED,
+            ),
+            outcome: "infra_error",
+          },
+        ],
+      },
+    );
+    // Planted in the flag id, its label, the reason, the evidence, the excerpt, the skill name and
+    // the attempt's error: every one must arrive as text.
+    expect(report.profiles.map((entry) => entry.unscorable)).toEqual([
+      expect.stringContaining(PLANTED),
+      expect.stringContaining(PLANTED),
+    ]);
+    const page = renderHtmlReport(report);
+    expect(page).not.toContain(PLANTED);
+    expect(page).toContain(`evidence: ${escapeHtml(PLANTED)}`);
+    expect(page).toContain(`data-flag="${escapeHtml(PLANTED)}"`);
+    expect(page).toContain(`ValueError: ${escapeHtml(PLANTED)}`);
   });
 
   it("formats deltas, ratios and p values", () => {

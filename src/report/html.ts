@@ -5,12 +5,13 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type {
-  BenchReport,
-  FlagCount,
-  Profile,
-  RequirementOutcome,
-  RunDetail,
+import {
+  type BenchReport,
+  type FlagCount,
+  type Profile,
+  type RequirementOutcome,
+  type RunDetail,
+  runNeedsExplanation,
 } from "../bench/analysis/report.js";
 import { RESULTS_FILE } from "../bench/store/results.js";
 import { flagDefinition } from "../env/index.js";
@@ -446,7 +447,7 @@ function requirementFlags(outcome: RequirementOutcome): string {
   if (outcome.misplaced.length > 0)
     parts.push(`misplaced: ${outcome.misplaced.map(escapeHtml).join(", ")}`);
   const runs = [...outcome.detail.without, ...outcome.detail.with]
-    .filter((run) => run.flags.length > 0)
+    .filter(runNeedsExplanation)
     .map(runExcerpt);
   const lost = outcome.lost.map(
     (run) =>

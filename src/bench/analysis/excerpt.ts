@@ -21,6 +21,16 @@ const PREFERRED: readonly RegExp[] = [
   /errors? during collection|ERROR collecting|Interrupted:|\bKilled\b|timed out|time limit|out of memory|fork: |Resource temporarily unavailable|No such file or directory|command not found|Permission denied/i,
 ];
 
+/**
+ * Text from a run without terminal control: ANSI colour codes, and every other control character
+ * but the tab (a hostile verifier could otherwise retitle, clear or hyperlink the reader's
+ * terminal through `bench report`).
+ */
+export function printable(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are the point.
+  return stripAnsi(text).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, "");
+}
+
 function cut(line: string): string {
   return line.length <= EXCERPT_LINE_LENGTH ? line : `${line.slice(0, EXCERPT_LINE_LENGTH - 1)}…`;
 }
@@ -30,8 +40,9 @@ function cut(line: string): string {
  * pattern win; without any match, the last non-empty lines (where runners print their summary).
  */
 export function tellingLines(output: string, limit = EXCERPT_LINES): string[] {
-  const lines = stripAnsi(output)
+  const lines = output
     .split(/\r?\n/)
+    .map(printable)
     // Runners frame headings with rules (`==== ERRORS ====`, `!!!! Interrupted … !!!!`).
     .map((line) => line.trim().replace(/^[=_!*-]{3,}\s*|\s*[=_!*-]{3,}$/g, ""))
     .filter((line) => line !== "");
@@ -59,8 +70,9 @@ export function tellingLines(output: string, limit = EXCERPT_LINES): string[] {
 /** The first line of an error message, bounded (attempt errors can hold whole stack traces). */
 export function firstLine(text: string): string {
   const line =
-    stripAnsi(text)
+    text
       .split(/\r?\n/)
+      .map(printable)
       .find((candidate) => candidate.trim() !== "") ?? "";
   return cut(line.trim());
 }

@@ -292,6 +292,28 @@ describe("the text report", () => {
     expect(Math.max(...lines.map((line) => line.length))).toBeLessThanOrEqual(240);
     expect(tellingLines(COLLECTION_OUTPUT)).toContain(MISSING_HELPER);
   });
+
+  it("keeps terminal control out of what it prints from a run", () => {
+    // A hostile verifier's output: a window-title OSC, a clear-screen CSI, a bell, a C1 CSI.
+    const hostile = "\u001b]0;pwned\u0007\u001b[2JE   AssertionError: \u009b31mred\u0008";
+    const built = buildReport([
+      runResult("c", "s", "q1", "without", 0, {
+        flags: ["collection-error", "odd\u001b]8;;http://x\u0007flag"],
+        verifier: verifierRecord(hostile, { evidence: ["\u001b[1Aup"] }),
+      }),
+      runResult("c", "s", "q1", "with", 0, { flags: ["collection-error"] }),
+    ]);
+    const printed = renderReportText(built).join("\n");
+    expect(printed).toContain("E   AssertionError: 31mred");
+    expect(printed).toContain("evidence: up");
+    expect(printed).toContain("odd]8;;http://xflag");
+    // Nothing but tab and newline below U+0020, nothing in DEL and the C1 range.
+    const control = [...printed].filter((character) => {
+      const code = character.codePointAt(0) ?? 0;
+      return (code < 0x20 && code !== 0x09 && code !== 0x0a) || (code >= 0x7f && code <= 0x9f);
+    });
+    expect(control).toEqual([]);
+  });
 });
 
 describe("bench report --json and the filters", () => {

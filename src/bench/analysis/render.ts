@@ -2,7 +2,15 @@
 
 import { flagDefinition } from "../../env/index.js";
 import type { SkillClass } from "../../stats/index.js";
-import type { BenchReport, FlagCount, Profile, RequirementOutcome, RunDetail } from "./report.js";
+import { printable } from "./excerpt.js";
+import {
+  type BenchReport,
+  type FlagCount,
+  type Profile,
+  type RequirementOutcome,
+  type RunDetail,
+  runNeedsExplanation,
+} from "./report.js";
 
 const CLASS_NAMES: Record<SkillClass, string> = {
   golden: "Golden",
@@ -65,7 +73,8 @@ function verdict(profile: Profile): string {
 }
 
 function flagLabels(flags: readonly string[]): string {
-  return flags.map((flag) => flagDefinition(flag).label).join(", ");
+  // An unknown flag's label is its id, which came from the store: no terminal control in it.
+  return flags.map((flag) => printable(flagDefinition(flag).label)).join(", ");
 }
 
 function flagCounts(counts: readonly FlagCount[]): string {
@@ -83,14 +92,6 @@ function outcomeText(outcome: RequirementOutcome): string {
   return `${outcome.id} ${points(outcome.delta)}${outcome.timeout ? " (timeout)" : ""}`;
 }
 
-/** Runs worth a line of their own: a flag that changes the score, or evidence. */
-function explained(run: RunDetail): boolean {
-  return (
-    run.flags.some((flag) => flagDefinition(flag).effect !== "note") ||
-    (run.verifier?.evidence ?? []).length > 0
-  );
-}
-
 /**
  * The flagged runs of a requirement: flags, exit code, evidence and the verifier output's
  * telling lines. Runs that say the same (both arms failing to collect alike) share one entry.
@@ -103,7 +104,9 @@ function runLines(runs: readonly RunDetail[]): string[] {
         ? " (no verifier run)"
         : ` (verifier exit ${run.verifier.exitCode ?? "none"})`;
     const body = [
-      ...(run.verifier?.evidence ?? []).slice(0, 4).map((line) => `      evidence: ${line}`),
+      ...(run.verifier?.evidence ?? [])
+        .slice(0, 4)
+        .map((line) => `      evidence: ${printable(line)}`),
       ...run.excerpt.map((line) => `      | ${line}`),
     ];
     const head = `${flagLabels(run.flags)}${exit}`;
@@ -120,7 +123,7 @@ function runLines(runs: readonly RunDetail[]): string[] {
 
 /** The lines under a profile for each requirement with a flag, not measured, or lost runs. */
 function requirementLines(outcome: RequirementOutcome): string[] {
-  const flagged = [...outcome.detail.without, ...outcome.detail.with].filter(explained);
+  const flagged = [...outcome.detail.without, ...outcome.detail.with].filter(runNeedsExplanation);
   if (outcome.measurement.measurable && outcome.flags.length === 0 && outcome.lost.length === 0)
     return [];
   const parts: string[] = [];
@@ -257,5 +260,6 @@ export function renderReportText(report: BenchReport): string[] {
       `attempts lost to infrastructure (re-run, never scored): ${report.runs.infraAttempts}${report.measurement.lostRuns === 0 ? "" : `; ${plural(report.measurement.lostRuns, "run")} never scored, every attempt lost`}`,
     );
   }
-  return lines;
+  // Everything above can hold run text (reasons name unknown flags, errors, skill ids).
+  return lines.map(printable);
 }

@@ -365,6 +365,17 @@ function runDetail(result: RunResult): RunDetail {
   };
 }
 
+/**
+ * Whether a run deserves its own explanation in a report: a flag that changes its score or the
+ * pair's measurement, or evidence. Note-only flags (weak verifier) are shown on the requirement.
+ */
+export function runNeedsExplanation(run: RunDetail): boolean {
+  return (
+    run.flags.some((flag) => flagDefinition(flag).effect !== "note") ||
+    (run.verifier?.evidence ?? []).length > 0
+  );
+}
+
 interface Tested {
   readonly delta: number;
   readonly p: number;
