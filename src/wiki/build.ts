@@ -43,6 +43,7 @@ import {
 import { isFlagged } from "./resources/licence.js";
 import type { PreparedResource } from "./resources/types.js";
 import { cacheDownload, type FetchOptions, fetchRemoteResource } from "./resources/url.js";
+import { writeSearchIndex } from "./search-index.js";
 import {
   acquireBuildLock,
   jsonText,
@@ -314,6 +315,8 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
       resources: [...records.values()].sort((left, right) => (left.path < right.path ? -1 : 1)),
     });
     await writeTaxonomy(options.wiki, options.domain);
+    // Last, once every entry and manifest is written: the index's stamp then matches them.
+    await writeSearchIndex(options.wiki);
 
     const count = (outcome: CandidateOutcome) =>
       reports.filter((report) => report.outcome === outcome).length;

@@ -13,9 +13,13 @@ import { UnsupportedError } from "../core/errors.js";
 import { packageRoot } from "../core/paths.js";
 import type { EmbeddingClient, ModelClient } from "../model/index.js";
 import { Bm25Index } from "./bm25.js";
+import { cardOf, indexedText, type SkillCard, seededSample } from "./cards.js";
 import { CardEmbeddings, EMBEDDING_MODEL_VARIABLE, rankByCosine } from "./embedding.js";
-import type { SkillMeta, Thresholds } from "./meta.js";
+import type { Thresholds } from "./meta.js";
+import { buildInProgress, IndexedWikiSearch, writeSearchIndex } from "./search-index.js";
 import { listEntries, readWikiManifest, type WikiEntry } from "./store.js";
+
+export { cardOf, indexedText, type SkillCard } from "./cards.js";
 
 export const selectionStrategies = [
   "select",
@@ -27,57 +31,29 @@ export const selectionStrategies = [
 ] as const;
 export type SelectionStrategy = (typeof selectionStrategies)[number];
 
-/** The metadata card a selector (or an MCP client) reads: a few hundred tokens at most. */
-export interface SkillCard {
-  readonly skill_id: string;
-  readonly skill_name: string;
-  readonly domain: string;
-  readonly category_path: string[];
-  readonly tags: string[];
-  readonly applicability: string;
-  readonly modalities: string[];
-  readonly exec_ok: boolean | "unknown";
-  readonly validation_status: string;
-}
-
-const CARD_APPLICABILITY_CHARS = 600;
-
-export function cardOf(meta: SkillMeta): SkillCard {
-  return {
-    skill_id: meta.skill_id,
-    skill_name: meta.skill_name,
-    domain: meta.domain,
-    category_path: meta.category_path,
-    tags: meta.tags,
-    applicability:
-      meta.applicability.length > CARD_APPLICABILITY_CHARS
-        ? `${meta.applicability.slice(0, CARD_APPLICABILITY_CHARS)}…`
-        : meta.applicability,
-    modalities: meta.modalities_present,
-    exec_ok: meta.exec_ok,
-    validation_status: meta.validation_status,
-  };
-}
-
-/** The text stage 1 indexes for a card: name ⊕ tags ⊕ applicability ⊕ category path. */
-export function indexedText(
-  card: Pick<SkillCard, "skill_name" | "tags" | "applicability" | "category_path">,
-): string {
-  return [
-    card.skill_name,
-    card.tags.join(" "),
-    card.applicability,
-    card.category_path.join(" "),
-  ].join("\n");
-}
-
 export interface ShortlistHit {
   readonly card: SkillCard;
   readonly score: number;
 }
 
+/**
+ * What the strategies need from a search over a wiki's cards: `WikiSearch` (the entries in
+ * memory) and `IndexedWikiSearch` (the index file, `search-index.ts`) answer alike.
+ */
+export interface CardSearch {
+  readonly thresholds: Thresholds;
+  /** Entries searched. */
+  readonly size: number;
+  shortlist(query: string, options?: { k?: number; includeUnverified?: boolean }): ShortlistHit[];
+  /** Every eligible card, in skill-id order. */
+  eligibleCards(includeUnverified: boolean): SkillCard[];
+  /** The random strategy: a seeded sample of the eligible cards. */
+  sampleEligible(count: number, seed: number, includeUnverified: boolean): SkillCard[];
+  cardEmbeddings(client: EmbeddingClient): Promise<CardEmbeddings>;
+}
+
 /** An in-memory search over a wiki's cards; built once, queried many times (the MCP server keeps one). */
-export class WikiSearch {
+export class WikiSearch implements CardSearch {
   private readonly embeddings = new Map<EmbeddingClient, CardEmbeddings>();
 
   private constructor(
@@ -143,6 +119,56 @@ export class WikiSearch {
       (entry) => includeUnverified || entry.meta.validation_status === "verified",
     );
   }
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  eligibleCards(includeUnverified: boolean): SkillCard[] {
+    return this.eligible(includeUnverified).map((entry) => cardOf(entry.meta));
+  }
+
+  sampleEligible(count: number, seed: number, includeUnverified: boolean): SkillCard[] {
+    return seededSample(this.eligible(includeUnverified), count, seed).map((entry) =>
+      cardOf(entry.meta),
+    );
+  }
+}
+
+/**
+ * The search `wiki search` uses: the index file when it is fresh; else, when no build is
+ * running and the wiki can be written, the index rebuilt and then used; else (a read-only
+ * wiki, a build in progress, a wiki the index cannot hold) the entries read into memory. Every
+ * path answers alike (`search-index.test.ts`).
+ */
+export async function openCardSearch(root: string, domain?: string): Promise<CardSearch> {
+  const { thresholds } = await readWikiManifest(root);
+  const open = () => IndexedWikiSearch.open(root, thresholds, domain);
+  const indexed = await open();
+  if (indexed !== undefined) return indexed;
+  if (!(await buildInProgress(root))) {
+    const fresh = async () => {
+      const candidate = await open();
+      candidate?.close();
+      return candidate !== undefined;
+    };
+    try {
+      await writeSearchIndex(root, { skipIf: fresh });
+      const rebuilt = await open();
+      if (rebuilt !== undefined) return rebuilt;
+    } catch (error) {
+      // A wiki we may not write (an installed example, a read-only mount) is searched as is.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (
+        code !== "EACCES" &&
+        code !== "EROFS" &&
+        code !== "EPERM" &&
+        !(error instanceof RangeError)
+      )
+        throw error;
+    }
+  }
+  return WikiSearch.open(root, domain);
 }
 
 export const selectionSchema = z.object({
@@ -209,26 +235,6 @@ export async function selectFromShortlist(
   return { selected, rejected_ids: rejected };
 }
 
-/** Seeded Fisher–Yates prefix: the random strategy's picks are reproducible. */
-function seededSample<T>(items: readonly T[], count: number, seed: number): T[] {
-  let state = seed >>> 0;
-  const random = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const copy = [...items];
-  const picked: T[] = [];
-  for (let index = 0; index < Math.min(count, copy.length); index += 1) {
-    const chosen = index + Math.floor(random() * (copy.length - index));
-    [copy[index], copy[chosen]] = [copy[chosen] as T, copy[index] as T];
-    picked.push(copy[index] as T);
-  }
-  return picked;
-}
-
 export interface SearchOptions {
   readonly strategy?: SelectionStrategy;
   readonly model?: ModelClient;
@@ -241,7 +247,7 @@ export interface SearchOptions {
 }
 
 export async function searchSkills(
-  search: WikiSearch,
+  search: CardSearch,
   query: string,
   options: SearchOptions = {},
 ): Promise<SearchResult> {
@@ -265,15 +271,12 @@ export async function searchSkills(
           .map((hit) => ({ card: hit.card, reason: `BM25 score ${hit.score.toFixed(3)}` })),
       };
     case "random": {
-      const picks = seededSample(
-        search.eligible(options.includeUnverified === true),
+      const picks = search.sampleEligible(
         max,
         options.seed ?? 0,
+        options.includeUnverified === true,
       );
-      return {
-        ...base,
-        selected: picks.map((entry) => ({ card: cardOf(entry.meta), reason: "random pick" })),
-      };
+      return { ...base, selected: picks.map((card) => ({ card, reason: "random pick" })) };
     }
     case "select": {
       if (options.model === undefined)
@@ -293,7 +296,7 @@ export async function searchSkills(
         );
       const cards =
         strategy === "embedding"
-          ? search.eligible(options.includeUnverified === true).map((entry) => cardOf(entry.meta))
+          ? search.eligibleCards(options.includeUnverified === true)
           : shortlist.map((hit) => hit.card);
       const embedded = { ...base, embedding_model: options.embedding.spec };
       if (cards.length === 0) return { ...embedded, selected: [] };

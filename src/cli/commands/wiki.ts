@@ -3,10 +3,11 @@ import { join, resolve } from "node:path";
 import { type Command, Option } from "commander";
 import { InputError, UsageError } from "../../core/errors.js";
 import { packageRoot } from "../../core/paths.js";
-import { createEmbeddingClient, type EmbeddingClient, ModelClient } from "../../model/index.js";
-import { type BuildSummary, buildWiki } from "../../wiki/build.js";
+// Types only at the top: models, the builder and the exporter load in the commands that use
+// them, so `wiki search` starts without them (see program.ts on start-up cost).
+import type { EmbeddingClient, ModelClient } from "../../model/index.js";
+import type { BuildSummary } from "../../wiki/build.js";
 import { EMBEDDING_MODEL_VARIABLE, resolveSearchEmbeddingModel } from "../../wiki/embedding.js";
-import { exportEntry } from "../../wiki/export.js";
 import {
   acquireOnline,
   connectorsFor,
@@ -16,6 +17,7 @@ import {
 } from "../../wiki/online.js";
 import { looksLikeUrl } from "../../wiki/resources/url.js";
 import {
+  openCardSearch,
   type SearchResult,
   type SelectionStrategy,
   searchSkills,
@@ -54,22 +56,24 @@ function wikiToRead(io: CliIo, flag: string | undefined): string {
   return existsSync(local) ? local : join(packageRoot(), "examples", "wiki");
 }
 
-function modelFor(io: CliIo, spec: string): ModelClient {
+async function modelFor(io: CliIo, spec: string): Promise<ModelClient> {
+  const { ModelClient } = await import("../../model/client.js");
   return new ModelClient({ spec, env: io.env, cwd: io.cwd });
 }
 
 /** The embedding model: --embedding-model > SKILLSMITH_EMBEDDING_MODEL > config > a usage error. */
-function embeddingClientFor(
+async function embeddingClientFor(
   io: CliIo,
   strategy: SelectionStrategy,
   flag: string | undefined,
-): EmbeddingClient {
+): Promise<EmbeddingClient> {
   const resolved = resolveSearchEmbeddingModel(flag, io);
   if (resolved === undefined)
     throw new UsageError(
       "cli.wiki.embedding-model",
       `--strategy ${strategy} needs an embedding model: pass --embedding-model <provider:model> (e.g. openai:text-embedding-3-small) or set ${EMBEDDING_MODEL_VARIABLE}`,
     );
+  const { createEmbeddingClient } = await import("../../model/embedding.js");
   return createEmbeddingClient({ spec: resolved.spec, env: io.env, cwd: io.cwd });
 }
 
@@ -137,12 +141,13 @@ export function registerWiki(
         json?: boolean;
       }) => {
         const { io } = context;
+        const { buildWiki } = await import("../../wiki/build.js");
         const summary = await buildWiki({
           wiki: resolve(io.cwd, flags.wiki),
           domain: flags.domain,
           resources: flags.resources.map((each) => resourceArgument(io, each)),
           fetch: { timeoutMs: parseSeconds(flags.fetchTimeout, "--fetch-timeout"), env: io.env },
-          model: modelFor(io, flags.model),
+          model: await modelFor(io, flags.model),
           vision: flags.vision,
           onProgress: (line) => log(io, line),
         });
@@ -225,15 +230,15 @@ export function registerWiki(
         if (strategy === "select" && flags.model === undefined)
           throw new UsageError("cli.wiki.model", "--select needs --model <spec>");
         const embedding = strategy.includes("embedding")
-          ? embeddingClientFor(io, strategy, flags.embeddingModel)
+          ? await embeddingClientFor(io, strategy, flags.embeddingModel)
           : undefined;
         // Check the acquisition's flags before searching, so a mistake costs nothing.
         const online = flags.online === true ? await onlinePlan(io, flags) : undefined;
         const offlineWiki = wikiToRead(io, flags.wiki);
-        const search = await WikiSearch.open(offlineWiki, flags.domain);
+        const search = await openCardSearch(offlineWiki, flags.domain);
         const searchOptions = {
           strategy,
-          ...(flags.model === undefined ? {} : { model: modelFor(io, flags.model) }),
+          ...(flags.model === undefined ? {} : { model: await modelFor(io, flags.model) }),
           ...(embedding === undefined ? {} : { embedding }),
           includeUnverified: flags.includeUnverified === true,
           seed: parseCount(flags.seed, "--seed"),
@@ -265,6 +270,7 @@ export function registerWiki(
         throw new InputError("wiki.skill.missing", `no skill with id "${id}" in ${root}`, {
           field: "skill_id",
         });
+      const { exportEntry } = await import("../../wiki/export.js");
       const result = await exportEntry(entry, resolve(io.cwd, flags.out));
       if (!result.validation.valid) context.exit(1);
       if (flags.json === true) printJson(io, result);
@@ -294,7 +300,7 @@ export function registerWiki(
       const root = wikiToRead(io, flags.wiki);
       const state = await openWikiServer(
         root,
-        flags.model === undefined ? {} : { model: modelFor(io, flags.model) },
+        flags.model === undefined ? {} : { model: await modelFor(io, flags.model) },
       );
       if (flags.http !== true) {
         log(io, `serving ${state.search.entries.length} skills from ${root} over MCP on stdio`);
@@ -360,7 +366,7 @@ async function onlinePlan(
     );
   return {
     domain: flags.domain,
-    model: modelFor(io, flags.model),
+    model: await modelFor(io, flags.model),
     connectors: await connectorsFor(flags.resources.map((each) => resourceArgument(io, each))),
     pool: resolve(io.cwd, flags.pool),
     budget,
