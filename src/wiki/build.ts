@@ -43,6 +43,7 @@ import {
 import { isFlagged } from "./resources/licence.js";
 import type { PreparedResource } from "./resources/types.js";
 import { cacheDownload, type FetchOptions, fetchRemoteResource } from "./resources/url.js";
+import type { KeyFrameSettings } from "./resources/video.js";
 import {
   acquireBuildLock,
   jsonText,
@@ -252,7 +253,9 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
     const prepared = new Map<string, PreparedResource>();
     const buildDir = workDir;
     for (const [index, input] of inputs.entries()) {
-      const resource = await prepareResource(input, join(buildDir, String(index)));
+      const resource = await prepareResource(input, join(buildDir, String(index)), {
+        keyFrames: keyFrameSettings(thresholds),
+      });
       prepared.set(resource.record.path, resource);
       const flag = isFlagged(resource.record.licence_flag)
         ? `  [licence ${resource.record.licence_flag}]`
@@ -350,6 +353,16 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
     if (fetchDir !== undefined) await rm(fetchDir, { recursive: true, force: true });
     await lock?.release();
   }
+}
+
+/** The video connector's sampling numbers, as frozen in the wiki's thresholds. */
+export function keyFrameSettings(thresholds: Thresholds): KeyFrameSettings {
+  return {
+    sceneThreshold: thresholds.video_scene_threshold,
+    minSceneFrames: thresholds.video_min_scene_frames,
+    maxFrames: thresholds.video_max_frames,
+    frameSpacingSeconds: thresholds.video_frame_spacing_seconds,
+  };
 }
 
 /** The build's resources in order; the same manifest path twice is a mistake. */

@@ -29,7 +29,13 @@ import {
   type RemoteOrigin,
   type RemoteResourceSpec,
 } from "./url.js";
-import { extractVideoUnits, parseSubtitles } from "./video.js";
+import {
+  DEFAULT_KEY_FRAME_SETTINGS,
+  embeddedTranscript,
+  extractVideoUnits,
+  type KeyFrameSettings,
+  parseSubtitles,
+} from "./video.js";
 
 const ARTICLE_EXTENSIONS = new Set([".html", ".htm"]);
 const VIDEO_EXTENSIONS = new Set([".mp4", ".webm", ".mkv", ".mov", ".avi"]);
@@ -257,6 +263,11 @@ function sha256(data: Uint8Array): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
+export interface PrepareOptions {
+  /** Video key-frame sampling (default: scene changes at 0.3, at most 8 frames). */
+  readonly keyFrames?: KeyFrameSettings;
+}
+
 /**
  * Preprocess one resource. `workDir` receives derived files (frames, normalised images) that
  * live only as long as the build.
@@ -264,8 +275,10 @@ function sha256(data: Uint8Array): string {
 export async function prepareResource(
   input: ResourceInput,
   workDir: string,
+  options: PrepareOptions = {},
 ): Promise<PreparedResource> {
   const companions: string[] = [];
+  let extras: Pick<ResourceRecord, "key_frames" | "transcript"> = {};
   let licence: LicenceGuess = { licence: null, flag: "unknown" };
   let units: ExtractedUnit[] = [];
   let context = "";
@@ -311,18 +324,50 @@ export async function prepareResource(
         input.absolutePath.length - extname(input.absolutePath).length,
       );
       let cues: ReturnType<typeof parseSubtitles> = [];
+      let transcript: NonNullable<ResourceRecord["transcript"]> = { source: "none", cues: 0 };
       for (const extension of [".srt", ".vtt"]) {
         const subtitles = await readOptional(`${stem}${extension}`);
         if (subtitles === undefined) continue;
         cues = parseSubtitles(subtitles);
-        companions.push(
-          `${input.path.slice(0, input.path.length - extname(input.path).length)}${extension}`,
-        );
+        const companion = `${input.path.slice(0, input.path.length - extname(input.path).length)}${extension}`;
+        companions.push(companion);
+        transcript = { source: "sidecar", from: companion, cues: cues.length };
         break;
+      }
+      // No file beside the video: a text subtitle track inside it is the transcript.
+      if (transcript.source === "none") {
+        const embedded = await embeddedTranscript(input.absolutePath);
+        if (embedded !== undefined) {
+          cues = embedded.cues;
+          transcript = {
+            source: "embedded",
+            from: embedded.stream,
+            codec: embedded.codec,
+            ...(embedded.language === undefined ? {} : { language: embedded.language }),
+            cues: cues.length,
+          };
+        }
       }
       const frames = join(workDir, "frames");
       await mkdir(frames, { recursive: true });
-      units = await extractVideoUnits(input.absolutePath, cues, frames);
+      const settings = options.keyFrames ?? DEFAULT_KEY_FRAME_SETTINGS;
+      const extraction = await extractVideoUnits(input.absolutePath, cues, frames, settings);
+      units = extraction.units;
+      extras = {
+        key_frames: {
+          method: extraction.plan.method,
+          ...(extraction.plan.fallbackReason === undefined
+            ? {}
+            : { fallback_reason: extraction.plan.fallbackReason }),
+          scene_threshold: settings.sceneThreshold,
+          min_scene_frames: settings.minSceneFrames,
+          max_frames: settings.maxFrames,
+          frame_spacing_seconds: settings.frameSpacingSeconds,
+          duration_seconds: Number(extraction.durationSeconds.toFixed(3)),
+          times_seconds: extraction.plan.frames.map((frame) => Number(frame.atSeconds.toFixed(3))),
+        },
+        transcript,
+      };
       context =
         cues.length === 0
           ? "(no transcript)"
@@ -361,6 +406,7 @@ export async function prepareResource(
     licence: licence.licence,
     licence_flag: licence.flag,
     companions,
+    ...extras,
     ...(input.remote === undefined
       ? {}
       : {
