@@ -123,6 +123,9 @@ export interface BuildSummary {
   readonly reports: CandidateReport[];
 }
 
+/** Where the executability gate's render of a page is kept in an entry. */
+export const RENDER_FILE = "visual/render.png";
+
 function overviewOf(candidate: Candidate): string {
   const section = (title: string, text: string) =>
     `## ${title}\n\n${text === "" ? "Not stated in the source." : text}\n`;
@@ -199,6 +202,7 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
   let fetchDir: string | undefined;
   let lock: Awaited<ReturnType<typeof acquireBuildLock>> | undefined;
   let workDir: string | undefined;
+  let ownRunner: CodeRunner | undefined;
   try {
     const fetched: ResourceInput[] = [];
     for (const [index, spec] of specs.entries()) {
@@ -245,7 +249,16 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
     );
     const thresholds = manifest.thresholds;
     const prompt = await loadDistillerPrompt(options.domain, options.promptDir);
-    const runner = options.runner ?? (await defaultCodeRunner());
+    ownRunner =
+      options.runner === undefined
+        ? await defaultCodeRunner({
+            viewport: {
+              width: thresholds.render_viewport_width,
+              height: thresholds.render_viewport_height,
+            },
+          })
+        : undefined;
+    const runner = options.runner ?? (ownRunner as CodeRunner);
     progress(
       `wiki build: ${inputs.length} resources for domain ${options.domain} (prompt ${basename(prompt.file)})`,
     );
@@ -349,6 +362,7 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
       reports,
     };
   } finally {
+    await ownRunner?.close?.();
     if (workDir !== undefined) await rm(workDir, { recursive: true, force: true });
     if (fetchDir !== undefined) await rm(fetchDir, { recursive: true, force: true });
     await lock?.release();
@@ -475,12 +489,19 @@ async function gateCandidate(candidate: Candidate, context: GateContext): Promis
         : "verified";
   const files: Record<string, Uint8Array> = {};
   const paths: Record<"text" | "visual" | "code", string[]> = { text: [], visual: [], code: [] };
-  for (const modality of declaredModalities(candidate)) {
+  const modalities = declaredModalities(candidate);
+  for (const modality of modalities) {
     for (const file of staged.byModality[modality]) {
       const relativePath = modality === "visual" ? `visual/${file.path}` : file.path;
       if (file.data !== undefined) files[relativePath] = file.data;
       paths[modality].push(relativePath);
     }
+  }
+  // A page that rendered (HTML, CSS, SVG) keeps its screenshot as a visual.
+  if (executable.screenshot !== undefined && executable.screenshot.length > 0) {
+    files[RENDER_FILE] = executable.screenshot;
+    paths.visual.push(RENDER_FILE);
+    if (!modalities.includes("visual")) modalities.splice(modalities.indexOf("code"), 0, "visual");
   }
   const provenanceRecord = provenanceOf(candidate, resource);
   files["source/provenance.json"] = Buffer.from(
@@ -498,7 +519,7 @@ async function gateCandidate(candidate: Candidate, context: GateContext): Promis
     applicability: candidate.applicability,
     source: { type: resource.record.type },
     provenance: [provenanceRecord],
-    modalities_present: declaredModalities(candidate),
+    modalities_present: modalities,
     files: paths,
     code_language: candidate.codeLanguage,
     exec_ok: executable.execOk,
