@@ -189,6 +189,8 @@ export const resourceRecordSchema = z.strictObject({
     .optional(),
   /** Downloaded documents: the Content-Type the server sent. */
   content_type: z.string().optional(),
+  /** Repositories read in part (a code search hit): the only files hashed and read. */
+  focus: z.array(z.string().min(1)).min(1).optional(),
   /** Videos: how the key frames were chosen, with the numbers used, and their times. */
   key_frames: z
     .strictObject({

@@ -82,6 +82,12 @@ export interface ResourceInput {
   readonly declaredLicence?: string;
   /** Set when the resource was fetched from a URL (then `absolutePath` is the local copy). */
   readonly remote?: RemoteOrigin;
+  /**
+   * Repositories read in part (the file a code search found): only these files (relative,
+   * forward slashes) are hashed and cut into units, and a file without a top-level definition
+   * is one whole-file unit. The licence and README are still read from the whole checkout.
+   */
+  readonly focus?: readonly string[];
 }
 
 /** One resource named by a `--resources` argument: on disk already, or a URL to fetch. */
@@ -278,7 +284,7 @@ export async function prepareResource(
   options: PrepareOptions = {},
 ): Promise<PreparedResource> {
   const companions: string[] = [];
-  let extras: Pick<ResourceRecord, "key_frames" | "transcript"> = {};
+  let extras: Pick<ResourceRecord, "key_frames" | "transcript" | "focus"> = {};
   let licence: LicenceGuess = { licence: null, flag: "unknown" };
   let units: ExtractedUnit[] = [];
   let context = "";
@@ -286,7 +292,19 @@ export async function prepareResource(
   switch (input.type) {
     case "repository": {
       const files = await repositoryFiles(input.absolutePath);
-      hash = await repositoryHash(input.absolutePath, files);
+      const read =
+        input.focus === undefined ? files : files.filter((file) => input.focus?.includes(file));
+      if (input.focus !== undefined) {
+        const absent = input.focus.filter((file) => !files.includes(file));
+        if (absent.length > 0)
+          throw new InputError(
+            "wiki.resources.focus-missing",
+            `${input.path}: the repository has no ${absent.map((file) => `"${file}"`).join(", ")}`,
+            { file: input.path },
+          );
+        extras = { focus: [...read] };
+      }
+      hash = await repositoryHash(input.absolutePath, read);
       const licenceFile = files.find((file) => LICENCE_FILE_PATTERN.test(file));
       if (licenceFile !== undefined)
         licence = recogniseLicence(await readFile(join(input.absolutePath, licenceFile), "utf8"));
@@ -298,7 +316,9 @@ export async function prepareResource(
         ).license;
         if (typeof declared === "string") licence = flagOfDeclared(declared);
       }
-      units = await extractCodeRegions(input.absolutePath, files);
+      units = await extractCodeRegions(input.absolutePath, read, {
+        wholeFiles: input.focus !== undefined,
+      });
       context = await readmeContext(input.absolutePath, files);
       break;
     }
