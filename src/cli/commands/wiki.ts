@@ -8,6 +8,7 @@ import { type BuildSummary, buildWiki } from "../../wiki/build.js";
 import { EMBEDDING_MODEL_VARIABLE, resolveSearchEmbeddingModel } from "../../wiki/embedding.js";
 import { exportEntry } from "../../wiki/export.js";
 import { openWikiServer, serveWikiHttp, serveWikiStdio } from "../../wiki/mcp.js";
+import { type ShortlistField, type ShortlistSizeRule, shortlistFields } from "../../wiki/meta.js";
 import {
   type AcquireResult,
   type AcquisitionFailure,
@@ -28,6 +29,7 @@ import {
 import { looksLikeUrl } from "../../wiki/resources/url.js";
 import {
   indexedText,
+  type SearchOptions,
   type SearchResult,
   type SelectionStrategy,
   searchSkills,
@@ -182,6 +184,24 @@ export function registerWiki(
       `for --strategy embedding and bm25+embedding, e.g. openai:text-embedding-3-small (else ${EMBEDDING_MODEL_VARIABLE}, else "wiki.embeddingModel" in skillsmith.config.json)`,
     )
     .option("--include-unverified", "also search reference-only and unverified entries")
+    .addOption(
+      new Option(
+        "--selection <preset>",
+        "stage-1 defaults: paper (K=20 over name, tags, applicability, category path) or public-code (a pool of max(5n,25) over name, applicability, tags, visuals ×1.25)",
+      ).choices(["paper", "public-code"]),
+    )
+    .option(
+      "--shortlist-size <K|max(5n,25)>",
+      "stage-1 shortlist size: a number K, or max(5n,25) (default: the wiki's recorded K, 20)",
+    )
+    .option(
+      "--fields <list>",
+      `fields stage 1 indexes, comma-separated from ${shortlistFields.join(",")} (default all four)`,
+    )
+    .option(
+      "--visual-boost <x>",
+      "multiply the BM25 score of entries with a visual by x ≥ 1 (default 1: none; the public code uses 1.25)",
+    )
     .option(
       "--online",
       "when nothing adequate is found, acquire skills from --resources into a separate online pool",
@@ -240,6 +260,10 @@ export function registerWiki(
           seed: string;
           embeddingModel?: string;
           includeUnverified?: boolean;
+          selection?: "paper" | "public-code";
+          shortlistSize?: string;
+          fields?: string;
+          visualBoost?: string;
           online?: boolean;
           resources?: string[];
           search?: string[];
@@ -271,6 +295,7 @@ export function registerWiki(
           ...(embedding === undefined ? {} : { embedding }),
           includeUnverified: flags.includeUnverified === true,
           seed: parseCount(flags.seed, "--seed"),
+          ...selectionOptions(flags),
         };
         const result = await searchSkills(search, query, searchOptions);
         if (online === undefined) {
@@ -581,8 +606,76 @@ function renderSummary(summary: BuildSummary): string[] {
   return lines;
 }
 
+/** The public Resource2Skill code's stage-1 settings (core/skill_wiki/bm25.py). */
+const PUBLIC_CODE_SELECTION = {
+  shortlistSize: "max(5n,25)",
+  fields: ["name", "applicability", "tags"],
+  visualBoost: 1.25,
+} as const;
+
+/** Stage-1 settings from --selection, --shortlist-size, --fields, --visual-boost (flag > preset). */
+function selectionOptions(flags: {
+  selection?: "paper" | "public-code";
+  shortlistSize?: string;
+  fields?: string;
+  visualBoost?: string;
+}): Pick<SearchOptions, "k" | "shortlistSize" | "fields" | "visualBoost"> {
+  const preset =
+    flags.selection === "public-code"
+      ? PUBLIC_CODE_SELECTION
+      : flags.selection === "paper"
+        ? { shortlistSize: "k" as const, fields: shortlistFields, visualBoost: 1 }
+        : {};
+  const options: {
+    k?: number;
+    shortlistSize?: ShortlistSizeRule;
+    fields?: readonly ShortlistField[];
+    visualBoost?: number;
+  } = { ...preset };
+  if (flags.selection === "paper") options.k = 20;
+  if (flags.shortlistSize !== undefined) {
+    const value = flags.shortlistSize.replace(/\s+/g, "");
+    if (value === "max(5n,25)" || value === "pool") options.shortlistSize = "max(5n,25)";
+    else {
+      const k = Number(value);
+      if (!Number.isInteger(k) || k < 1)
+        throw new UsageError(
+          "cli.wiki.shortlist-size",
+          `--shortlist-size: expected a positive integer K or max(5n,25), got "${flags.shortlistSize}"`,
+        );
+      options.shortlistSize = "k";
+      options.k = k;
+    }
+  }
+  if (flags.fields !== undefined) {
+    const fields = flags.fields.split(",").map((field) => field.trim());
+    const unknown = fields.filter(
+      (field) => !(shortlistFields as readonly string[]).includes(field),
+    );
+    if (unknown.length > 0 || fields.length === 0)
+      throw new UsageError(
+        "cli.wiki.fields",
+        `--fields: unknown field${unknown.length === 1 ? "" : "s"} ${unknown.join(", ")}; expected some of ${shortlistFields.join(", ")}`,
+      );
+    options.fields = fields as ShortlistField[];
+  }
+  if (flags.visualBoost !== undefined) {
+    const boost = Number(flags.visualBoost);
+    if (!Number.isFinite(boost) || boost < 1)
+      throw new UsageError(
+        "cli.wiki.visual-boost",
+        `--visual-boost: expected a number ≥ 1, got "${flags.visualBoost}"`,
+      );
+    options.visualBoost = boost;
+  }
+  return options;
+}
+
 function renderSearch(result: SearchResult): string[] {
-  const lines = [`shortlist (${result.shortlist.length}) for "${result.query}":`];
+  const config = result.shortlist_config;
+  const lines = [
+    `shortlist (${result.shortlist.length}) for "${result.query}"${config === undefined ? "" : ` — K ${config.k} (${config.size}) over ${config.fields.join(" ⊕ ")}, visual boost ×${config.visual_boost}`}:`,
+  ];
   for (const [position, hit] of result.shortlist.entries())
     lines.push(
       `  ${String(position + 1).padStart(2)}. ${hit.score.toFixed(3)}  ${hit.card.skill_id.slice(0, 12)}  ${hit.card.skill_name}  [${hit.card.category_path.join("/")}]`,
