@@ -191,6 +191,8 @@ export const resourceRecordSchema = z.strictObject({
   content_type: z.string().optional(),
   /** Repositories read in part (a code search hit): the only files hashed and read. */
   focus: z.array(z.string().min(1)).min(1).optional(),
+  /** Repositories: source files their grammar could not parse (no regions from them). */
+  unparsed: z.array(z.string().min(1)).optional(),
   /** Videos: how the key frames were chosen, with the numbers used, and their times. */
   key_frames: z
     .strictObject({

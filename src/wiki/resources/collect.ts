@@ -13,10 +13,16 @@ import { runProcess } from "../../core/process.js";
 import { type ResourceRecord, type ResourceType, resourceTypes } from "../meta.js";
 import { readJsonFile } from "../store.js";
 import { paragraphUnits, readArticle } from "./article.js";
-import { flagOfDeclared, type LicenceGuess, recogniseLicence } from "./licence.js";
+import {
+  flagOfDeclared,
+  type LicenceGuess,
+  recogniseLicence,
+  recogniseLicenceFiles,
+} from "./licence.js";
 import {
   extractCodeRegions,
   LICENCE_FILE_PATTERN,
+  OTHER_LICENCE_FILE_PATTERN,
   readmeContext,
   repositoryFiles,
   repositoryHash,
@@ -284,7 +290,7 @@ export async function prepareResource(
   options: PrepareOptions = {},
 ): Promise<PreparedResource> {
   const companions: string[] = [];
-  let extras: Pick<ResourceRecord, "key_frames" | "transcript" | "focus"> = {};
+  let extras: Pick<ResourceRecord, "key_frames" | "transcript" | "focus" | "unparsed"> = {};
   let licence: LicenceGuess = { licence: null, flag: "unknown" };
   let units: ExtractedUnit[] = [];
   let context = "";
@@ -306,8 +312,21 @@ export async function prepareResource(
       }
       hash = await repositoryHash(input.absolutePath, read);
       const licenceFile = files.find((file) => LICENCE_FILE_PATTERN.test(file));
-      if (licenceFile !== undefined)
-        licence = recogniseLicence(await readFile(join(input.absolutePath, licenceFile), "utf8"));
+      const otherLicenceFiles = files.filter(
+        (file) => file !== licenceFile && OTHER_LICENCE_FILE_PATTERN.test(file),
+      );
+      const licenceText = async (name: string) => ({
+        name,
+        text: await readFile(join(input.absolutePath, name), "utf8"),
+      });
+      if (licenceFile !== undefined || otherLicenceFiles.length > 0) {
+        const others = [];
+        for (const name of otherLicenceFiles) others.push(await licenceText(name));
+        licence = recogniseLicenceFiles(
+          licenceFile === undefined ? undefined : await licenceText(licenceFile),
+          others,
+        );
+      }
       if (licence.flag === "unknown" && files.includes("package.json")) {
         const declared = (
           JSON.parse((await readOptional(join(input.absolutePath, "package.json"))) ?? "{}") as {
@@ -316,9 +335,12 @@ export async function prepareResource(
         ).license;
         if (typeof declared === "string") licence = flagOfDeclared(declared);
       }
+      const unparsed: string[] = [];
       units = await extractCodeRegions(input.absolutePath, read, {
         wholeFiles: input.focus !== undefined,
+        unparsed,
       });
+      if (unparsed.length > 0) extras = { ...extras, unparsed };
       context = await readmeContext(input.absolutePath, files);
       break;
     }

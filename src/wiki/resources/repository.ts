@@ -159,12 +159,12 @@ const WHOLE_FILE_LANGUAGES: Readonly<Record<string, string>> = {
 export async function extractCodeRegions(
   root: string,
   files: readonly string[],
-  options: { wholeFiles?: boolean } = {},
+  options: { wholeFiles?: boolean; unparsed?: string[] } = {},
 ): Promise<ExtractedUnit[]> {
   const units: ExtractedUnit[] = [];
   initialised ??= Parser.init();
   await initialised;
-  const parser = new Parser();
+  let parser = new Parser();
   try {
     for (const file of files) {
       const extension = extname(file).toLowerCase();
@@ -189,7 +189,19 @@ export async function extractCodeRegions(
         continue;
       }
       parser.setLanguage(await languageFor(grammar.grammar));
-      const tree = parser.parse(data.toString("utf8"));
+      let tree: ReturnType<typeof parser.parse>;
+      try {
+        tree = parser.parse(data.toString("utf8"));
+      } catch {
+        // Some grammars' scanners need runtime functions web-tree-sitter lacks (the bash grammar
+        // throws on `case … esac`): that file has no regions, the rest of the repository does.
+        // The parser may be left inconsistent, so the next file gets a new one.
+        options.unparsed?.push(file);
+        parser.delete();
+        parser = new Parser();
+        if (options.wholeFiles === true) wholeFile();
+        continue;
+      }
       try {
         for (const node of tree.rootNode.namedChildren) {
           if (!grammar.nodes.includes(node.type)) continue;
@@ -228,3 +240,5 @@ export async function readmeContext(root: string, files: readonly string[]): Pro
 }
 
 export const LICENCE_FILE_PATTERN = /^(licen[cs]e|copying)(\.md|\.txt)?$/i;
+/** Further licence files at the top of a repository: `LICENSE.APACHE`, `LICENSE-MIT`, … */
+export const OTHER_LICENCE_FILE_PATTERN = /^(licen[cs]e|copying)[.-][A-Za-z0-9.-]+$/i;
