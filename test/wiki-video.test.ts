@@ -9,33 +9,13 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runProcess } from "../src/core/process.js";
 import { prepareResource } from "../src/wiki/resources/collect.js";
-import { hasFfmpeg } from "./support/wiki.js";
+import { hasFfmpeg, writeSceneVideo } from "./support/wiki.js";
 
 let root: string;
 
 async function ffmpeg(args: string[]): Promise<void> {
   const result = await runProcess("ffmpeg", ["-nostdin", "-v", "error", "-y", ...args]);
   if (result.exitCode !== 0) throw new Error(`ffmpeg ${args.join(" ")}: ${result.stderr}`);
-}
-
-/** Scenes of solid colour, concatenated: the cuts are at the running sums of the durations. */
-async function colourVideo(
-  file: string,
-  scenes: readonly { colour: string; seconds: number }[],
-): Promise<void> {
-  const inputs = scenes.flatMap((scene) => [
-    "-f",
-    "lavfi",
-    "-i",
-    `color=c=${scene.colour}:s=160x120:d=${scene.seconds}:r=10`,
-  ]);
-  const labels = scenes.map((_, index) => `[${index}]`).join("");
-  await ffmpeg([
-    ...inputs,
-    "-filter_complex",
-    `${labels}concat=n=${scenes.length}:v=1:a=0,format=yuv420p`,
-    file,
-  ]);
 }
 
 /** The average colour of an image as [r, g, b], read back by ffmpeg (scaled to one pixel). */
@@ -63,31 +43,16 @@ afterAll(async () => {
 
 describe.skipIf(!hasFfmpeg)("video key frames and transcripts (needs ffmpeg)", () => {
   it("puts key frames at the scene cuts and reads the transcript from a subtitle track in the file", async () => {
-    const plain = join(root, "plain.mp4");
-    await colourVideo(plain, [
-      { colour: "red", seconds: 2 },
-      { colour: "blue", seconds: 3 },
-      { colour: "lime", seconds: 1.5 },
-    ]);
-    await writeFile(join(root, "tutorial.srt.source"), SRT);
     const video = join(root, "tutorial.mp4");
-    await ffmpeg([
-      "-i",
-      plain,
-      "-i",
-      join(root, "tutorial.srt.source"),
-      "-map",
-      "0:v",
-      "-map",
-      "1:s",
-      "-c:v",
-      "copy",
-      "-c:s",
-      "mov_text",
-      "-metadata:s:s:0",
-      "language=eng",
+    await writeSceneVideo(
       video,
-    ]);
+      [
+        { colour: "red", seconds: 2 },
+        { colour: "blue", seconds: 3 },
+        { colour: "lime", seconds: 1.5 },
+      ],
+      SRT,
+    );
     const prepared = await prepareResource(
       { absolutePath: video, path: "tutorial.mp4", type: "video" },
       join(root, "work-1"),
@@ -136,13 +101,19 @@ describe.skipIf(!hasFfmpeg)("video key frames and transcripts (needs ffmpeg)", (
   });
 
   it("prefers a subtitle file beside the video to the track inside it", async () => {
-    const plain = join(root, "plain.mp4");
+    // A Matroska file with a SubRip track inside, and a different subtitle file beside it.
     const video = join(root, "sidecar.mkv");
+    await writeSceneVideo(join(root, "plain.mp4"), [
+      { colour: "red", seconds: 2 },
+      { colour: "blue", seconds: 3 },
+      { colour: "lime", seconds: 1.5 },
+    ]);
+    await writeFile(join(root, "track.srt"), SRT);
     await ffmpeg([
       "-i",
-      plain,
+      join(root, "plain.mp4"),
       "-i",
-      join(root, "tutorial.srt.source"),
+      join(root, "track.srt"),
       "-map",
       "0:v",
       "-map",
