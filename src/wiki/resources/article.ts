@@ -64,8 +64,7 @@ export function readArticle(html: string): ReadableArticle {
   // Readability shortens titles at separators such as ":"; a cut inside brackets ("The Basics
   // (libffi: the portable …)" → "the portable …)") is worse than the page's own title.
   const shortened = article?.title?.trim() ?? "";
-  const balanced =
-    (shortened.match(/\(/g) ?? []).length === (shortened.match(/\)/g) ?? []).length;
+  const balanced = (shortened.match(/\(/g) ?? []).length === (shortened.match(/\)/g) ?? []).length;
   return {
     title: shortened !== "" && balanced ? shortened : title,
     paragraphs,
