@@ -4,7 +4,7 @@
  * each recorded in the search result; and protocol B's numbers recorded in a new wiki's
  * manifest. Expected rankings come from a BM25 written out in this file, not from the index.
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -246,8 +246,33 @@ describe("protocol B's numbers in the wiki manifest", () => {
       thresholds: Record<string, unknown>;
     };
     expect(Object.keys(raw.thresholds).sort()).toEqual(Object.keys(defaultThresholds).sort());
-    // The shipped example wiki was written before these fields: it reads with the defaults.
-    const example = await readWikiManifest(join(packageRoot(), "examples", "wiki"));
+    // A wiki.json written before these fields existed (format 1 as first released) reads with
+    // the defaults, which are what such a wiki was built with.
+    const legacy = join(root, "legacy");
+    await mkdir(legacy);
+    await writeFile(
+      join(legacy, "wiki.json"),
+      JSON.stringify({
+        format: 1,
+        created: "2026-11-29T00:00:00.000Z",
+        thresholds: {
+          min_text_chars: 80,
+          max_tags: 12,
+          exec_timeout_ms: 10000,
+          exec_memory_bytes: 536870912,
+          shortlist_k: 20,
+          select_max: 5,
+          bm25_k1: 1.2,
+          bm25_b: 0.75,
+        },
+        skill_id_encoding: "sha1(…)",
+      }),
+    );
+    expect((await readWikiManifest(legacy)).thresholds).toEqual(defaultThresholds);
+    // The shipped example wiki records them all.
+    const example = JSON.parse(
+      await readFile(join(packageRoot(), "examples", "wiki", "wiki.json"), "utf8"),
+    ) as { thresholds: Record<string, unknown> };
     expect(example.thresholds).toEqual(defaultThresholds);
   });
 
