@@ -58,6 +58,8 @@ const apiRequests: {
   version?: string;
 }[] = [];
 const endpointRequests: string[] = [];
+/** The Authorization header of each request for a search result (the token must not go there). */
+const resultAuthorisations: string[] = [];
 
 /** A port on 127.0.0.1 that nothing listens on (bound, then released). */
 async function closedPort(): Promise<number> {
@@ -164,7 +166,42 @@ beforeAll(async () => {
           );
         },
       },
-      "/docs/sticky-header.html": { body: ARTICLE, contentType: "text/html" },
+      "/docs/sticky-header.html": {
+        handler: (request, response) => {
+          resultAuthorisations.push(request.headers.authorization ?? "(none)");
+          response.writeHead(200, { "content-type": "text/html" });
+          response.end(ARTICLE);
+        },
+      },
+      "/api/evil/search/code": {
+        handler: (_request, response) => {
+          const hit = (path: string) => ({
+            name: "x",
+            path,
+            sha: "0".repeat(40),
+            html_url: `${base}/git/widgets/sticky-table/blob/${commit}/${path}`,
+            repository: {
+              full_name: "widgets/sticky-table",
+              html_url: `${base}/git/widgets/sticky-table`,
+            },
+          });
+          response.writeHead(200, { "content-type": "application/json" });
+          response.end(
+            JSON.stringify({
+              total_count: 2,
+              items: [hit("../../../../etc/passwd"), hit("css/missing.css")],
+            }),
+          );
+        },
+      },
+      "/api/spoof/search/repositories": {
+        handler: (_request, response) => {
+          response.writeHead(429, { "content-type": "application/json" });
+          response.end(
+            JSON.stringify({ message: "slow down\u001b[2J\u001b[31mFAKE PROMPT$ \r\nmore" }),
+          );
+        },
+      },
       "/garbage": {
         body: "<html><body>Service temporarily unavailable</body></html>",
         contentType: "text/html",
@@ -385,8 +422,44 @@ describe.skipIf(!hasGit)("online acquisition through search backends (needs git)
     ]);
     expect(record.acquisitions[0]?.failed).toHaveLength(2);
 
-    // The offline wiki is untouched.
+    // The offline wiki is untouched, and the token went to the API only, never to a result.
     expect((await listEntries(offline)).map((each) => each.meta.skill_id)).toEqual(before);
+    expect(resultAuthorisations).toEqual(["(none)"]);
+  });
+
+  it("refuses a code hit whose file is outside the repository or absent, and keeps a server's message from writing control characters", async () => {
+    const environment = { env: { GITHUB_TOKEN: TOKEN }, cwd: root, where: { field: "--search" } };
+    const result = await acquireOnline({
+      query: TASK,
+      pool: join(root, "pool-4"),
+      offlineWiki: join(root, "offline"),
+      domain: "web-frontend",
+      backends: [
+        createSearchBackend(
+          { kind: "github", search: "code", apiUrl: `${web.url}/api/evil` },
+          environment,
+        ),
+        createSearchBackend(
+          { kind: "github", search: "repositories", apiUrl: `${web.url}/api/spoof` },
+          environment,
+        ),
+      ],
+      model: distiller(),
+      budget: 5,
+      runner: new UnavailableRunner("no code"),
+    });
+    expect(result.failed.map((each) => [each.stage, each.code])).toEqual([
+      ["fetch", "wiki.search.result-file"],
+      ["fetch", "wiki.search.result-file"],
+      ["search", "wiki.search.rate-limited"],
+    ]);
+    expect(result.failed[0]?.error).toMatch(/has no file "\.\.\/\.\.\/\.\.\/\.\.\/etc\/passwd"$/);
+    expect(result.failed[1]?.error).toMatch(/has no file "css\/missing\.css"$/);
+    expect(result.failed[2]?.error).toContain("slow down [2J [31mFAKE PROMPT$ more");
+    // (The escape characters themselves, \u001b, \r and \n, are gone.)
+    expect(result.failed[2]?.error).not.toMatch(/\p{Cc}/u);
+    expect(result.resources).toBe(0);
+    expect(result.poolSize).toBe(0);
   });
 
   it("records a backend that is down, slow, rate-limited or answers garbage, and acquires from the others", async () => {

@@ -33,6 +33,7 @@ import {
   resolveResourceArgument,
 } from "./resources/collect.js";
 import { type TargetedQuery, targetedQuery } from "./resources/query.js";
+import { repositoryFiles } from "./resources/repository.js";
 import {
   DEFAULT_SEARCH_TIMEOUT_MS,
   type ResourceSearchBackendV1,
@@ -340,6 +341,18 @@ async function fetchHit(
   } catch (error) {
     clones.delete(key);
     throw error;
+  }
+  if (hit.files !== undefined) {
+    // The files come from the search answer: each must be a regular file of the checkout (no
+    // `../`, no symlink), or the hit is refused here rather than failing the whole build.
+    const present = new Set(await repositoryFiles(fetched.absolutePath));
+    const absent = hit.files.filter((file) => !present.has(file));
+    if (absent.length > 0)
+      throw new InputError(
+        "wiki.search.result-file",
+        `${spec.path}: the repository at ${fetched.origin.commit ?? "its default branch"} has no file ${absent.map((file) => JSON.stringify(file)).join(", ")}`,
+        where,
+      );
   }
   return {
     absolutePath: fetched.absolutePath,

@@ -281,7 +281,13 @@ function statusError(
   } catch {
     message = body.trim().split("\n")[0]?.slice(0, 160) ?? "";
   }
-  const detail = message === "" ? "" : `: ${message}`;
+  // The message is the server's: no control characters reach a terminal or a log line.
+  const clean = message
+    .replace(/\p{Cc}+/gu, " ")
+    .replace(/ {2,}/g, " ")
+    .trim()
+    .slice(0, 200);
+  const detail = clean === "" ? "" : `: ${clean}`;
   const remaining = response.headers.get("x-ratelimit-remaining");
   const retryAfter = Number(response.headers.get("retry-after") ?? Number.NaN);
   const reset = Number(response.headers.get("x-ratelimit-reset") ?? Number.NaN);
@@ -505,13 +511,13 @@ class GithubSearchBackend implements ResourceSearchBackendV1 {
         (item.url === undefined
           ? undefined
           : (new URL(item.url).searchParams.get("ref") ?? undefined));
-      if (ref === undefined || ref === "") continue;
+      // Without a readable commit the default branch is cloned; the file is checked there.
       const cloneUrl =
         item.repository.clone_url ?? `${item.repository.html_url.replace(/\/+$/, "")}.git`;
       hits.push({
         kind: "url",
         url: cloneUrl,
-        ref,
+        ...(ref === undefined || ref === "" ? {} : { ref }),
         type: "repository",
         files: [location?.path ?? item.path],
         manifestPath: item.html_url,
