@@ -126,6 +126,27 @@ window.open("http://${target}/window");
     expect((await renderer.run("<p>after the loop</p>", "html", "", limits)).status).toBe("passed");
   });
 
+  it("crashes a page that eats memory past the cap instead of the machine, and renders again after", async () => {
+    const capped = new BrowserRenderer({ memoryBytes: 128 * 1024 * 1024 });
+    try {
+      const outcome = await capped.run(
+        "<p>x</p><script>const kept = []; for (;;) kept.push(new Array(1e6).fill(1.5));</script>",
+        "html",
+        "",
+        { ...limits, timeoutMs: 20_000 },
+      );
+      expect(outcome).toEqual({
+        status: "failed",
+        detail: "the page did not load: page.goto: Page crashed",
+      });
+      expect((await capped.run("<p>after the crash</p>", "html", "", limits)).status).toBe(
+        "passed",
+      );
+    } finally {
+      await capped.close();
+    }
+  });
+
   it("passes a stylesheet that styles its sample markup, fails one that parses to nothing or styles nothing", async () => {
     const styled = await renderer.run(
       ".badge { display: inline-block; padding: 4px 8px; background: rebeccapurple; color: white; }",

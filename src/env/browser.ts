@@ -105,17 +105,27 @@ export async function blockRequests(context: BrowserContext, filter: RequestFilt
   );
 }
 
-/** A headless browser for untrusted pages (no network flags added). */
+/**
+ * A headless browser for untrusted pages: the no-network flags, and with `memoryBytes` a cap on
+ * each page's JavaScript heap (a page over it crashes instead of exhausting the machine).
+ */
 export async function launchIsolatedChromium(options: {
   readonly executablePath: string;
   readonly timeoutMs?: number;
+  readonly memoryBytes?: number;
 }): Promise<Browser> {
   const chromium = await loadChromiumDriver();
+  const heap =
+    options.memoryBytes === undefined
+      ? []
+      : [
+          `--js-flags=--max-old-space-size=${Math.max(16, Math.floor(options.memoryBytes / 2 ** 20))}`,
+        ];
   try {
     return await chromium.launch({
       executablePath: options.executablePath,
       headless: true,
-      args: [...CHROMIUM_ARGS, ...NO_NETWORK_ARGS],
+      args: [...CHROMIUM_ARGS, ...NO_NETWORK_ARGS, ...heap],
       timeout: options.timeoutMs ?? 30_000,
     });
   } catch (cause) {

@@ -256,6 +256,7 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
               width: thresholds.render_viewport_width,
               height: thresholds.render_viewport_height,
             },
+            memoryBytes: thresholds.exec_memory_bytes,
           })
         : undefined;
     const runner = options.runner ?? (ownRunner as CodeRunner);

@@ -274,6 +274,7 @@ export async function defaultSandboxRunner(): Promise<CodeRunner> {
 export async function defaultCodeRunner(
   options: {
     viewport?: { width: number; height: number };
+    memoryBytes?: number;
     env?: Readonly<Record<string, string | undefined>>;
   } = {},
 ): Promise<CodeRunner> {

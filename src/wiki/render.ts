@@ -64,6 +64,8 @@ export interface RendererOptions {
   /** The Chromium binary; default `findChromium()` (SKILLSMITH_CHROMIUM, then /usr/bin/chromium…). */
   readonly executablePath?: string;
   readonly viewport?: { readonly width: number; readonly height: number };
+  /** Cap of each page's JavaScript heap (default 512 MiB, the wiki's exec_memory_bytes). */
+  readonly memoryBytes?: number;
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
@@ -185,10 +187,12 @@ export class BrowserRenderer {
   private browser: Promise<Browser> | undefined;
   private readonly executablePath: string | undefined;
   private readonly viewport: { readonly width: number; readonly height: number };
+  private readonly memoryBytes: number;
 
   constructor(options: RendererOptions = {}) {
     this.executablePath = options.executablePath ?? findChromium(options.env);
     this.viewport = options.viewport ?? { width: 1280, height: 800 };
+    this.memoryBytes = options.memoryBytes ?? 512 * 1024 * 1024;
   }
 
   get available(): boolean {
@@ -202,7 +206,10 @@ export class BrowserRenderer {
       return { status: "unavailable", detail: "unverified: chromium not found" };
     let browser: Browser;
     try {
-      this.browser ??= launchIsolatedChromium({ executablePath: this.executablePath });
+      this.browser ??= launchIsolatedChromium({
+        executablePath: this.executablePath,
+        memoryBytes: this.memoryBytes,
+      });
       browser = await this.browser;
     } catch (error) {
       this.browser = undefined;
