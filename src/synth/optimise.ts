@@ -20,7 +20,7 @@ import { type CriticInput, clipText, renderCriticCases } from "./critic-input.js
 import type { FamilyTask, TaskFamilyV1 } from "./family.js";
 import type { PoolEntry } from "./pool.js";
 import { fillPrompt, promptText } from "./prompts.js";
-import type { RetrievalOptions } from "./retrieval.js";
+import { type RetrievalMethod, type RetrievalOptions, retrievalMethodOf } from "./retrieval.js";
 import { type Method, type MethodResult, runMethod, type TaskRunRecord } from "./run.js";
 import {
   caseRatio,
@@ -207,6 +207,8 @@ export interface OptimiseReport {
   readonly settings: SynthSettings;
   /** The family's evaluator settings (dataset hash, interpreter, limits), when it has any. */
   readonly familySettings?: Readonly<Record<string, string | number>>;
+  /** `bm25` or `embedding:<model>`. */
+  readonly retrieval: RetrievalMethod;
   readonly startVersion: string;
   readonly finalVersion: string;
   readonly epochs: readonly EpochReport[];
@@ -452,6 +454,7 @@ export async function optimiseLibrary(options: OptimiseOptions): Promise<Optimis
       ...(options.retrieval?.k === undefined ? {} : { topK: options.retrieval.k }),
     }),
     ...(family.settings === undefined ? {} : { familySettings: family.settings }),
+    retrieval: retrievalMethodOf(options.retrieval),
     startVersion,
     finalVersion: library.version,
     epochs: reports,

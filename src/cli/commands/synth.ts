@@ -14,7 +14,11 @@ import {
   BuiltinTaskFamily,
   buildPool,
   compareMethods,
+  defaultEpochs,
+  defaultOptimiseSeed,
+  defaultSampleShare,
   defaultSplitSeed,
+  defaultTopK,
   defaultTrainShare,
   type FamilyTask,
   HumanEvalTaskFamily,
@@ -177,6 +181,37 @@ function priceOf(model: ModelClient, io: CliIo): TokenPrice | undefined {
   return priceFor(model.spec, prices);
 }
 
+const embeddingOption = [
+  "--embedding-model <spec>",
+  "retrieve by embedding similarity, e.g. openai:text-embedding-3-small (default: $SKILLSMITH_EMBEDDING_MODEL, else synth.embeddingModel of the config, else BM25)",
+] as const;
+
+/**
+ * Retrieval as the flags ask: top-k and, when an embedding model is configured, its client —
+ * resolved (and built) before any model call, so a bad spec costs nothing.
+ */
+function retrievalOf(
+  flags: { readonly topK: string; readonly embeddingModel?: string },
+  io: CliIo,
+): {
+  retrieval: RetrievalOptions;
+  embedding: ReturnType<typeof resolveEmbeddingModel>;
+  topK: number;
+} {
+  const embedding = resolveEmbeddingModel(flags.embeddingModel, io);
+  const topK = integer(flags.topK, "--top-k", 1);
+  return {
+    embedding,
+    topK,
+    retrieval: {
+      k: topK,
+      ...(embedding === undefined
+        ? {}
+        : { embedding: createEmbeddingClient({ spec: embedding.spec, env: io.env, cwd: io.cwd }) }),
+    },
+  };
+}
+
 /** Where a run log's manifest goes: beside it, `.jsonl` replaced by `.manifest.json`. */
 const manifestPathOf = (logPath: string): string =>
   `${logPath.endsWith(".jsonl") ? logPath.slice(0, -".jsonl".length) : logPath}.manifest.json`;
@@ -286,6 +321,7 @@ export function registerSynth(program: Command, context: CommandContext): void {
       )
       .option("--split <split>", "train or test", "test")
       .addOption(new Option("--method <method>", "one method (default: all)").choices(methods))
+      .option("--top-k <n>", "retrieved pool entries per task", String(defaultTopK))
       .option("--samples <n>", "best-of-n: samples per task (N)", "4")
       .option("--sample-temperature <t>", "best-of-n: temperature of the samples", "0.8")
       .option(
@@ -299,10 +335,7 @@ export function registerSynth(program: Command, context: CommandContext): void {
         "--log <file.jsonl>",
         "run log: every task's record, skill included (default .skillsmith/synth/<family>/runs/<time>.jsonl)",
       )
-      .option(
-        "--embedding-model <spec>",
-        "retrieve by embedding similarity, e.g. openai:text-embedding-3-small (default: $SKILLSMITH_EMBEDDING_MODEL, else synth.embeddingModel of the config, else BM25)",
-      ),
+      .option(...embeddingOption),
   ).action(
     closingCaches(
       async (
@@ -314,6 +347,7 @@ export function registerSynth(program: Command, context: CommandContext): void {
           library?: string;
           log?: string;
           embeddingModel?: string;
+          topK: string;
           samples: string;
           sampleTemperature: string;
           skilloptStore?: string;
@@ -328,17 +362,7 @@ export function registerSynth(program: Command, context: CommandContext): void {
             `--sample-temperature: expected a number in (0, 2], got "${flags.sampleTemperature}"`,
           );
         // Resolved (and its client built) before any model call, so a bad spec costs nothing.
-        const embedding = resolveEmbeddingModel(flags.embeddingModel, io);
-        const retrieval: RetrievalOptions =
-          embedding === undefined
-            ? {}
-            : {
-                embedding: createEmbeddingClient({
-                  spec: embedding.spec,
-                  env: io.env,
-                  cwd: io.cwd,
-                }),
-              };
+        const { retrieval, embedding, topK } = retrievalOf(flags, io);
         const family = await openFamily(flags, io);
         const split = parseSplit(flags.split);
         const tasks = await selectTasks(family, split, flags);
@@ -431,6 +455,7 @@ export function registerSynth(program: Command, context: CommandContext): void {
             retrieval: retrievalMethodOf(retrieval),
             settings: synthSettings({
               splitSeed: splitSeedOf(flags),
+              topK,
               ...(family.trainShare === undefined ? {} : { trainShare: family.trainShare }),
             }),
             poolTasks: new Set(pool.map((entry) => entry.taskId)).size,
@@ -486,9 +511,19 @@ export function registerSynth(program: Command, context: CommandContext): void {
       .description(
         "Meta-prompt optimisation: bounded, audited slot-library patches kept only when they score better",
       )
-      .option("--epochs <n>", "epochs", "3")
-      .option("--sample <share>", "share of the training split run per epoch", "0.25")
-      .option("--seed <n>", "seed of the epoch samples and case sampling", "1")
+      .option("--epochs <n>", "epochs", String(defaultEpochs))
+      .option(
+        "--sample <share>",
+        "share of the training split run per epoch",
+        String(defaultSampleShare),
+      )
+      .option(
+        "--seed <n>",
+        "seed of the epoch samples and case sampling",
+        String(defaultOptimiseSeed),
+      )
+      .option("--top-k <n>", "retrieved pool entries per task", String(defaultTopK))
+      .option(...embeddingOption)
       .addOption(
         new Option(
           "--target <target>",
@@ -509,12 +544,15 @@ export function registerSynth(program: Command, context: CommandContext): void {
           epochs: string;
           sample: string;
           seed: string;
+          topK: string;
+          embeddingModel?: string;
           target: OptimiseTarget;
           pool?: string;
           store?: string;
         },
       ) => {
         const { io } = context;
+        const { retrieval, embedding } = retrievalOf(flags, io);
         const family = await openFamily(flags, io);
         const trainTasks = await selectTasks(family, "train", flags);
         const poolPath = resolve(io.cwd, flags.pool ?? `${defaultStore(family.name)}/pool.jsonl`);
@@ -540,6 +578,7 @@ export function registerSynth(program: Command, context: CommandContext): void {
           pool,
           store,
           splitSeed: splitSeedOf(flags),
+          retrieval,
           ...(price === undefined ? {} : { price }),
           target: flags.target,
           epochs: integer(flags.epochs, "--epochs", 1),
@@ -548,14 +587,17 @@ export function registerSynth(program: Command, context: CommandContext): void {
           concurrency: integer(flags.concurrency, "--concurrency", 1),
           onProgress: (line) => log(io, line),
         });
-        const reportPath = await store.saveOptimisation(report);
+        const reportPath = await store.saveOptimisation({
+          ...report,
+          ...(embedding === undefined ? {} : { embeddingFrom: embedding.from }),
+        });
         if (flags.json === true) {
           printJson(io, { ...report, reportPath });
           return;
         }
         const lines = [
           `library ${report.startVersion} -> ${report.finalVersion} (target ${report.target}, store ${store.directory})`,
-          `epochs ${report.settings.optimisation.epochs}, ${report.settings.optimisation.sampleShare * 100}% of ${trainTasks.length} training tasks each, cases ${Object.values(report.settings.optimisation.caseRatio).join(":")}, ≤ ${report.settings.slots.maxSlotsPerPatch} slots per patch, critic/editor at temperature ${report.settings.temperatures.critic}`,
+          `epochs ${report.settings.optimisation.epochs}, ${report.settings.optimisation.sampleShare * 100}% of ${trainTasks.length} training tasks each, cases ${Object.values(report.settings.optimisation.caseRatio).join(":")}, ≤ ${report.settings.slots.maxSlotsPerPatch} slots per patch, critic/editor at temperature ${report.settings.temperatures.critic}, retrieval ${report.retrieval} (top-k ${report.settings.topK})`,
         ];
         for (const epoch of report.epochs)
           lines.push(
