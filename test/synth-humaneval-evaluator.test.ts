@@ -3,13 +3,24 @@
  * canonical solution passes its hidden check and every empty body fails it (all 164 tasks, one
  * sandboxed harness per batch); and the ways an answer could fake a pass fail — an object equal
  * to everything, exiting early, forged result lines, killing the harness, reading the dataset
- * from disk, a process left running into the next task — while a slow answer times out.
+ * from disk (for the checks and for ReAct's own scripts), a process left running into the next
+ * task — while a slow answer times out.
  */
 import { describe, expect, it } from "vitest";
 import { UnsafeSandbox } from "../src/env/index.js";
-import { type FamilyTask, type HumanEvalOutcome, HumanEvalTaskFamily } from "../src/synth/index.js";
+import { ModelClient } from "../src/model/client.js";
+import { startScriptedServer } from "../src/model/scripted/server.js";
+import {
+  type FamilyTask,
+  type HumanEvalOutcome,
+  HumanEvalTaskFamily,
+  visibleView,
+} from "../src/synth/index.js";
 import { usableBubblewrap } from "./support/sandboxes.js";
 import { hasDebianPython, hasHumanEval, humanEvalFixture } from "./support/synth.js";
+import { cleanupsAfterEach } from "./support/temporary.js";
+
+const cleanups = cleanupsAfterEach();
 
 const bubblewrap = await usableBubblewrap();
 
@@ -220,6 +231,53 @@ def has_close_elements(numbers, threshold):
           status: "error",
           feedback: "the function raised ProcessLookupError",
         });
+      });
+
+      it("ReAct's run_python cannot read the dataset either", async () => {
+        // The solver's own script tries to print the tests from the dataset file.
+        const probe = `import gzip\ntry:\n    with gzip.open(${JSON.stringify(humanEvalFixture)}, "rt") as handle:\n        print(handle.read(300))\nexcept OSError as error:\n    print("unreadable:", type(error).__name__)\n`;
+        const server = await startScriptedServer({
+          script: {
+            rules: [
+              {
+                match: { system: "reason-act loop", toolResult: "unreadable|task_id" },
+                reply: {
+                  text: "```python\ndef has_close_elements(numbers, threshold):\n    return False\n```",
+                },
+              },
+              {
+                match: { system: "reason-act loop" },
+                reply: {
+                  text: "Thought: look around.",
+                  toolCalls: [{ name: "run_python", input: { code: probe } }],
+                },
+              },
+            ],
+          },
+        });
+        cleanups.push(() => server.close());
+        const model = new ModelClient({
+          spec: "anthropic:claude-haiku-4-5",
+          env: { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: server.url },
+          retry: { maxRetries: 0 },
+        });
+        const task = await target();
+        const observe = async (humanEval: HumanEvalTaskFamily) => {
+          const attempt = await humanEval.solveReact(model, visibleView(humanEval, task), {});
+          return {
+            observation: server.requests.at(-1)?.toolResults.join("\n") ?? "",
+            steps: attempt.steps?.join("\n") ?? "",
+          };
+        };
+        // The probe is real: without a mount namespace it reads the tests.
+        const unsafe = await observe(
+          new HumanEvalTaskFamily({ path: humanEvalFixture, sandbox: new UnsafeSandbox() }),
+        );
+        expect(unsafe.observation).toContain('"task_id": "HumanEval/0"');
+        const sandboxed = await observe(family());
+        expect(sandboxed.observation).toContain("unreadable: FileNotFoundError");
+        expect(sandboxed.observation).not.toContain("task_id");
+        expect(sandboxed.steps).toContain("unreadable: FileNotFoundError");
       });
 
       it("an answer that never returns times out and scores 0", async () => {
