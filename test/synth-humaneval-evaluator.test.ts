@@ -6,6 +6,8 @@
  * from disk (for the checks and for ReAct's own scripts), a process left running into the next
  * task — while a slow answer times out.
  */
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { UnsafeSandbox } from "../src/env/index.js";
 import { ModelClient } from "../src/model/client.js";
@@ -18,7 +20,7 @@ import {
 } from "../src/synth/index.js";
 import { usableBubblewrap } from "./support/sandboxes.js";
 import { hasDebianPython, hasHumanEval, humanEvalFixture } from "./support/synth.js";
-import { cleanupsAfterEach } from "./support/temporary.js";
+import { cleanupsAfterEach, temporaryDirectoryIn } from "./support/temporary.js";
 
 const cleanups = cleanupsAfterEach();
 
@@ -295,6 +297,40 @@ def has_close_elements(numbers, threshold):
           flags: ["timeout"],
           feedback: "the task ran out of its 1 s",
         });
+      });
+
+      it("a check that loops by itself between calls times out too", async () => {
+        const folder = await temporaryDirectoryIn(cleanups, "skillsmith-humaneval-loop-");
+        const path = join(folder, "loop.jsonl");
+        await writeFile(
+          path,
+          `${JSON.stringify({
+            task_id: "loop/0",
+            prompt: 'def f(x):\n    """Return x."""\n',
+            canonical_solution: "    return x\n",
+            test: "def check(candidate):\n    assert candidate(1) == 1\n    while True:\n        pass\n",
+            entry_point: "f",
+          })}\n`,
+        );
+        const humanEval = new HumanEvalTaskFamily({
+          path,
+          sandbox: bubblewrap as NonNullable<typeof bubblewrap>,
+          taskTimeoutMs: 1_000,
+        });
+        const [task] = await humanEval.loadTasks();
+        if (task === undefined) throw new Error("no task");
+        const outcomes = await humanEval.check([
+          { task, code: "def f(x):\n    return x\n" },
+          { task, code: "def f(x):\n    return x\n" },
+        ]);
+        // Each timed out by the harness within its second (plus the alarm's half), and the
+        // harness went on to the next: not the whole batch lost to the sandbox's limit (whose
+        // outcomes would carry 0 seconds).
+        for (const outcome of outcomes) {
+          expect(outcome).toMatchObject({ status: "timeout", flags: ["timeout"] });
+          expect(outcome.seconds).toBeGreaterThanOrEqual(1);
+          expect(outcome.seconds).toBeLessThan(3);
+        }
       });
     });
   },

@@ -21,7 +21,10 @@
  *   check then fails on the missing answer.
  * - The dataset file is hidden inside the sandbox (`hiddenPaths`: an empty folder is mounted
  *   over it), so an answer cannot read the tests or canonical solutions from disk.
- * Not defended: an answer that spends its time budget on purpose (it then times out, scoring 0).
+ * - Time: each task has one deadline, for loading the answer, every call and the check's own code
+ *   (an alarm), so one slow task times out alone and the batch goes on.
+ * Not defended: an answer that spends its time budget on purpose (it then times out, scoring 0);
+ * anything at all under the unsafe sandbox, which has no mount or pid namespace to hide behind.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -342,10 +345,17 @@ class Candidate:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+def on_alarm(signum, frame):
+    raise TaskTimeout()
+
+
 def run_task(index, task, timeout, memory):
     started = time.monotonic()
     candidate = None
     outcome = {"index": index, "id": task["id"]}
+    # The deadline also binds the check's own code between calls (a slow loop in the test).
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout + 0.5)
     try:
         candidate = Candidate(
             {"prompt": task["prompt"], "code": task["code"], "entry": task["entry"]},
@@ -371,11 +381,22 @@ def run_task(index, task, timeout, memory):
     except BaseException as error:
         outcome.update(status="error", kind="check", name=identifier(type(error).__name__))
     finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
         if candidate is not None:
             candidate.close()
         kill_descendants()
     outcome["seconds"] = round(time.monotonic() - started, 3)
     return outcome
+
+
+def run_guarded(index, task, timeout, memory):
+    # The alarm may also fire while run_task handles another exception or cleans up.
+    try:
+        return run_task(index, task, timeout, memory)
+    except TaskTimeout:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        kill_descendants()
+        return {"index": index, "id": task["id"], "status": "timeout", "seconds": timeout}
 
 
 def main():
@@ -394,7 +415,7 @@ def main():
         emit([{"error": str(error)}])
         return 3
     outcomes = [
-        run_task(index, task, batch["timeoutSeconds"], batch["memoryBytes"])
+        run_guarded(index, task, batch["timeoutSeconds"], batch["memoryBytes"])
         for index, task in enumerate(batch["tasks"])
     ]
     if not kill_descendants():
