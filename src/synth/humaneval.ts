@@ -148,9 +148,14 @@ export class HumanEvalTaskFamily implements TaskFamilyV1 {
     return this.options.taskTimeoutMs ?? defaultHumanEvalTaskTimeoutMs;
   }
 
-  /** The dataset's folder (so the tests cannot be read from disk) and the caller's paths. */
+  /**
+   * The dataset's folder, so the tests cannot be read from disk (a copy beside it included), or
+   * the file itself when it lies in the root; and the caller's paths.
+   */
   private get hiddenPaths(): string[] {
-    return [dirname(this.file ?? this.options.path), ...(this.options.hiddenPaths ?? [])];
+    const file = this.file ?? this.options.path;
+    const folder = dirname(file);
+    return [folder === "/" ? file : folder, ...(this.options.hiddenPaths ?? [])];
   }
 
   async loadTasks(): Promise<readonly FamilyTask[]> {

@@ -4,7 +4,7 @@
  * folder holding nothing else: hidden tests never come near it.
  */
 
-import { existsSync, realpathSync } from "node:fs";
+import { existsSync, mkdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -29,24 +29,36 @@ function clip(text: string): string {
 const sandboxOwnTopLevel: ReadonlySet<string> = new Set(["tmp", "run", "dev", "proc"]);
 
 /**
- * Mounts that hide `paths` (e.g. a dataset holding hidden tests) inside the sandbox behind the
- * empty folder `empty`. Only existing paths, each resolved to its real path: a mount point the
- * read-only host lacks (or reaches through a symbolic link) cannot be created, and the real
- * folder is the one to hide. Nothing to hide with for the unsafe sandbox (no mount namespace).
+ * Mounts that hide `paths` (e.g. a dataset holding hidden tests) inside the sandbox: an empty
+ * folder over each folder, an empty file over each file — both made inside `scratch`, a fresh
+ * folder of the caller's that it removes afterwards. Only existing paths, each resolved to its
+ * real path: a mount point the read-only host lacks (or reaches through a symbolic link) cannot
+ * be created, and the real one is what must be hidden. The root itself is never covered (that
+ * would hide the system). Nothing to hide with for the unsafe sandbox (no mount namespace).
  */
 export function hidingMounts(
   sandbox: SandboxV1,
   paths: readonly string[] | undefined,
-  empty: string,
+  scratch: string,
 ): Mount[] {
   if (sandbox.kind === "unsafe") return [];
   const real = (paths ?? [])
     .filter((path) => existsSync(path))
     .map((path) => realpathSync(path))
+    .filter((path) => path !== "/")
     // The sandboxes give these folders fresh (bubblewrap a tmpfs, containers their own): the
     // host's copy is not visible inside, and a mount point below them could not be made.
     .filter((path) => !sandboxOwnTopLevel.has(path.split("/")[1] ?? ""));
-  return [...new Set(real)].map((path) => ({ hostPath: empty, sandboxPath: path, readOnly: true }));
+  if (real.length === 0) return [];
+  const emptyFolder = join(scratch, "folder");
+  const emptyFile = join(scratch, "file");
+  mkdirSync(emptyFolder, { recursive: true });
+  writeFileSync(emptyFile, "");
+  return [...new Set(real)].map((path) => ({
+    hostPath: statSync(path).isDirectory() ? emptyFolder : emptyFile,
+    sandboxPath: path,
+    readOnly: true,
+  }));
 }
 
 /**
