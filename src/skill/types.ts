@@ -25,6 +25,11 @@ export interface SkillValidationResult {
 export type AuditSeverity = "high" | "medium" | "low";
 
 export interface AuditFinding {
+  /**
+   * Stable id of this finding (16 hex digits: rule, file and the flagged line's text, hashed),
+   * for baselines and suppressions. Set by `auditSkillFolder`.
+   */
+  readonly id?: string;
   readonly code: string;
   readonly severity: AuditSeverity;
   readonly message: string;

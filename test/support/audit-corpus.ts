@@ -41,7 +41,11 @@ export interface Mismatch {
 
 export interface CorpusMeasurement {
   /** Skill folders audited, by source. */
-  readonly skills: { readonly written: number; readonly generated: number; readonly shared: number };
+  readonly skills: {
+    readonly written: number;
+    readonly generated: number;
+    readonly shared: number;
+  };
   readonly files: number;
   readonly expectedFindings: number;
   readonly rules: Record<string, RuleCounts>;
@@ -134,7 +138,8 @@ async function skillFoldersMatching(root: string, pattern: string): Promise<stri
     const entries = await readdir(join(root, prefix), { withFileTypes: true }).catch(() => []);
     for (const entry of entries.sort((left, right) => (left.name < right.name ? -1 : 1))) {
       const entries2 = await readdir(join(root, prefix, entry.name)).catch(() => [] as string[]);
-      if (entry.isDirectory() && entries2.includes("SKILL.md")) skills.push(`${prefix}/${entry.name}`);
+      if (entry.isDirectory() && entries2.includes("SKILL.md"))
+        skills.push(`${prefix}/${entry.name}`);
     }
   }
   return skills;
