@@ -1,5 +1,25 @@
 /** The Agent Skills package model: parse, validate, inspect, write, install, clean, audit. */
-export { auditSkillFolder, auditText, hasHighSeverity, MAX_AUDIT_FILE_BYTES } from "./audit.js";
+export {
+  auditSkillFolder,
+  auditText,
+  findingId,
+  hasHighSeverity,
+  MAX_AUDIT_FILE_BYTES,
+  MAX_AUDIT_TOTAL_BYTES,
+} from "./audit.js";
+export {
+  AUDIT_SEVERITIES,
+  type AuditBaseline,
+  applyBaseline,
+  auditFails,
+  BASELINE_FORMAT,
+  BASELINE_VERSION,
+  type BaselineResult,
+  createBaseline,
+  findingFails,
+  readBaseline,
+  writeBaseline,
+} from "./baseline.js";
 export { findSkillFolders } from "./discover.js";
 export { MAX_SKILL_DEPTH, MAX_SKILL_ENTRIES, type SkillEntry } from "./files.js";
 export { formatFinding, formatFindingList } from "./format.js";

@@ -35,6 +35,8 @@ export interface AuditFinding {
   readonly message: string;
   readonly file: string;
   readonly line?: number;
+  /** True when a baseline accepts this finding: shown, but it does not fail the audit. */
+  readonly suppressed?: boolean;
 }
 
 export interface AuditReport {

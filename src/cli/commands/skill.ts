@@ -1,23 +1,30 @@
 import { isAbsolute, relative, resolve } from "node:path";
 import { type Command, Option } from "commander";
+import { isSkillsmithError } from "../../core/errors.js";
 import {
   AGENT_SKILL_DIRECTORIES,
+  AUDIT_SEVERITIES,
   type AuditReport,
+  type AuditSeverity,
+  applyBaseline,
+  auditFails,
   auditSkillFolder,
   cleanAgentSkillFolders,
+  createBaseline,
   type Finding,
   findSkillFolders,
-  hasHighSeverity,
   inspectSkillFolder,
   installSkill,
+  readBaseline,
   SKILL_AGENTS,
   type SkillAgent,
   type SkillEntry,
   type SkillInspection,
   type SkillValidationResult,
   validateSkillFolder,
+  writeBaseline,
 } from "../../skill/index.js";
-import { type CliIo, type CommandContext, printJson, printLines } from "../context.js";
+import { type CliIo, type CommandContext, log, printJson, printLines } from "../context.js";
 
 /** `skillsmith skill ...`: validate, inspect, install, clean, audit. */
 export function registerSkill(program: Command, context: CommandContext): void {
@@ -126,24 +133,85 @@ export function registerSkill(program: Command, context: CommandContext): void {
     .description("Static safety review of skill folders")
     .addHelpText(
       "after",
-      "\nLooks for invisible or bidirectional Unicode, instructions hidden in HTML comments, downloads\npiped into a shell, credential reads, environment variables sent to a URL, base64 blobs and\nfixed absolute output paths. A folder holding skill folders is expanded. Exit code 1 when\nany high-severity finding exists.",
+      "\nLooks for invisible or bidirectional Unicode, instructions hidden in HTML comments, downloads\nrun in a shell, credential files read or sent, the environment sent to a URL, prompt injection,\nbase64 blobs and fixed absolute output paths. A folder holding skill folders is expanded.\nExit code 1 when a finding at or above --fail-on (default high) is not in the --baseline,\n2 when a path is missing (the others are still audited and reported).",
     )
     .argument("<dir...>", "skill folders, or folders holding skill folders")
+    .addOption(
+      new Option("--fail-on <severity>", "lowest severity that fails the audit")
+        .choices([...AUDIT_SEVERITIES])
+        .default("high"),
+    )
+    .option(
+      "--baseline <file>",
+      "accept the findings listed in this baseline (they are shown, not failing)",
+    )
+    .option("--write-baseline <file>", "write every current finding to a baseline file")
     .option("--json", "print a JSON document instead of text")
-    .action(async (directories: string[], options: { json?: boolean }) => {
-      const { io } = context;
-      const reports: AuditReport[] = [];
-      for (const folder of await expandAll(directories, io)) {
-        reports.push(await auditSkillFolder(folder));
-      }
-      if (reports.some(hasHighSeverity)) context.exit(1);
-      if (options.json === true) {
-        printJson(io, { reports });
-        return;
-      }
-      printLines(io, renderAudit(reports, io));
-    });
+    .action(
+      async (
+        directories: string[],
+        options: {
+          failOn: AuditSeverity;
+          baseline?: string;
+          writeBaseline?: string;
+          json?: boolean;
+        },
+      ) => {
+        const { io } = context;
+        const baseline =
+          options.baseline === undefined
+            ? undefined
+            : await readBaseline(resolve(io.cwd, options.baseline));
+        const entries: AuditEntry[] = [];
+        for (const folder of await expandAll(directories, io)) {
+          try {
+            entries.push(await auditSkillFolder(folder));
+          } catch (error) {
+            if (!isSkillsmithError(error) || error.family !== "input") throw error;
+            entries.push({ path: folder, error: { code: error.code, message: error.message } });
+          }
+        }
+        const audited = entries.filter((entry): entry is AuditReport => !("error" in entry));
+        const applied = baseline === undefined ? undefined : applyBaseline(audited, baseline);
+        const byPath = new Map(
+          (applied?.reports ?? audited).map((report) => [report.path, report]),
+        );
+        const results = entries.map((entry) => byPath.get(entry.path) ?? entry);
+        const reports = results.filter((entry): entry is AuditReport => !("error" in entry));
+        if (options.writeBaseline !== undefined) {
+          const file = resolve(io.cwd, options.writeBaseline);
+          const written = createBaseline(reports);
+          await writeBaseline(file, written);
+          log(
+            io,
+            `wrote ${plural(written.findings.length, "finding")} to the baseline ${display(file, io)}`,
+          );
+        }
+        const failing =
+          options.writeBaseline === undefined &&
+          reports.some((report) => auditFails(report, options.failOn));
+        if (failing) context.exit(1);
+        if (results.some((entry) => "error" in entry)) context.exit(2);
+        if (options.json === true) {
+          printJson(io, {
+            failOn: options.failOn,
+            ...(options.baseline === undefined
+              ? {}
+              : { baseline: options.baseline, stale: applied?.stale ?? [] }),
+            failed: failing,
+            reports: results,
+          });
+          return;
+        }
+        printLines(io, renderAudit(results, options.failOn, applied?.stale, io));
+      },
+    );
 }
+
+/** One path's audit, or why it could not be audited. */
+type AuditEntry =
+  | AuditReport
+  | { readonly path: string; readonly error: { code: string; message: string } };
 
 function wrapList(items: readonly string[]): string {
   const lines: string[] = [];
@@ -202,24 +270,47 @@ function renderValidation(results: readonly SkillValidationResult[], io: CliIo):
   return lines;
 }
 
-function renderAudit(reports: readonly AuditReport[], io: CliIo): string[] {
+function renderAudit(
+  entries: readonly AuditEntry[],
+  failOn: AuditSeverity,
+  stale: readonly string[] | undefined,
+  io: CliIo,
+): string[] {
   const lines: string[] = [];
   const counts = { high: 0, medium: 0, low: 0 };
-  for (const report of reports) {
-    lines.push(
-      `${report.findings.length === 0 ? "clean  " : "FINDINGS"}  ${display(report.path, io)}`,
-    );
-    for (const finding of report.findings) {
-      counts[finding.severity]++;
+  let suppressed = 0;
+  let skills = 0;
+  for (const entry of entries) {
+    if ("error" in entry) {
+      lines.push(
+        `ERROR    ${display(entry.path, io)}  ${entry.error.code}  ${entry.error.message}`,
+      );
+      continue;
+    }
+    skills++;
+    const status = auditFails(entry, failOn)
+      ? "FAILED  "
+      : entry.findings.length === 0
+        ? "clean   "
+        : "passed  ";
+    lines.push(`${status} ${display(entry.path, io)}`);
+    for (const finding of entry.findings) {
+      if (finding.suppressed === true) suppressed++;
+      else counts[finding.severity]++;
       const file = display(finding.file, io);
       const where = finding.line === undefined ? file : `${file}:${finding.line}`;
-      lines.push(`  ${finding.severity.padEnd(6)}  ${where}  ${finding.code}  ${finding.message}`);
+      const tag = finding.suppressed === true ? "  (baselined)" : "";
+      lines.push(
+        `  ${finding.severity.padEnd(6)}  ${where}  ${finding.code}  ${finding.message}  [${finding.id ?? "-"}]${tag}`,
+      );
     }
   }
   const total = counts.high + counts.medium + counts.low;
   lines.push(
-    `${plural(reports.length, "skill")} audited: ${plural(total, "finding")} (${counts.high} high, ${counts.medium} medium, ${counts.low} low)`,
+    `${plural(skills, "skill")} audited: ${plural(total, "finding")} (${counts.high} high, ${counts.medium} medium, ${counts.low} low)${suppressed > 0 ? `, ${suppressed} baselined` : ""}; failing on ${failOn} and above`,
   );
+  if (stale !== undefined && stale.length > 0)
+    lines.push(`baseline entries no longer found (fixed; remove them): ${stale.join(", ")}`);
   return lines;
 }
 
