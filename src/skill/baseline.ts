@@ -66,7 +66,12 @@ export function createBaseline(reports: readonly AuditReport[], now = new Date()
       });
     }
   }
-  return { format: BASELINE_FORMAT, version: BASELINE_VERSION, created: now.toISOString(), findings };
+  return {
+    format: BASELINE_FORMAT,
+    version: BASELINE_VERSION,
+    created: now.toISOString(),
+    findings,
+  };
 }
 
 export async function writeBaseline(path: string, baseline: AuditBaseline): Promise<void> {
@@ -79,17 +84,25 @@ export async function readBaseline(path: string): Promise<AuditBaseline> {
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    throw new InputError("baseline-unreadable", `cannot read the baseline: ${(error as Error).message}`, {
-      file: path,
-    });
+    throw new InputError(
+      "baseline-unreadable",
+      `cannot read the baseline: ${(error as Error).message}`,
+      {
+        file: path,
+      },
+    );
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new InputError("baseline-not-json", `the baseline is not JSON: ${(error as Error).message}`, {
-      file: path,
-    });
+    throw new InputError(
+      "baseline-not-json",
+      `the baseline is not JSON: ${(error as Error).message}`,
+      {
+        file: path,
+      },
+    );
   }
   const parsed = baselineSchema.safeParse(value);
   if (!parsed.success) {

@@ -1,4 +1,6 @@
 /** The Agent Skills package model: parse, validate, inspect, write, install, clean, audit. */
+
+export { AGENTS, type AgentSkillFolders, agentFolders } from "./agents.js";
 export {
   auditSkillFolder,
   auditText,
@@ -23,17 +25,51 @@ export {
 export { findSkillFolders } from "./discover.js";
 export { MAX_SKILL_DEPTH, MAX_SKILL_ENTRIES, type SkillEntry } from "./files.js";
 export { formatFinding, formatFindingList } from "./format.js";
+export {
+  checkoutCommit,
+  findSkillsInCheckout,
+  GIT_TIMEOUT_MS,
+  parseSkillSource,
+  resolveRemoteCommit,
+  type SkillSource,
+  skillContentHash,
+} from "./git-source.js";
 export { inspectSkillFolder, type SkillInspection, type SkillModality } from "./inspect.js";
 export {
   AGENT_INSTALL_DIRECTORY,
   AGENT_SKILL_DIRECTORIES,
+  agentSkillsFolder,
   cleanAgentSkillFolders,
+  type InstallMode,
   type InstallOptions,
   type InstallResult,
+  type InstallScope,
   installSkill,
   SKILL_AGENTS,
   type SkillAgent,
 } from "./install.js";
+export {
+  emptyLock,
+  globalLockFile,
+  LOCK_FORMAT,
+  LOCK_VERSION,
+  type LockEntry,
+  PROJECT_LOCK_FILE,
+  readLock,
+  type SkillsLock,
+} from "./lock.js";
+export {
+  type AddResult,
+  addSkills,
+  type CheckedSkill,
+  checkSkills,
+  type ListedSkill,
+  listSkills,
+  lockFileOf,
+  type ManageOptions,
+  removeSkills,
+  updateSkills,
+} from "./manage.js";
 export {
   decodeText,
   loadSkillFolder,

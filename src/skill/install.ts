@@ -162,6 +162,8 @@ export interface InstallOptions {
   readonly auditFailOn?: AuditSeverity | "off";
   /** Install even when the audit fails (the report is still returned). */
   readonly allowFindings?: boolean;
+  /** Replace a different skill of the same name (for `skill update`) instead of refusing. */
+  readonly replace?: boolean;
 }
 
 export interface InstallResult {
@@ -265,7 +267,7 @@ export async function installSkill(
       ? canonicalGlobalFolder(target.base)
       : join(target.base, CANONICAL_PROJECT_FOLDER);
   if (mode === "symlink" && resolve(canonicalFolder) !== resolve(target.folder)) {
-    const canonical = await copyInto(source, name, canonicalFolder, target);
+    const canonical = await copyInto(source, name, canonicalFolder, target, options.replace);
     const linkStatus = await linkInto(canonical.destination, name, target);
     return {
       name,
@@ -276,7 +278,7 @@ export async function installSkill(
       ...extra,
     };
   }
-  const copied = await copyInto(source, name, target.folder, target);
+  const copied = await copyInto(source, name, target.folder, target, options.replace);
   return { ...copied, ...extra };
 }
 
@@ -303,6 +305,7 @@ async function copyInto(
   name: string,
   folder: string,
   target: { readonly base: string; readonly relativeFolder: string | undefined },
+  replace = false,
 ): Promise<{ name: string; destination: string; status: "installed" | "unchanged" }> {
   const skillsRootReal = await realFolder(folder, target);
   const destination = join(skillsRootReal, name);
@@ -310,6 +313,21 @@ async function copyInto(
   if (existing !== undefined) {
     if (existing.isDirectory() && (await sameTree(source, destination))) {
       return { name, destination, status: "unchanged" };
+    }
+    if (replace && existing.isDirectory()) {
+      // Stage the new copy, then swap: an agent sees the old skill or the new one, never neither.
+      const suffix = randomBytes(6).toString("hex");
+      const staging = join(skillsRootReal, `.${name}.install-${suffix}`);
+      const retired = join(skillsRootReal, `.${name}.replaced-${suffix}`);
+      try {
+        await copyTree(source, staging);
+        await rename(destination, retired);
+        await rename(staging, destination);
+      } finally {
+        await rm(staging, { recursive: true, force: true });
+        await rm(retired, { recursive: true, force: true });
+      }
+      return { name, destination, status: "installed" };
     }
     throw new InputError(
       "skill-install-conflict",

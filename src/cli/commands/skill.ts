@@ -1,29 +1,38 @@
-import { isAbsolute, relative, resolve } from "node:path";
-import { type Command, Option } from "commander";
-import { isSkillsmithError } from "../../core/errors.js";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import { type Command, InvalidArgumentError, Option } from "commander";
+import { isSkillsmithError, UsageError } from "../../core/errors.js";
 import {
   AGENT_SKILL_DIRECTORIES,
+  AGENTS,
   AUDIT_SEVERITIES,
   type AuditReport,
   type AuditSeverity,
+  addSkills,
   applyBaseline,
   auditFails,
   auditSkillFolder,
+  checkSkills,
   cleanAgentSkillFolders,
   createBaseline,
   type Finding,
   findSkillFolders,
+  type InstallMode,
+  type InstallResult,
   inspectSkillFolder,
   installSkill,
+  listSkills,
   readBaseline,
+  removeSkills,
   SKILL_AGENTS,
   type SkillAgent,
   type SkillEntry,
   type SkillInspection,
   type SkillValidationResult,
+  updateSkills,
   validateSkillFolder,
   writeBaseline,
 } from "../../skill/index.js";
+import { promptSkillsOf, renderAvailableSkills } from "../../skill/prompt.js";
 import { type CliIo, type CommandContext, log, printJson, printLines } from "../context.js";
 
 /** `skillsmith skill ...`: validate, inspect, install, clean, audit. */
@@ -77,34 +86,260 @@ export function registerSkill(program: Command, context: CommandContext): void {
 
   skill
     .command("install")
-    .description("Copy a valid skill where an agent discovers project skills")
+    .description("Audit a skill, then copy it where an agent discovers skills")
     .addHelpText(
       "after",
-      "\nDestinations: .claude/skills/<name>/ (claude-code), .agents/skills/<name>/ (codex, agents).\nInstalling an identical copy again changes nothing; an invalid skill, or a different skill\nalready installed under the same name, is refused with exit code 2.",
+      `\nThe skill is validated and audited first: a finding at or above --fail-on (default high)
+refuses the install with exit code 1 unless --allow-findings is given. Installing an identical
+copy again changes nothing; an invalid skill, or a different skill already installed under the
+same name, is refused with exit code 2. Agents and their project folders:
+${wrapList(AGENTS.map((agent) => `${agent.id} (${agent.project})`))}`,
     )
     .argument("<dir>", "the skill folder to install")
-    .addOption(
-      new Option("--agent <agent>", "the agent to install for")
-        .choices([...SKILL_AGENTS])
-        .makeOptionMandatory(),
+    .addOption(agentOption().makeOptionMandatory())
+    .option("--into <workspace>", "the workspace (project root) to install into", ".")
+    .option("--global", "install into the agent's global (user) folder instead")
+    .addOption(modeOption())
+    .addOption(failOnOption())
+    .option("--allow-findings", "install even when the audit fails")
+    .option("--json", "print a JSON document instead of text")
+    .action(async (directory: string, options: InstallFlags) => {
+      const { io } = context;
+      const results: InstallResult[] = [];
+      for (const agent of options.agent) {
+        const result = await refusingOnAudit(context, () =>
+          installSkill(resolve(io.cwd, directory), {
+            agent,
+            ...scopeOf(options, io),
+            mode: options.mode,
+            auditFailOn: options.failOn,
+            allowFindings: options.allowFindings === true,
+          }),
+        );
+        if (result === undefined) return;
+        results.push(result);
+      }
+      if (options.json === true) {
+        printJson(io, results.length === 1 ? results[0] : { installs: results });
+        return;
+      }
+      printLines(
+        io,
+        results.map((result) => installLine(result, io)),
+      );
+    });
+
+  skill
+    .command("add")
+    .description("Install skills from a git repository, pinned in a lock file")
+    .addHelpText(
+      "after",
+      `\nSources: owner/repo (GitHub), any git URL (https://, ssh://, git@host:path, file://) or a
+local repository path, each with an optional @ref (branch, tag or commit). git runs as the
+system git; checkouts are cached (--cache > SKILLSMITH_CACHE_DIR > $XDG_CACHE_HOME/skillsmith/git).
+Every picked skill is audited before any is installed. The lock file records source, commit and
+content hash: ./skillsmith-lock.json in the project, or below $XDG_STATE_HOME with --global.`,
     )
-    .requiredOption("--into <workspace>", "the workspace (project root) to install into")
+    .argument("<source>", "owner/repo[@ref], a git URL[@ref] or a local repository path")
+    .option(
+      "--skill <name>",
+      "a skill of the repository to install (repeatable; default: all)",
+      collect,
+      [],
+    )
+    .addOption(agentOption().makeOptionMandatory())
+    .option("--into <workspace>", "the project to install into", ".")
+    .option("--global", "install into the agents' global folders")
+    .addOption(modeOption())
+    .addOption(failOnOption())
+    .option("--allow-findings", "add even when the audit fails")
+    .option("--cache <dir>", "where git checkouts are cached")
+    .option("--json", "print a JSON document instead of text")
+    .action(async (source: string, options: InstallFlags & { skill: string[]; cache?: string }) => {
+      const { io } = context;
+      const result = await refusingOnAudit(context, () =>
+        addSkills(source, {
+          ...manageOptions(options, io),
+          skills: options.skill,
+          agents: options.agent,
+          mode: options.mode,
+          failOn: options.failOn,
+          allowFindings: options.allowFindings === true,
+        }),
+      );
+      if (result === undefined) return;
+      if (options.json === true) {
+        printJson(io, result);
+        return;
+      }
+      const lines = [
+        `${result.source} @ ${result.commit.slice(0, 12)}${result.ref === null ? "" : ` (${result.ref})`}`,
+      ];
+      for (const added of result.skills) {
+        for (const install of added.installs) lines.push(`  ${installLine(install, io)}`);
+      }
+      lines.push(
+        `locked ${plural(result.skills.length, "skill")} in ${display(result.lockFile, io)}`,
+      );
+      printLines(io, lines);
+    });
+
+  skill
+    .command("list")
+    .description("List the skills of the lock file and the state of each installed copy")
+    .option("--into <workspace>", "the project", ".")
+    .option("--global", "the global lock instead")
+    .option("--json", "print a JSON document instead of text")
+    .action(async (options: ScopeFlags & { json?: boolean }) => {
+      const { io } = context;
+      const result = await listSkills(manageOptions(options, io));
+      if (options.json === true) {
+        printJson(io, result);
+        return;
+      }
+      const lines: string[] = [];
+      for (const listed of result.skills) {
+        lines.push(
+          `${listed.name}  ${listed.entry.source}${listed.entry.ref === null ? "" : `@${listed.entry.ref}`}  ${listed.entry.commit.slice(0, 12)}  ${listed.entry.mode}`,
+        );
+        for (const copy of listed.copies)
+          lines.push(`  ${copy.state.padEnd(8)}  ${copy.agent}  ${display(copy.path, io)}`);
+      }
+      lines.push(`${plural(result.skills.length, "skill")} in ${display(result.lockFile, io)}`);
+      printLines(io, lines);
+    });
+
+  skill
+    .command("remove")
+    .description("Remove locked skills from the agents' folders and the lock file")
+    .argument("<name...>", "skill names, as the lock file has them")
+    .addOption(agentOption().default([]))
+    .option("--into <workspace>", "the project", ".")
+    .option("--global", "the global scope instead")
+    .option("--json", "print a JSON document instead of text")
+    .action(async (names: string[], options: ScopeFlags & { agent: string[]; json?: boolean }) => {
+      const { io } = context;
+      const result = await removeSkills(names, {
+        ...manageOptions(options, io),
+        agents: options.agent,
+      });
+      if (options.json === true) {
+        printJson(io, result);
+        return;
+      }
+      printLines(io, [
+        ...result.removed.map(
+          (each) => `removed  ${each.name}  ${each.agent}  ${display(each.path, io)}`,
+        ),
+        `${plural(result.removed.length, "folder")} removed; lock ${display(result.lockFile, io)}`,
+      ]);
+    });
+
+  skill
+    .command("check")
+    .description("Report installed copies that drifted from the lock and sources with updates")
+    .addHelpText(
+      "after",
+      "\nExit code 1 when a copy was edited or is missing, or an update is available.",
+    )
+    .option("--into <workspace>", "the project", ".")
+    .option("--global", "the global lock instead")
+    .option("--cache <dir>", "where git checkouts are cached")
+    .option("--json", "print a JSON document instead of text")
+    .action(async (options: ScopeFlags & { cache?: string; json?: boolean }) => {
+      const { io } = context;
+      const result = await checkSkills(manageOptions(options, io));
+      if (
+        result.skills.some(
+          (each) => each.updateAvailable || each.drift.length > 0 || each.error !== undefined,
+        )
+      )
+        context.exit(1);
+      if (options.json === true) {
+        printJson(io, result);
+        return;
+      }
+      const lines: string[] = [];
+      for (const each of result.skills) {
+        const upstream =
+          each.error !== undefined
+            ? `cannot check the source: ${each.error}`
+            : each.updateAvailable
+              ? `update available: ${each.lockedCommit.slice(0, 12)} -> ${each.latestCommit?.slice(0, 12)}`
+              : "up to date";
+        lines.push(`${each.name}  ${upstream}`);
+        for (const copy of each.drift)
+          lines.push(`  ${copy.state}  ${copy.agent}  ${display(copy.path, io)}`);
+      }
+      lines.push(
+        `${plural(result.skills.length, "skill")} checked against ${display(result.lockFile, io)}`,
+      );
+      printLines(io, lines);
+    });
+
+  skill
+    .command("update")
+    .description(
+      "Re-pin locked skills to the current commit of their ref, audited, and reinstall them",
+    )
+    .argument("[name...]", "skill names (default: every locked skill)")
+    .option("--into <workspace>", "the project", ".")
+    .option("--global", "the global lock instead")
+    .addOption(failOnOption())
+    .option("--allow-findings", "update even when the new version's audit fails")
+    .option("--force", "replace installed copies that were edited by hand")
+    .option("--cache <dir>", "where git checkouts are cached")
     .option("--json", "print a JSON document instead of text")
     .action(
-      async (directory: string, options: { agent: SkillAgent; into: string; json?: boolean }) => {
+      async (
+        names: string[],
+        options: ScopeFlags & {
+          failOn: AuditSeverity;
+          allowFindings?: boolean;
+          force?: boolean;
+          cache?: string;
+          json?: boolean;
+        },
+      ) => {
         const { io } = context;
-        const result = await installSkill(resolve(io.cwd, directory), {
-          agent: options.agent,
-          workspace: resolve(io.cwd, options.into),
-        });
+        const result = await refusingOnAudit(context, () =>
+          updateSkills(names, {
+            ...manageOptions(options, io),
+            failOn: options.failOn,
+            allowFindings: options.allowFindings === true,
+            force: options.force === true,
+          }),
+        );
+        if (result === undefined) return;
         if (options.json === true) {
           printJson(io, result);
           return;
         }
-        const verb = result.status === "installed" ? "installed" : "already installed (identical)";
-        printLines(io, [`${verb}  ${result.name}  ${display(result.destination, io)}`]);
+        printLines(io, [
+          ...result.skills.map((each) =>
+            each.status === "updated"
+              ? `updated  ${each.name}  ${each.from.slice(0, 12)} -> ${each.to.slice(0, 12)}`
+              : `up to date  ${each.name}  ${each.to.slice(0, 12)}`,
+          ),
+          `lock ${display(result.lockFile, io)}`,
+        ]);
       },
     );
+
+  skill
+    .command("to-prompt")
+    .description("Print the <available_skills> block agents put in their context")
+    .argument("<dir...>", "skill folders, or folders holding skill folders")
+    .option("--json", "print the entries as JSON instead")
+    .action(async (directories: string[], options: { json?: boolean }) => {
+      const { io } = context;
+      const skills = await promptSkillsOf(await expandAll(directories, io));
+      if (options.json === true) {
+        printJson(io, { skills, prompt: renderAvailableSkills(skills) });
+        return;
+      }
+      printLines(io, [renderAvailableSkills(skills)]);
+    });
 
   skill
     .command("clean")
@@ -212,6 +447,114 @@ export function registerSkill(program: Command, context: CommandContext): void {
 type AuditEntry =
   | AuditReport
   | { readonly path: string; readonly error: { code: string; message: string } };
+
+interface ScopeFlags {
+  into: string;
+  global?: boolean;
+  cache?: string;
+}
+
+interface InstallFlags extends ScopeFlags {
+  agent: string[];
+  mode: InstallMode;
+  failOn: AuditSeverity;
+  allowFindings?: boolean;
+  json?: boolean;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function agentOption(): Option {
+  const ids = AGENTS.map((agent) => agent.id);
+  // A parser of our own rather than .choices(): commander's choice check does not repeat.
+  return new Option(
+    "--agent <agent>",
+    "the agent to install for (repeatable): an id of `skill install --help`",
+  ).argParser((value: string, previous: string[] | undefined) => {
+    if (!ids.includes(value))
+      throw new InvalidArgumentError(
+        `"${value}" is not an agent; expected one of ${ids.join(", ")}`,
+      );
+    return [...(previous ?? []), value];
+  });
+}
+
+function modeOption(): Option {
+  return new Option(
+    "--mode <mode>",
+    "copy the skill, or link to one canonical copy in .agents/skills",
+  )
+    .choices(["copy", "symlink"])
+    .default("copy");
+}
+
+function failOnOption(): Option {
+  return new Option("--fail-on <severity>", "lowest audit severity that refuses the skill")
+    .choices([...AUDIT_SEVERITIES])
+    .default("high");
+}
+
+function homeOf(io: CliIo): string {
+  const home = io.env.HOME?.trim();
+  if (home === undefined || home === "")
+    throw new UsageError("cli.skill.home", "--global needs $HOME to be set");
+  return home;
+}
+
+function scopeOf(options: ScopeFlags, io: CliIo) {
+  return options.global === true
+    ? { scope: "global" as const, home: homeOf(io), env: io.env }
+    : { scope: "project" as const, workspace: resolve(io.cwd, options.into), env: io.env };
+}
+
+/** Checkouts: --cache > SKILLSMITH_CACHE_DIR > $XDG_CACHE_HOME/skillsmith/git > ~/.cache/skillsmith/git. */
+function cacheOf(options: ScopeFlags, io: CliIo): string {
+  if (options.cache !== undefined) return resolve(io.cwd, options.cache);
+  const fromEnv = io.env.SKILLSMITH_CACHE_DIR?.trim();
+  if (fromEnv !== undefined && fromEnv !== "") return resolve(io.cwd, fromEnv);
+  const xdg = io.env.XDG_CACHE_HOME?.trim();
+  const base = xdg !== undefined && xdg !== "" ? xdg : join(io.env.HOME ?? io.cwd, ".cache");
+  return join(base, "skillsmith", "git");
+}
+
+function manageOptions(options: ScopeFlags, io: CliIo) {
+  const home = io.env.HOME?.trim();
+  return {
+    ...scopeOf(options, io),
+    ...(home === undefined || home === "" ? {} : { home }),
+    cacheDirectory: cacheOf(options, io),
+    env: io.env,
+    cwd: io.cwd,
+  };
+}
+
+/**
+ * A refused audit is a finding (exit 1), reported on stderr, and the command stops (undefined);
+ * other errors go up as usual.
+ */
+async function refusingOnAudit<T>(
+  context: CommandContext,
+  run: () => Promise<T>,
+): Promise<T | undefined> {
+  try {
+    return await run();
+  } catch (error) {
+    if (isSkillsmithError(error) && error.code === "skill-audit-failed") {
+      context.io.stderr(`error: ${error.message}\n`);
+      context.exit(1);
+      return undefined;
+    }
+    throw error;
+  }
+}
+
+function installLine(result: InstallResult, io: CliIo): string {
+  const verb = result.status === "installed" ? "installed" : "already installed (identical)";
+  const link = result.linkedTo === undefined ? "" : ` -> ${display(result.linkedTo, io)}`;
+  return `${verb}  ${result.name}  ${result.agent ?? ""}  ${display(result.destination, io)}${link}`;
+}
 
 function wrapList(items: readonly string[]): string {
   const lines: string[] = [];
