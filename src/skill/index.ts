@@ -71,6 +71,26 @@ export {
   updateSkills,
 } from "./manage.js";
 export {
+  createSkillsMcpServer,
+  type HttpMcpServer,
+  loadSkillsToServe,
+  type SkillsToServe,
+  serveMcpHttp,
+  serveMcpStdio,
+} from "./mcp-server.js";
+export {
+  digestOf,
+  isServedSkill,
+  loadServedSkill,
+  MAX_RESOURCES_PER_SKILL,
+  MAX_SKILL_TOTAL_BYTES,
+  registerSkillsExtension,
+  type ServedSkill,
+  SKILLS_EXTENSION,
+  type SkippedSkill,
+  skillFileUri,
+} from "./mcp-skills.js";
+export {
   decodeText,
   loadSkillFolder,
   MAX_SKILL_FILE_BYTES,
@@ -78,6 +98,7 @@ export {
   parseSkillMarkdown,
   SKILL_FILE_NAME,
 } from "./parse.js";
+export { escapeXml, type PromptSkill, promptSkillsOf, renderAvailableSkills } from "./prompt.js";
 export type {
   AuditFinding,
   AuditReport,

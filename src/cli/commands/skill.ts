@@ -14,6 +14,7 @@ import {
   checkSkills,
   cleanAgentSkillFolders,
   createBaseline,
+  createSkillsMcpServer,
   type Finding,
   findSkillFolders,
   type InstallMode,
@@ -21,6 +22,7 @@ import {
   inspectSkillFolder,
   installSkill,
   listSkills,
+  loadSkillsToServe,
   readBaseline,
   removeSkills,
   SKILL_AGENTS,
@@ -28,6 +30,8 @@ import {
   type SkillEntry,
   type SkillInspection,
   type SkillValidationResult,
+  serveMcpHttp,
+  serveMcpStdio,
   updateSkills,
   validateSkillFolder,
   writeBaseline,
@@ -35,7 +39,27 @@ import {
 import { promptSkillsOf, renderAvailableSkills } from "../../skill/prompt.js";
 import { type CliIo, type CommandContext, log, printJson, printLines } from "../context.js";
 
-/** `skillsmith skill ...`: validate, inspect, install, clean, audit. */
+/** Resolves when `serve-mcp --http` should stop; the default waits for SIGINT or SIGTERM. */
+let waitForStop: (() => Promise<void>) | undefined;
+
+/** For tests: how `skill serve-mcp --http` waits before it stops. */
+export function setSkillServeStop(wait: (() => Promise<void>) | undefined): void {
+  waitForStop = wait;
+}
+
+function waitForTerminationSignal(): Promise<void> {
+  return new Promise((done) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      done();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+}
+
+/** `skillsmith skill ...`: validate, inspect, install, add, list, remove, check, update, clean, audit, to-prompt, serve-mcp. */
 export function registerSkill(program: Command, context: CommandContext): void {
   const skill = program
     .command("skill")
@@ -323,6 +347,51 @@ content hash: ./skillsmith-lock.json in the project, or below $XDG_STATE_HOME wi
           ),
           `lock ${display(result.lockFile, io)}`,
         ]);
+      },
+    );
+
+  skill
+    .command("serve-mcp")
+    .description("Serve skill folders over MCP by the Skills extension (SEP-2640)")
+    .addHelpText(
+      "after",
+      "\nskills/list, skills/get, resources/read of skill://<name>/<file> and resources/directory/read,\nwith a SHA-256 digest and size for every file. Invalid skills, skills failing their audit\n(unless --allow-findings) and skills over the extension's limits (512 files, 16 MiB) are not\nserved; stderr says why. stdio by default; with --http, streamable HTTP on 127.0.0.1 at /mcp\nwith a bearer token (URL and token printed on stdout as JSON).",
+    )
+    .argument("<dir...>", "skill folders, or folders holding skill folders")
+    .option("--http", "serve streamable HTTP on loopback instead of stdio")
+    .option("--port <n>", "port for --http (0 picks a free one)", "0")
+    .addOption(failOnOption())
+    .option("--allow-findings", "serve skills whose audit fails too")
+    .action(
+      async (
+        directories: string[],
+        options: { http?: boolean; port: string; failOn: AuditSeverity; allowFindings?: boolean },
+      ) => {
+        const { io } = context;
+        const loaded = await loadSkillsToServe(await expandAll(directories, io), {
+          failOn: options.failOn,
+          allowFindings: options.allowFindings === true,
+        });
+        for (const skipped of loaded.skipped)
+          log(io, `not served: ${display(skipped.path, io)}: ${skipped.reason}`);
+        if (loaded.skills.length === 0)
+          throw new UsageError("cli.skill.nothing-to-serve", "no skill can be served (see above)");
+        if (options.http !== true) {
+          log(io, `serving ${plural(loaded.skills.length, "skill")} over MCP on stdio`);
+          await serveMcpStdio(() => createSkillsMcpServer(loaded.skills));
+          return;
+        }
+        const port = Number(options.port);
+        if (!Number.isInteger(port) || port < 0 || port > 65_535)
+          throw new UsageError("cli.port", `--port: expected 0 to 65535, got ${options.port}`);
+        const server = await serveMcpHttp(() => createSkillsMcpServer(loaded.skills), { port });
+        printJson(io, { url: server.url, token: server.token });
+        log(
+          io,
+          `serving ${plural(loaded.skills.length, "skill")} at ${server.url} (bearer token on stdout)`,
+        );
+        await (waitForStop ?? waitForTerminationSignal)();
+        await server.close();
       },
     );
 
