@@ -66,16 +66,25 @@ function sha256(text: string | Buffer): string {
   return `sha256:${createHash("sha256").update(text).digest("hex")}`;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: the SDK types requests by its own methods only; the extension's are custom.
-const request = (client: Client, method: string, params: Record<string, unknown>, schema: any) =>
-  // biome-ignore lint/suspicious/noExplicitAny: as above
-  client.request({ method, params } as any, schema);
+/** The SDK types requests by its own methods only; the extension's methods are sent as they are. */
+const request = <T extends z.ZodType>(
+  client: Client,
+  method: string,
+  params: Record<string, unknown>,
+  schema: T,
+) =>
+  client.request(
+    { method, params } as unknown as Parameters<Client["request"]>[0],
+    schema as unknown as Parameters<Client["request"]>[1],
+  );
 
 async function checkServer(client: Client, root: string): Promise<void> {
   const capabilities = client.getServerCapabilities() as Record<string, unknown> | undefined;
   expect(capabilities?.resources).toBeDefined();
   expect(
-    (capabilities?.extensions as Record<string, unknown>)["io.modelcontextprotocol/skills"],
+    (capabilities?.extensions as Record<string, unknown> | undefined)?.[
+      "io.modelcontextprotocol/skills"
+    ],
   ).toEqual({
     directoryRead: true,
   });

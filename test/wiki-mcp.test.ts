@@ -173,9 +173,11 @@ describe("MCP over stdio (spawned `skillsmith wiki serve-mcp`)", () => {
         ),
       })
       .passthrough();
-    // biome-ignore lint/suspicious/noExplicitAny: the SDK types requests by its own methods only.
     const list = listSchema.parse(
-      await client.request({ method: "skills/list", params: {} } as any, listSchema),
+      await client.request(
+        { method: "skills/list", params: {} } as unknown as Parameters<Client["request"]>[0],
+        listSchema,
+      ),
     );
     // The four verified entries of the hand wiki, each as the skill `wiki export` writes.
     expect(list.skills).toHaveLength(4);

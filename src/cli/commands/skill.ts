@@ -25,8 +25,6 @@ import {
   loadSkillsToServe,
   readBaseline,
   removeSkills,
-  SKILL_AGENTS,
-  type SkillAgent,
   type SkillEntry,
   type SkillInspection,
   type SkillValidationResult,
