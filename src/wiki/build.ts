@@ -257,6 +257,8 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
               height: thresholds.render_viewport_height,
             },
             memoryBytes: thresholds.exec_memory_bytes,
+            // SKILLSMITH_CHROMIUM is read from the caller's environment (the CLI's, in tests).
+            ...(options.fetch?.env === undefined ? {} : { env: options.fetch.env }),
           })
         : undefined;
     const runner = options.runner ?? (ownRunner as CodeRunner);
