@@ -311,6 +311,25 @@ describe.skipIf(!hasChromium)("wiki build with rendered code (needs chromium)", 
     );
     expect(remote?.meta.files.visual).toEqual([]);
   });
+
+  it("with SKILLSMITH_CHROMIUM naming no browser, the default runner leaves the page unverified", async () => {
+    const model = new ModelClient({
+      spec: "anthropic:claude-haiku-4-5",
+      env: { ANTHROPIC_API_KEY: "t", ANTHROPIC_BASE_URL: server.url },
+      cwd: root,
+    });
+    const summary = await buildWiki({
+      wiki: join(root, "wiki-without-browser"),
+      domain: "web-frontend",
+      resources: join(root, "resources"),
+      model,
+      fetch: { env: { SKILLSMITH_CHROMIUM: "/nonexistent/chromium" } },
+    });
+    expect(summary.reports.map((report) => [report.outcome, report.gates.at(-1)?.detail])).toEqual([
+      ["unverified", "unverified: chromium not found"],
+      ["unverified", "unverified: chromium not found"],
+    ]);
+  });
 });
 
 describe("metaRefreshTarget", () => {
