@@ -20,6 +20,7 @@ import {
 } from "./loopback.js";
 import { normalizeMountPath } from "./mount-path.js";
 import {
+  type LimitEnforcement,
   type LimitHit,
   type Mount,
   type SandboxExecRequest,
@@ -57,18 +58,6 @@ export interface BubblewrapSandboxOptions {
   readonly nodePath?: string;
   /** Override cgroup detection (tests; `null` forces the prlimit fallback). */
   readonly cgroupLayout?: CgroupLayout | null;
-}
-
-export interface LimitEnforcement {
-  readonly mechanism: "cgroup-v1" | "cgroup-v2" | "prlimit";
-  /** Whether each limit is enforced at all (see `notes` for how precisely). */
-  readonly memory: boolean;
-  readonly processes: boolean;
-  readonly cpu: boolean;
-  /** Whether hitting the memory / process limit is detected and reported as `limitHit`. */
-  readonly detectsHits: boolean;
-  /** What is and is not enforced, one sentence each, for the run manifest and warnings. */
-  readonly notes: readonly string[];
 }
 
 const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";

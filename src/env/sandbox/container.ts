@@ -22,6 +22,7 @@ import {
 } from "./loopback.js";
 import { normalizeMountPath } from "./mount-path.js";
 import {
+  type LimitEnforcement,
   type LimitHit,
   type SandboxExecRequest,
   type SandboxExecResult,
@@ -160,6 +161,20 @@ export class ContainerSandbox implements SandboxV1 {
   ): Promise<ContainerSandbox> {
     const { docker } = await connectDocker(options.env === undefined ? {} : { env: options.env });
     return new ContainerSandbox({ ...options, docker });
+  }
+
+  limitEnforcement(): LimitEnforcement {
+    return {
+      mechanism: "container-engine",
+      memory: true,
+      processes: true,
+      cpu: true,
+      detectsHits: true,
+      notes: [
+        "the engine's cgroup caps the whole container (Memory = MemorySwap, PidsLimit, NanoCpus)",
+        "hits are read from the container's own cgroup counters just before it exits",
+      ],
+    };
   }
 
   async imageId(name: string): Promise<string | undefined> {

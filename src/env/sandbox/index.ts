@@ -3,7 +3,6 @@ export {
   type BubblewrapSandboxOptions,
   bubblewrapMissingError,
   ETC_ALLOWLIST,
-  type LimitEnforcement,
   SYSTEM_FOLDERS,
   sandboxPath,
 } from "./bubblewrap.js";

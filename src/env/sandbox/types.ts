@@ -137,9 +137,24 @@ export interface SandboxPrepareResult {
   readonly durationMs: number;
 }
 
+/** How a backend enforces the limits on this machine, honestly (recorded in run manifests). */
+export interface LimitEnforcement {
+  readonly mechanism: "cgroup-v1" | "cgroup-v2" | "prlimit" | "container-engine" | "none";
+  /** Whether each limit is enforced at all (see `notes` for how precisely). */
+  readonly memory: boolean;
+  readonly processes: boolean;
+  readonly cpu: boolean;
+  /** Whether hitting the memory / process limit is detected and reported as `limitHit`. */
+  readonly detectsHits: boolean;
+  /** What is and is not enforced, one sentence each, for the run manifest and warnings. */
+  readonly notes: readonly string[];
+}
+
 export interface SandboxV1 {
   readonly specificationVersion: "v1";
   readonly kind: "local" | "container" | "unsafe";
+  /** How memory, process and CPU limits are enforced here; absent when unknown. */
+  limitEnforcement?(): LimitEnforcement;
   exec(request: SandboxExecRequest): Promise<SandboxExecResult>;
   /**
    * Build the environment for a (repository, commit, recipe) once and reuse it after. Only

@@ -1,5 +1,10 @@
 import { runProcess } from "../../core/process.js";
-import type { SandboxExecRequest, SandboxExecResult, SandboxV1 } from "./types.js";
+import type {
+  LimitEnforcement,
+  SandboxExecRequest,
+  SandboxExecResult,
+  SandboxV1,
+} from "./types.js";
 
 /**
  * Variables whose names say they hold credentials. Even without isolation they are not handed
@@ -29,6 +34,19 @@ export function environmentWithoutCredentials(
 export class UnsafeSandbox implements SandboxV1 {
   readonly specificationVersion = "v1" as const;
   readonly kind = "unsafe" as const;
+
+  limitEnforcement(): LimitEnforcement {
+    return {
+      mechanism: "none",
+      memory: false,
+      processes: false,
+      cpu: false,
+      detectsHits: false,
+      notes: [
+        "unsafe: no isolation; only the wall-time limit is enforced (memory, processes and CPU are NOT limited)",
+      ],
+    };
+  }
 
   async exec(request: SandboxExecRequest): Promise<SandboxExecResult> {
     const [program, ...args] = request.command;
