@@ -239,6 +239,22 @@ function migrate(database: Database.Database, file: string, readOnly: boolean): 
     );
   }
   if (version === RESULTS_STORE_VERSION) return;
+  // Version 0 is either a new, empty file or a 0.1 store (which has a results table); a file
+  // with other tables is someone else's database, never to be written into.
+  if (version === 0) {
+    const tables = (
+      database.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as {
+        name: string;
+      }[]
+    ).map((table) => table.name);
+    if (tables.length > 0 && !tables.includes("results")) {
+      throw new InputError(
+        "results-store-foreign",
+        `not a skillsmith results store (it holds tables ${tables.slice(0, 5).join(", ")}); use a new --out folder`,
+        { file },
+      );
+    }
+  }
   if (readOnly) {
     // Reading an older file without writing it: only additive migrations exist so far, and
     // `fromRow` reads a missing column as absent, so an old file reads as it is.
