@@ -5,8 +5,8 @@
  * of `attempts`. A row is written in one transaction after everything it references (trajectory
  * files) is on disk, so a `kill -9` at any moment leaves either the whole result or nothing.
  */
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { InfrastructureError, InputError, isSkillsmithError } from "../../core/errors.js";
 import type { CheckResult } from "../../env/index.js";
@@ -347,6 +347,21 @@ export function storeFailure(error: unknown, file: string): Error {
   return error instanceof Error ? error : new Error(detail);
 }
 
+/**
+ * Create the run directory. Node's recursive mkdir reports ENOENT when the nearest existing
+ * folder is on a read-only file system; the real reason is found by asking that folder.
+ */
+function makeRunDirectory(runDir: string): void {
+  try {
+    mkdirSync(runDir, { recursive: true });
+  } catch (error) {
+    let folder = dirname(runDir);
+    while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder);
+    accessSync(folder, constants.W_OK);
+    throw error;
+  }
+}
+
 export class ResultsStore {
   private readonly database: Database.Database;
   private readonly file: string;
@@ -359,7 +374,7 @@ export class ResultsStore {
     const file = this.file;
     let database: Database.Database | undefined;
     try {
-      if (!readOnly) mkdirSync(runDir, { recursive: true });
+      if (!readOnly) makeRunDirectory(runDir);
       database = new Database(file, { readonly: readOnly, fileMustExist: readOnly });
       database.pragma("busy_timeout = 5000");
       if (!readOnly) {
