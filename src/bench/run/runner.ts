@@ -362,13 +362,15 @@ export function plannedKeys(
 export async function openSandbox(
   kind: SandboxKind,
   onWarning?: (message: string) => void,
+  /** Folders and files no workload may see (suite, run, cache, predictions), wherever they are. */
+  hiddenPaths: readonly string[] = [],
 ): Promise<SandboxV1> {
   if (kind === "unsafe") {
     onWarning?.(
       "warning: running agents and verifiers WITHOUT a sandbox (--sandbox unsafe): they can read and write anything this user can",
     );
   }
-  return createSandbox({ kind });
+  return kind === "local" ? createSandbox({ kind, hiddenPaths }) : createSandbox({ kind });
 }
 
 /** The inputs of a run, checked, before anything is written or a sandbox is opened. */
@@ -590,7 +592,12 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
   const sandbox =
     typeof options.sandbox === "object"
       ? options.sandbox
-      : await openSandbox(options.sandbox ?? "local", options.onWarning);
+      : await openSandbox(options.sandbox ?? "local", options.onWarning, [
+          suite.root,
+          runDir,
+          options.cacheDir ?? defaultCacheDir(),
+          ...(plan.predictions === undefined ? [] : [plan.predictions.file]),
+        ]);
 
   const enforcement = sandbox.limitEnforcement?.();
   for (const note of enforcement?.notes ?? []) {

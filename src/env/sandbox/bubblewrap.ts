@@ -52,7 +52,10 @@ export interface BubblewrapSandboxOptions {
   readonly bwrapPath?: string;
   /** PATH used to find `bwrap` (defaults to this process's PATH). */
   readonly searchPath?: string;
-  /** Host paths to hide behind an empty tmpfs (e.g. credential folders). */
+  /**
+   * Host paths to hide even where the sandbox shows their folder (a suite, run or cache folder
+   * under /usr/local): folders behind an empty tmpfs, files behind /dev/null.
+   */
   readonly hiddenPaths?: readonly string[];
   /** Node binary for the loopback forwarder inside; defaults to the one running us. */
   readonly nodePath?: string;
@@ -352,7 +355,13 @@ export class BubblewrapSandbox implements SandboxV1 {
     args.push("--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run");
     args.push("--tmpfs", "/var/tmp");
     for (const hidden of this.hiddenPaths) {
-      if (existsSync(hidden)) args.push("--tmpfs", hidden);
+      // Only what would otherwise be visible (inside a system folder or the curated /etc): a
+      // mount anywhere else would create the path in the sandbox's own root for nothing.
+      const top = hidden.split("/")[1] ?? "";
+      if (!isSystemFolder(top) && top !== "etc") continue;
+      const stat = lstatSync(hidden, { throwIfNoEntry: false });
+      if (stat?.isDirectory() === true) args.push("--tmpfs", hidden);
+      else if (stat !== undefined) args.push("--ro-bind", "/dev/null", hidden);
     }
     args.push("--bind", request.workspace, mountPath);
     for (const mount of extraMounts) {
