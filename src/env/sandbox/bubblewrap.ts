@@ -354,6 +354,14 @@ export class BubblewrapSandbox implements SandboxV1 {
     }
     args.push("--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run");
     args.push("--tmpfs", "/var/tmp");
+    // `python` for verifiers written against images that have one (SWE-Skills-Bench runs
+    // `python -m pytest`): the system's python3, under a name, when the system has no `python`.
+    // The caller's `python` (pyenv under a home folder) is hidden, so this is the interpreter a
+    // verifier gets either way, and it is the one Debian's pytest is installed for.
+    const python = pythonAlias();
+    if (python !== undefined) {
+      args.push("--dir", SHIM_FOLDER, "--symlink", python, `${SHIM_FOLDER}/python`);
+    }
     for (const hidden of this.hiddenPaths) {
       // Only what would otherwise be visible (inside a system folder or the curated /etc): a
       // mount anywhere else would create the path in the sandbox's own root for nothing.
@@ -430,7 +438,10 @@ export class BubblewrapSandbox implements SandboxV1 {
   private environment(request: SandboxExecRequest): Record<string, string> {
     // A fresh, small environment: the host's variables (API keys, tokens) do not leak in.
     return {
-      PATH: sandboxPath(process.env.PATH, request),
+      PATH:
+        pythonAlias() === undefined
+          ? sandboxPath(process.env.PATH, request)
+          : `${sandboxPath(process.env.PATH, request)}:${SHIM_FOLDER}`,
       HOME: "/tmp",
       TMPDIR: "/tmp",
       LANG: "C.UTF-8",
@@ -438,6 +449,16 @@ export class BubblewrapSandbox implements SandboxV1 {
       ...request.env,
     };
   }
+}
+
+/** Where the sandbox's own command aliases live (on its private /run). */
+const SHIM_FOLDER = "/run/skillsmith-bin";
+
+/** The system python3 to alias as `python`, when the system folders have no `python` itself. */
+function pythonAlias(): string | undefined {
+  const systemPath = DEFAULT_PATH;
+  if (findOnPath("python", systemPath) !== null) return undefined;
+  return findOnPath("python3", systemPath) ?? undefined;
 }
 
 function isSystemFolder(top: string): boolean {
