@@ -141,6 +141,12 @@ describe(`bubblewrap details${hasBwrap ? "" : " (skipped: bwrap not installed)"}
       expect(sandbox.limitEnforcement().mechanism).toBe("prlimit");
       // RLIMIT_NPROC does not bind root and counts all of a user's processes: not claimed for root.
       expect(sandbox.limitEnforcement().processes).toBe(process.getuid?.() !== 0);
+      // And it says so in words, for the manifest and the run's warnings.
+      const notes = sandbox.limitEnforcement().notes.join("\n");
+      expect(notes).toContain("per process, not per tree");
+      expect(notes).toContain("cpu: NOT enforced");
+      if (process.getuid?.() === 0) expect(notes).toContain("processes: NOT enforced");
+      expect(sandbox.limitEnforcement().detectsHits).toBe(false);
       const result = await sandbox.exec(
         request({
           command: ["python3", "-c", "x = bytearray(2 * 1024**3)\nprint('allocated')"],
