@@ -20,6 +20,7 @@ import { ResultsStore } from "../src/bench/store/results.js";
 import type { SuiteVerifier } from "../src/bench/suite/types.js";
 import type { BubblewrapSandbox } from "../src/env/sandbox/bubblewrap.js";
 import type { SandboxV1 } from "../src/env/sandbox/types.js";
+import { runVerifier } from "../src/env/verifier/run.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
 import { availableContainerSandbox, usableBubblewrap } from "./support/sandboxes.js";
 import {
@@ -109,6 +110,34 @@ for (const backend of backends) {
     }
   });
 }
+
+describe(`the environment's verifier runner${bubblewrap === undefined ? " (skipped: bubblewrap unusable)" : ""}`, () => {
+  // The runner used by verifier validation, synthesis families and wiki gates flags the same way.
+  it.skipIf(bubblewrap === undefined)(
+    "flags a memory hog oom and a fork hog process-limit, scored 0, not collection-error",
+    async () => {
+      for (const hog of ["memory", "fork"] as const) {
+        const workspace = join(root, `env-${hog}`, "tiny");
+        await mkdir(workspace, { recursive: true });
+        await writeFile(join(workspace, "hog.py"), HOGS[hog]);
+        const result = await runVerifier({
+          sandbox: bubblewrap as SandboxV1,
+          workspace,
+          workspaceMountPath: "/workspace/tiny",
+          verifier: {
+            command: CHECK_SCRIPT.replace("junit.xml", "/workspace/tiny/junit.xml"),
+            resultsFile: "junit.xml",
+            timeoutMs: 20_000,
+            limits: { memoryBytes: 128 * MiB, maxProcesses: 32 },
+          },
+        });
+        expect(result.flags).toEqual([EXPECTED_FLAG[hog]]);
+        expect(result.passRatio).toBe(0);
+      }
+    },
+    60_000,
+  );
+});
 
 describe(`hogs through the runner${bubblewrap === undefined ? " (skipped: bubblewrap unusable)" : ""}`, () => {
   it.skipIf(bubblewrap === undefined)(

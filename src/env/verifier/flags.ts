@@ -181,6 +181,8 @@ export function flagsForceZero(flags: readonly string[]): boolean {
 }
 
 /** The flag for a sandbox limit the workload hit (`SandboxExecResult.limitHit`). */
-export function flagForLimit(limit: "memory" | "processes" | "time"): RunFlag {
+export function flagForLimit(
+  limit: "memory" | "processes" | "time",
+): Extract<RunFlag, "oom" | "process-limit" | "timeout"> {
   return limit === "memory" ? "oom" : limit === "processes" ? "process-limit" : "timeout";
 }
