@@ -8,6 +8,9 @@
  * stored byte. A CLI binary that is missing or cannot start is an infrastructure failure: retried
  * up to the bound and never scored.
  *
+ * The same holds in bubblewrap (Claude Code), where the key would otherwise sit in the CLI's
+ * environment inside the sandbox.
+ *
  * Before: both CLIs got `/workspace/<repo>` as their working directory under unsafe, failed with
  * ENOENT, every run was `agent_error` and scored 0; a CLI exiting 127 was scored as the agent's
  * failure; and the agent's environment held the real key.
@@ -144,6 +147,37 @@ describe("the real CLIs under --sandbox unsafe", () => {
         expect(result.status, label).toBe("completed");
         expect(result.passRatio, label).toBe(1);
       }
+      for (const bytes of storedBytes(runDir)) expect(bytes.includes(REAL_KEY)).toBe(false);
+    },
+    300_000,
+  );
+});
+
+describe("the same shell, in bubblewrap", () => {
+  it.skipIf(claude === undefined || bubblewrap === undefined)(
+    "Claude Code's shell sees only the dummy key there too, and the real one is stored nowhere",
+    async () => {
+      const suite = await writeSuite(
+        "bubblewrap-claude",
+        "  - id: claude\n    agent: claude-code\n    model: anthropic:claude-haiku-4-5\n    limits: { timeoutSeconds: 120, maxTurns: 4 }\n",
+      );
+      const url = await shellServer(
+        "Bash",
+        'printf "good\\n" > result.txt; printf "%s" "$ANTHROPIC_API_KEY" > seen-key.txt',
+      );
+      const runDir = join(root, "bubblewrap-run");
+      const summary = await runSuite({
+        suite,
+        runDir,
+        sandbox: bubblewrap,
+        cacheDir: join(root, "cache"),
+        modelEndpoint: { baseUrl: url, apiKey: REAL_KEY },
+      });
+      expect(summary.failed).toEqual([]);
+      const store = ResultsStore.openReadOnly(runDir);
+      const results = store.results();
+      store.close();
+      expect(results.map((result) => result.passRatio)).toEqual([1, 1]);
       for (const bytes of storedBytes(runDir)) expect(bytes.includes(REAL_KEY)).toBe(false);
     },
     300_000,
