@@ -3,7 +3,8 @@
  * the text stage 1 indexes for it, and the seeded sample of the random strategy: shared by the
  * in-memory search and the search over the index file, which must answer alike.
  */
-import type { SkillMeta } from "./meta.js";
+import { type ShortlistField, type SkillMeta, shortlistFields, type Thresholds } from "./meta.js";
+import type { ShortlistConfig, ShortlistOptions } from "./search.js";
 
 /** The metadata card a selector (or an MCP client) reads: a few hundred tokens at most. */
 export interface SkillCard {
@@ -37,16 +38,24 @@ export function cardOf(meta: SkillMeta): SkillCard {
   };
 }
 
-/** The text stage 1 indexes for a card: name ⊕ tags ⊕ applicability ⊕ category path. */
+/**
+ * The text stage 1 indexes for a card: name ⊕ tags ⊕ applicability ⊕ category path (the
+ * paper's four fields), or the given subset in that order.
+ */
 export function indexedText(
   card: Pick<SkillCard, "skill_name" | "tags" | "applicability" | "category_path">,
+  fields: readonly ShortlistField[] = shortlistFields,
 ): string {
-  return [
-    card.skill_name,
-    card.tags.join(" "),
-    card.applicability,
-    card.category_path.join(" "),
-  ].join("\n");
+  const text: Record<ShortlistField, string> = {
+    name: card.skill_name,
+    tags: card.tags.join(" "),
+    applicability: card.applicability,
+    category_path: card.category_path.join(" "),
+  };
+  return shortlistFields
+    .filter((field) => fields.includes(field))
+    .map((field) => text[field])
+    .join("\n");
 }
 
 /** Seeded Fisher–Yates prefix: the random strategy's picks are reproducible. */
@@ -67,4 +76,38 @@ export function seededSample<T>(items: readonly T[], count: number, seed: number
     picked.push(copy[index] as T);
   }
   return picked;
+}
+
+/** The shortlist settings a search uses: options > the wiki's recorded defaults. */
+export function shortlistConfigOf(
+  thresholds: Thresholds,
+  options: ShortlistOptions = {},
+): ShortlistConfig {
+  const size = options.size ?? thresholds.shortlist_size;
+  const n = options.selectMax ?? thresholds.select_max;
+  const fields = shortlistFields.filter((field) =>
+    (options.fields ?? thresholds.shortlist_fields).includes(field),
+  );
+  return {
+    k: size === "max(5n,25)" ? Math.max(5 * n, 25) : (options.k ?? thresholds.shortlist_k),
+    size,
+    fields,
+    visual_boost: options.visualBoost ?? thresholds.shortlist_visual_boost,
+  };
+}
+
+/**
+ * The visual boost over two group searches (entries with a visual, the others), as both
+ * searches apply it: the boost is uniform within each group, so the merge of each group's best
+ * K on boosted scores is exactly the top K of every entry's boosted score.
+ */
+export function mergeBoosted(
+  visual: readonly { doc: number; score: number }[],
+  others: readonly { doc: number; score: number }[],
+  boost: number,
+  k: number,
+): { doc: number; score: number }[] {
+  return [...visual.map((hit) => ({ doc: hit.doc, score: hit.score * boost })), ...others]
+    .sort((left, right) => right.score - left.score || left.doc - right.doc)
+    .slice(0, k);
 }

@@ -39,6 +39,14 @@ async function answers(search: CardSearch, query: string): Promise<string> {
   for (const includeUnverified of [false, true]) {
     for (const strategy of ["bm25-only", "none", "random"] as const)
       results.push(await searchSkills(search, query, { strategy, includeUnverified, seed: 3 }));
+    // The shortlist settings the index also answers: the public code's pool and visual boost.
+    results.push(
+      await searchSkills(search, query, {
+        includeUnverified,
+        shortlistSize: "max(5n,25)",
+        visualBoost: 1.25,
+      }),
+    );
     results.push(search.eligibleCards(includeUnverified).length);
     results.push(search.shortlist(query, { k: 240, includeUnverified }));
   }
@@ -68,6 +76,15 @@ describe("the search index file", () => {
     expect(all.size).toBe(240);
     expect(all.shortlist(generatedQueries(1, options)[0] ?? "").length).toBeGreaterThan(0);
     all.close();
+  });
+
+  it("leaves searches over fewer fields to the entries, which answer them", async () => {
+    const fields = ["name", "applicability", "tags"] as const;
+    const search = await openCardSearch(shared, undefined, { fields });
+    expect(search).toBeInstanceOf(WikiSearch);
+    const indexed = await openIndexed(shared);
+    expect(() => indexed.shortlist("kalo", { fields })).toThrow(/four card fields/);
+    indexed.close();
   });
 
   it("goes stale when an entry is added, replaced or removed, or a domain appears", async () => {

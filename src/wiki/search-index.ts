@@ -5,11 +5,15 @@
  * Layout (little-endian; every section starts on an 8-byte boundary):
  *   magic "skidx\n\0\0" · u32 format · u32 header bytes · header JSON (format, the wiki stamp it
  *   was built from, counts, domain names, section offsets) · then the resident sections, read
- *   whole at open — per document its token count (u32), domain number (u16) and verified flag
- *   (u8); per term (sorted by UTF-8 bytes) its end in the term bytes (u32) and its postings'
- *   end (u32); the term bytes — then, read on demand, the postings (document numbers i32 and
- *   term frequencies u16, grouped by term, documents ascending), per document the end of its
- *   card (f64), and the cards (UTF-8 JSON, `cardOf` of the entry).
+ *   whole at open — per document its token count (u32), domain number (u16) and flags (u8: 1
+ *   verified, 2 has a visual); per term (sorted by UTF-8 bytes) its end in the term bytes (u32)
+ *   and its postings' end (u32); the term bytes — then, read on demand, the postings (document
+ *   numbers i32 and term frequencies u16, grouped by term, documents ascending), per document
+ *   the end of its card (f64), and the cards (UTF-8 JSON, `cardOf` of the entry).
+ *
+ * The postings index the four card fields (the paper's stage 1, the default); a search over
+ * fewer fields is answered from the entries (`openCardSearch`). The visual boost is applied as
+ * by the in-memory search, over the two groups of cards.
  *
  * Documents are the entries of every domain sorted by skill id (as `listEntries` orders them).
  * A search restricted to a domain computes BM25 over that domain's documents only (their count,
@@ -34,7 +38,7 @@ import { mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/promis
 import { endianness } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { InputError, isSkillsmithError } from "../core/errors.js";
+import { InputError, isSkillsmithError, UnsupportedError } from "../core/errors.js";
 import { acquireLock } from "../env/workspace/lock.js";
 import type { EmbeddingClient } from "../model/index.js";
 import {
@@ -46,9 +50,23 @@ import {
   distinctTokens,
   ScoreAccumulator,
 } from "./bm25.js";
-import { cardOf, indexedText, type SkillCard, seededSample } from "./cards.js";
+import {
+  cardOf,
+  indexedText,
+  mergeBoosted,
+  type SkillCard,
+  seededSample,
+  shortlistConfigOf,
+} from "./cards.js";
 import { CardEmbeddings } from "./embedding.js";
-import { type SkillMeta, skillMetaSchema, type Thresholds } from "./meta.js";
+import {
+  type ShortlistField,
+  type SkillMeta,
+  shortlistFields,
+  skillMetaSchema,
+  type Thresholds,
+} from "./meta.js";
+import type { ShortlistConfig, ShortlistHit, ShortlistOptions } from "./search.js";
 import { LOCK_FILE, listDomains, META_FILE, readJsonFile, WIKI_MANIFEST_FILE } from "./store.js";
 
 export const SEARCH_INDEX_FORMAT = 1;
@@ -57,6 +75,8 @@ export const SEARCH_INDEX_FILE = "search.idx";
 const SEARCH_INDEX_LOCK = "search.lock";
 const MAGIC = Buffer.from("skidx\n\0\0", "latin1");
 const PREFIX_BYTES = 16;
+const VERIFIED = 1;
+const VISUAL = 2;
 /** The first read takes this much, which holds the header and, for small wikis, everything resident. */
 const FIRST_READ_BYTES = 256 * 1024;
 
@@ -84,7 +104,7 @@ const headerSchema = z.strictObject({
   sections: z.strictObject({
     lengths: sectionSchema,
     domains: sectionSchema,
-    verified: sectionSchema,
+    flags: sectionSchema,
     termEnds: sectionSchema,
     postingEnds: sectionSchema,
     termBytes: sectionSchema,
@@ -212,7 +232,7 @@ export async function writeIndexFile(
   const domainNumber = new Map(domains.map((name, index) => [name, index]));
   const builder = new Bm25PostingsBuilder();
   const documentDomains = new Uint16Array(count);
-  const verified = new Uint8Array(count);
+  const flags = new Uint8Array(count);
   const cardEnds = new Float64Array(count);
   const cards: Buffer[] = [];
   let cardBytes = 0;
@@ -224,7 +244,9 @@ export async function writeIndexFile(
     const number = domainNumber.get(domain);
     if (number === undefined) throw new RangeError(`domain ${domain} is not in the stamp`);
     documentDomains[doc] = number;
-    verified[doc] = meta.validation_status === "verified" ? 1 : 0;
+    flags[doc] =
+      (meta.validation_status === "verified" ? VERIFIED : 0) |
+      (meta.modalities_present.includes("visual") ? VISUAL : 0);
     const card = Buffer.from(JSON.stringify(cardOf(meta)), "utf8");
     cards.push(card);
     cardBytes += card.length;
@@ -260,7 +282,7 @@ export async function writeIndexFile(
   const bodies: [keyof IndexHeader["sections"], Uint8Array][] = [
     ["lengths", bytesOf(lengths)],
     ["domains", bytesOf(documentDomains)],
-    ["verified", verified],
+    ["flags", flags],
     ["termEnds", bytesOf(termEnds)],
     ["postingEnds", bytesOf(postingEnds)],
     ["termBytes", termBytes],
@@ -378,7 +400,7 @@ export class IndexedWikiSearch {
     private readonly header: IndexHeader,
     private readonly lengths: Uint32Array,
     private readonly documentDomains: Uint16Array,
-    private readonly verified: Uint8Array,
+    private readonly flags: Uint8Array,
     private readonly termEnds: Uint32Array,
     private readonly postingEnds: Uint32Array,
     private readonly termBytes: Buffer,
@@ -457,7 +479,7 @@ export class IndexedWikiSearch {
         at(sections.domains),
         sections.domains.bytes / 2,
       );
-      const verified = new Uint8Array(buffer, at(sections.verified), sections.verified.bytes);
+      const flags = new Uint8Array(buffer, at(sections.flags), sections.flags.bytes);
       const termEnds = new Uint32Array(buffer, at(sections.termEnds), sections.termEnds.bytes / 4);
       const postingEnds = new Uint32Array(
         buffer,
@@ -468,7 +490,7 @@ export class IndexedWikiSearch {
       if (
         lengths.length !== documents ||
         documentDomains.length !== documents ||
-        verified.length !== documents ||
+        flags.length !== documents ||
         termEnds.length !== header.terms ||
         postingEnds.length !== header.terms
       )
@@ -486,7 +508,7 @@ export class IndexedWikiSearch {
         header,
         lengths,
         documentDomains,
-        verified,
+        flags,
         termEnds,
         postingEnds,
         termBytes,
@@ -517,7 +539,16 @@ export class IndexedWikiSearch {
   }
 
   private eligible(doc: number, includeUnverified: boolean): boolean {
-    return this.inScope(doc) && (includeUnverified || this.verified[doc] === 1);
+    return this.inScope(doc) && (includeUnverified || ((this.flags[doc] ?? 0) & VERIFIED) !== 0);
+  }
+
+  /** Whether the index answers a shortlist over these fields (it holds the four together). */
+  static indexes(fields: readonly ShortlistField[]): boolean {
+    return shortlistFields.every((field) => fields.includes(field));
+  }
+
+  shortlistConfig(options: ShortlistOptions = {}): ShortlistConfig {
+    return shortlistConfigOf(this.thresholds, options);
   }
 
   /** The term's number, by binary search over the sorted term bytes. */
@@ -580,13 +611,48 @@ export class IndexedWikiSearch {
     }
   }
 
-  /** Stage 1: the BM25 shortlist over the scope, as `WikiSearch.shortlist` computes it. */
-  shortlist(
-    query: string,
-    options: { k?: number; includeUnverified?: boolean } = {},
-  ): { card: SkillCard; score: number }[] {
-    const k = options.k ?? this.thresholds.shortlist_k;
+  /**
+   * Stage 1: the BM25 shortlist over the scope, as `WikiSearch.shortlist` computes it (K and the
+   * visual boost from the wiki's thresholds unless given; the four fields only).
+   */
+  shortlist(query: string, options: ShortlistOptions = {}): ShortlistHit[] {
+    const config = this.shortlistConfig(options);
+    if (!IndexedWikiSearch.indexes(config.fields))
+      throw new UnsupportedError(
+        "wiki.index.fields",
+        `the search index holds the four card fields, not ${config.fields.join(", ")}: search the entries instead`,
+      );
     const includeUnverified = options.includeUnverified === true;
+    const hits =
+      config.visual_boost === 1
+        ? this.ranked(query, config.k, (doc) => this.eligible(doc, includeUnverified))
+        : mergeBoosted(
+            this.ranked(
+              query,
+              config.k,
+              (doc) => this.eligible(doc, includeUnverified) && this.hasVisual(doc),
+            ),
+            this.ranked(
+              query,
+              config.k,
+              (doc) => this.eligible(doc, includeUnverified) && !this.hasVisual(doc),
+            ),
+            config.visual_boost,
+            config.k,
+          );
+    return hits.map((hit) => ({ card: this.card(hit.doc), score: hit.score }));
+  }
+
+  private hasVisual(doc: number): boolean {
+    return ((this.flags[doc] ?? 0) & VISUAL) !== 0;
+  }
+
+  /** The best k documents allowed by `allowed`, scored over the scope (see the module comment). */
+  private ranked(
+    query: string,
+    k: number,
+    allowed: (doc: number) => boolean,
+  ): { doc: number; score: number }[] {
     const parameters: Bm25Parameters = {
       k1: this.thresholds.bm25_k1,
       b: this.thresholds.bm25_b,
@@ -608,12 +674,12 @@ export class IndexedWikiSearch {
       const idf = bm25Idf(this.scopeCount, frequency);
       for (let position = 0; position < docs.length; position += 1) {
         const doc = docs[position]!;
-        if (!this.eligible(doc, includeUnverified)) continue;
+        if (!allowed(doc)) continue;
         const norm = bm25Norm(this.lengths[doc]!, this.scopeAverage, parameters);
         accumulator.add(doc, idf * bm25Impact(frequencies[position]!, norm, k1Plus1));
       }
     }
-    return accumulator.top(k).map((hit) => ({ card: this.card(hit.doc), score: hit.score }));
+    return accumulator.top(k);
   }
 
   private eligibleDocuments(includeUnverified: boolean): number[] {

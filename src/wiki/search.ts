@@ -13,13 +13,25 @@ import { UnsupportedError } from "../core/errors.js";
 import { packageRoot } from "../core/paths.js";
 import type { EmbeddingClient, ModelClient } from "../model/index.js";
 import { Bm25Index } from "./bm25.js";
-import { cardOf, indexedText, type SkillCard, seededSample } from "./cards.js";
+import {
+  cardOf,
+  indexedText,
+  mergeBoosted,
+  type SkillCard,
+  seededSample,
+  shortlistConfigOf,
+} from "./cards.js";
 import { CardEmbeddings, EMBEDDING_MODEL_VARIABLE, rankByCosine } from "./embedding.js";
-import type { Thresholds } from "./meta.js";
+import {
+  type ShortlistField,
+  type ShortlistSizeRule,
+  shortlistFields,
+  type Thresholds,
+} from "./meta.js";
 import { buildInProgress, IndexedWikiSearch, writeSearchIndex } from "./search-index.js";
 import { listEntries, readWikiManifest, type WikiEntry } from "./store.js";
 
-export { cardOf, indexedText, type SkillCard } from "./cards.js";
+export { cardOf, indexedText, type SkillCard, shortlistConfigOf } from "./cards.js";
 
 export const selectionStrategies = [
   "select",
@@ -30,6 +42,28 @@ export const selectionStrategies = [
   "bm25+embedding",
 ] as const;
 export type SelectionStrategy = (typeof selectionStrategies)[number];
+
+/** How one search built its shortlist; recorded in every search result. */
+export interface ShortlistConfig {
+  /** The shortlist size used. */
+  readonly k: number;
+  /** `k` (the paper's fixed K) or `max(5n,25)` (the public code's pool, n = selection size). */
+  readonly size: ShortlistSizeRule;
+  readonly fields: readonly ShortlistField[];
+  /** Score factor of entries with a visual modality (1 = none). */
+  readonly visual_boost: number;
+}
+
+export interface ShortlistOptions {
+  /** An explicit K (with size `k`). */
+  readonly k?: number;
+  readonly size?: ShortlistSizeRule;
+  /** n, for size `max(5n,25)` (default the wiki's select_max). */
+  readonly selectMax?: number;
+  readonly fields?: readonly ShortlistField[];
+  readonly visualBoost?: number;
+  readonly includeUnverified?: boolean;
+}
 
 export interface ShortlistHit {
   readonly card: SkillCard;
@@ -44,7 +78,8 @@ export interface CardSearch {
   readonly thresholds: Thresholds;
   /** Entries searched. */
   readonly size: number;
-  shortlist(query: string, options?: { k?: number; includeUnverified?: boolean }): ShortlistHit[];
+  shortlistConfig(options?: ShortlistOptions): ShortlistConfig;
+  shortlist(query: string, options?: ShortlistOptions): ShortlistHit[];
   /** Every eligible card, in skill-id order. */
   eligibleCards(includeUnverified: boolean): SkillCard[];
   /** The random strategy: a seeded sample of the eligible cards. */
@@ -55,6 +90,9 @@ export interface CardSearch {
 /** An in-memory search over a wiki's cards; built once, queried many times (the MCP server keeps one). */
 export class WikiSearch implements CardSearch {
   private readonly embeddings = new Map<EmbeddingClient, CardEmbeddings>();
+  /** Indexes over other field sets than the four, built when first asked for. */
+  private readonly fieldIndexes = new Map<string, Bm25Index>();
+  private visualMask: Uint8Array | undefined;
 
   private constructor(
     readonly entries: readonly WikiEntry[],
@@ -96,17 +134,53 @@ export class WikiSearch implements CardSearch {
     return store;
   }
 
-  /** Stage 1: the BM25 shortlist (K from the wiki's thresholds unless given). */
-  shortlist(
-    query: string,
-    options: { k?: number; includeUnverified?: boolean } = {},
-  ): ShortlistHit[] {
-    const k = options.k ?? this.thresholds.shortlist_k;
-    const hits = this.index.search(
-      query,
-      k,
-      options.includeUnverified === true ? undefined : this.verified,
-    );
+  /** The shortlist settings a search uses: options > the wiki's recorded defaults. */
+  shortlistConfig(options: ShortlistOptions = {}): ShortlistConfig {
+    return shortlistConfigOf(this.thresholds, options);
+  }
+
+  private indexFor(fields: readonly ShortlistField[]): Bm25Index {
+    if (fields.length === shortlistFields.length) return this.index;
+    const key = fields.join(",");
+    let index = this.fieldIndexes.get(key);
+    if (index === undefined) {
+      index = Bm25Index.build(
+        this.entries.map((entry) => indexedText(entry.meta, fields)),
+        { k1: this.thresholds.bm25_k1, b: this.thresholds.bm25_b },
+      );
+      this.fieldIndexes.set(key, index);
+    }
+    return index;
+  }
+
+  /**
+   * Stage 1: the BM25 shortlist (K, fields and visual boost from the wiki's thresholds unless
+   * given). With a boost, the best K of the entries with a visual and the best K of the others
+   * are merged on boosted scores: the boost is uniform within each group, so this is exactly
+   * the top K of every entry's boosted score.
+   */
+  shortlist(query: string, options: ShortlistOptions = {}): ShortlistHit[] {
+    const config = this.shortlistConfig(options);
+    const index = this.indexFor(config.fields);
+    const eligible = options.includeUnverified === true ? undefined : this.verified;
+    let hits: { doc: number; score: number }[];
+    if (config.visual_boost === 1) hits = index.search(query, config.k, eligible);
+    else {
+      this.visualMask ??= Uint8Array.from(this.entries, (entry) =>
+        entry.meta.modalities_present.includes("visual") ? 1 : 0,
+      );
+      const visual = this.visualMask;
+      const group = (wanted: number) =>
+        Uint8Array.from(visual, (flag, doc) =>
+          flag === wanted && (eligible === undefined || eligible[doc] === 1) ? 1 : 0,
+        );
+      hits = mergeBoosted(
+        index.search(query, config.k, group(1)),
+        index.search(query, config.k, group(0)),
+        config.visual_boost,
+        config.k,
+      );
+    }
     return hits.map((hit) => {
       const entry = this.entries[hit.doc];
       if (entry === undefined) throw new RangeError(`no entry ${hit.doc}`);
@@ -136,13 +210,20 @@ export class WikiSearch implements CardSearch {
 }
 
 /**
- * The search `wiki search` uses: the index file when it is fresh; else, when no build is
- * running and the wiki can be written, the index rebuilt and then used; else (a read-only
- * wiki, a build in progress, a wiki the index cannot hold) the entries read into memory. Every
+ * The search `wiki search` uses: the index file when it is fresh and indexes the fields asked
+ * for (the four, unless the wiki or the caller chose fewer); else, when no build is running and
+ * the wiki can be written, the index rebuilt and then used; else (a read-only wiki, a build in
+ * progress, other fields, a wiki the index cannot hold) the entries read into memory. Every
  * path answers alike (`search-index.test.ts`).
  */
-export async function openCardSearch(root: string, domain?: string): Promise<CardSearch> {
+export async function openCardSearch(
+  root: string,
+  domain?: string,
+  options: { readonly fields?: readonly ShortlistField[] } = {},
+): Promise<CardSearch> {
   const { thresholds } = await readWikiManifest(root);
+  if (!IndexedWikiSearch.indexes(options.fields ?? thresholds.shortlist_fields))
+    return WikiSearch.open(root, domain);
   const open = () => IndexedWikiSearch.open(root, thresholds, domain);
   const indexed = await open();
   if (indexed !== undefined) return indexed;
@@ -189,6 +270,8 @@ export interface SearchResult {
   readonly rejected_ids: string[];
   /** The embedding strategies: the model that embedded query and cards. */
   readonly embedding_model?: string;
+  /** How the shortlist was built: K, its size rule, the fields indexed, the visual boost. */
+  readonly shortlist_config?: ShortlistConfig;
 }
 
 async function selectorPrompt(max: number): Promise<string> {
@@ -244,6 +327,10 @@ export interface SearchOptions {
   readonly k?: number;
   readonly max?: number;
   readonly seed?: number;
+  /** Shortlist size rule, fields and visual boost (default: the wiki's recorded defaults). */
+  readonly shortlistSize?: ShortlistSizeRule;
+  readonly fields?: readonly ShortlistField[];
+  readonly visualBoost?: number;
 }
 
 export async function searchSkills(
@@ -253,13 +340,24 @@ export async function searchSkills(
 ): Promise<SearchResult> {
   const strategy = options.strategy ?? "bm25-only";
   const max = options.max ?? search.thresholds.select_max;
-  const shortlist = search.shortlist(query, {
+  const shortlistOptions: ShortlistOptions = {
     ...(options.k === undefined ? {} : { k: options.k }),
     ...(options.includeUnverified === undefined
       ? {}
       : { includeUnverified: options.includeUnverified }),
-  });
-  const base = { query, strategy, shortlist, rejected_ids: [] as string[] };
+    ...(options.shortlistSize === undefined ? {} : { size: options.shortlistSize }),
+    selectMax: max,
+    ...(options.fields === undefined ? {} : { fields: options.fields }),
+    ...(options.visualBoost === undefined ? {} : { visualBoost: options.visualBoost }),
+  };
+  const shortlist = search.shortlist(query, shortlistOptions);
+  const base = {
+    query,
+    strategy,
+    shortlist,
+    rejected_ids: [] as string[],
+    shortlist_config: search.shortlistConfig(shortlistOptions),
+  };
   switch (strategy) {
     case "none":
       return { ...base, selected: [] };

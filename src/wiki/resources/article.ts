@@ -1,9 +1,11 @@
 /**
  * Article connector: HTML → readable article (Mozilla Readability over linkedom) → paragraphs.
  * Paragraphs are the block elements of the readable content in document order: text paragraphs,
- * list items, headings and code blocks, each whitespace-normalised (code keeps its lines).
+ * list items, headings, definition terms (API signatures in generated docs), quotes and code
+ * blocks, each whitespace-normalised (code keeps its lines).
  */
 import { createRequire } from "node:module";
+import { recogniseLicence } from "./licence.js";
 import type { ExtractedUnit } from "./types.js";
 
 type ReadabilityModule = typeof import("@mozilla/readability");
@@ -25,7 +27,7 @@ function htmlLibraries(): {
   };
 }
 
-const BLOCKS = "h1, h2, h3, h4, p, li, pre, blockquote";
+const BLOCKS = "h1, h2, h3, h4, p, li, dt, pre, blockquote";
 const MIN_PARAGRAPH_CHARS = 20;
 
 export interface ReadableArticle {
@@ -33,6 +35,19 @@ export interface ReadableArticle {
   readonly paragraphs: readonly string[];
   /** A licence declared by the page (`<meta name="license">` or `<link rel="license">`). */
   readonly declaredLicence: string | null;
+}
+
+/**
+ * A licence stated in one of the page's first comments, as generated documentation does
+ * (texinfo puts the manual's permission notice there): its SPDX id, when recognised.
+ */
+function commentLicence(html: string): string | null {
+  for (const [index, match] of [...html.matchAll(/<!--([\s\S]*?)-->/g)].entries()) {
+    if (index >= 3) break;
+    const recognised = recogniseLicence(match[1]);
+    if (recognised.licence !== null) return recognised.licence;
+  }
+  return null;
 }
 
 export function readArticle(html: string): ReadableArticle {
@@ -43,7 +58,7 @@ export function readArticle(html: string): ReadableArticle {
       .querySelector('meta[name="license"], meta[name="dc.rights"], meta[name="DC.rights"]')
       ?.getAttribute("content") ??
     document.querySelector('link[rel="license"], a[rel="license"]')?.getAttribute("href") ??
-    null;
+    commentLicence(html);
   const title = document.querySelector("title")?.textContent?.trim() ?? "";
   // Readability mutates the document it reads, so the licence was read first.
   // biome-ignore lint/suspicious/noExplicitAny: linkedom's Document is DOM-compatible but typed separately
@@ -65,7 +80,15 @@ export function readArticle(html: string): ReadableArticle {
     if (text === "") continue;
     paragraphs.push(element.tagName === "PRE" ? `\`\`\`\n${text}\n\`\`\`` : text);
   }
-  return { title: article?.title?.trim() || title, paragraphs, declaredLicence: declared };
+  // Readability shortens titles at separators such as ":"; a cut inside brackets ("The Basics
+  // (libffi: the portable …)" → "the portable …)") is worse than the page's own title.
+  const shortened = article?.title?.trim() ?? "";
+  const balanced = (shortened.match(/\(/g) ?? []).length === (shortened.match(/\)/g) ?? []).length;
+  return {
+    title: shortened !== "" && balanced ? shortened : title,
+    paragraphs,
+    declaredLicence: declared,
+  };
 }
 
 export function paragraphUnits(article: ReadableArticle): ExtractedUnit[] {
