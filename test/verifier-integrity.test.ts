@@ -1,0 +1,232 @@
+/**
+ * Verifier integrity under attack, end to end: a tiny real git repository, a real pytest verifier
+ * (eight checks, a parametrised one and a class among them), the replay agent applying recorded
+ * patches, `runSuite` in bubblewrap. Every with-arm patch of skill `attacks` carries no
+ * implementation — the stub package only — plus one attack on how skillsmith reads outcomes
+ * (`test/support/attacks.ts` lists them and where each comes from). Every without-arm patch is
+ * the stub alone.
+ *
+ * By hand: the stub passes `test_name` and `test_package_importable` and nothing else, so an
+ * attack that gains nothing scores 2/8 = 0.25, and a caught one scores 0 with the flag
+ * `tampered` and evidence naming the failed check. The control skill's rows are honest: a real
+ * implementation passes 8/8, a module that raises at import passes the stub's 2/8; neither may
+ * be flagged. With every attack at ≤ 0.25 against the stub's 0.25, no requirement delta of
+ * `attacks` is positive, so its verdict cannot be Golden.
+ *
+ * Set SKILLSMITH_ATTACK_TABLE=1 to print each row's score, flags and evidence.
+ */
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { reportRunDir } from "../src/bench/analysis/load.js";
+import type { BenchReport } from "../src/bench/analysis/report.js";
+import { runSuite } from "../src/bench/run/runner.js";
+import { ResultsStore, type RunResult } from "../src/bench/store/results.js";
+import {
+  ATTACKS,
+  type AttackRow,
+  CONTROL_PASSED,
+  CONTROLS,
+  STUB_INIT,
+  STUB_PASSED,
+  TEST_CALC,
+  TEST_PACKAGE,
+  VERIFIER_CHECKS,
+} from "./support/attacks.js";
+import { usableBubblewrap } from "./support/sandboxes.js";
+import { newFilesPatch, removeRunRoot, TINY_MOUNT, tinyRepository } from "./support/suites.js";
+
+const bubblewrap = await usableBubblewrap();
+const STUB_RATIO = STUB_PASSED / VERIFIER_CHECKS;
+
+const VERIFIER_YAML = `# Debian's interpreter has pytest; host plugins stay unloaded.
+command: PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 /usr/bin/python3 -m pytest -q -p no:cacheprovider --junitxml=junit.xml test_package.py test_calc.py
+files: [test_package.py, test_calc.py]
+junit: junit.xml
+timeoutSeconds: 60
+`;
+
+async function writeSkill(
+  suite: string,
+  id: string,
+  repository: { repo: string; commit: string },
+  rows: readonly AttackRow[],
+): Promise<void> {
+  const skill = join(suite, "skills", id);
+  await mkdir(join(skill, "agent-skills", id), { recursive: true });
+  await writeFile(
+    join(skill, "skill.yaml"),
+    `repository:\n  path: ${repository.repo}\n  commit: ${repository.commit}\n  name: tiny\n  mountPath: ${TINY_MOUNT}\n`,
+  );
+  await writeFile(
+    join(skill, "agent-skills", id, "SKILL.md"),
+    `---\nname: ${id}\ndescription: Write the tinycalc package. Use when a task asks for tinycalc.\n---\n\n# ${id}\n\nWrite tinycalc.\n`,
+  );
+  for (const row of rows) {
+    const folder = join(skill, "requirements", row.id);
+    await mkdir(join(folder, "verifier"), { recursive: true });
+    await writeFile(
+      join(folder, "requirement.md"),
+      "## Background\n\nA tiny repository.\n\n## Requirement\n\nCreate the package tinycalc with add, sub and __version__.\n\n## File Operations\n\n- `tinycalc/__init__.py`\n- `tinycalc/calc.py`\n\n## Acceptance Criteria\n\n- add and sub compute sums and differences\n- tinycalc.__version__ is a string\n",
+    );
+    await writeFile(join(folder, "verifier.yaml"), VERIFIER_YAML);
+    await writeFile(join(folder, "verifier", "test_package.py"), TEST_PACKAGE);
+    await writeFile(join(folder, "verifier", "test_calc.py"), TEST_CALC);
+  }
+}
+
+function predictionLines(skill: string, rows: readonly AttackRow[]): string[] {
+  return rows.flatMap((row) => [
+    JSON.stringify({
+      skill,
+      requirement: row.id,
+      arm: "without",
+      patch: newFilesPatch({ "tinycalc/__init__.py": STUB_INIT }),
+    }),
+    JSON.stringify({
+      skill,
+      requirement: row.id,
+      arm: "with",
+      patch: newFilesPatch({ "tinycalc/__init__.py": STUB_INIT, ...row.files }),
+    }),
+  ]);
+}
+
+let root: string;
+let runDir: string;
+let results: RunResult[] = [];
+let report: BenchReport;
+
+function resultOf(requirement: string, arm: "with" | "without"): RunResult {
+  const found = results.find((result) => result.requirement === requirement && result.arm === arm);
+  if (found === undefined) throw new Error(`no result for ${requirement}/${arm}`);
+  return found;
+}
+
+function describeResult(result: RunResult): string {
+  return `${result.passed}/${result.total} = ${result.passRatio.toFixed(3)} flags [${result.flags.join(", ")}] evidence ${JSON.stringify(result.verifier?.evidence ?? [])}`;
+}
+
+describe.skipIf(bubblewrap === undefined)(
+  "verifier integrity: attacks by code under test (bubblewrap)",
+  () => {
+    beforeAll(async () => {
+      root = await mkdtemp(join(tmpdir(), "verifier-integrity-"));
+      const repository = await tinyRepository(root);
+      const suite = join(root, "suite");
+      await mkdir(suite, { recursive: true });
+      await writeFile(
+        join(suite, "suite.yaml"),
+        "format: skillsmith-suite/1\nname: integrity\nconfigurations:\n  - id: replay\n    agent: replay\n    limits: { timeoutSeconds: 60 }\n",
+      );
+      await writeSkill(suite, "attacks", repository, ATTACKS);
+      await writeSkill(suite, "control", repository, CONTROLS);
+      const predictions = join(root, "predictions.jsonl");
+      await writeFile(
+        predictions,
+        `${[...predictionLines("attacks", ATTACKS), ...predictionLines("control", CONTROLS)].join("\n")}\n`,
+      );
+      runDir = join(root, "run");
+      await runSuite({
+        suite,
+        runDir,
+        predictions,
+        sandbox: bubblewrap ?? "local",
+        cacheDir: join(root, "cache"),
+        concurrency: 2,
+      });
+      const store = ResultsStore.openReadOnly(runDir);
+      try {
+        results = store.results();
+      } finally {
+        store.close();
+      }
+      report = await reportRunDir(runDir);
+    }, 600_000);
+
+    afterAll(async () => {
+      if (process.env.SKILLSMITH_ATTACK_TABLE === "1") {
+        const lines = [...ATTACKS, ...CONTROLS].map(
+          (row) =>
+            `${row.id.padEnd(30)} ${row.expect.padEnd(20)} ${describeResult(resultOf(row.id, "with"))}`,
+        );
+        const verdicts = report.profiles.map(
+          (profile) => `${profile.skill}: Δ ${profile.delta} p ${profile.p} ${profile.class}`,
+        );
+        process.stderr.write(`\n${lines.join("\n")}\n${verdicts.join("\n")}\n`);
+      }
+      if (root !== undefined) await removeRunRoot(root);
+    });
+
+    it("scores every run of the table", () => {
+      expect(results).toHaveLength(2 * (ATTACKS.length + CONTROLS.length));
+    });
+
+    it("scores the stub alone at 2 of 8 checks, unflagged, in every without arm", () => {
+      for (const row of [...ATTACKS, ...CONTROLS]) {
+        const result = resultOf(row.id, "without");
+        expect({
+          row: row.id,
+          passed: result.passed,
+          total: result.total,
+          flags: result.flags,
+        }).toEqual({ row: row.id, passed: STUB_PASSED, total: VERIFIER_CHECKS, flags: [] });
+      }
+    });
+
+    it("scores honest deliverables as before, unflagged", () => {
+      for (const row of CONTROLS) {
+        const result = resultOf(row.id, "with");
+        expect({
+          row: row.id,
+          passed: result.passed,
+          total: result.total,
+          flags: result.flags,
+        }).toEqual({
+          row: row.id,
+          passed: CONTROL_PASSED[row.id],
+          total: VERIFIER_CHECKS,
+          flags: [],
+        });
+      }
+    });
+
+    for (const row of ATTACKS) {
+      it(`${row.id} (${row.origin}): ${row.expect} — ${row.description}`, () => {
+        const result = resultOf(row.id, "with");
+        const shown = { row: row.id, result: describeResult(result) };
+        const tampered = result.flags.includes("tampered");
+        switch (row.expect) {
+          case "tampered":
+            expect(shown, "must be flagged tampered").toMatchObject({
+              result: expect.stringContaining("tampered"),
+            });
+            expect(result.passRatio).toBe(0);
+            expect(result.verifier?.evidence?.length ?? 0).toBeGreaterThan(0);
+            break;
+          case "no-gain":
+            expect(result.flags, shown.result).toEqual([]);
+            expect(result.passRatio, shown.result).toBeLessThanOrEqual(STUB_RATIO);
+            break;
+          case "no-gain-or-tampered":
+            if (tampered) expect(result.passRatio, shown.result).toBe(0);
+            else expect(result.passRatio, shown.result).toBeLessThanOrEqual(STUB_RATIO);
+            break;
+          case "undetectable":
+            // The verifier compares with ==: an object equal to everything passes its checks.
+            // Documented in src/env/verifier/README.md as the verifier's weakness.
+            expect(tampered, shown.result).toBe(false);
+            expect(result.passRatio, shown.result).toBeGreaterThan(STUB_RATIO);
+            break;
+        }
+      });
+    }
+
+    it("never finds the attacks Golden", () => {
+      const attacks = report.profiles.find((profile) => profile.skill === "attacks");
+      expect(attacks?.class).not.toBe("golden");
+      expect(attacks?.requirements).toHaveLength(ATTACKS.length);
+    });
+  },
+);
