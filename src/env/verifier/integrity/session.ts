@@ -1,0 +1,150 @@
+/**
+ * The two verifier runs the integrity checks need, independent of where a verifier's files live
+ * (`runVerifier` copies them into the workspace, suite verifiers mount them beside it): the
+ * inventory run (the command in `inventory` mode on an empty workspace) and a scored run with
+ * the channel open. Callers supply `execute`, which runs the command in their sandbox with the
+ * channel's environment and mounts added, and the path mappings only they know.
+ */
+import { readFile, writeFile } from "node:fs/promises";
+import type { Mount, SandboxExecResult } from "../../sandbox/types.js";
+import type { CheckResult } from "../types.js";
+import { assessChannelRun, type IntegrityAssessment } from "./assess.js";
+import { type Canary, type CanaryPlan, canarySource, planCanaries } from "./canary.js";
+import type { ChannelOutcome } from "./channel.js";
+import { inventoryFromRun, type PytestInventory, type VerifierInventory } from "./inventory.js";
+import { openVerifierChannel } from "./plugin.js";
+
+export interface ChannelAdditions {
+  readonly env: Readonly<Record<string, string>>;
+  readonly mounts: readonly Mount[];
+}
+
+export interface IntegritySessionOptions {
+  /** Run the verifier's command with these added; resolves when its process tree has ended. */
+  readonly execute: (additions: ChannelAdditions) => Promise<SandboxExecResult>;
+  /** The sandbox has no mount namespace (`unsafe`): the plugin gets host paths. */
+  readonly hostPaths: boolean;
+  /** The verifier's own environment, merged with the channel's (PYTEST_ADDOPTS, PYTHONPATH). */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** Take a verifier's inventory: its command, plugin in `inventory` mode, an empty workspace. */
+export async function takeInventory(
+  options: IntegritySessionOptions & {
+    readonly readJunit: () => Promise<readonly CheckResult[] | undefined>;
+    readonly verifierFile: (sandboxPath: string) => string | undefined;
+  },
+): Promise<VerifierInventory> {
+  const channel = await openVerifierChannel(
+    { mode: "inventory", canaries: [] },
+    { hostPaths: options.hostPaths, ...(options.env === undefined ? {} : { env: options.env }) },
+  );
+  let execution: SandboxExecResult;
+  let outcome: ChannelOutcome;
+  try {
+    execution = await options.execute({ env: channel.env, mounts: channel.mounts });
+  } finally {
+    outcome = await channel.finish();
+  }
+  return inventoryFromRun({
+    outcome,
+    exitCode: execution.exitCode,
+    timedOut: execution.timedOut,
+    junit: await options.readJunit(),
+    verifierFile: options.verifierFile,
+    output: `${execution.stdout}\n${execution.stderr}`,
+  });
+}
+
+/**
+ * Plan this run's canaries and append them to the module they join, in the run's own copy of
+ * the verifier (`hostFile` maps a verifier-relative file to that copy). Undefined when the
+ * verifier has no module to put them in.
+ */
+export async function injectCanaries(
+  inventory: PytestInventory,
+  hostFile: (file: string) => string,
+): Promise<CanaryPlan | undefined> {
+  const sources = new Map<string, string>();
+  for (const module of inventory.modules) {
+    if (module.file === undefined || !module.file.endsWith(".py")) continue;
+    const text = await readFile(hostFile(module.file), "utf8").catch(() => undefined);
+    if (text !== undefined) sources.set(module.file, text);
+  }
+  const usable: PytestInventory = {
+    ...inventory,
+    modules: inventory.modules.filter(
+      (module) => module.file !== undefined && sources.has(module.file),
+    ),
+  };
+  const plan = planCanaries(usable, (file) => sources.get(file) ?? "");
+  if (plan === undefined) return undefined;
+  const source = sources.get(plan.file) ?? "";
+  await writeFile(hostFile(plan.file), `${source}${canarySource(plan, source)}`);
+  return plan;
+}
+
+export interface ScoredChannelRun {
+  readonly execution: SandboxExecResult;
+  readonly assessment: IntegrityAssessment;
+  readonly canaries: readonly Canary[];
+}
+
+/** Run the verifier with the channel open and assess what came back. */
+export async function runWithChannel(
+  options: IntegritySessionOptions & {
+    readonly inventory: PytestInventory;
+    readonly canaries: readonly Canary[];
+    readonly readJunit: () => Promise<readonly CheckResult[] | "missing" | undefined>;
+    readonly conftestAllowed: (sandboxPath: string) => boolean;
+  },
+): Promise<ScoredChannelRun> {
+  const channel = await openVerifierChannel(
+    { mode: "run", canaries: options.canaries.map((canary) => canary.nodeid) },
+    { hostPaths: options.hostPaths, ...(options.env === undefined ? {} : { env: options.env }) },
+  );
+  let execution: SandboxExecResult;
+  let outcome: ChannelOutcome;
+  try {
+    execution = await options.execute({ env: channel.env, mounts: channel.mounts });
+  } finally {
+    outcome = await channel.finish();
+  }
+  const assessment = assessChannelRun({
+    inventory: options.inventory,
+    canaries: options.canaries,
+    outcome,
+    exitCode: execution.exitCode,
+    timedOut: execution.timedOut,
+    junit: await options.readJunit(),
+    conftestAllowed: options.conftestAllowed,
+  });
+  return { execution, assessment, canaries: options.canaries };
+}
+
+/**
+ * For verifiers the channel cannot serve: every check name of the JUnit report written with an
+ * empty workspace must be in the scored run's report too (a missing one was removed or renamed).
+ */
+export function missingJunitNames(
+  inventoryNames: readonly string[],
+  checks: readonly CheckResult[],
+): string[] {
+  const present = new Set(checks.map((check) => check.name));
+  return inventoryNames.filter((name) => !present.has(name));
+}
+
+/** A memo of inventories by key; a failed inventory is retried by the next caller. */
+export class InventoryMemo {
+  private readonly entries = new Map<string, Promise<VerifierInventory>>();
+
+  get(key: string, take: () => Promise<VerifierInventory>): Promise<VerifierInventory> {
+    let entry = this.entries.get(key);
+    if (entry === undefined) {
+      entry = take();
+      this.entries.set(key, entry);
+      entry.catch(() => this.entries.delete(key));
+    }
+    return entry;
+  }
+}
