@@ -57,7 +57,7 @@ export {
   type ChannelAdditions,
   InventoryMemo,
   injectCanaries,
-  missingJunitNames,
+  junitShortfall,
   runWithChannel,
   type ScoredChannelRun,
   takeInventory,

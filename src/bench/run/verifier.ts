@@ -21,8 +21,8 @@ import {
   InventoryMemo,
   injectCanaries,
   isCollectionError,
+  junitShortfall,
   type Mount,
-  missingJunitNames,
   parseRunnerSummary,
   readJunitReports,
   runWithChannel,
@@ -316,18 +316,12 @@ export async function runSuiteVerifier(
   const evidence: string[] = [];
   if (execution.timedOut) flags.push("timeout");
   else if (isCollectionError(checks, output, execution.exitCode)) flags.push("collection-error");
-  if (!execution.timedOut && inventory.junitNames.length > 0) {
-    const missing = fromJunit
-      ? missingJunitNames(inventory.junitNames, checks)
-      : [...inventory.junitNames];
-    if (missing.length > 0) {
-      flags.push("tampered");
-      evidence.push(
-        fromJunit
-          ? `id set: ${missing.length} check(s) of the verifier's JUnit report are missing: ${missing.slice(0, 8).join(", ")}${missing.length > 8 ? ` and ${missing.length - 8} more` : ""}`
-          : "junit: the JUnit report the verifier writes even with an empty workspace is gone",
-      );
-    }
+  const shortfall = execution.timedOut
+    ? undefined
+    : junitShortfall(inventory.junitChecks, fromJunit ? checks : undefined);
+  if (shortfall !== undefined) {
+    flags.push("tampered");
+    evidence.push(shortfall);
   }
 
   let passed = checks.filter((check) => check.status === "pass").length;

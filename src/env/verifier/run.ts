@@ -20,7 +20,7 @@ import {
   type ChannelAdditions,
   InventoryMemo,
   injectCanaries,
-  missingJunitNames,
+  junitShortfall,
   runWithChannel,
   takeInventory,
 } from "./integrity/session.js";
@@ -228,19 +228,10 @@ export async function runVerifier(options: RunVerifierOptions): Promise<Verifier
   if (execution.timedOut) flags.push("timeout");
   else if (isCollectionError(checks, output, execution.exitCode)) flags.push("collection-error");
   else if (checks.length === 0) flags.push("no-checks");
-  if (!execution.timedOut && inventory.junitNames.length > 0) {
-    const missing =
-      junit === undefined
-        ? [...inventory.junitNames]
-        : missingJunitNames(inventory.junitNames, junit);
-    if (missing.length > 0) {
-      flags.push("tampered");
-      evidence.push(
-        junit === undefined
-          ? "junit: the JUnit report the verifier writes even with an empty workspace is gone"
-          : `id set: ${missing.length} check(s) of the verifier's JUnit report are missing: ${missing.slice(0, 8).join(", ")}`,
-      );
-    }
+  const shortfall = execution.timedOut ? undefined : junitShortfall(inventory.junitChecks, junit);
+  if (shortfall !== undefined) {
+    flags.push("tampered");
+    evidence.push(shortfall);
   }
 
   const passed = checks.filter((check) => check.status === "pass").length;

@@ -149,7 +149,7 @@ describe("inventoryFromRun", () => {
     expect(reasons[5]).toBe("collecting timed out");
   });
 
-  it("keeps the JUnit check names of an opaque verifier as the lower bound of later runs", () => {
+  it("keeps the JUnit check count of an opaque verifier as the lower bound of later runs", () => {
     const inventory = inventoryFromRun(
       run([], {
         outcome: { connections: 0, records: [], violations: [] },
@@ -160,6 +160,6 @@ describe("inventoryFromRun", () => {
         ],
       }),
     );
-    expect(inventory).toMatchObject({ kind: "opaque", junitNames: ["r::exists", "r::good"] });
+    expect(inventory).toMatchObject({ kind: "opaque", junitChecks: 3 });
   });
 });

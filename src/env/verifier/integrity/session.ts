@@ -123,15 +123,20 @@ export async function runWithChannel(
 }
 
 /**
- * For verifiers the channel cannot serve: every check name of the JUnit report written with an
- * empty workspace must be in the scored run's report too (a missing one was removed or renamed).
+ * For verifiers the channel cannot serve: the scored run's JUnit report must list at least the
+ * checks the one written with an empty workspace lists (fewer: some were removed). Evidence, or
+ * undefined when the check holds.
  */
-export function missingJunitNames(
-  inventoryNames: readonly string[],
-  checks: readonly CheckResult[],
-): string[] {
-  const present = new Set(checks.map((check) => check.name));
-  return inventoryNames.filter((name) => !present.has(name));
+export function junitShortfall(
+  inventoryChecks: number,
+  checks: readonly CheckResult[] | undefined,
+): string | undefined {
+  if (inventoryChecks === 0) return undefined;
+  if (checks === undefined) {
+    return `junit: the JUnit report is gone, though the verifier writes one (${inventoryChecks} check(s)) even with an empty workspace`;
+  }
+  if (checks.length >= inventoryChecks) return undefined;
+  return `id set: the JUnit report lists ${checks.length} check(s), fewer than the ${inventoryChecks} it lists with an empty workspace`;
 }
 
 /** A memo of inventories by key; a failed inventory is retried by the next caller. */
