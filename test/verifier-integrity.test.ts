@@ -15,7 +15,7 @@
  *
  * Set SKILLSMITH_ATTACK_TABLE=1 to print each row's score, flags and evidence.
  */
-import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -23,6 +23,9 @@ import { reportRunDir } from "../src/bench/analysis/load.js";
 import type { BenchReport } from "../src/bench/analysis/report.js";
 import { runSuite } from "../src/bench/run/runner.js";
 import { ResultsStore, type RunResult } from "../src/bench/store/results.js";
+import type { SandboxV1 } from "../src/env/sandbox/types.js";
+import { runVerifier } from "../src/env/verifier/run.js";
+import type { VerifierSpec } from "../src/env/verifier/types.js";
 import {
   ATTACKS,
   type AttackRow,
@@ -34,10 +37,11 @@ import {
   TEST_PACKAGE,
   VERIFIER_CHECKS,
 } from "./support/attacks.js";
-import { usableBubblewrap } from "./support/sandboxes.js";
+import { availableContainerSandbox, usableBubblewrap } from "./support/sandboxes.js";
 import { newFilesPatch, removeRunRoot, TINY_MOUNT, tinyRepository } from "./support/suites.js";
 
 const bubblewrap = await usableBubblewrap();
+const container = await availableContainerSandbox();
 const STUB_RATIO = STUB_PASSED / VERIFIER_CHECKS;
 
 const VERIFIER_YAML = `# Debian's interpreter has pytest; host plugins stay unloaded.
@@ -230,3 +234,141 @@ describe.skipIf(bubblewrap === undefined)(
     });
   },
 );
+
+/**
+ * The same checks where skillsmith runs a verifier outside a bench run (`runVerifier`: bench
+ * generate's controls, the built-in synthesis family), in the container sandbox, and for a
+ * verifier that is not pytest (its JUnit report's check count is all the inventory can fix).
+ */
+describe("verifier integrity outside bench runs", () => {
+  const ATTACK = ATTACKS.find((row) => row.id === "gc-plugin-rewrites-reports");
+  const pytestVerifier = (python: string): VerifierSpec => ({
+    files: [
+      { path: "test_package.py", content: TEST_PACKAGE },
+      { path: "test_calc.py", content: TEST_CALC },
+    ],
+    command: `PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 ${python} -m pytest -q -p no:cacheprovider --junitxml=junit.xml test_package.py test_calc.py`,
+    resultsFile: "junit.xml",
+    timeoutMs: 120_000,
+  });
+
+  async function runIn(
+    sandbox: SandboxV1,
+    verifier: VerifierSpec,
+    files: Readonly<Record<string, string>>,
+  ) {
+    const workspace = await mkdtemp(join(tmpdir(), "verifier-integrity-direct-"));
+    try {
+      for (const [path, content] of Object.entries(files)) {
+        await mkdir(join(workspace, path, ".."), { recursive: true });
+        await writeFile(join(workspace, path), content);
+      }
+      return await runVerifier({ sandbox, workspace, workspaceMountPath: TINY_MOUNT, verifier });
+    } finally {
+      await rm(workspace, { recursive: true, force: true });
+    }
+  }
+
+  it.skipIf(container === undefined)(
+    "container: the stub scores 2/8, the plugin attack is flagged",
+    async () => {
+      const sandbox = container as SandboxV1;
+      const stub = await runIn(sandbox, pytestVerifier("python3"), {
+        "tinycalc/__init__.py": STUB_INIT,
+      });
+      expect([stub.passed, stub.total, stub.flags, stub.source]).toEqual([
+        STUB_PASSED,
+        VERIFIER_CHECKS,
+        [],
+        "channel",
+      ]);
+      const attacked = await runIn(sandbox, pytestVerifier("python3"), ATTACK?.files ?? {});
+      expect(attacked.flags).toContain("tampered");
+      expect(attacked.passRatio).toBe(0);
+      expect(attacked.evidence.join("\n")).toMatch(
+        /a pytest plugin was registered after the session started: "tinycalc-helper"/,
+      );
+    },
+  );
+
+  // A checker that is not pytest: it imports the deliverable, checks two things, writes JUnit.
+  const CHECKER = `import os
+import sys
+
+sys.path.insert(0, os.environ.get("SKILLSMITH_WORKSPACE", "/workspace/tiny"))
+cases = []
+
+
+def check(name, function):
+    try:
+        function()
+        cases.append('<testcase classname="check" name="%s"/>' % name)
+    except Exception as error:  # noqa: BLE001 - any failure fails the check
+        cases.append('<testcase classname="check" name="%s"><failure message="%s"/></testcase>' % (name, type(error).__name__))
+
+
+def importable():
+    __import__("tinycalc")
+
+
+def adds():
+    from tinycalc.calc import add
+    assert add(2, 3) == 5
+
+
+check("importable", importable)
+check("adds", adds)
+with open("results.xml", "w", encoding="utf-8") as handle:
+    handle.write("<testsuite>%s</testsuite>" % "".join(cases))
+`;
+  const checkerVerifier: VerifierSpec = {
+    files: [{ path: "check.py", content: CHECKER }],
+    command: "/usr/bin/python3 check.py",
+    resultsFile: "results.xml",
+    timeoutMs: 60_000,
+  };
+  const sandbox: SandboxV1 | undefined = bubblewrap;
+
+  it.skipIf(sandbox === undefined)(
+    "a non-pytest verifier: the stub scores 1/2 from JUnit, unflagged",
+    async () => {
+      const stub = await runIn(sandbox as SandboxV1, checkerVerifier, {
+        "tinycalc/__init__.py": STUB_INIT,
+      });
+      expect([stub.passed, stub.total, stub.flags, stub.source, stub.evidence]).toEqual([
+        1,
+        2,
+        [],
+        "junit",
+        [],
+      ]);
+    },
+  );
+
+  it.skipIf(sandbox === undefined)(
+    "a non-pytest verifier: removing the failing check from its JUnit report is flagged",
+    async () => {
+      const attacked = await runIn(sandbox as SandboxV1, checkerVerifier, {
+        "tinycalc/__init__.py": `${STUB_INIT}
+import atexit
+import re
+
+
+def _drop_failures():
+    with open("results.xml", encoding="utf-8") as handle:
+        xml = handle.read()
+    with open("results.xml", "w", encoding="utf-8") as handle:
+        handle.write(re.sub(r"<testcase [^>]*><failure[^>]*/></testcase>", "", xml))
+
+
+atexit.register(_drop_failures)
+`,
+      });
+      expect(attacked.flags).toEqual(["tampered"]);
+      expect(attacked.passRatio).toBe(0);
+      expect(attacked.evidence).toEqual([
+        "id set: the JUnit report lists 1 check(s), fewer than the 2 it lists with an empty workspace",
+      ]);
+    },
+  );
+});
