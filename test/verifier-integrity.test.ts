@@ -291,6 +291,31 @@ describe("verifier integrity outside bench runs", () => {
     },
   );
 
+  it.skipIf(bubblewrap === undefined)(
+    "a workspace module that shadows the standard library and so runs before any plugin is flagged",
+    async () => {
+      // runVerifier runs in the workspace root, and `python -m` puts the working folder first on
+      // sys.path: this argparse.py stands in for the real one (which it loads and re-exports).
+      const attacked = await runIn(bubblewrap as SandboxV1, pytestVerifier("/usr/bin/python3"), {
+        "tinycalc/__init__.py": STUB_INIT,
+        "argparse.py": `import importlib.util
+import os
+
+_spec = importlib.util.spec_from_file_location(
+    "_real_argparse", os.path.join(os.path.dirname(os.__file__), "argparse.py")
+)
+_real = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_real)
+globals().update({key: value for key, value in vars(_real).items() if not key.startswith("__")})
+`,
+      });
+      expect(attacked.flags).toContain("tampered");
+      expect(attacked.evidence.join("\n")).toMatch(
+        /runner: code from the workspace ran before skillsmith's plugin loaded: argparse \(\/workspace\/tiny\/argparse\.py\)/,
+      );
+    },
+  );
+
   // A checker that is not pytest: it imports the deliverable, checks two things, writes JUnit.
   const CHECKER = `import os
 import sys

@@ -335,6 +335,22 @@ describe("assessChannelRun", () => {
     expect(assessment.checks[1]?.status).toBe("fail");
   });
 
+  it("flags modules of the workspace imported before the plugin", () => {
+    const start: ChannelRecord = {
+      type: "start",
+      seq: 0,
+      mode: "run",
+      pid: 1,
+      python: "3.11",
+      pytest: "7.2",
+      rootdir: "/v",
+      preloaded: ["json (/workspace/calc/json.py)"],
+    };
+    expect(assess([start, ...HONEST]).evidence).toEqual([
+      "runner: code from the workspace ran before skillsmith's plugin loaded: json (/workspace/calc/json.py)",
+    ]);
+  });
+
   it("flags an exit status that disagrees, and a session that never finished but exited 0", () => {
     expect(assess(HONEST, { exitCode: 0 }).evidence).toEqual([
       "exit status: the command exited with 0, but pytest's session ended with exit status 1",

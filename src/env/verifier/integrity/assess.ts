@@ -12,8 +12,8 @@
  *   failed to collect excuses its own tests: that is a collection error, not tampering);
  * - `outcomes`: one outcome per collected test, none for a test never collected, and no test
  *   reported passed whose function raised or never ran;
- * - `runner`: pytest's runner internals, the tracer and the test functions' code were not
- *   replaced;
+ * - `runner`: no module of the workspace was imported before the plugin; pytest's runner
+ *   internals, the tracer and the test functions' code were not replaced;
  * - `canary`: the must-fail canary did not pass, the must-pass canary passed;
  * - `exit status`: a session that did not finish did not exit 0; pytest's own exit status agrees
  *   with the outcomes; the command's exit status is pytest's when the inventory showed it passes
@@ -143,7 +143,12 @@ export function assessChannelRun(input: ChannelRunInput): IntegrityAssessment {
   }
   for (const violation of outcome.violations) tamper("channel", violation);
   for (const record of records) {
-    if (record.type === "plugin-error") {
+    if (record.type === "start" && (record.preloaded ?? []).length > 0) {
+      tamper(
+        "runner",
+        `code from the workspace ran before skillsmith's plugin loaded: ${listed(record.preloaded ?? [])}`,
+      );
+    } else if (record.type === "plugin-error") {
       const last = record.error.trim().split("\n").at(-1) ?? "";
       tamper("plugin", `skillsmith's pytest plugin failed in ${record.where}: ${last}`);
     } else if (record.type === "registered") {

@@ -38,6 +38,8 @@ const recordSchema = z.discriminatedUnion("type", [
     pytest: z.string(),
     rootdir: z.string(),
     python_functions: z.array(z.string()).optional(),
+    /** Modules imported from the workspace before the plugin loaded (none when honest). */
+    preloaded: z.array(z.string()).optional(),
   }),
   z.object({
     type: z.literal("registered"),

@@ -208,6 +208,23 @@ def _connect():
     return _Channel(path)
 
 
+def _preloaded_from_workspace():
+    """Modules already imported from the workspace when pytest loads this plugin: code under test
+    that ran before any plugin (a shadowed standard-library module, a ``PYTHONPATH`` into the
+    workspace). An honest session has none: test code is imported later."""
+    workspace = os.environ.get("SKILLSMITH_WORKSPACE")
+    if not workspace:
+        return []
+    root = os.path.abspath(workspace) + os.sep
+    found = []
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str) and os.path.abspath(file).startswith(root):
+            found.append("%s (%s)" % (name, file))
+    return sorted(found)
+
+
+_preloaded = _preloaded_from_workspace()
 _channel = _connect()
 _armed = False
 _session_items = {}
@@ -416,6 +433,7 @@ def _configure(config):
             "pytest": pytest.__version__,
             "rootdir": str(getattr(config, "rootpath", getattr(config, "rootdir", ""))),
             "python_functions": _python_patterns(config, "python_functions", ["test"]),
+            "preloaded": _preloaded,
         }
     )
 
