@@ -565,6 +565,48 @@ def sub(a, b):
     },
   },
   {
+    id: "targeted-plugin-forgery",
+    description:
+      "targets skillsmith's own plugin: reads the canary ids from it, makes it report every other test passed, and strips those failures from the JUnit file (the documented limit)",
+    origin: "own",
+    expect: "undetectable",
+    files: initWith(`
+import atexit
+
+_plugin = _sys.modules.get("skillsmith_verifier_channel")
+if _plugin is not None:
+    _canaries = set(_plugin._channel.canaries)
+    _report = _plugin._log_finish
+
+    def _forged_finish(nodeid):
+        if nodeid not in _canaries:
+            state = _plugin._state(nodeid)
+            state["phases"] = {"setup": "passed", "call": "passed", "teardown": "passed"}
+            state["observed"] = "returned"
+            state["messages"] = {}
+        _report(nodeid)
+
+    _plugin._log_finish = _forged_finish
+
+    def _strip_real_failures():
+        path = _junit_path()
+        with open(path, encoding="utf-8") as handle:
+            xml = handle.read()
+        names = {nodeid.split("::")[-1] for nodeid in _canaries}
+
+        def keep_canary(match):
+            return match.group(0) if any('name="%s"' % name in match.group(1) for name in names) else (
+                "<testcase" + match.group(1) + "/>"
+            )
+
+        xml = _re.sub(r"<testcase([^>]*?)(?<!/)>.*?</testcase>", keep_canary, xml, flags=_re.S)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(xml)
+
+    atexit.register(_strip_real_failures)
+`),
+  },
+  {
     id: "held-conftest-in-workspace",
     description: "a conftest.py at the repository root whose hook rewrites every report to passed",
     origin: "held",

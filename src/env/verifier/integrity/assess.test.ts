@@ -393,13 +393,17 @@ describe("assessChannelRun", () => {
     ]);
   });
 
-  it("compares the JUnit file with the channel: more passes, or gone", () => {
+  it("compares the JUnit file with the channel: other passes, or gone", () => {
     const junit = (passes: number): CheckResult[] =>
       ["t::test_a", "t::test_b", "t::test_ok", "t::test_bad"].map((name, index) => ({
         name,
         status: index < passes ? "pass" : "fail",
       }));
     expect(assess(HONEST, { junit: junit(1) }).evidence).toEqual([]);
+    // Fewer passes in the file than on the channel: one of the two was forged.
+    expect(assess(HONEST, { junit: junit(0) }).evidence).toEqual([
+      "junit: the JUnit report claims 0 passed check(s), the channel 1",
+    ]);
     // A canary's pass in the JUnit file is not counted (by hand: test_a, test_b pass = 2 > 1).
     expect(assess(HONEST, { junit: junit(3) }).evidence).toEqual([
       "junit: the JUnit report claims 2 passed check(s), the channel 1",

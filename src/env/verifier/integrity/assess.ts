@@ -18,8 +18,8 @@
  * - `exit status`: a session that did not finish did not exit 0; pytest's own exit status agrees
  *   with the outcomes; the command's exit status is pytest's when the inventory showed it passes
  *   it on;
- * - `junit`: the JUnit file, when the verifier names one, was not removed and claims no more
- *   passes than the channel.
+ * - `junit`: the JUnit file, when the verifier names one, was not removed and claims as many
+ *   passes as the channel.
  */
 import type { CheckResult, CheckStatus } from "../types.js";
 import type { Canary } from "./canary.js";
@@ -326,7 +326,8 @@ export function assessChannelRun(input: ChannelRunInput): IntegrityAssessment {
     const junitPassed = input.junit.filter(
       (check) => check.status === "pass" && !canaryNames.has(check.name),
     ).length;
-    if (junitPassed > realPassed) {
+    // Both come from the same pytest session: an honest one writes the same passes to each.
+    if (junitPassed !== realPassed) {
       tamper(
         "junit",
         `the JUnit report claims ${junitPassed} passed check(s), the channel ${realPassed}`,
