@@ -282,36 +282,55 @@ export function registerWiki(
     )
     .addHelpText(
       "after",
-      "\nstdio by default. With --http: streamable HTTP on 127.0.0.1 at /mcp, requests need\n`Authorization: Bearer <token>`; the URL and a generated token are printed on stdout as JSON.\nRefuses to start when a domain's capabilities.json names an implementation that does not exist.",
+      "\nstdio by default. With --http: streamable HTTP on 127.0.0.1 at /mcp, requests need\n`Authorization: Bearer <token>`; the URL and a generated token are printed on stdout as JSON.\nRefuses to start when a domain's capabilities.json names an implementation that does not exist.\nThe verified entries are also served by the MCP Skills extension (SEP-2640): skills/list,\nskills/get and skill://<domain>/<name>/... resources, each entry exported as `wiki export` does.",
     )
     .option("--wiki <dir>", "the wiki folder (default ./skills_wiki, else the example wiki)")
     .option("--http", "serve streamable HTTP on loopback instead of stdio")
     .option("--port <n>", "port for --http (0 picks a free one)", "0")
     .option("--model <spec>", "selector model for search with select=true")
-    .action(async (flags: { wiki?: string; http?: boolean; port: string; model?: string }) => {
-      const { io } = context;
-      const root = wikiToRead(io, flags.wiki);
-      const state = await openWikiServer(
-        root,
-        flags.model === undefined ? {} : { model: modelFor(io, flags.model) },
-      );
-      if (flags.http !== true) {
-        log(io, `serving ${state.search.entries.length} skills from ${root} over MCP on stdio`);
-        await serveWikiStdio(state);
-        return;
-      }
-      const port = parseCount(flags.port, "--port");
-      if (port > 65_535)
-        throw new UsageError("cli.port", `--port: expected 0 to 65535, got ${port}`);
-      const server = await serveWikiHttp(state, { port });
-      printJson(io, { url: server.url, token: server.token });
-      log(
-        io,
-        `serving ${state.search.entries.length} skills from ${root} at ${server.url} (bearer token on stdout)`,
-      );
-      await (options.waitForStop ?? waitForTerminationSignal)();
-      await server.close();
-    });
+    .option(
+      "--min-score <score>",
+      "BM25 score a search hit needs to count as a candidate",
+      String(DEFAULT_MIN_SCORE),
+    )
+    .action(
+      async (flags: {
+        wiki?: string;
+        http?: boolean;
+        port: string;
+        model?: string;
+        minScore: string;
+      }) => {
+        const { io } = context;
+        const root = wikiToRead(io, flags.wiki);
+        const minScore = Number(flags.minScore);
+        if (!Number.isFinite(minScore) || minScore < 0)
+          throw new UsageError(
+            "cli.wiki.min-score",
+            `--min-score: expected a non-negative number, got "${flags.minScore}"`,
+          );
+        const state = await openWikiServer(root, {
+          minScore,
+          ...(flags.model === undefined ? {} : { model: modelFor(io, flags.model) }),
+        });
+        if (flags.http !== true) {
+          log(io, `serving ${state.search.entries.length} skills from ${root} over MCP on stdio`);
+          await serveWikiStdio(state);
+          return;
+        }
+        const port = parseCount(flags.port, "--port");
+        if (port > 65_535)
+          throw new UsageError("cli.port", `--port: expected 0 to 65535, got ${port}`);
+        const server = await serveWikiHttp(state, { port });
+        printJson(io, { url: server.url, token: server.token });
+        log(
+          io,
+          `serving ${state.search.entries.length} skills from ${root} at ${server.url} (bearer token on stdout)`,
+        );
+        await (options.waitForStop ?? waitForTerminationSignal)();
+        await server.close();
+      },
+    );
 }
 
 interface OnlinePlan {
