@@ -20,6 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reportRunDir } from "../src/bench/analysis/load.js";
+import { renderReportText } from "../src/bench/analysis/render.js";
 import type { BenchReport } from "../src/bench/analysis/report.js";
 import { runSuite } from "../src/bench/run/runner.js";
 import { ResultsStore, type RunResult } from "../src/bench/store/results.js";
@@ -226,6 +227,14 @@ describe.skipIf(bubblewrap === undefined)(
         }
       });
     }
+
+    it("shows the tampered runs and their evidence in the text report", () => {
+      const text = renderReportText(report).join("\n");
+      expect(text).toContain("gc-plugin-rewrites-reports: flags: tampered");
+      expect(text).toContain(
+        'evidence: plugins: a pytest plugin was registered after the session started: "tinycalc-helper" (tinycalc._Rewriter)',
+      );
+    });
 
     it("never finds the attacks Golden", () => {
       const attacks = report.profiles.find((profile) => profile.skill === "attacks");
