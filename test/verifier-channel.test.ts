@@ -313,9 +313,24 @@ class CheckGroup:
       // The empty workspace has no calc.py: the module is read from its source, with at least three
       // instances of the literal parametrisation.
       expect(inventory.kind === "pytest" ? inventory.defined : inventory).toEqual([
-        { base: "test_needs_calc.py::check_add", min: 1, parametrised: false },
-        { base: "test_needs_calc.py::check_sub_is_zero", min: 3, parametrised: true },
-        { base: "test_needs_calc.py::CheckGroup::check_inside", min: 1, parametrised: false },
+        {
+          base: "workspace:test_needs_calc.py::check_add",
+          nodeid: "test_needs_calc.py::check_add",
+          min: 1,
+          parametrised: false,
+        },
+        {
+          base: "workspace:test_needs_calc.py::check_sub_is_zero",
+          nodeid: "test_needs_calc.py::check_sub_is_zero",
+          min: 3,
+          parametrised: true,
+        },
+        {
+          base: "workspace:test_needs_calc.py::CheckGroup::check_inside",
+          nodeid: "test_needs_calc.py::CheckGroup::check_inside",
+          min: 1,
+          parametrised: false,
+        },
       ]);
       const result = await run("custom-names", verifier);
       expectHonest(result);
@@ -325,6 +340,32 @@ class CheckGroup:
         "test_needs_calc::check_sub_is_zero[2-2]": "fail",
         "test_needs_calc::check_sub_is_zero[3-3]": "fail",
         "test_needs_calc.CheckGroup::check_inside": "pass",
+      });
+    });
+
+    it("identifies tests by file, so a repository ini file that moves pytest's root folder changes nothing", async () => {
+      // Inventory (empty workspace): no ini file, rootdir = tests/, node ids `test_r.py::…`. This
+      // run: the repository's pytest.ini makes the workspace the rootdir, node ids `tests/test_r.py::…`.
+      const verifier: VerifierSpec = {
+        files: files({
+          "tests/test_r.py":
+            "def test_a():\n    assert True\n\n\ndef test_b():\n    assert False\n",
+        }),
+        command: `cd tests && ${DEBIAN_PYTHON} -m pytest -q -p no:cacheprovider .`,
+        timeoutMs: 60_000,
+      };
+      const path = await freshWorkspace("moved-root");
+      await writeFile(join(path, "pytest.ini"), "[pytest]\nmarkers =\n    slow: slow checks\n");
+      const result = await runVerifier({
+        sandbox,
+        workspace: path,
+        workspaceMountPath: WORKSPACE_MOUNT,
+        verifier,
+      });
+      expectHonest(result);
+      expect(statuses(result)).toEqual({
+        "tests.test_r::test_a": "pass",
+        "tests.test_r::test_b": "fail",
       });
     });
 

@@ -579,7 +579,9 @@ if _plugin is not None:
     _report = _plugin._log_finish
 
     def _forged_finish(nodeid):
-        if nodeid not in _canaries:
+        item = _plugin._session_items.get(nodeid)
+        key = "%s::%s" % (_plugin._path_of(item), item.name) if item is not None else nodeid
+        if key not in _canaries:
             state = _plugin._state(nodeid)
             state["phases"] = {"setup": "passed", "call": "passed", "teardown": "passed"}
             state["observed"] = "returned"

@@ -837,8 +837,11 @@ export async function executeRun(
       ...(limits?.cpus === undefined ? {} : { cpus: limits.cpus }),
       ...(signal === undefined ? {} : { signal }),
     };
-    // The verifier's test ids, fixed from the verifier alone before the agent runs.
-    const inventory = await suiteVerifierInventory(verifierTarget).catch((error: unknown) => {
+    // The verifier's test ids, fixed before the agent runs, in an untouched copy of the base.
+    const inventory = await suiteVerifierInventory({
+      ...verifierTarget,
+      untouched: { digest: workspaceDigest, materialise: () => materialiseWorkspace(base) },
+    }).catch((error: unknown) => {
       if (isUserMistake(error)) throw error;
       throw new InfraFailure(`verifier inventory could not be taken: ${messageOf(error)}`);
     });

@@ -6,7 +6,8 @@
  * and integrity checks.
  *
  * Integrity (see `src/env/verifier/README.md`): the verifier's inventory (its test ids) is taken
- * once per verifier with an empty workspace, before any agent's code runs; a pytest verifier is
+ * once per verifier in an untouched copy of the repository (or an empty folder), before any
+ * agent's code runs; a pytest verifier is
  * then scored from skillsmith's channel, with canaries and cross-checks, never from files or
  * output the code under test can write. The verifier's own files are read-only inside the
  * sandbox (its folder stays writable for caches and reports).
@@ -50,10 +51,24 @@ export interface SuiteVerifierRun {
   readonly evidence: readonly string[];
 }
 
+/** An untouched copy of the repository at the base commit, for the inventory. */
+export interface UntouchedWorkspace {
+  /** Identifies the tree (its `treeDigest`): part of the inventory's memo key. */
+  readonly digest: string;
+  /** A fresh workspace of that tree, disposed after the inventory. */
+  materialise(): Promise<{ readonly path: string; dispose(): Promise<unknown> }>;
+}
+
 export interface SuiteVerifierTarget {
   readonly sandbox: SandboxV1;
   readonly verifier: SuiteVerifier;
   readonly workspaceMountPath: string;
+  /**
+   * Take the inventory in an untouched copy of the repository rather than an empty folder, so a
+   * verifier module that imports the repository's existing code is collected exactly instead of
+   * read from its source. Either way no agent's code is in it.
+   */
+  readonly untouched?: UntouchedWorkspace;
   readonly image?: string;
   readonly memoryBytes?: number;
   readonly cpus?: number;
@@ -106,6 +121,10 @@ interface Layout {
   hostPathOf(sandboxPath: string): string | undefined;
   /** A path inside the sandbox → relative to the verifier's root, when it is the verifier's. */
   verifierFile(sandboxPath: string): string | undefined;
+  /** A path inside the sandbox → its location (`verifier:…`, `workspace:…`, else itself). */
+  locate(sandboxPath: string): string;
+  /** A verifier file → where the sandbox shows it. */
+  sandboxPathOf(file: string): string;
   junitHost(): string | undefined;
   execute(additions: ChannelAdditions): Promise<SandboxExecResult>;
 }
@@ -124,6 +143,7 @@ async function layout(
   if (rewardDir !== undefined) await mkdir(rewardHost, { recursive: true });
   const unsafe = sandbox.kind === "unsafe";
   const verifierRoot = unsafe ? copy : verifier.mountPath;
+  const workspaceRoot = unsafe ? workspace : target.workspaceMountPath;
 
   const hostPathOf = (sandboxPath: string): string | undefined => {
     const inVerifier = within(sandboxPath, verifier.mountPath);
@@ -172,6 +192,13 @@ async function layout(
       const file = within(sandboxPath, verifierRoot);
       return file !== undefined && files.includes(file) ? file : undefined;
     },
+    locate: (sandboxPath) => {
+      const inVerifier = within(sandboxPath, verifierRoot);
+      if (inVerifier !== undefined) return `verifier:${inVerifier}`;
+      const inWorkspace = within(sandboxPath, workspaceRoot);
+      return inWorkspace === undefined ? sandboxPath : `workspace:${inWorkspace}`;
+    },
+    sandboxPathOf: (file) => posix.join(verifierRoot, file),
     junitHost: () => (junitSandbox === undefined ? undefined : hostPathOf(junitSandbox)),
     execute: (additions) =>
       sandbox.exec({
@@ -207,6 +234,7 @@ async function inventoryKey(target: SuiteVerifierTarget): Promise<string> {
     JSON.stringify([
       target.sandbox.kind,
       target.image ?? "",
+      target.untouched?.digest ?? "empty workspace",
       target.workspaceMountPath,
       verifier.command,
       verifier.mountPath,
@@ -235,18 +263,20 @@ async function inventoryKey(target: SuiteVerifierTarget): Promise<string> {
 }
 
 /**
- * A suite verifier's inventory: its command run in `inventory` mode with an empty workspace, so
- * only the verifier's own files decide it. Taken once per verifier (content, sandbox, image) in
- * this process; call it before the agent runs.
+ * A suite verifier's inventory: its command run in `inventory` mode with an empty workspace, or
+ * an untouched copy of the repository (`target.untouched`), so no agent's code decides it. Taken
+ * once per verifier (content, tree, sandbox, image) in this process; call it before the agent
+ * runs.
  */
 export async function suiteVerifierInventory(
   target: SuiteVerifierTarget,
 ): Promise<VerifierInventory> {
   return inventories.get(await inventoryKey(target), async () => {
     const scratch = await mkdtemp(join(tmpdir(), "skillsmith-inventory-"));
+    const untouched = await target.untouched?.materialise();
     try {
-      const workspace = join(scratch, "workspace");
-      await mkdir(workspace);
+      const workspace = untouched?.path ?? join(scratch, "workspace");
+      if (untouched === undefined) await mkdir(workspace);
       const place = await layout(target, workspace, join(scratch, "run"));
       return await takeInventory({
         hostPaths: place.unsafe,
@@ -256,8 +286,10 @@ export async function suiteVerifierInventory(
           return host === undefined ? undefined : readJunitReports(host);
         },
         verifierFile: (path) => place.verifierFile(path),
+        locate: (path) => place.locate(path),
       });
     } finally {
+      await untouched?.dispose();
       await rm(scratch, { recursive: true, force: true });
     }
   });
@@ -275,7 +307,9 @@ export async function runSuiteVerifier(
     const workspaceRoot = place.unsafe ? options.workspace : options.workspaceMountPath;
     const { execution, assessment } = await runWithChannel({
       inventory,
-      canaries: plan?.canaries ?? [],
+      plan,
+      sandboxPathOf: (file) => place.sandboxPathOf(file),
+      locate: (path) => place.locate(path),
       hostPaths: place.unsafe,
       execute: (additions) => place.execute(additions),
       readJunit: async () => {

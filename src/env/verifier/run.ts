@@ -64,6 +64,9 @@ interface Placement {
   readonly files: readonly string[];
   readonly resultsPath: string | undefined;
   verifierFile(sandboxPath: string): string | undefined;
+  /** A path inside the sandbox → its location (`workspace:…`, else itself). */
+  locate(sandboxPath: string): string;
+  sandboxPathOf(file: string): string;
   execute(additions: ChannelAdditions): Promise<SandboxExecResult>;
 }
 
@@ -104,6 +107,11 @@ async function place(
       const file = posix.relative(root, sandboxPath);
       return files.includes(file) ? file : undefined;
     },
+    locate: (sandboxPath) => {
+      const file = posix.relative(root, sandboxPath);
+      return file.startsWith("..") || posix.isAbsolute(file) ? sandboxPath : `workspace:${file}`;
+    },
+    sandboxPathOf: (file) => posix.join(root, file),
     execute: (additions) =>
       sandbox.exec({
         command,
@@ -166,6 +174,7 @@ export async function verifierInventory(
         readJunit: async () =>
           placement.resultsPath === undefined ? undefined : readJunitReports(placement.resultsPath),
         verifierFile: (path) => placement.verifierFile(path),
+        locate: (path) => placement.locate(path),
       });
     } finally {
       await rm(scratch, { recursive: true, force: true });
@@ -191,7 +200,9 @@ export async function runVerifier(options: RunVerifierOptions): Promise<Verifier
     const root = placement.unsafe ? options.workspace : options.workspaceMountPath;
     const { execution, assessment } = await runWithChannel({
       inventory,
-      canaries: plan?.canaries ?? [],
+      plan,
+      sandboxPathOf: (file) => placement.sandboxPathOf(file),
+      locate: (path) => placement.locate(path),
       hostPaths: placement.unsafe,
       ...(options.verifier.env === undefined ? {} : { env: options.verifier.env }),
       execute: (additions) => placement.execute(additions),

@@ -8,17 +8,28 @@ import type { PytestInventory } from "./inventory.js";
 /** A two-test verifier: `t.py::test_a`, `t.py::test_b`; canaries `t.py::test_ok`/`test_bad`. */
 const INVENTORY: PytestInventory = {
   kind: "pytest",
-  collected: ["t.py::test_a", "t.py::test_b"],
+  collected: [
+    { id: "verifier:t.py::test_a", nodeid: "t.py::test_a" },
+    { id: "verifier:t.py::test_b", nodeid: "t.py::test_b" },
+  ],
   defined: [],
-  modules: [{ nodeid: "t.py", file: "t.py", collected: true, functions: ["test_a", "test_b"] }],
+  modules: [
+    {
+      nodeid: "t.py",
+      location: "verifier:t.py",
+      file: "t.py",
+      collected: true,
+      functions: ["test_a", "test_b"],
+    },
+  ],
   functionPatterns: ["test"],
   exitStatusPropagates: true,
   junitWritten: true,
   versions: { python: "3.11.2", pytest: "7.2.1" },
 };
 const CANARIES: Canary[] = [
-  { nodeid: "t.py::test_ok", name: "test_ok", expect: "pass" },
-  { nodeid: "t.py::test_bad", name: "test_bad", expect: "fail" },
+  { id: "verifier:t.py::test_ok", name: "test_ok", expect: "pass" },
+  { id: "verifier:t.py::test_bad", name: "test_bad", expect: "fail" },
 ];
 
 function result(
@@ -89,6 +100,7 @@ function assess(records: ChannelRecord[], overrides: Partial<ChannelRunInput> = 
     timedOut: false,
     junit: undefined,
     conftestAllowed: (path) => path.startsWith("/verifier/"),
+    locate: (path) => (path.startsWith("/verifier/") ? `verifier:${path.slice(10)}` : path),
     ...overrides,
   });
 }
@@ -194,14 +206,14 @@ describe("assessChannelRun", () => {
       finish(1),
     ]);
     expect(deselected.evidence).toEqual([
-      "id set: 1 test(s) the verifier defines were not collected: t.py::test_b",
+      "id set: 1 test(s) the verifier defines were not collected: verifier:t.py::test_b",
     ]);
     const extra = assess([
       {
         ...COLLECTED,
         items: [
           ...(COLLECTED.type === "collected" ? COLLECTED.items : []),
-          { nodeid: "t.py::test_new", path: null, kind: "function", name: "test_new" },
+          { nodeid: "t.py::test_new", path: "/verifier/t.py", kind: "function", name: "test_new" },
         ],
       },
       ...HONEST.slice(1, -1),
@@ -218,6 +230,7 @@ describe("assessChannelRun", () => {
           seq: 0,
           nodeid: "t.py",
           message: "ModuleNotFoundError: No module named 'calc'",
+          path: "/verifier/t.py",
         },
         { type: "collected", seq: 0, items: [] },
         finish(2),
@@ -237,12 +250,19 @@ describe("assessChannelRun", () => {
     const inventory: PytestInventory = {
       ...INVENTORY,
       collected: [],
-      defined: [{ base: "t.py::test_p", min: 2, parametrised: true }],
+      defined: [
+        { base: "verifier:t.py::test_p", nodeid: "t.py::test_p", min: 2, parametrised: true },
+      ],
     };
     const items = (ids: string[]): ChannelRecord => ({
       type: "collected",
       seq: 0,
-      items: ids.map((nodeid) => ({ nodeid, path: null, kind: "function", name: "test_p" })),
+      items: ids.map((nodeid) => ({
+        nodeid,
+        path: "/verifier/t.py",
+        kind: "function",
+        name: "test_p",
+      })),
     });
     const both = assess(
       [
@@ -261,7 +281,7 @@ describe("assessChannelRun", () => {
       exitCode: 0,
     });
     expect(one.evidence).toEqual([
-      "id set: 1 test(s) the verifier defines were not collected: t.py::test_p (1 of at least 2 instances)",
+      "id set: 1 test(s) the verifier defines were not collected: verifier:t.py::test_p (1 of at least 2 instances)",
     ]);
   });
 
@@ -426,6 +446,7 @@ describe("assessChannelRun", () => {
       timedOut: false,
       junit: undefined,
       conftestAllowed: () => true,
+      locate: (path) => path,
     });
     expect(empty.flags).toEqual(["no-checks"]);
   });

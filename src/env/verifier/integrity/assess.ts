@@ -24,7 +24,13 @@
 import type { CheckResult, CheckStatus } from "../types.js";
 import type { Canary } from "./canary.js";
 import type { ChannelOutcome, ResultRecord } from "./channel.js";
-import { type DefinedTest, moduleOf, type PytestInventory } from "./inventory.js";
+import {
+  canonicalId,
+  type DefinedTest,
+  type Locate,
+  moduleOf,
+  type PytestInventory,
+} from "./inventory.js";
 
 export type IntegrityFlag = "tampered" | "collection-error" | "timeout" | "no-checks";
 
@@ -38,6 +44,8 @@ export interface ChannelRunInput {
   readonly junit: readonly CheckResult[] | "missing" | undefined;
   /** Whether a conftest.py loaded during the session is legitimately there. */
   readonly conftestAllowed: (sandboxPath: string) => boolean;
+  /** This run's paths → locations, as for the inventory (`inventory.ts`). */
+  readonly locate: Locate;
 }
 
 export interface IntegrityAssessment {
@@ -63,9 +71,9 @@ export function junitName(nodeid: string): string {
   return classname === "" ? name : `${classname}::${name}`;
 }
 
-/** Whether `nodeid` is an instance of a test read from source (`base` or `base[…]`). */
-function instanceOf(nodeid: string, test: DefinedTest): boolean {
-  return nodeid === test.base || nodeid.startsWith(`${test.base}[`);
+/** Whether a test is an instance of one read from source (`base` or `base[…]`). */
+function instanceOf(id: string, test: DefinedTest): boolean {
+  return id === test.base || id.startsWith(`${test.base}[`);
 }
 
 const LIST_LIMIT = 8;
@@ -133,7 +141,7 @@ export function assessChannelRun(input: ChannelRunInput): IntegrityAssessment {
   const finish = records.find((record) => record.type === "finish");
   const results = records.filter((record) => record.type === "result");
   const collectErrors = records.filter((record) => record.type === "collect-error");
-  const canaryIds = new Set(input.canaries.map((canary) => canary.nodeid));
+  const canaryIds = new Set(input.canaries.map((canary) => canary.id));
 
   if (outcome.connections === 0 && !input.timedOut) {
     tamper(
@@ -166,16 +174,28 @@ export function assessChannelRun(input: ChannelRunInput): IntegrityAssessment {
     }
   }
 
+  // Every test by its canonical id; evidence names tests by this run's node ids where it can.
+  const collectedItems = collected?.type === "collected" ? collected.items : undefined;
+  const idOf = new Map<string, string>();
+  const nodeidOf = new Map<string, string>();
+  for (const item of collectedItems ?? []) {
+    const id = canonicalId(item.nodeid, item.path, input.locate);
+    idOf.set(item.nodeid, id);
+    nodeidOf.set(id, item.nodeid);
+  }
+  const shown = (id: string) => nodeidOf.get(id) ?? id;
+
   // Modules (or folders) that failed to collect excuse their own tests.
-  const errored = collectErrors.map((record) => record.nodeid);
-  const excused = (nodeid: string) =>
+  const errored = collectErrors.map((record) =>
+    record.path === null || record.path === undefined ? record.nodeid : input.locate(record.path),
+  );
+  const excused = (id: string) =>
     errored.some(
-      (prefix) => prefix === "" || moduleOf(nodeid) === prefix || nodeid.startsWith(`${prefix}/`),
+      (prefix) => prefix === "" || moduleOf(id) === prefix || id.startsWith(`${prefix}/`),
     );
-  const expectedExact = [...inventory.collected, ...canaryIds];
+  const expectedExact = [...inventory.collected.map((test) => test.id), ...canaryIds];
   const expectedSet = new Set(expectedExact);
-  const collectedIds =
-    collected?.type === "collected" ? collected.items.map((item) => item.nodeid) : undefined;
+  const collectedIds = collectedItems === undefined ? undefined : [...idOf.values()];
   const collectedSet = new Set(collectedIds ?? []);
 
   if (collectedIds === undefined) {
@@ -206,23 +226,22 @@ export function assessChannelRun(input: ChannelRunInput): IntegrityAssessment {
     if (extra.length > 0) {
       tamper(
         "id set",
-        `${extra.length} test(s) the verifier does not define were collected: ${listed(extra)}`,
+        `${extra.length} test(s) the verifier does not define were collected: ${listed(extra.map(shown))}`,
       );
     }
   }
 
   const judged = new Map<string, Judged>();
-  const resultIds = new Set<string>();
   const probesSeen = new Map<string, string>();
   const contradictions: string[] = [];
   for (const result of results) {
-    if (resultIds.has(result.nodeid)) tamper("outcomes", `${result.nodeid} was reported twice`);
-    resultIds.add(result.nodeid);
-    if (collectedIds !== undefined && !collectedSet.has(result.nodeid)) {
+    const id = idOf.get(result.nodeid) ?? result.nodeid;
+    if (judged.has(id)) tamper("outcomes", `${result.nodeid} was reported twice`);
+    if (collectedIds !== undefined && !collectedSet.has(id)) {
       tamper("outcomes", `an outcome arrived for ${result.nodeid}, which was never collected`);
     }
-    const verdict = judged.get(result.nodeid) ?? judgeResult(result);
-    judged.set(result.nodeid, verdict);
+    const verdict = judgeResult(result);
+    judged.set(id, verdict);
     if (verdict.contradiction !== undefined) {
       contradictions.push(`${result.nodeid} (${verdict.contradiction})`);
     }
@@ -248,7 +267,7 @@ export function assessChannelRun(input: ChannelRunInput): IntegrityAssessment {
   const failures = [...judged.values()].filter(
     (verdict) => verdict.status === "fail" || verdict.status === "error",
   ).length;
-  const unreported = (collectedIds ?? []).filter((id) => !resultIds.has(id) && !excused(id));
+  const unreported = (collectedIds ?? []).filter((id) => !judged.has(id) && !excused(id));
   if (finish?.type === "finish") {
     const stoppedEarly =
       (finish.shouldfail !== null || finish.shouldstop !== null) &&
@@ -256,7 +275,7 @@ export function assessChannelRun(input: ChannelRunInput): IntegrityAssessment {
     if (unreported.length > 0 && collectErrors.length === 0 && !stoppedEarly) {
       tamper(
         "outcomes",
-        `no outcome was reported for ${unreported.length} collected test(s): ${listed(unreported)}`,
+        `no outcome was reported for ${unreported.length} collected test(s): ${listed(unreported.map(shown))}`,
       );
     }
     if (finish.exitstatus === 0 && failures > 0) {
@@ -280,39 +299,39 @@ export function assessChannelRun(input: ChannelRunInput): IntegrityAssessment {
   }
 
   for (const canary of input.canaries) {
-    const verdict = judged.get(canary.nodeid);
+    const verdict = judged.get(canary.id);
     if (verdict === undefined) continue;
     if (canary.expect === "fail" && verdict.status === "pass") {
-      tamper("canary", `the must-fail canary ${canary.nodeid} was reported passed`);
+      tamper("canary", `the must-fail canary ${shown(canary.id)} was reported passed`);
     } else if (canary.expect === "pass" && verdict.status !== "pass") {
       tamper(
         "canary",
-        `the must-pass canary ${canary.nodeid} was reported ${verdict.status}${verdict.message === undefined ? "" : ` (${verdict.message})`}`,
+        `the must-pass canary ${shown(canary.id)} was reported ${verdict.status}${verdict.message === undefined ? "" : ` (${verdict.message})`}`,
       );
     }
   }
 
   // The verifier's own checks, in the inventory's order, canaries left out.
   const checks: CheckResult[] = [];
-  const notRun = (nodeid: string): string =>
-    excused(nodeid)
+  const notRun = (id: string): string =>
+    excused(id)
       ? "not collected: a collection error stopped it"
       : finish === undefined
         ? `no outcome: pytest ended before it ran (exit ${input.exitCode})`
         : "no outcome was reported";
-  const checkOf = (nodeid: string): CheckResult => {
-    const verdict = judged.get(nodeid);
-    const name = junitName(nodeid);
-    if (verdict === undefined) return { name, status: "error", message: notRun(nodeid) };
+  const checkOf = (id: string, inventoryNodeid: string): CheckResult => {
+    const verdict = judged.get(id);
+    const name = junitName(nodeidOf.get(id) ?? inventoryNodeid);
+    if (verdict === undefined) return { name, status: "error", message: notRun(id) };
     return verdict.message === undefined
       ? { name, status: verdict.status }
       : { name, status: verdict.status, message: verdict.message };
   };
-  for (const nodeid of inventory.collected) checks.push(checkOf(nodeid));
+  for (const test of inventory.collected) checks.push(checkOf(test.id, test.nodeid));
   for (const test of inventory.defined) {
     const instances = (collectedIds ?? []).filter((id) => instanceOf(id, test));
-    if (instances.length === 0) checks.push(checkOf(test.base));
-    else for (const nodeid of instances) checks.push(checkOf(nodeid));
+    if (instances.length === 0) checks.push(checkOf(test.base, test.nodeid));
+    else for (const id of instances) checks.push(checkOf(id, id));
   }
 
   const realPassed = checks.filter((check) => check.status === "pass").length;
@@ -322,7 +341,7 @@ export function assessChannelRun(input: ChannelRunInput): IntegrityAssessment {
       "the JUnit report the verifier names is gone (every finished session writes it): removed or replaced",
     );
   } else if (Array.isArray(input.junit)) {
-    const canaryNames = new Set(input.canaries.map((canary) => junitName(canary.nodeid)));
+    const canaryNames = new Set(input.canaries.map((canary) => junitName(shown(canary.id))));
     const junitPassed = input.junit.filter(
       (check) => check.status === "pass" && !canaryNames.has(check.name),
     ).length;

@@ -4,17 +4,24 @@ import type { PytestInventory } from "./inventory.js";
 
 const INVENTORY: PytestInventory = {
   kind: "pytest",
-  collected: ["tests/test_calc.py::test_add_small", "tests/test_calc.py::TestSub::test_sub"],
+  collected: [
+    {
+      id: "verifier:tests/test_calc.py::test_add_small",
+      nodeid: "tests/test_calc.py::test_add_small",
+    },
+  ],
   defined: [],
   modules: [
     {
       nodeid: "tests/test_calc.py",
+      location: "verifier:tests/test_calc.py",
       file: "tests/test_calc.py",
       collected: true,
       functions: ["test_add_small", "test_add_large", "test_rounding_half"],
     },
     {
       nodeid: "tests/test_only_classes.py",
+      location: "verifier:tests/test_only_classes.py",
       file: "tests/test_only_classes.py",
       collected: true,
       functions: [],
@@ -55,7 +62,7 @@ describe("planCanaries", () => {
     expect(plan?.file).toBe("tests/test_calc.py");
     expect(plan?.canaries.map((canary) => canary.expect).sort()).toEqual(["fail", "pass"]);
     for (const canary of plan?.canaries ?? []) {
-      expect(canary.nodeid).toBe(`tests/test_calc.py::${canary.name}`);
+      expect(canary.id).toBe(`verifier:tests/test_calc.py::${canary.name}`);
       expect(canary.name).toMatch(/^test_[a-z]+_[a-z]+$/);
     }
     expect(new Set(plan?.canaries.map((canary) => canary.name)).size).toBe(2);
@@ -74,7 +81,13 @@ describe("planCanaries", () => {
       ...INVENTORY,
       functionPatterns: ["check_*"],
       modules: [
-        { nodeid: "t.py", file: "t.py", collected: true, functions: ["check_add", "check_sub"] },
+        {
+          nodeid: "t.py",
+          location: "verifier:t.py",
+          file: "t.py",
+          collected: true,
+          functions: ["check_add", "check_sub"],
+        },
       ],
     };
     const plan = planCanaries(custom, () => "");
@@ -87,10 +100,10 @@ describe("canarySource", () => {
   it("writes ordinary test functions: the must-pass one's assert holds, the must-fail one's does not", () => {
     const plan = {
       file: "t.py",
-      module: "t.py",
+      location: "verifier:t.py",
       canaries: [
-        { nodeid: "t.py::test_add_edge", name: "test_add_edge", expect: "pass" as const },
-        { nodeid: "t.py::test_half_order", name: "test_half_order", expect: "fail" as const },
+        { id: "verifier:t.py::test_add_edge", name: "test_add_edge", expect: "pass" as const },
+        { id: "verifier:t.py::test_half_order", name: "test_half_order", expect: "fail" as const },
       ],
     };
     // Values 2 + 10, 2 + 20, 2 + 30 = 66 for both; the failing one adds 1 + (5 % 3) = 3.

@@ -14,7 +14,8 @@ import { randomInt } from "node:crypto";
 import type { InventoryModule, PytestInventory } from "./inventory.js";
 
 export interface Canary {
-  readonly nodeid: string;
+  /** Canonical id (`<module location>::<name>`, see `inventory.ts`). */
+  readonly id: string;
   readonly name: string;
   readonly expect: "pass" | "fail";
 }
@@ -22,7 +23,8 @@ export interface Canary {
 export interface CanaryPlan {
   /** The module file (relative to the verifier's root) the canaries are appended to. */
   readonly file: string;
-  readonly module: string;
+  /** The module's location (`verifier:tests/test_calc.py`). */
+  readonly location: string;
   readonly canaries: readonly Canary[];
 }
 
@@ -122,9 +124,9 @@ export function planCanaries(
   const failing = random(2);
   return {
     file,
-    module: module.nodeid,
+    location: module.location,
     canaries: names.map((name, index) => ({
-      nodeid: `${module.nodeid}::${name}`,
+      id: `${module.location}::${name}`,
       name,
       expect: index === failing ? "fail" : "pass",
     })),

@@ -5,7 +5,7 @@
  *
  * Wire format (protocol 1), one line per message:
  * - skillsmith → plugin, once, right after the connection: `{"protocol":1,"key":"<64 hex>",
- *   "mode":"inventory"|"run","canaries":["<node id>",...]}`.
+ *   "mode":"inventory"|"run","canaries":["<file>::<name>",...]}`.
  * - plugin → skillsmith: `<HMAC-SHA256(key, body) as 64 hex> <body>`, where body is a JSON object
  *   with `type` and `seq` (1, 2, 3, … with no gap).
  *
@@ -124,7 +124,7 @@ export interface ChannelOutcome {
 
 export interface ChannelHello {
   readonly mode: "inventory" | "run";
-  /** Node ids of this run's canary tests (only the plugin learns them, over the socket). */
+  /** This run's canary tests as `<file inside the sandbox>::<name>` (only the plugin learns them). */
   readonly canaries: readonly string[];
 }
 

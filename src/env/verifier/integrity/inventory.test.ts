@@ -33,6 +33,8 @@ function run(records: ChannelRecord[], overrides: Partial<InventoryRun> = {}): I
     junit: [],
     verifierFile: (path) =>
       path.startsWith("/verifier/") ? path.slice("/verifier/".length) : undefined,
+    locate: (path) =>
+      path.startsWith("/verifier/") ? `verifier:${path.slice("/verifier/".length)}` : path,
     output: "",
     ...overrides,
   };
@@ -84,14 +86,42 @@ describe("inventoryFromRun", () => {
     );
     expect(inventory).toEqual({
       kind: "pytest",
-      collected: ["test_calc.py::test_add", "test_calc.py::TestSub::test_sub"],
+      collected: [
+        { id: "verifier:test_calc.py::test_add", nodeid: "test_calc.py::test_add" },
+        {
+          id: "verifier:test_calc.py::TestSub::test_sub",
+          nodeid: "test_calc.py::TestSub::test_sub",
+        },
+      ],
       defined: [
-        { base: "test_pkg.py::test_name", min: 1, parametrised: false },
-        { base: "test_pkg.py::TestA::test_b", min: 2, parametrised: true },
+        {
+          base: "verifier:test_pkg.py::test_name",
+          nodeid: "test_pkg.py::test_name",
+          min: 1,
+          parametrised: false,
+        },
+        {
+          base: "verifier:test_pkg.py::TestA::test_b",
+          nodeid: "test_pkg.py::TestA::test_b",
+          min: 2,
+          parametrised: true,
+        },
       ],
       modules: [
-        { nodeid: "test_calc.py", file: "test_calc.py", collected: true, functions: ["test_add"] },
-        { nodeid: "test_pkg.py", file: "test_pkg.py", collected: false, functions: ["test_name"] },
+        {
+          nodeid: "test_calc.py",
+          location: "verifier:test_calc.py",
+          file: "test_calc.py",
+          collected: true,
+          functions: ["test_add"],
+        },
+        {
+          nodeid: "test_pkg.py",
+          location: "verifier:test_pkg.py",
+          file: "test_pkg.py",
+          collected: false,
+          functions: ["test_name"],
+        },
       ],
       functionPatterns: ["test"],
       exitStatusPropagates: true,

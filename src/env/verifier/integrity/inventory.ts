@@ -16,9 +16,30 @@
 import type { CheckResult } from "../types.js";
 import type { ChannelOutcome } from "./channel.js";
 
+/**
+ * Tests are identified by where they are, not by pytest's node id alone: a node id is relative to
+ * pytest's root folder, which a repository's ini file can move. A test's id is its file's
+ * location (`verifier:<path>` for the verifier's own files, `workspace:<path>` for the
+ * repository's, else the absolute path inside the sandbox) followed by the node id's rest
+ * (`verifier:tests/test_calc.py::TestSub::test_sub[1]`).
+ */
+export type Locate = (sandboxPath: string) => string;
+
+/** A node id's canonical id (see `Locate`); the node id itself when pytest gave no path. */
+export function canonicalId(
+  nodeid: string,
+  path: string | null | undefined,
+  locate: Locate,
+): string {
+  if (path === null || path === undefined) return nodeid;
+  return `${locate(path)}${nodeid.slice(moduleOf(nodeid).length)}`;
+}
+
 export interface InventoryModule {
-  /** pytest's node id of the module (`tests/test_calc.py`). */
+  /** pytest's node id of the module (`tests/test_calc.py`) in the inventory run. */
   readonly nodeid: string;
+  /** Its location (`verifier:tests/test_calc.py`). */
+  readonly location: string;
   /** Its file relative to the verifier's root, when it is one of the verifier's files. */
   readonly file?: string;
   /** Whether it was collected (else its tests come from its source). */
@@ -27,10 +48,19 @@ export interface InventoryModule {
   readonly functions: readonly string[];
 }
 
+export interface InventoryTest {
+  /** The canonical id (see `Locate`). */
+  readonly id: string;
+  /** pytest's node id in the inventory run (for names when the test is not collected later). */
+  readonly nodeid: string;
+}
+
 /** A test read from the source of a module that could not be collected. */
 export interface DefinedTest {
-  /** Node id without parameters (`test_calc.py::TestSub::test_sub`). */
+  /** Canonical id without parameters (`verifier:test_calc.py::TestSub::test_sub`). */
   readonly base: string;
+  /** The same as pytest's node id in the inventory run. */
+  readonly nodeid: string;
   /** Instances the real run must collect at least (parametrised: `base[…]`). */
   readonly min: number;
   readonly parametrised: boolean;
@@ -38,8 +68,8 @@ export interface DefinedTest {
 
 export interface PytestInventory {
   readonly kind: "pytest";
-  /** Node ids pytest collected, after the command's own selection. */
-  readonly collected: readonly string[];
+  /** The tests pytest collected, after the command's own selection. */
+  readonly collected: readonly InventoryTest[];
   readonly defined: readonly DefinedTest[];
   readonly modules: readonly InventoryModule[];
   /** pytest's `python_functions` patterns (a canary's name must match them). */
@@ -72,6 +102,7 @@ export interface InventoryRun {
   readonly junit: readonly CheckResult[] | undefined;
   /** A file's path inside the sandbox → relative to the verifier's root (undefined outside). */
   readonly verifierFile: (sandboxPath: string) => string | undefined;
+  readonly locate: Locate;
   /** The command's output, for the reason of an opaque inventory. */
   readonly output: string;
 }
@@ -131,12 +162,16 @@ export function inventoryFromRun(run: InventoryRun): VerifierInventory {
     );
   }
 
-  const modules = new Map<string, { file?: string; collected: boolean; functions: Set<string> }>();
+  const modules = new Map<
+    string,
+    { location: string; file?: string; collected: boolean; functions: Set<string> }
+  >();
   const moduleEntry = (nodeid: string, path: string | null | undefined, isCollected: boolean) => {
     let entry = modules.get(nodeid);
     if (entry === undefined) {
       const file = path === null || path === undefined ? undefined : run.verifierFile(path);
       entry = {
+        location: path === null || path === undefined ? nodeid : run.locate(path),
         ...(file === undefined ? {} : { file }),
         collected: isCollected,
         functions: new Set(),
@@ -154,18 +189,27 @@ export function inventoryFromRun(run: InventoryRun): VerifierInventory {
     if (record.type !== "collect-error" || record.defined === undefined) continue;
     const entry = moduleEntry(record.nodeid, record.path, false);
     for (const test of record.defined) {
-      defined.push(test);
+      const rest = test.base.slice(record.nodeid.length);
+      defined.push({
+        base: `${entry.location}${rest}`,
+        nodeid: test.base,
+        min: test.min,
+        parametrised: test.parametrised,
+      });
       // Module-level functions are `<module>::<name>` with no class in between.
-      const rest = test.base.slice(record.nodeid.length + 2);
-      if (!rest.includes("::")) entry.functions.add(rest);
+      if (!rest.slice(2).includes("::")) entry.functions.add(rest.slice(2));
     }
   }
   return {
     kind: "pytest",
-    collected: collected.items.map((item) => item.nodeid),
+    collected: collected.items.map((item) => ({
+      id: canonicalId(item.nodeid, item.path, run.locate),
+      nodeid: item.nodeid,
+    })),
     defined,
     modules: [...modules.entries()].map(([nodeid, entry]) => ({
       nodeid,
+      location: entry.location,
       ...(entry.file === undefined ? {} : { file: entry.file }),
       collected: entry.collected,
       functions: [...entry.functions].sort(),

@@ -11,7 +11,12 @@ import type { CheckResult } from "../types.js";
 import { assessChannelRun, type IntegrityAssessment } from "./assess.js";
 import { type Canary, type CanaryPlan, canarySource, planCanaries } from "./canary.js";
 import type { ChannelOutcome } from "./channel.js";
-import { inventoryFromRun, type PytestInventory, type VerifierInventory } from "./inventory.js";
+import {
+  inventoryFromRun,
+  type Locate,
+  type PytestInventory,
+  type VerifierInventory,
+} from "./inventory.js";
 import { openVerifierChannel } from "./plugin.js";
 
 export interface ChannelAdditions {
@@ -33,6 +38,7 @@ export async function takeInventory(
   options: IntegritySessionOptions & {
     readonly readJunit: () => Promise<readonly CheckResult[] | undefined>;
     readonly verifierFile: (sandboxPath: string) => string | undefined;
+    readonly locate: Locate;
   },
 ): Promise<VerifierInventory> {
   const channel = await openVerifierChannel(
@@ -52,6 +58,7 @@ export async function takeInventory(
     timedOut: execution.timedOut,
     junit: await options.readJunit(),
     verifierFile: options.verifierFile,
+    locate: options.locate,
     output: `${execution.stdout}\n${execution.stderr}`,
   });
 }
@@ -90,17 +97,26 @@ export interface ScoredChannelRun {
   readonly canaries: readonly Canary[];
 }
 
-/** Run the verifier with the channel open and assess what came back. */
+/**
+ * Run the verifier with the channel open and assess what came back. `plan` is this run's
+ * canaries (`injectCanaries`); `sandboxPathOf` maps a verifier file to where the sandbox shows it,
+ * so the plugin can recognise them by file and name.
+ */
 export async function runWithChannel(
   options: IntegritySessionOptions & {
     readonly inventory: PytestInventory;
-    readonly canaries: readonly Canary[];
+    readonly plan: CanaryPlan | undefined;
+    readonly sandboxPathOf: (file: string) => string;
     readonly readJunit: () => Promise<readonly CheckResult[] | "missing" | undefined>;
     readonly conftestAllowed: (sandboxPath: string) => boolean;
+    readonly locate: Locate;
   },
 ): Promise<ScoredChannelRun> {
+  const { plan } = options;
+  const canaries = plan?.canaries ?? [];
+  const canaryFile = plan === undefined ? "" : options.sandboxPathOf(plan.file);
   const channel = await openVerifierChannel(
-    { mode: "run", canaries: options.canaries.map((canary) => canary.nodeid) },
+    { mode: "run", canaries: canaries.map((canary) => `${canaryFile}::${canary.name}`) },
     { hostPaths: options.hostPaths, ...(options.env === undefined ? {} : { env: options.env }) },
   );
   let execution: SandboxExecResult;
@@ -112,14 +128,15 @@ export async function runWithChannel(
   }
   const assessment = assessChannelRun({
     inventory: options.inventory,
-    canaries: options.canaries,
+    canaries,
     outcome,
     exitCode: execution.exitCode,
     timedOut: execution.timedOut,
     junit: await options.readJunit(),
     conftestAllowed: options.conftestAllowed,
+    locate: options.locate,
   });
-  return { execution, assessment, canaries: options.canaries };
+  return { execution, assessment, canaries };
 }
 
 /**

@@ -474,10 +474,9 @@ def _collect_report(collector, outcome):
     report = outcome.get_result()
     if not getattr(report, "failed", False):
         return
-    record = {"type": "collect-error", "nodeid": report.nodeid, "message": _message(report)}
+    path = _path_of(collector)
+    record = {"type": "collect-error", "nodeid": report.nodeid, "message": _message(report), "path": path}
     if isinstance(collector, pytest.Module):
-        path = _path_of(collector)
-        record["path"] = path
         if _channel is not None and _channel.mode == "inventory" and path is not None:
             with open(path, "rb") as handle:
                 record["defined"] = _defined_tests(handle.read(), report.nodeid, collector.config)
@@ -489,7 +488,9 @@ def pytest_itemcollected(item):
 
 
 def _item_collected(item):
-    if _channel is not None and item.nodeid in _channel.canaries:
+    # Canaries are named by file and function, not node id: pytest's root folder (and so every
+    # node id's prefix) may differ between the inventory and this run.
+    if _channel is not None and "%s::%s" % (_path_of(item), item.name) in _channel.canaries:
         _canary_items[item.nodeid] = item
     function = _function_of(item)
     if function is None:
