@@ -369,6 +369,30 @@ class CheckGroup:
       });
     });
 
+    it("accepts a plugin of the deliverable that the verifier itself loads with pytest_plugins", async () => {
+      const verifier: VerifierSpec = {
+        files: files({
+          "test_plugin.py":
+            'pytest_plugins = ["calcplugin"]\n\n\ndef test_fixture(doubled):\n    assert doubled == 4\n',
+        }),
+        command: `${DEBIAN_PYTHON} -m pytest -q -p no:cacheprovider test_plugin.py`,
+        timeoutMs: 60_000,
+      };
+      const path = await freshWorkspace("declared-plugin");
+      await writeFile(
+        join(path, "calcplugin.py"),
+        "import pytest\n\n\n@pytest.fixture\ndef doubled():\n    return 2 * 2\n",
+      );
+      const result = await runVerifier({
+        sandbox,
+        workspace: path,
+        workspaceMountPath: WORKSPACE_MOUNT,
+        verifier,
+      });
+      expectHonest(result);
+      expect(statuses(result)).toEqual({ "test_plugin::test_fixture": "pass" });
+    });
+
     it("flags a missing deliverable as a collection error, not as tampering", async () => {
       const verifier: VerifierSpec = {
         files: files({

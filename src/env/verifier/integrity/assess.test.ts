@@ -25,6 +25,7 @@ const INVENTORY: PytestInventory = {
   functionPatterns: ["test"],
   exitStatusPropagates: true,
   junitWritten: true,
+  declaredPlugins: [],
   versions: { python: "3.11.2", pytest: "7.2.1" },
 };
 const CANARIES: Canary[] = [
@@ -353,6 +354,22 @@ describe("assessChannelRun", () => {
       "runner: _pytest.runner.call_and_report was replaced (found before t.py::test_b ran)",
     ]);
     expect(assessment.checks[1]?.status).toBe("fail");
+    // A plugin module the verifier's own test modules load with pytest_plugins is theirs.
+    const declared = assess(
+      [
+        {
+          type: "registered",
+          seq: 0,
+          name: "pkg.plugin",
+          object: "pkg.plugin",
+          file: "/workspace/pkg/plugin.py",
+          conftest: false,
+        },
+        ...HONEST,
+      ],
+      { inventory: { ...INVENTORY, declaredPlugins: ["pkg.plugin"] } },
+    );
+    expect(declared.evidence).toEqual([]);
   });
 
   it("flags modules of the workspace imported before the plugin", () => {

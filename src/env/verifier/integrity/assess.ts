@@ -6,8 +6,9 @@
  * The cross-checks (each line of evidence starts with the check's name):
  * - `channel`: the plugin connected (it did for the inventory), every record authenticated and in
  *   sequence, one connection, nothing after the last record;
- * - `plugins`: no pytest plugin registered after the session started, no conftest.py loaded from
- *   outside the verifier and the repository; `plugin`: skillsmith's plugin did not fail;
+ * - `plugins`: no pytest plugin registered after the session started (but those the verifier's
+ *   own modules declare in `pytest_plugins`), no conftest.py loaded from outside the verifier and
+ *   the repository; `plugin`: skillsmith's plugin did not fail;
  * - `id set`: the tests collected are exactly the inventory's plus the canaries (a module that
  *   failed to collect excuses its own tests: that is a collection error, not tampering);
  * - `outcomes`: one outcome per collected test, none for a test never collected, and no test
@@ -160,12 +161,13 @@ export function assessChannelRun(input: ChannelRunInput): IntegrityAssessment {
       const last = record.error.trim().split("\n").at(-1) ?? "";
       tamper("plugin", `skillsmith's pytest plugin failed in ${record.where}: ${last}`);
     } else if (record.type === "registered") {
-      if (!record.conftest) {
+      const declared = record.file !== null && inventory.declaredPlugins.includes(record.object);
+      if (!record.conftest && !declared) {
         tamper(
           "plugins",
           `a pytest plugin was registered after the session started: "${record.name}" (${record.object})`,
         );
-      } else if (record.file !== null && !input.conftestAllowed(record.file)) {
+      } else if (record.conftest && record.file !== null && !input.conftestAllowed(record.file)) {
         tamper(
           "plugins",
           `a conftest.py that is neither the verifier's nor the repository's was loaded: ${record.file}`,

@@ -30,6 +30,7 @@ const INVENTORY: PytestInventory = {
   functionPatterns: ["test"],
   exitStatusPropagates: true,
   junitWritten: false,
+  declaredPlugins: [],
   versions: { python: "3.11.2", pytest: "7.2.1" },
 };
 

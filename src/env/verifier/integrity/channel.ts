@@ -58,6 +58,7 @@ const recordSchema = z.discriminatedUnion("type", [
     defined: z
       .array(z.object({ base: z.string(), min: z.number(), parametrised: z.boolean() }))
       .optional(),
+    declared_plugins: z.array(z.string()).optional(),
   }),
   z.object({
     type: z.literal("collected"),
@@ -70,6 +71,7 @@ const recordSchema = z.discriminatedUnion("type", [
         name: z.string(),
       }),
     ),
+    declared_plugins: z.array(z.string()).optional(),
   }),
   z.object({
     type: z.literal("result"),

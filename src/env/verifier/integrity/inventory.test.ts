@@ -62,6 +62,7 @@ describe("inventoryFromRun", () => {
             { base: "test_pkg.py::test_name", min: 1, parametrised: false },
             { base: "test_pkg.py::TestA::test_b", min: 2, parametrised: true },
           ],
+          declared_plugins: ["pkg.plugin"],
         },
         {
           type: "collected",
@@ -126,6 +127,7 @@ describe("inventoryFromRun", () => {
       functionPatterns: ["test"],
       exitStatusPropagates: true,
       junitWritten: true,
+      declaredPlugins: ["pkg.plugin"],
       versions: { python: "3.11.2", pytest: "7.2.1" },
     });
     // The command hid pytest's exit status and wrote no JUnit file.

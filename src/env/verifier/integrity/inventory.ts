@@ -78,6 +78,8 @@ export interface PytestInventory {
   readonly exitStatusPropagates: boolean;
   /** The JUnit file the verifier names was written (so a missing one later was removed). */
   readonly junitWritten: boolean;
+  /** Plugin modules the verifier's own test modules load with `pytest_plugins`. */
+  readonly declaredPlugins: readonly string[];
   readonly versions: { readonly python: string; readonly pytest: string };
 }
 
@@ -217,6 +219,14 @@ export function inventoryFromRun(run: InventoryRun): VerifierInventory {
     functionPatterns: start.python_functions ?? ["test"],
     exitStatusPropagates: run.exitCode === 1,
     junitWritten: run.junit !== undefined,
+    declaredPlugins: [
+      ...new Set([
+        ...(collected.declared_plugins ?? []),
+        ...outcome.records.flatMap((record) =>
+          record.type === "collect-error" ? (record.declared_plugins ?? []) : [],
+        ),
+      ]),
+    ].sort(),
     versions: { python: start.python, pytest: start.pytest },
   };
 }

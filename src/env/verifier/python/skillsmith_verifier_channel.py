@@ -325,6 +325,29 @@ def _pytestmark(body):
     return marks
 
 
+def _plugin_names(value):
+    """The module names a ``pytest_plugins`` value declares (a string or a sequence of them)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [name for name in value if isinstance(name, str)]
+    return []
+
+
+def _declared_in_source(source):
+    """``pytest_plugins`` declared at the top of a module's source (literal values only)."""
+    names = []
+    for statement in ast.parse(source).body:
+        if isinstance(statement, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "pytest_plugins" for target in statement.targets
+        ):
+            try:
+                names.extend(_plugin_names(ast.literal_eval(statement.value)))
+            except ValueError:
+                pass
+    return names
+
+
 def _defined_tests(source, module_nodeid, config):
     """Test ids a module's source defines, for a module that could not be collected."""
     functions = _python_patterns(config, "python_functions", ["test"])
@@ -479,7 +502,9 @@ def _collect_report(collector, outcome):
     if isinstance(collector, pytest.Module):
         if _channel is not None and _channel.mode == "inventory" and path is not None:
             with open(path, "rb") as handle:
-                record["defined"] = _defined_tests(handle.read(), report.nodeid, collector.config)
+                source = handle.read()
+            record["defined"] = _defined_tests(source, report.nodeid, collector.config)
+            record["declared_plugins"] = _declared_in_source(source)
     _send(record)
 
 
@@ -555,8 +580,10 @@ def pytest_collection_finish(session):
 
 def _collection_finish(session):
     items = []
+    declared = set()
     for item in session.items:
         _session_items[item.nodeid] = item
+        declared.update(_plugin_names(getattr(getattr(item, "module", None), "pytest_plugins", ())))
         plain = type(item) is _pytest.python.Function and isinstance(item.parent, pytest.Module)
         items.append(
             {
@@ -566,7 +593,8 @@ def _collection_finish(session):
                 "name": str(getattr(item, "originalname", None) or item.name),
             }
         )
-    _send({"type": "collected", "items": items})
+    # Plugins the verifier's own test modules load (``pytest_plugins``) register during collection.
+    _send({"type": "collected", "items": items, "declared_plugins": sorted(declared)})
 
 
 @pytest.hookimpl(tryfirst=True)
