@@ -10,6 +10,7 @@ export {
   type FlagDefinition,
   type FlagEffect,
   flagDefinition,
+  flagForLimit,
   flagsForceZero,
   type PairMeasurement,
   pairMeasurement,
@@ -61,6 +62,7 @@ export {
   runWithChannel,
   type ScoredChannelRun,
   takeInventory,
+  withLimitHit,
 } from "./verifier/integrity/session.js";
 export { parseJunitXml } from "./verifier/junit.js";
 export {

@@ -28,7 +28,10 @@ import { packageVersion } from "../../core/paths.js";
 import { runProcess } from "../../core/process.js";
 import {
   createSandbox,
+  DEFAULT_SANDBOX_LIMITS,
   defaultCacheDir,
+  flagForLimit,
+  type LimitEnforcement,
   materialiseWorkspace,
   type PreparedBase,
   prepareBase,
@@ -36,7 +39,12 @@ import {
   type SandboxV1,
   treeDigest,
 } from "../../env/index.js";
-import { redactSecrets, secretsFromEnvironment } from "../../model/index.js";
+import {
+  redactKnownSecrets,
+  redactSecrets,
+  registerSecret,
+  secretsFromEnvironment,
+} from "../../model/index.js";
 import {
   MANIFEST_FORMAT,
   mergeManifest,
@@ -58,7 +66,11 @@ import { loadSuite } from "../suite/load.js";
 import type { AgentKind, Configuration } from "../suite/schema.js";
 import type { Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
 import { Predictions } from "./predictions.js";
-import { runSuiteVerifier, suiteVerifierInventory } from "./verifier.js";
+import {
+  defaultTimeoutMs as defaultVerifierTimeoutMs,
+  runSuiteVerifier,
+  suiteVerifierInventory,
+} from "./verifier.js";
 
 export type SandboxKind = "local" | "container" | "unsafe";
 
@@ -354,13 +366,15 @@ export function plannedKeys(
 export async function openSandbox(
   kind: SandboxKind,
   onWarning?: (message: string) => void,
+  /** Folders and files no workload may see (suite, run, cache, predictions), wherever they are. */
+  hiddenPaths: readonly string[] = [],
 ): Promise<SandboxV1> {
   if (kind === "unsafe") {
     onWarning?.(
       "warning: running agents and verifiers WITHOUT a sandbox (--sandbox unsafe): they can read and write anything this user can",
     );
   }
-  return createSandbox({ kind });
+  return kind === "local" ? createSandbox({ kind, hiddenPaths }) : createSandbox({ kind });
 }
 
 /** The inputs of a run, checked, before anything is written or a sandbox is opened. */
@@ -462,6 +476,7 @@ export async function openRunDirectory(
   plan: RunPlan,
   options: RunSuiteOptions,
   sandboxKind: string,
+  enforcement?: LimitEnforcement,
 ): Promise<OpenRun> {
   const { suite, runDir, configurations, predictions, repeats, concurrency, maxAttempts } = plan;
   const now = new Date().toISOString();
@@ -483,6 +498,15 @@ export async function openRunDirectory(
       ...(options.budgetUsd === undefined ? {} : { budgetUsd: options.budgetUsd }),
     },
     sandbox: sandboxKind,
+    sandboxLimits: {
+      defaults: {
+        ...DEFAULT_SANDBOX_LIMITS,
+        verifierTimeoutSeconds: defaultVerifierTimeoutMs / 1000,
+      },
+      ...(enforcement === undefined
+        ? {}
+        : { enforcement: { ...enforcement, notes: [...enforcement.notes] } }),
+    },
     ...(predictions === undefined
       ? {}
       : {
@@ -572,12 +596,22 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
   const sandbox =
     typeof options.sandbox === "object"
       ? options.sandbox
-      : await openSandbox(options.sandbox ?? "local", options.onWarning);
+      : await openSandbox(options.sandbox ?? "local", options.onWarning, [
+          suite.root,
+          runDir,
+          options.cacheDir ?? defaultCacheDir(),
+          ...(plan.predictions === undefined ? [] : [plan.predictions.file]),
+        ]);
 
+  const enforcement = sandbox.limitEnforcement?.();
+  for (const note of enforcement?.notes ?? []) {
+    if (note.includes("NOT")) options.onWarning?.(`warning: sandbox limits: ${note}`);
+  }
   const { manifest, store, planned, pending, alreadyDone } = await openRunDirectory(
     plan,
     options,
     sandbox.kind,
+    enforcement,
   );
   try {
     const cacheDir = options.cacheDir ?? defaultCacheDir();
@@ -784,6 +818,8 @@ export async function executeWithRetries(
 function modelFor(configuration: Configuration, context: ExecutionContext): AgentModel {
   const spec = modelSpecOf(configuration);
   const endpoint = endpointFor(configuration, context);
+  // Whatever path the key takes from here, the store and the CLI output remove it.
+  registerSecret(endpoint?.apiKey);
   return {
     spec,
     ...(endpoint?.baseUrl === undefined ? {} : { baseUrl: endpoint.baseUrl }),
@@ -834,6 +870,7 @@ export async function executeRun(
       workspaceMountPath: workspace.mountPath,
       ...(base.environment === undefined ? {} : { image: base.environment.image }),
       ...(limits?.memoryMb === undefined ? {} : { memoryBytes: limits.memoryMb * 1024 * 1024 }),
+      ...(limits?.processes === undefined ? {} : { maxProcesses: limits.processes }),
       ...(limits?.cpus === undefined ? {} : { cpus: limits.cpus }),
       ...(signal === undefined ? {} : { signal }),
     };
@@ -866,6 +903,9 @@ export async function executeRun(
             ? {}
             : { memoryBytes: configuration.limits.memoryMb * 1024 * 1024 }),
           ...(configuration.limits.cpus === undefined ? {} : { cpus: configuration.limits.cpus }),
+          ...(configuration.limits.processes === undefined
+            ? {}
+            : { maxProcesses: configuration.limits.processes }),
         },
         sandbox,
         taskId: `${skill.id}/${requirement.id}`,
@@ -919,6 +959,9 @@ export async function executeRun(
     if (apiKey !== undefined) secrets.push(apiKey);
     const redacted = redactSecrets(trajectory, secrets);
 
+    // The agent's process tree ran out of memory or processes: the run scores 0 with the flag.
+    const agentLimit =
+      trajectory.limitHit === undefined ? undefined : flagForLimit(trajectory.limitHit.limit);
     const timedOut = trajectory.status === "timeout";
     const result: RunResult = {
       ...key,
@@ -928,11 +971,17 @@ export async function executeRun(
           : trajectory.status === "agent_error"
             ? "agent_error"
             : "completed",
-      passRatio: timedOut ? 0 : (verification?.passRatio ?? 0),
+      passRatio: timedOut || agentLimit !== undefined ? 0 : (verification?.passRatio ?? 0),
       passed: verification?.passed ?? 0,
       total: verification?.total ?? 0,
       checks: verification?.checks ?? [],
-      flags: [...(timedOut ? ["agent-timeout"] : []), ...(verification?.flags ?? [])],
+      flags: [
+        ...new Set([
+          ...(timedOut ? ["agent-timeout"] : []),
+          ...(agentLimit === undefined ? [] : [agentLimit]),
+          ...(verification?.flags ?? []),
+        ]),
+      ],
       trajectory: redacted,
       // Harnesses that show no skills (replay, none, oracle) cannot tell: unknown, not "no".
       skillActivated: trajectory.skillsShownSource === "none" ? null : trajectory.skillActivated,
@@ -979,8 +1028,10 @@ export async function executeRun(
 export async function storeRunResult(
   store: ResultsStore,
   runDir: string,
-  result: RunResult,
+  unredacted: RunResult,
 ): Promise<RunResult> {
+  // Redacted before anything is written, the trajectory file included.
+  const result = redactKnownSecrets(unredacted);
   const trajectory = result.trajectory as { rawLog?: unknown } | null;
   const rawLog = typeof trajectory?.rawLog === "string" ? trajectory.rawLog : "";
   let stored = result;

@@ -19,6 +19,7 @@ import { dirname, join, posix, relative, sep } from "node:path";
 import {
   type ChannelAdditions,
   type CheckResult,
+  flagForLimit,
   InventoryMemo,
   injectCanaries,
   isCollectionError,
@@ -32,6 +33,7 @@ import {
   stripAnsi,
   takeInventory,
   type VerifierInventory,
+  withLimitHit,
 } from "../../env/index.js";
 import type { SuiteVerifier } from "../suite/types.js";
 
@@ -47,7 +49,10 @@ export interface SuiteVerifierRun {
   readonly output: string;
   /** Where the outcomes were read from. */
   readonly source: "channel" | "junit" | "summary" | "reward" | "none";
-  /** Why a flag was set, one line each (`tampered`: which cross-check failed, on which ids). */
+  /**
+   * Why a flag was set, one line each: the sandbox limit that was hit; for `tampered`, which
+   * cross-check failed, on which ids.
+   */
   readonly evidence: readonly string[];
 }
 
@@ -71,6 +76,7 @@ export interface SuiteVerifierTarget {
   readonly untouched?: UntouchedWorkspace;
   readonly image?: string;
   readonly memoryBytes?: number;
+  readonly maxProcesses?: number;
   readonly cpus?: number;
   readonly signal?: AbortSignal;
 }
@@ -84,7 +90,8 @@ export interface RunSuiteVerifierOptions extends SuiteVerifierTarget {
   readonly inventory?: VerifierInventory;
 }
 
-const defaultTimeoutMs = 10 * 60_000;
+/** A verifier's wall-time limit when neither it nor its environment names one (in manifests). */
+export const defaultTimeoutMs = 10 * 60_000;
 /** Beyond this many files a verifier's files are not each made read-only (mount count). */
 const READ_ONLY_FILE_LIMIT = 256;
 
@@ -216,6 +223,7 @@ async function layout(
         limits: {
           timeoutMs: (verifier.timeoutSeconds ?? defaultTimeoutMs / 1000) * 1000,
           ...(target.memoryBytes === undefined ? {} : { memoryBytes: target.memoryBytes }),
+          ...(target.maxProcesses === undefined ? {} : { maxProcesses: target.maxProcesses }),
           ...(target.cpus === undefined ? {} : { cpus: target.cpus }),
         },
         ...(unsafe ? {} : { extraMounts: [...mounts, ...additions.mounts] }),
@@ -320,18 +328,19 @@ export async function runSuiteVerifier(
       conftestAllowed: (path) =>
         place.verifierFile(path) !== undefined || within(path, workspaceRoot) !== undefined,
     });
+    const limited = withLimitHit(assessment, execution);
     return {
       checks: assessment.checks,
       passed: assessment.passed,
       total: assessment.total,
-      passRatio: assessment.passRatio,
-      flags: assessment.flags,
+      passRatio: limited.passRatio,
+      flags: limited.flags,
       exitCode: execution.exitCode,
       timedOut: execution.timedOut,
       durationMs: execution.durationMs,
       output: `${execution.stdout}\n${execution.stderr}`,
       source: "channel",
-      evidence: assessment.evidence,
+      evidence: limited.evidence,
     };
   }
 
@@ -348,11 +357,16 @@ export async function runSuiteVerifier(
   }
   const flags: string[] = [];
   const evidence: string[] = [];
-  if (execution.timedOut) flags.push("timeout");
+  // A limit the sandbox saw hit is the verdict on the run, never a collection error.
+  const limitHit =
+    execution.limitHit ?? (execution.timedOut ? { limit: "time" as const } : undefined);
+  if (limitHit !== undefined) flags.push(flagForLimit(limitHit.limit));
   else if (isCollectionError(checks, output, execution.exitCode)) flags.push("collection-error");
-  const shortfall = execution.timedOut
-    ? undefined
-    : junitShortfall(inventory.junitChecks, fromJunit ? checks : undefined);
+  if (execution.limitHit !== undefined) evidence.push(execution.limitHit.detail);
+  const shortfall =
+    limitHit !== undefined
+      ? undefined
+      : junitShortfall(inventory.junitChecks, fromJunit ? checks : undefined);
   if (shortfall !== undefined) {
     flags.push("tampered");
     evidence.push(shortfall);
@@ -376,7 +390,8 @@ export async function runSuiteVerifier(
   }
   if (total === 0 && flags.length === 0) flags.push("no-checks");
   if (
-    flags.some((flag) => flag === "timeout" || flag === "collection-error" || flag === "tampered")
+    limitHit !== undefined ||
+    flags.some((flag) => flag === "collection-error" || flag === "tampered")
   )
     passRatio = 0;
   return {

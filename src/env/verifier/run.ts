@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { isAbsolute, join, normalize, posix, relative, sep } from "node:path";
 import { InputError } from "../../core/errors.js";
 import type { Mount, SandboxExecResult, SandboxV1 } from "../sandbox/types.js";
+import { flagForLimit } from "./flags.js";
 import type { VerifierInventory } from "./integrity/inventory.js";
 import {
   type ChannelAdditions,
@@ -23,6 +24,7 @@ import {
   junitShortfall,
   runWithChannel,
   takeInventory,
+  withLimitHit,
 } from "./integrity/session.js";
 import { parseJunitXml } from "./junit.js";
 import { parseRunnerSummary, stripAnsi } from "./summary.js";
@@ -213,14 +215,15 @@ export async function runVerifier(options: RunVerifierOptions): Promise<Verifier
       // The verifier's files live in the workspace: every conftest.py there is in the repository.
       conftestAllowed: (path) => !posix.relative(root, path).startsWith(".."),
     });
+    const limitedRun = withLimitHit(assessment, execution);
     return {
       checks: assessment.checks,
       passed: assessment.passed,
       total: assessment.total,
-      passRatio: assessment.passRatio,
-      flags: assessment.flags,
+      passRatio: limitedRun.passRatio,
+      flags: limitedRun.flags,
       source: "channel",
-      evidence: assessment.evidence,
+      evidence: limitedRun.evidence,
       exitCode: execution.exitCode,
       timedOut: execution.timedOut,
       durationMs: execution.durationMs,
@@ -236,10 +239,15 @@ export async function runVerifier(options: RunVerifierOptions): Promise<Verifier
   const checks: readonly CheckResult[] = junit ?? summary?.checks ?? [];
   const flags: VerifierFlag[] = [];
   const evidence: string[] = [];
-  if (execution.timedOut) flags.push("timeout");
+  // A sandbox limit that was hit is the verdict on the run, never a collection error.
+  if (execution.limitHit !== undefined) {
+    flags.push(flagForLimit(execution.limitHit.limit));
+    evidence.push(execution.limitHit.detail);
+  } else if (execution.timedOut) flags.push("timeout");
   else if (isCollectionError(checks, output, execution.exitCode)) flags.push("collection-error");
   else if (checks.length === 0) flags.push("no-checks");
-  const shortfall = execution.timedOut ? undefined : junitShortfall(inventory.junitChecks, junit);
+  const limited = execution.limitHit !== undefined || execution.timedOut;
+  const shortfall = limited ? undefined : junitShortfall(inventory.junitChecks, junit);
   if (shortfall !== undefined) {
     flags.push("tampered");
     evidence.push(shortfall);

@@ -7,8 +7,9 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import type { Mount, SandboxExecResult } from "../../sandbox/types.js";
+import { flagForLimit } from "../flags.js";
 import type { CheckResult } from "../types.js";
-import { assessChannelRun, type IntegrityAssessment } from "./assess.js";
+import { assessChannelRun, type IntegrityAssessment, type IntegrityFlag } from "./assess.js";
 import { type Canary, type CanaryPlan, canarySource, planCanaries } from "./canary.js";
 import type { ChannelOutcome } from "./channel.js";
 import {
@@ -154,6 +155,32 @@ export function junitShortfall(
   }
   if (checks.length >= inventoryChecks) return undefined;
   return `id set: the JUnit report lists ${checks.length} check(s), fewer than the ${inventoryChecks} it lists with an empty workspace`;
+}
+
+/**
+ * A sandbox limit the verifier hit (`SandboxExecResult.limitHit`; a timeout counts) is the
+ * verdict on the run: its flag (`oom`, `process-limit`, `timeout`) first, with the limit's own
+ * detail as evidence, score 0. Whatever else the assessment found stays beside it.
+ */
+export function withLimitHit(
+  assessment: IntegrityAssessment,
+  execution: SandboxExecResult,
+): {
+  readonly flags: readonly (IntegrityFlag | ReturnType<typeof flagForLimit>)[];
+  readonly evidence: readonly string[];
+  readonly passRatio: number;
+} {
+  const hit = execution.limitHit ?? (execution.timedOut ? { limit: "time" as const } : undefined);
+  if (hit === undefined) return assessment;
+  const flag = flagForLimit(hit.limit);
+  return {
+    flags: [flag, ...assessment.flags.filter((other) => other !== flag && other !== "no-checks")],
+    evidence: [
+      ...(execution.limitHit === undefined ? [] : [execution.limitHit.detail]),
+      ...assessment.evidence,
+    ],
+    passRatio: 0,
+  };
 }
 
 /** A memo of inventories by key; a failed inventory is retried by the next caller. */
