@@ -879,7 +879,7 @@ export async function executeRun(
     // The verifier's test ids, fixed before the agent runs, in an untouched copy of the base.
     const inventory = await suiteVerifierInventory({
       ...verifierTarget,
-      untouched: { digest: workspaceDigest, materialise: () => materialiseWorkspace(base) },
+      untouched: { digest: workspaceDigest, materialise: () => materialiseVerified(base) },
     }).catch((error: unknown) => {
       if (isUserMistake(error)) throw error;
       throw new InfraFailure(`verifier inventory could not be taken: ${messageOf(error)}`);
