@@ -7,7 +7,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadedPackages } from "./support/loaded-modules.js";
+import { loadedFiles, loadedPackages } from "./support/loaded-modules.js";
 import { cleanupsAfterEach } from "./support/temporary.js";
 
 const root = resolve(import.meta.dirname, "..");
@@ -59,6 +59,33 @@ describe.skipIf(!existsSync(binary))("CLI start-up (dist/, built by `npm test`'s
   it("stats test loads commander only", async () => {
     const traced = await cli(["stats", "test", "--deltas", "10,-5,20,15,5,0,25"]);
     expect(traced).toEqual({ code: 0, packages: ["commander"] });
+  });
+
+  it("wiki search loads commander and zod (it parses the index header and the entries) and none of the online acquisition pipeline", async () => {
+    const traced = await loadedFiles(
+      cleanups,
+      [binary, "wiki", "search", "navigation menu that wraps", "--json"],
+      { cwd: root },
+    );
+    expect({ code: traced.code, packages: traced.packages }).toEqual({
+      code: 0,
+      packages: ["commander", "zod"],
+    });
+    // The modules `--online` needs (by what they do: the builder, the fetchers, the sandboxes
+    // the gates run code in, the browser that renders pages), not a list observed from a run.
+    const online = [
+      "dist/wiki/online.js",
+      "dist/wiki/build.js",
+      "dist/wiki/resources/search.js",
+      "dist/wiki/resources/collect.js",
+      "dist/wiki/gates.js",
+      "dist/wiki/render.js",
+      "dist/env/browser.js",
+      "dist/env/sandbox/index.js",
+    ];
+    // The trace saw our modules at all (else the exclusion below would prove nothing).
+    expect(traced.own).toContain("dist/wiki/search-index.js");
+    expect(traced.own.filter((file) => online.includes(file))).toEqual([]);
   });
 
   it("commands that need no model, queue, container, article or MCP server load none of them", async () => {

@@ -7,6 +7,7 @@
 import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { type Cleanup, temporaryDirectoryIn } from "./temporary.js";
 
@@ -56,6 +57,21 @@ export async function loadedPackages(
   nodeArguments: readonly string[],
   options: { readonly cwd: string },
 ): Promise<LoadedModules> {
+  const { code, packages } = await loadedFiles(cleanups, nodeArguments, options);
+  return { code, packages };
+}
+
+export interface LoadedFiles extends LoadedModules {
+  /** Every file of ours it loaded (outside node_modules), relative to `root`, sorted. */
+  readonly own: readonly string[];
+}
+
+/** As `loadedPackages`, and also the project's own modules it loaded (relative to `cwd`). */
+export async function loadedFiles(
+  cleanups: Cleanup[],
+  nodeArguments: readonly string[],
+  options: { readonly cwd: string },
+): Promise<LoadedFiles> {
   const directory = await temporaryDirectoryIn(cleanups, "skillsmith-trace-");
   await writeFile(join(directory, "hooks.mjs"), hooks);
   await writeFile(join(directory, "register.mjs"), register);
@@ -73,9 +89,13 @@ export async function loadedPackages(
   }
   const lines = (await readFile(traceFile, "utf8")).split("\n").filter((line) => line !== "");
   const packages = new Set<string>();
+  const own = new Set<string>();
+  const root = `${pathToFileURL(options.cwd).href}/`;
   for (const line of lines) {
     const name = packageOf(line);
     if (name !== undefined) packages.add(name);
+    else if (line.startsWith(root)) own.add(line.slice(root.length));
+    else if (line.startsWith(`${options.cwd}/`)) own.add(line.slice(options.cwd.length + 1));
   }
-  return { code, packages: [...packages].sort() };
+  return { code, packages: [...packages].sort(), own: [...own].sort() };
 }

@@ -9,23 +9,13 @@ import type { EmbeddingClient, ModelClient } from "../../model/index.js";
 import type { BuildSummary } from "../../wiki/build.js";
 import { EMBEDDING_MODEL_VARIABLE, resolveSearchEmbeddingModel } from "../../wiki/embedding.js";
 import { type ShortlistField, type ShortlistSizeRule, shortlistFields } from "../../wiki/meta.js";
+import type { AcquireResult, AcquisitionFailure, ResourceConnectorV1 } from "../../wiki/online.js";
 import {
-  type AcquireResult,
-  type AcquisitionFailure,
-  acquireOnline,
-  connectorsFor,
-  needsAcquisition,
-  ONLINE_POOL_BUDGET_LIMIT,
-  type ResourceConnectorV1,
-} from "../../wiki/online.js";
-import {
-  backendConfigOf,
-  createSearchBackend,
   GITHUB_API_URL,
   GITHUB_API_URL_VARIABLE,
-  type ResourceSearchBackendV1,
-  searchConfigFileSchema,
-} from "../../wiki/resources/search.js";
+  ONLINE_POOL_BUDGET_LIMIT,
+} from "../../wiki/online-constants.js";
+import type { ResourceSearchBackendV1 } from "../../wiki/resources/search.js";
 import { looksLikeUrl } from "../../wiki/resources/url.js";
 import {
   type CardSearch,
@@ -428,11 +418,19 @@ interface OnlinePlan {
   readonly searchTimeoutMs: number;
 }
 
+/** Online acquisition (the builder, the fetchers, the search backends): for `--online` only. */
+function onlineModule(): Promise<typeof import("../../wiki/online.js")> {
+  return import("../../wiki/online.js");
+}
+
 /** The search backends of `--search` and `--search-config`, each checked now. */
 async function searchBackendsFor(
   io: CliIo,
   flags: { search?: string[]; resultsPath?: string; searchConfig?: string; githubApiUrl?: string },
 ): Promise<ResourceSearchBackendV1[]> {
+  const { backendConfigOf, createSearchBackend, searchConfigFileSchema } = await import(
+    "../../wiki/resources/search.js"
+  );
   const backends: ResourceSearchBackendV1[] = [];
   for (const [index, spec] of (flags.search ?? []).entries())
     backends.push(
@@ -512,7 +510,7 @@ async function onlinePlan(
   return {
     domain: flags.domain,
     model: await modelFor(io, flags.model),
-    connectors: await connectorsFor(
+    connectors: await (await onlineModule()).connectorsFor(
       (flags.resources ?? []).map((each) => resourceArgument(io, each)),
     ),
     backends: await searchBackendsFor(io, flags),
@@ -551,6 +549,7 @@ async function acquireIfNeeded(
   plan: OnlinePlan,
   searchOptions: Parameters<typeof searchSkills>[2],
 ): Promise<OnlineReport> {
+  const { acquireOnline, needsAcquisition } = await onlineModule();
   const best = result.shortlist[0]?.score ?? 0;
   if (!needsAcquisition(result, plan.minScore))
     return {
