@@ -120,6 +120,8 @@ const benchmark: Benchmark = {
           name: "bench",
           requirements,
           ...(repository.source === undefined ? {} : { repository: repository.source }),
+          // Nothing to install: the replay agent and the shell verifier need no dependencies.
+          ...(repository.source === undefined ? {} : { setup: ["true"] }),
         });
         const cacheDir = join(folder, "cache");
         // Prepare the base once, outside the timings (a real run prepares it once per skill too).

@@ -18,13 +18,19 @@ export async function writeBenchSuite(
     verifierSleepSeconds?: number;
     /** A repository to use (a folder, or a `.bundle` file) instead of the generated 20-file one. */
     repository?: { readonly path: string; readonly commit: string };
+    /**
+     * Setup commands of the base. Without them the runner detects a setup from the repository's
+     * manifests (fastapi's would `pip install`, which needs the network): a real repository
+     * timed for overhead passes a no-op.
+     */
+    setup?: readonly string[];
   },
 ): Promise<{ suite: string; predictions: string }> {
   const { path: repo, commit } = options.repository ?? (await twentyFileRepository(root));
   const suite = join(root, "suite");
   const skill = await writeAlphaSkill(suite, {
     suiteYaml: `format: skillsmith-suite/1\nname: ${options.name}\nconfigurations:\n  - id: replay\n    agent: replay\n    limits: { timeoutSeconds: 60 }\n`,
-    skillYaml: `repository:\n  ${repo.endsWith(".bundle") ? "bundle" : "path"}: ${repo}\n  commit: ${commit}\n  name: benchrepo\n`,
+    skillYaml: `repository:\n  ${repo.endsWith(".bundle") ? "bundle" : "path"}: ${repo}\n  commit: ${commit}\n  name: benchrepo\n${options.setup === undefined ? "" : `  setup: ${JSON.stringify(options.setup)}\n`}`,
     skillMarkdown:
       "---\nname: alpha\ndescription: Write result files. Use when a task asks for one.\n---\n\n# Alpha\n",
   });
