@@ -18,10 +18,7 @@ export interface GitOptions {
 }
 
 /** Run git and return the raw result (for callers that interpret failures themselves). */
-export function tryGit(
-  args: readonly string[],
-  options: GitOptions = {},
-): Promise<RunResult> {
+export function tryGit(args: readonly string[], options: GitOptions = {}): Promise<RunResult> {
   return runProcess("git", args, {
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     ...(options.input === undefined ? {} : { input: options.input }),
