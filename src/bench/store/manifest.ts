@@ -32,6 +32,8 @@ export const manifestSchema = z.object({
     maxAttempts: z.number().int().positive(),
   }),
   sandbox: z.string(),
+  /** `--base-image` mappings (FROM image → local image) environment-only tasks were built with. */
+  baseImages: z.record(z.string(), z.string()).optional(),
   /**
    * The limits every agent and verifier process tree got when its suite named none, and how this
    * machine enforced them (absent in manifests written before limits were recorded).

@@ -26,6 +26,7 @@ import { writeFileAtomic } from "../../core/fs.js";
 import {
   createSandbox,
   defaultCacheDir,
+  parseBaseImageMap,
   SandboxUnavailableError,
   UnsafeSandbox,
 } from "../../env/index.js";
@@ -215,6 +216,7 @@ interface RunOptions {
   queue?: string;
   rateLimit?: string[];
   pollInterval?: number;
+  baseImage?: string[];
 }
 
 function registerRunAndReport(bench: Command, context: CommandContext): void {
@@ -275,6 +277,11 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
       "with --queue: how often finished jobs are collected (default 1000)",
       positiveInteger("--poll-interval"),
     )
+    .option(
+      "--base-image <image=local>",
+      "build environment-only (Harbor) tasks whose Dockerfile starts FROM <image> from a local image instead, e.g. ubuntu:24.04=localhost/skillsmith-base:bookworm (repeatable; recorded in the manifest)",
+      collect,
+    )
     .option("--json", "print {run, report} as JSON on stdout")
     .action(async (suitePath: string, options: RunOptions) => {
       if (
@@ -322,6 +329,7 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
         const { group, limit } = parseRateLimit(text);
         rateLimits[group] = limit;
       }
+      const baseImages = parseBaseImageMap(options.baseImage ?? []);
       let summary: Awaited<ReturnType<typeof runSuite>>;
       const common = {
         suite,
@@ -338,6 +346,7 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
         ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
         ...(options.resume === true ? { resume: true } : {}),
         sandbox: sandboxKind as SandboxKind,
+        ...(Object.keys(baseImages).length === 0 ? {} : { baseImages }),
         modelEndpoint: endpointFromEnvironment(io.env),
         commandLine: ["skillsmith", "bench", "run", suitePath, ...commandLineOptions(options)],
         onProgress: progress.update,
@@ -451,6 +460,7 @@ function commandLineOptions(options: RunOptions): string[] {
   // The URL without its password: the manifest is shared with readers of the results.
   if (options.queue !== undefined) argv.push("--queue", redactRedisUrl(options.queue));
   for (const limit of options.rateLimit ?? []) argv.push("--rate-limit", limit);
+  for (const mapping of options.baseImage ?? []) argv.push("--base-image", mapping);
   if (options.json === true) argv.push("--json");
   return argv;
 }
