@@ -66,7 +66,7 @@ import { loadSuite } from "../suite/load.js";
 import type { AgentKind, Configuration } from "../suite/schema.js";
 import type { Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
 import { Predictions } from "./predictions.js";
-import { prepareTaskBase, taskSandbox } from "./task-environment.js";
+import { prepareTaskBase, requireTaskImages, taskSandbox } from "./task-environment.js";
 import {
   defaultTimeoutMs as defaultVerifierTimeoutMs,
   runSuiteVerifier,
@@ -617,6 +617,11 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
           ...(plan.predictions === undefined ? [] : [plan.predictions.file]),
         ]);
 
+  // Environment-only tasks whose FROM images are not here: one error naming them all.
+  await requireTaskImages(suite.skills, sandbox, options.baseImages).catch(async (error) => {
+    if (ownSandbox) await sandbox.dispose?.();
+    throw error;
+  });
   const enforcement = sandbox.limitEnforcement?.();
   for (const note of enforcement?.notes ?? []) {
     if (note.includes("NOT")) options.onWarning?.(`warning: sandbox limits: ${note}`);

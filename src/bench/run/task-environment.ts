@@ -17,6 +17,7 @@ import {
   ContainerSandbox,
   copyFolderFromImage,
   DEFAULT_BUILD_TIMEOUT_SECONDS,
+  externalImages,
   type PreparedBase,
   type SandboxExecRequest,
   type SandboxV1,
@@ -182,4 +183,57 @@ export function taskSandbox(sandbox: SandboxV1, base: PreparedBase, skill: Suite
     exec,
     ...(enforcement === undefined ? {} : { limitEnforcement: enforcement }),
   };
+}
+
+/** One environment-only task whose images this machine cannot get. */
+export interface MissingTaskImage {
+  readonly skill: string;
+  /** `FROM` images (or the task's image) not present locally, after `--base-image` mapping. */
+  readonly images: readonly string[];
+}
+
+/**
+ * Every environment-only task's images that are not present locally (after mapping), without
+ * building anything: so a run stops once, naming every task and image, rather than at the first.
+ */
+export async function missingTaskImages(
+  skills: readonly SuiteSkill[],
+  sandbox: SandboxV1,
+  baseImages: BaseImageMap = {},
+): Promise<MissingTaskImage[]> {
+  const tasks = skills.filter((skill) => skill.repository === undefined);
+  if (tasks.length === 0 || !(sandbox instanceof ContainerSandbox)) return [];
+  const missing: MissingTaskImage[] = [];
+  for (const skill of tasks) {
+    const environment = skill.environment;
+    const wanted =
+      environment?.dockerfile !== undefined
+        ? externalImages(await readFile(environment.dockerfile, "utf8"))
+        : environment?.image !== undefined
+          ? [environment.image]
+          : [];
+    const absent: string[] = [];
+    for (const image of wanted.map((from) => baseImages[from] ?? from)) {
+      if (!(await imagePresent(sandbox, image))) absent.push(image);
+    }
+    if (absent.length > 0) missing.push({ skill: skill.id, images: absent });
+  }
+  return missing;
+}
+
+/** Throws one `UsageError` naming every task whose images are missing (see `missingTaskImages`). */
+export async function requireTaskImages(
+  skills: readonly SuiteSkill[],
+  sandbox: SandboxV1,
+  baseImages: BaseImageMap = {},
+): Promise<void> {
+  const missing = await missingTaskImages(skills, sandbox, baseImages);
+  if (missing.length === 0) return;
+  const images = [...new Set(missing.flatMap((task) => task.images))];
+  const unmapped = images.filter((image) => !Object.values(baseImages).includes(image));
+  throw new UsageError(
+    "task-base-image-missing",
+    `${missing.length} environment-only task${missing.length === 1 ? "" : "s"} cannot be built here: ${missing.map((task) => `${task.skill} starts FROM ${task.images.join(", ")}`).join("; ")}. These images are not present locally and no registry is used${unmapped.length > 0 ? `; map them to local images with ${unmapped.map((image) => `--base-image ${image}=localhost/skillsmith-base:bookworm`).join(" ")}` : ""}`,
+    { data: { missing } },
+  );
 }
