@@ -20,7 +20,7 @@ import { importHarbor, ResultsStore, runSuite } from "../src/bench/index.js";
 import type { RunResult } from "../src/bench/store/results.js";
 import type { ContainerSandbox } from "../src/env/index.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
-import { writeTree } from "./support/cli.js";
+import { runInProcess, writeTree } from "./support/cli.js";
 import { availableContainerSandbox } from "./support/sandboxes.js";
 
 const SOCKET = "/run/podman/podman.sock";
@@ -203,6 +203,43 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
     expect(byKey(untouched, "greet-json", "with").checks.map((check) => check.status)).toEqual([
       "pass",
       "fail",
+    ]);
+  }, 120_000);
+
+  it("bench check-tasks: the oracle reaches 1 and the untouched directory does not; a silent test.sh fails the check", async () => {
+    const result = await runInProcess(
+      [
+        "bench",
+        "check-tasks",
+        suite,
+        "--base-image",
+        `ubuntu:24.04=${mapping["ubuntu:24.04"]}`,
+        "--json",
+      ],
+      { cwd: scratch, env: { SKILLSMITH_CACHE_DIR: join(scratch, "cache") } },
+    );
+    expect(result.code).toBe(1);
+    const checks = JSON.parse(result.stdout) as {
+      skill: string;
+      ok: boolean;
+      oracle?: { passRatio: number };
+      untouched: { passRatio: number };
+      problems: string[];
+    }[];
+    const bySkill = new Map(checks.map((check) => [check.skill, check]));
+    for (const skill of ["greet-json", "greet-txt"]) {
+      expect(bySkill.get(skill)).toMatchObject({
+        ok: true,
+        oracle: { passRatio: 1 },
+        untouched: { passRatio: 0.5 },
+        problems: [],
+      });
+    }
+    const silent = bySkill.get("greet-silent");
+    expect(silent?.ok).toBe(false);
+    expect(silent?.problems).toEqual([
+      "the oracle run wrote no reward: the verifier wrote neither reward.json nor reward.txt",
+      "the untouched run wrote no reward: the verifier wrote neither reward.json nor reward.txt",
     ]);
   }, 120_000);
 

@@ -5,6 +5,7 @@ import type { ImportResult, SandboxKind } from "../../bench/index.js";
 import {
   AGENT_KINDS,
   type AgentKind,
+  checkTasks,
   createProgressRenderer,
   defaultRunDir,
   endpointFromEnvironment,
@@ -178,6 +179,46 @@ export function registerBench(program: Command, context: CommandContext): void {
         }
       }
       if (!validation.valid) context.exit(1);
+    });
+
+  bench
+    .command("check-tasks")
+    .description(
+      "Check environment-only (Harbor) tasks in the container sandbox: the oracle's solve.sh must reach reward 1, the untouched working directory must not (exit 1 otherwise)",
+    )
+    .argument("<suite>", "the suite folder (e.g. from bench import harbor)")
+    .option(
+      "--base-image <image=local>",
+      "build FROM <image> from a local image instead (repeatable)",
+      collect,
+    )
+    .option("--json", "print [{skill, requirement, oracle, untouched, ok, problems}] as JSON")
+    .action(async (suitePath: string, options: { baseImage?: string[]; json?: boolean }) => {
+      const baseImages = parseBaseImageMap(options.baseImage ?? []);
+      const sandbox = await createSandbox({ kind: "container" });
+      let checks: Awaited<ReturnType<typeof checkTasks>>;
+      try {
+        checks = await checkTasks({
+          suite: resolve(io.cwd, suitePath),
+          sandbox,
+          cacheDir: defaultCacheDir(io.env),
+          baseImages,
+        });
+      } finally {
+        await sandbox.dispose?.();
+      }
+      if (options.json === true) printJson(io, checks);
+      else {
+        printLines(
+          io,
+          checks.map(
+            (check) =>
+              `${check.ok ? "ok  " : "FAIL"} ${check.skill}/${check.requirement}: oracle ${check.oracle?.passRatio ?? "-"}, untouched ${check.untouched.passRatio}${check.problems.length === 0 ? "" : ` — ${check.problems.join("; ")}`}`,
+          ),
+        );
+        if (checks.length === 0) printLines(io, ["no environment-only tasks in this suite"]);
+      }
+      if (checks.some((check) => !check.ok)) context.exit(1);
     });
 
   registerRunAndReport(bench, context);
