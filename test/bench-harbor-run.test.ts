@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness } from "../src/agents/index.js";
-import { importHarbor, ResultsStore, runSuite } from "../src/bench/index.js";
+import { importHarbor, ResultsStore, reportRunDir, runSuite } from "../src/bench/index.js";
 import type { RunResult } from "../src/bench/store/results.js";
 import type { ContainerSandbox } from "../src/env/index.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
@@ -374,6 +374,15 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
       expect(withSkill.passRatio).toBe(1);
       expect(without.trajectory).toMatchObject({ skillsShown: [] });
       expect((withSkill.trajectory as { skillsShown: string[] }).skillsShown).toEqual([SKILL]);
+      // The same paired statistics as every suite: d = 100·(1 − 0.5) = 50 per task; with one
+      // pair the exact sign-flip p is 1 (both sign assignments reach |50|), so Ineffective.
+      // Both arms of the silent task lack a reward: left out of the verdict, not scored 0.
+      const report = await reportRunDir(runDir);
+      const profile = (skill: string) => report.profiles.find((entry) => entry.skill === skill);
+      expect(profile("greet-json")).toMatchObject({ n: 1, delta: 50, p: 1, class: "ineffective" });
+      expect(profile("greet-txt")).toMatchObject({ n: 1, delta: 50 });
+      expect(profile("greet-silent")).toMatchObject({ n: 0, class: null });
+      expect(profile("greet-silent")?.unscorable).not.toBeNull();
       // The Dockerfile's `COPY skills` was commented out at import: the image has no skills.
       expect(
         await readFile(join(suite, "skills", "greet-json", "environment", "Dockerfile"), "utf8"),
