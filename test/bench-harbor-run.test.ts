@@ -153,6 +153,29 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
     ).rejects.toThrow(
       /^1 environment-only task cannot be built here: greet-txt starts FROM ubuntu:24\.04\. .*--base-image ubuntu:24\.04=localhost\/skillsmith-base:bookworm$/,
     );
+    // The CLI says the same as a usage error (exit 2, no stack trace); a malformed mapping too.
+    const cli = (extra: string[]) =>
+      runInProcess(
+        [
+          "bench",
+          "run",
+          suite,
+          "--sandbox",
+          "container",
+          "--agent",
+          "none",
+          "--config",
+          "oracle",
+        ].concat(["--out", join(scratch, "run-cli")], extra),
+        { cwd: scratch, env: { SKILLSMITH_CACHE_DIR: join(scratch, "cache") } },
+      );
+    const unmapped = await cli([]);
+    expect(unmapped.code).toBe(2);
+    expect(unmapped.stderr).toMatch(/greet-txt starts FROM ubuntu:24\.04/);
+    expect(unmapped.stderr).not.toMatch(/\n\s+at /);
+    const malformed = await cli(["--base-image", "ubuntu:24.04"]);
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toMatch(/--base-image expects <image>=<local image>/);
   }, 60_000);
 
   it("the oracle's solve.sh passes every task with a reward; the untouched workspace fails; a silent test.sh is reward-missing", async () => {

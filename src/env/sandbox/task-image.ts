@@ -151,6 +151,12 @@ async function imageId(docker: Docker, name: string): Promise<string | undefined
 }
 
 const building = new Map<string, Promise<TaskImage>>();
+/**
+ * Builds that failed in this process, by tag: the same context and base images fail the same
+ * way, so the runner's retries (one per run and attempt) get the first failure back at once
+ * instead of rebuilding for minutes each. A new process builds again.
+ */
+const failedBuilds = new Map<string, unknown>();
 
 /**
  * Build (or reuse) the image of a task's environment. Throws a `UsageError` naming every `FROM`
@@ -197,6 +203,7 @@ export async function buildTaskImage(request: TaskImageRequest): Promise<TaskIma
   const tag = `${TASK_IMAGE_REPOSITORY}:${key.slice(0, 24)}`;
   const inFlight = building.get(tag);
   if (inFlight !== undefined) return inFlight;
+  if (failedBuilds.has(tag)) throw failedBuilds.get(tag);
   const work = (async (): Promise<TaskImage> => {
     const result = (reused: boolean): TaskImage => ({
       image: tag,
@@ -207,7 +214,12 @@ export async function buildTaskImage(request: TaskImageRequest): Promise<TaskIma
       durationMs: performance.now() - started,
     });
     if ((await imageId(docker, tag)) !== undefined) return result(true);
-    await buildFromContext(request, text, tag, key);
+    try {
+      await buildFromContext(request, text, tag, key);
+    } catch (error) {
+      failedBuilds.set(tag, error);
+      throw error;
+    }
     return result(false);
   })();
   building.set(tag, work);
