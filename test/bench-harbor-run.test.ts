@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness } from "../src/agents/index.js";
 import { importHarbor, ResultsStore, reportRunDir, runSuite } from "../src/bench/index.js";
 import type { RunResult } from "../src/bench/store/results.js";
-import type { ContainerSandbox } from "../src/env/index.js";
+import { buildTaskImage, type ContainerSandbox } from "../src/env/index.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
 import { runInProcess, writeTree } from "./support/cli.js";
 import { availableContainerSandbox } from "./support/sandboxes.js";
@@ -139,6 +139,48 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
     const imported = await importHarbor([tasks], { out: suite });
     expect(imported.skills).toBe(3);
   }, 30_000);
+
+  it("builds a task image once per content hash, and a failed build names its step and is not rebuilt by a retry", async () => {
+    const docker = (sandbox as ContainerSandbox).docker;
+    const context = join(scratch, "contexts", "cached");
+    const marker = `${Date.now()}`;
+    await writeTree(context, { "data.txt": `${marker}\n` });
+    const dockerfile =
+      "FROM localhost/skillsmith-base:bookworm\nWORKDIR /app\nCOPY data.txt /app/\n";
+    const first = await buildTaskImage({ docker, contextDir: context, dockerfile, taskName: "t" });
+    const again = await buildTaskImage({ docker, contextDir: context, dockerfile, taskName: "t" });
+    expect(first.reused).toBe(false);
+    expect(again).toMatchObject({ reused: true, image: first.image });
+    // A changed context file is another image.
+    await writeTree(context, { "data.txt": `${marker}-changed\n` });
+    const changed = await buildTaskImage({
+      docker,
+      contextDir: context,
+      dockerfile,
+      taskName: "t",
+    });
+    expect(changed.image).not.toBe(first.image);
+    await docker.getImage(first.image).remove({ force: true });
+    await docker.getImage(changed.image).remove({ force: true });
+
+    const failing = `FROM localhost/skillsmith-base:bookworm\nRUN echo ${marker} && exit 3\n`;
+    let logs = 0;
+    const build = () =>
+      buildTaskImage({
+        docker,
+        contextDir: context,
+        dockerfile: failing,
+        taskName: "broken-task",
+        onLog: () => {
+          logs += 1;
+        },
+      });
+    await expect(build()).rejects.toThrow(/environment of task broken-task failed: .*RUN echo/s);
+    const logsOfFirst = logs;
+    expect(logsOfFirst).toBeGreaterThan(0);
+    await expect(build()).rejects.toThrow(/broken-task failed/);
+    expect(logs).toBe(logsOfFirst);
+  }, 60_000);
 
   it("without --base-image, a FROM image that is not local stops the run naming it", async () => {
     await expect(
