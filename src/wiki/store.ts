@@ -8,11 +8,11 @@
  * that readers skip. One builder at a time: `<wiki>/.build.lock` is the shared lock of `core/lock.ts`.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { z } from "zod";
 import { InfrastructureError, InputError, isSkillsmithError } from "../core/errors.js";
-import { writeFileAtomic } from "../core/fs.js";
+import { pathExists, writeFileAtomic } from "../core/fs.js";
 import { acquireLock } from "../core/lock.js";
 import {
   defaultThresholds,
@@ -78,14 +78,8 @@ export function jsonText(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** Whether `path` exists; a path that is there but unreadable is an `InputError`, never "no". */
+const exists = pathExists;
 
 /**
  * The wiki's manifest. The first build writes it with the given thresholds; afterwards it is

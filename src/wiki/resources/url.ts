@@ -6,7 +6,7 @@
  * hash, so a wiki says exactly which bytes each skill was distilled from.
  */
 import { createHash } from "node:crypto";
-import { copyFile, mkdir, open, rename, rm, stat } from "node:fs/promises";
+import { copyFile, mkdir, open, rename, rm } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
 import {
   InfrastructureError,
@@ -14,6 +14,7 @@ import {
   type InputLocation,
   isSkillsmithError,
 } from "../../core/errors.js";
+import { pathExists } from "../../core/fs.js";
 import { runProcess } from "../../core/process.js";
 import type { ResourceType } from "../meta.js";
 
@@ -521,12 +522,7 @@ export const DOWNLOAD_CACHE = join(".cache", "downloads");
 export async function cacheDownload(wiki: string, file: string, sha256: string): Promise<string> {
   const folder = join(wiki, DOWNLOAD_CACHE, sha256);
   const target = join(folder, basename(file));
-  try {
-    await stat(target);
-    return target;
-  } catch {
-    // Not cached yet.
-  }
+  if (await pathExists(target)) return target;
   await mkdir(folder, { recursive: true });
   const temporary = join(folder, `.${basename(file)}.${process.pid}.${Date.now()}.tmp`);
   try {
