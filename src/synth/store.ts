@@ -2,6 +2,10 @@
  * The on-disk home of a family's slot libraries and patches: `libraries/<version>.json` for every
  * accepted version (v1 is the shipped initial library), `patches/<n>.json` for every proposed
  * patch (accepted or not) with rationale and diff, and `current` naming the latest version.
+ *
+ * Every JSON file the store writes carries `format` (`SYNTH_STORE_FORMAT`). Files written before
+ * the field existed have none and are read as format 1, the layout they have; a file of a later
+ * format is refused with a message saying so, never misread.
  */
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -11,6 +15,27 @@ import { promptText } from "./prompts.js";
 import { parseSlotLibrary, type SlotLibrary } from "./slots.js";
 
 export const initialLibraryVersion = "v1";
+
+/** The layout version of the store's JSON files (libraries, patches, optimisation reports). */
+export const SYNTH_STORE_FORMAT = 1;
+
+/** The file's content without its `format`, after checking that we can read that format. */
+function readableFormat(value: unknown, path: string): unknown {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+  const { format, ...rest } = value as Record<string, unknown>;
+  // No field: written before formats were recorded, which is format 1's layout.
+  if (format === undefined || format === SYNTH_STORE_FORMAT) return rest;
+  throw new InputError(
+    "synth.store.format",
+    `written in store format ${JSON.stringify(format)}; this skillsmith reads format ${SYNTH_STORE_FORMAT} (and files without a format): use the skillsmith that wrote it, or a newer one`,
+    { file: path, field: "format" },
+  );
+}
+
+/** JSON text of a store file, tagged with the store format. */
+function storeJson(value: object): string {
+  return `${JSON.stringify({ format: SYNTH_STORE_FORMAT, ...value }, null, 2)}\n`;
+}
 
 export function initialLibrary(): SlotLibrary {
   return parseSlotLibrary(JSON.parse(promptText("slots-v1.json")), "prompts/synth/slots-v1.json");
@@ -68,14 +93,11 @@ export class LibraryStore {
         { cause: error },
       );
     }
-    return parseSlotLibrary(JSON.parse(text), path);
+    return parseSlotLibrary(readableFormat(JSON.parse(text), path), path);
   }
 
   async save(library: SlotLibrary): Promise<void> {
-    await writeFileAtomic(
-      this.libraryPath(library.version),
-      `${JSON.stringify(library, null, 2)}\n`,
-    );
+    await writeFileAtomic(this.libraryPath(library.version), storeJson(library));
     await writeFileAtomic(join(this.directory, "current"), `${library.version}\n`);
   }
 
@@ -111,8 +133,10 @@ export class LibraryStore {
       .filter((name) => name.endsWith(".json"))
       .sort();
     const records: PatchRecord[] = [];
-    for (const name of names)
-      records.push(JSON.parse(await readFile(join(directory, name), "utf8")) as PatchRecord);
+    for (const name of names) {
+      const path = join(directory, name);
+      records.push(readableFormat(JSON.parse(await readFile(path, "utf8")), path) as PatchRecord);
+    }
     return records;
   }
 
@@ -120,13 +144,13 @@ export class LibraryStore {
    * Keep an optimisation's report (settings, epochs, cost) as `optimisations/<time>.json`;
    * returns the path.
    */
-  async saveOptimisation(report: unknown, createdAt = new Date()): Promise<string> {
+  async saveOptimisation(report: object, createdAt = new Date()): Promise<string> {
     const path = join(
       this.directory,
       "optimisations",
       `${createdAt.toISOString().replaceAll(":", "-")}.json`,
     );
-    await writeFileAtomic(path, `${JSON.stringify(report, null, 2)}\n`);
+    await writeFileAtomic(path, storeJson(report));
     return path;
   }
 
@@ -135,7 +159,7 @@ export class LibraryStore {
     const full: PatchRecord = { number, ...record };
     await writeFileAtomic(
       join(this.directory, "patches", `${String(number).padStart(4, "0")}.json`),
-      `${JSON.stringify(full, null, 2)}\n`,
+      storeJson(full),
     );
     // A readable diff beside the JSON, for reviewers who do not want to read escaped strings.
     await writeFileAtomic(

@@ -64,6 +64,17 @@ export async function readJsonFile<T>(path: string, schema: z.ZodType<T>): Promi
       { cause },
     );
   }
+  // Every wiki file carries `format`; a later one is explained, not reported as a bad field.
+  const format =
+    value !== null && typeof value === "object"
+      ? (value as { format?: unknown }).format
+      : undefined;
+  if (typeof format === "number" && format > WIKI_FORMAT_VERSION)
+    throw new InputError(
+      "wiki.file.format",
+      `written in wiki format ${format}; this skillsmith reads format ${WIKI_FORMAT_VERSION}: use the skillsmith that built the wiki, or a newer one`,
+      { file: path, field: "format" },
+    );
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
