@@ -1,7 +1,11 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cleanupsAfterEach, temporaryDirectoryIn } from "../../test/support/temporary.js";
+import {
+  cleanupsAfterEach,
+  selfLoopingLink,
+  temporaryDirectoryIn,
+} from "../../test/support/temporary.js";
 import { LibraryStore, SYNTH_STORE_FORMAT } from "./store.js";
 
 const cleanups = cleanupsAfterEach();
@@ -65,5 +69,16 @@ describe("LibraryStore formats", () => {
       code: "synth.store.format",
       message: expect.stringContaining(`reads format ${SYNTH_STORE_FORMAT}`),
     });
+  });
+});
+
+describe("LibraryStore on files it cannot read", () => {
+  it("says a stored library is unreadable instead of 'not stored'", async () => {
+    const store = await storeWith({});
+    await mkdir(join(store.directory, "libraries"), { recursive: true });
+    await selfLoopingLink(join(store.directory, "libraries"), "v2.json");
+    await expect(store.load("v2")).rejects.toMatchObject({ code: "file.unreadable" });
+    // A missing one is still "not stored".
+    await expect(store.load("v3")).rejects.toMatchObject({ code: "synth.library.missing" });
   });
 });

@@ -10,7 +10,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { InputError } from "../core/errors.js";
-import { writeFileAtomic } from "../core/fs.js";
+import { isMissing, unlessMissing, unreadableError, writeFileAtomic } from "../core/fs.js";
 import { promptText } from "./prompts.js";
 import { parseSlotLibrary, type SlotLibrary } from "./slots.js";
 
@@ -82,8 +82,8 @@ export class LibraryStore {
     try {
       text = await readFile(path, "utf8");
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT" && version === initialLibraryVersion)
-        return initialLibrary();
+      if (!isMissing(error)) throw unreadableError(path, error);
+      if (version === initialLibraryVersion) return initialLibrary();
       throw new InputError(
         "synth.library.missing",
         `library version ${version} is not stored`,
@@ -103,17 +103,14 @@ export class LibraryStore {
 
   /** The latest accepted version, v1 when nothing was optimised yet. */
   async current(): Promise<string> {
-    try {
-      return (
-        (await readFile(join(this.directory, "current"), "utf8")).trim() || initialLibraryVersion
-      );
-    } catch {
-      return initialLibraryVersion;
-    }
+    const path = join(this.directory, "current");
+    const text = await unlessMissing(path, readFile(path, "utf8"));
+    return text?.trim() || initialLibraryVersion;
   }
 
   async versions(): Promise<string[]> {
-    const names = await readdir(join(this.directory, "libraries")).catch(() => [] as string[]);
+    const folder = join(this.directory, "libraries");
+    const names = (await unlessMissing(folder, readdir(folder))) ?? [];
     const stored = names
       .filter((name) => /^v\d+\.json$/.test(name))
       .map((name) => name.slice(0, -5));
@@ -129,7 +126,7 @@ export class LibraryStore {
 
   async patches(): Promise<PatchRecord[]> {
     const directory = join(this.directory, "patches");
-    const names = (await readdir(directory).catch(() => [] as string[]))
+    const names = ((await unlessMissing(directory, readdir(directory))) ?? [])
       .filter((name) => name.endsWith(".json"))
       .sort();
     const records: PatchRecord[] = [];
