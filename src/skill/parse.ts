@@ -1,7 +1,8 @@
 import { lstat, readFile, realpath } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
-import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
+import { isMap, isScalar } from "yaml";
 import { fsOutcome } from "../core/fs.js";
+import { lineAt as lineInYaml, parseLocated } from "../core/yaml.js";
 import { isInside, type SkillTree, walkSkillFolder } from "./files.js";
 import type { LeveledFinding } from "./types.js";
 
@@ -145,16 +146,10 @@ function parseFrontmatterYaml(
 ): Pick<ParsedSkillMarkdown, "frontmatter" | "fieldLines" | "fieldSources"> {
   const fieldLines = new Map<string, number>();
   const fieldSources = new Map<string, string>();
-  const lineCounter = new LineCounter();
-  const document = parseDocument(yamlText, {
-    lineCounter,
-    uniqueKeys: true,
-    prettyErrors: true,
-    // The library must not print; YAML warnings would otherwise go to the console.
-    logLevel: "silent",
-  });
+  // Duplicate keys are reported (as findings below), not silently resolved.
+  const { document, lineCounter } = parseLocated(yamlText, true);
   const lineAt = (offset: number | undefined): number | undefined =>
-    offset === undefined ? undefined : lineCounter.linePos(offset).line + YAML_LINE_OFFSET;
+    offset === undefined ? undefined : lineInYaml(lineCounter, offset) + YAML_LINE_OFFSET;
 
   let fatal = false;
   for (const error of document.errors) {
