@@ -6,11 +6,15 @@
  * Every JSON file the store writes carries `format` (`SYNTH_STORE_FORMAT`). Files written before
  * the field existed have none and are read as format 1, the layout they have; a file of a later
  * format is refused with a message saying so, never misread.
+ *
+ * Every file is written through the redacting writers of `model/redact.ts`: slot texts, patch
+ * rationales and optimisation reports come from model answers, which can quote a key.
  */
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { InputError } from "../core/errors.js";
-import { isMissing, unlessMissing, unreadableError, writeFileAtomic } from "../core/fs.js";
+import { isMissing, unlessMissing, unreadableError } from "../core/fs.js";
+import { redactedJsonFile, writeRedactedFile } from "../model/redact.js";
 import { promptText } from "./prompts.js";
 import { parseSlotLibrary, type SlotLibrary } from "./slots.js";
 
@@ -32,9 +36,9 @@ function readableFormat(value: unknown, path: string): unknown {
   );
 }
 
-/** JSON text of a store file, tagged with the store format. */
+/** JSON text of a store file, tagged with the store format and redacted (`model/redact.ts`). */
 function storeJson(value: object): string {
-  return `${JSON.stringify({ format: SYNTH_STORE_FORMAT, ...value }, null, 2)}\n`;
+  return redactedJsonFile({ format: SYNTH_STORE_FORMAT, ...value });
 }
 
 export function initialLibrary(): SlotLibrary {
@@ -97,8 +101,8 @@ export class LibraryStore {
   }
 
   async save(library: SlotLibrary): Promise<void> {
-    await writeFileAtomic(this.libraryPath(library.version), storeJson(library));
-    await writeFileAtomic(join(this.directory, "current"), `${library.version}\n`);
+    await writeRedactedFile(this.libraryPath(library.version), storeJson(library));
+    await writeRedactedFile(join(this.directory, "current"), `${library.version}\n`);
   }
 
   /** The latest accepted version, v1 when nothing was optimised yet. */
@@ -147,19 +151,19 @@ export class LibraryStore {
       "optimisations",
       `${createdAt.toISOString().replaceAll(":", "-")}.json`,
     );
-    await writeFileAtomic(path, storeJson(report));
+    await writeRedactedFile(path, storeJson(report));
     return path;
   }
 
   async savePatch(record: Omit<PatchRecord, "number">): Promise<PatchRecord> {
     const number = (await this.patches()).length + 1;
     const full: PatchRecord = { number, ...record };
-    await writeFileAtomic(
+    await writeRedactedFile(
       join(this.directory, "patches", `${String(number).padStart(4, "0")}.json`),
       storeJson(full),
     );
     // A readable diff beside the JSON, for reviewers who do not want to read escaped strings.
-    await writeFileAtomic(
+    await writeRedactedFile(
       join(this.directory, "patches", `${String(number).padStart(4, "0")}.diff`),
       `# ${full.status}: ${full.reason}\n# rationale: ${full.rationale}\n${full.diff}\n`,
     );
