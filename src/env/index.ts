@@ -1,4 +1,6 @@
 /** The public environment API: workspaces, setup detection, sandboxes and verifiers. */
+
+export { acquireLock, type LockOptions, type LockOutcome } from "../core/lock.js";
 export * from "./sandbox/index.js";
 export {
   type DetectSetupOptions,
@@ -100,7 +102,6 @@ export {
   type VerifiedBase,
   verifyBase,
 } from "./workspace/identity.js";
-export { acquireLock, type LockOptions, type LockOutcome } from "./workspace/lock.js";
 export {
   detectMethod,
   type MaterialiseMethod,

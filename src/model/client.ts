@@ -8,6 +8,7 @@
 import type { ModelMessage, ToolSet } from "ai";
 import { z } from "zod";
 import { InfrastructureError, isSkillsmithError } from "../core/errors.js";
+import { Semaphore } from "../core/limit.js";
 import type { CacheMode, ModelCallCache } from "./cache.js";
 import {
   loadModelConfig,
@@ -26,7 +27,6 @@ import {
 } from "./provider.js";
 import { redactSecrets } from "./redact.js";
 import type { RetryOptions } from "./retry.js";
-import { Semaphore } from "./semaphore.js";
 import { type ModelSpec, parseModelSpec } from "./spec.js";
 import { UsageLedger } from "./usage.js";
 

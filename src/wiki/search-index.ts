@@ -39,7 +39,7 @@ import { endianness } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { InputError, isSkillsmithError, UnsupportedError } from "../core/errors.js";
-import { acquireLock } from "../env/workspace/lock.js";
+import { acquireLock } from "../core/lock.js";
 import type { EmbeddingClient } from "../model/index.js";
 import {
   type Bm25Parameters,
@@ -197,6 +197,7 @@ export async function writeSearchIndex(
   await mkdir(folder, { recursive: true });
   const lock = await acquireLock(join(folder, SEARCH_INDEX_LOCK), {
     timeoutMs: 10 * 60_000,
+    holderDoes: "writing the search index",
     ...(options.skipIf === undefined ? {} : { done: options.skipIf }),
   });
   if (!lock.acquired) return false;
