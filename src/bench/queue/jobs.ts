@@ -8,7 +8,7 @@ import { UsageError } from "../../core/errors.js";
 import type { ModelEndpoint, PlannedRun, SandboxKind } from "../run/runner.js";
 import { modelSpecOf } from "../run/runner.js";
 import { type AttemptRecord, formatRunKey, type RunKey, type RunResult } from "../store/results.js";
-import { type Configuration, configurationSchema } from "../suite/schema.js";
+import { type Configuration, configurationSchema, idSchema } from "../suite/schema.js";
 
 export const QUEUE_JOB_FORMAT = "skillsmith-queue-job/1";
 export const QUEUE_RESULT_FORMAT = "skillsmith-queue-result/1";
@@ -32,7 +32,8 @@ export const queueJobSchema = z.object({
   configuration: configurationSchema,
   key: runKeySchema,
   predictions: z.object({ path: z.string().min(1), digest: z.string().min(1) }).optional(),
-  sandbox: z.enum(["local", "container", "unsafe"]),
+  /** A sandbox kind the worker creates by name: built-in, or registered in the worker's program. */
+  sandbox: idSchema,
   /** The coordinator's model base URL, used when the worker's environment sets none. */
   endpoint: z.strictObject({ baseUrl: z.string().min(1).optional() }).optional(),
   maxAttempts: z.number().int().positive(),

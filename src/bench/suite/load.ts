@@ -2,6 +2,7 @@ import type { Dirent } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, isAbsolute, join, posix, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { harnessNames, isHarnessName } from "../../agents/registry.js";
 import { InputError } from "../../core/errors.js";
 import { validateSkillFolder } from "../../skill/index.js";
 import {
@@ -195,6 +196,16 @@ export async function validateSuite(directory: string): Promise<SuiteValidation>
     const configurations = (raw as { configurations?: unknown } | undefined)?.configurations;
     const seen = new Set<string>();
     (Array.isArray(configurations) ? configurations : []).forEach((configuration, index) => {
+      const agent = (configuration as { agent?: unknown } | null)?.agent;
+      if (typeof agent === "string" && idSchema.safeParse(agent).success && !isHarnessName(agent)) {
+        const path = ["configurations", index, "agent"];
+        const line = checked.lineOf(path);
+        problems.error(
+          SUITE_FILE,
+          `unknown agent harness "${agent}"; expected one of: ${harnessNames().join(", ")} (a program can add its own with registerHarness before loading the suite)`,
+          { field: path.join("."), ...(line === undefined ? {} : { line }) },
+        );
+      }
       const id = (configuration as { id?: unknown } | null)?.id;
       if (typeof id !== "string") return;
       if (seen.has(id)) {

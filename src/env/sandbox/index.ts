@@ -18,6 +18,18 @@ export {
 } from "./container.js";
 export { environmentKey, generateDockerfile } from "./dockerfile.js";
 export { SandboxUnavailableError } from "./errors.js";
-export { type CreateSandboxOptions, createSandbox } from "./factory.js";
+export {
+  BUILTIN_SANDBOX_KINDS,
+  type BuiltinSandboxKind,
+  type CreateSandboxOptions,
+  createSandbox,
+  isSandboxKind,
+  type RegisteredSandboxOptions,
+  registerSandbox,
+  type SandboxFactory,
+  type SandboxKind,
+  sandboxKinds,
+  unregisterSandbox,
+} from "./factory.js";
 export type * from "./types.js";
 export { UnsafeSandbox } from "./unsafe.js";

@@ -98,7 +98,12 @@ export interface SandboxPrepareResult {
 
 export interface SandboxV1 {
   readonly specificationVersion: "v1";
-  readonly kind: "local" | "container" | "unsafe";
+  /**
+   * The backend's registered kind (`local`, `container`, `unsafe`, or one a user registered with
+   * `registerSandbox`). Only `unsafe` runs commands in place; every other kind mounts the
+   * workspace at `workspaceMountPath`.
+   */
+  readonly kind: "local" | "container" | "unsafe" | (string & {});
   exec(request: SandboxExecRequest): Promise<SandboxExecResult>;
   /**
    * Build the environment for a (repository, commit, recipe) once and reuse it after. Only
