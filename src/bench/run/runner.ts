@@ -33,6 +33,7 @@ import {
   type PreparedBase,
   prepareBase,
   type RepositorySource,
+  type SandboxKind,
   type SandboxV1,
   treeDigest,
 } from "../../env/index.js";
@@ -60,7 +61,8 @@ import type { Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
 import { Predictions } from "./predictions.js";
 import { runSuiteVerifier } from "./verifier.js";
 
-export type SandboxKind = "local" | "container" | "unsafe";
+/** A registered sandbox kind (`local`, `container`, `unsafe`, or one added with `registerSandbox`). */
+export type { SandboxKind };
 
 export interface ModelEndpoint {
   readonly baseUrl?: string;
@@ -215,7 +217,7 @@ export interface RunSuiteSummary {
 
 /** Raw logs longer than this go to a file under `trajectories/` instead of the row. */
 const INLINE_LOG_LIMIT = 64 * 1024;
-const DEFAULT_MODELS: Partial<Record<AgentKind, string>> = {
+const DEFAULT_MODELS: Readonly<Record<string, string>> = {
   "claude-code": "anthropic:claude-sonnet-4-5",
   codex: "openai:gpt-5",
 };
@@ -264,11 +266,61 @@ function environmentSource(source: Suite["skills"][number]["repository"]): Repos
   }
 }
 
-/** Configurations of this invocation: selected by id, then with the agent/model overrides. */
-export function effectiveConfigurations(
+/**
+ * Where a configuration renamed by `--agent`/`--model` came from; recorded beside it in the
+ * manifest (`derivedFrom`).
+ */
+export interface ConfigurationOrigin {
+  /** The suite's configuration id. */
+  readonly id: string;
+  readonly agent: string;
+  readonly model?: string;
+  /** The overrides that changed it. */
+  readonly overrides: { readonly agent?: string; readonly model?: string };
+}
+
+export interface EffectiveConfiguration {
+  readonly configuration: Configuration;
+  /** Present when the overrides changed what runs, and so the id. */
+  readonly derivedFrom?: ConfigurationOrigin;
+}
+
+/** Characters a configuration id may hold (`idSchema`); anything else becomes "-". */
+function idPart(text: string): string {
+  return text.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[^A-Za-z0-9]+/, "");
+}
+
+/**
+ * The id of a configuration whose agent or model an override changed, named after what runs:
+ * `<agent>.<model>` (the model without its provider prefix or base URL, e.g.
+ * `claude-code.claude-sonnet-4-5`), or `<agent>` for agents without a model (`none`, `oracle`).
+ * When the suite has several configurations, the suite's id follows (`….<id>`), so two
+ * configurations that differ only in their limits stay apart. It depends on the suite and the
+ * overrides only, never on which configurations are selected, so a resumed run (and the queue
+ * coordinator, which plans the same way) finds the same keys.
+ */
+export function overriddenConfigurationId(
+  configuration: Pick<Configuration, "agent" | "model">,
+  original: { readonly id: string; readonly suiteConfigurations: number },
+): string {
+  const spec = modelSpecOf(configuration as Configuration);
+  const model = spec === configuration.agent ? "" : spec.split(":").slice(1).join(":") || spec;
+  const modelName = model.split("@")[0] ?? model;
+  const parts = [configuration.agent, modelName];
+  if (original.suiteConfigurations > 1) parts.push(original.id);
+  const id = idPart(parts.filter((part) => part !== "").join("."));
+  return (id === "" ? idPart(original.id) : id).slice(0, 128);
+}
+
+/**
+ * Configurations of this invocation: selected by id, then with the agent/model overrides. An
+ * override that changes what runs renames the configuration (`overriddenConfigurationId`) and
+ * records where it came from; one that changes nothing keeps it as it is.
+ */
+export function resolveConfigurations(
   suite: Suite,
   options: Pick<RunSuiteOptions, "configs" | "agentOverride" | "modelOverride">,
-): Configuration[] {
+): EffectiveConfiguration[] {
   let selected = suite.configurations;
   if (options.configs !== undefined && options.configs.length > 0) {
     const known = new Set(suite.configurations.map((configuration) => configuration.id));
@@ -281,13 +333,51 @@ export function effectiveConfigurations(
     }
     selected = selected.filter((configuration) => options.configs?.includes(configuration.id));
   }
-  return selected.map((configuration) => {
+  const resolved = selected.map((configuration): EffectiveConfiguration => {
     const agent = options.agentOverride ?? configuration.agent;
     const changedAgent = agent !== configuration.agent;
     const model = options.modelOverride ?? (changedAgent ? undefined : configuration.model);
     const { model: _model, ...rest } = configuration;
-    return { ...rest, agent, ...(model === undefined ? {} : { model }) };
+    const overridden: Configuration = { ...rest, agent, ...(model === undefined ? {} : { model }) };
+    if (!changedAgent && modelSpecOf(overridden) === modelSpecOf(configuration)) {
+      return { configuration };
+    }
+    return {
+      configuration: {
+        ...overridden,
+        id: overriddenConfigurationId(overridden, {
+          id: configuration.id,
+          suiteConfigurations: suite.configurations.length,
+        }),
+      },
+      derivedFrom: {
+        id: configuration.id,
+        agent: configuration.agent,
+        ...(configuration.model === undefined ? {} : { model: configuration.model }),
+        overrides: {
+          ...(options.agentOverride === undefined ? {} : { agent: options.agentOverride }),
+          ...(options.modelOverride === undefined ? {} : { model: options.modelOverride }),
+        },
+      },
+    };
   });
+  const ids = resolved.map((item) => item.configuration.id);
+  const repeated = ids.filter((id, index) => ids.indexOf(id) !== index);
+  if (repeated.length > 0) {
+    throw new UsageError(
+      "run-config-ambiguous",
+      `the overrides give several configurations the id "${repeated[0]}"; select one with --config`,
+    );
+  }
+  return resolved;
+}
+
+/** The configurations `resolveConfigurations` gives, without where they came from. */
+export function effectiveConfigurations(
+  suite: Suite,
+  options: Pick<RunSuiteOptions, "configs" | "agentOverride" | "modelOverride">,
+): Configuration[] {
+  return resolveConfigurations(suite, options).map((item) => item.configuration);
 }
 
 async function agentVersions(
@@ -371,6 +461,8 @@ export interface RunPlan {
   readonly concurrency: number;
   readonly maxAttempts: number;
   readonly configurations: readonly Configuration[];
+  /** Configurations renamed by the overrides (their id) and where each came from. */
+  readonly derivations: ReadonlyArray<readonly [string, ConfigurationOrigin]>;
   readonly predictions: Predictions | undefined;
   readonly existingManifest: RunManifest | undefined;
 }
@@ -404,7 +496,8 @@ export async function planRun(options: RunSuiteOptions): Promise<RunPlan> {
       `--budget-usd must be a number ≥ 0 (got ${options.budgetUsd})`,
     );
   }
-  const configurations = effectiveConfigurations(suite, options);
+  const resolved = resolveConfigurations(suite, options);
+  const configurations = resolved.map((item) => item.configuration);
   const unrunnable = suite.skills.filter((skill) => skill.repository === undefined);
   if (unrunnable.length > 0) {
     throw new UsageError(
@@ -442,6 +535,9 @@ export async function planRun(options: RunSuiteOptions): Promise<RunPlan> {
     concurrency,
     maxAttempts,
     configurations,
+    derivations: resolved.flatMap((item) =>
+      item.derivedFrom === undefined ? [] : [[item.configuration.id, item.derivedFrom] as const],
+    ),
     predictions,
     existingManifest,
   };
@@ -470,7 +566,10 @@ export async function openRunDirectory(
     createdAt: now,
     updatedAt: now,
     suite: { path: suite.root, name: suite.name, digest: await treeDigest(suite.root) },
-    configurations: [...configurations],
+    configurations: configurations.map((configuration) => {
+      const derivedFrom = plan.derivations.find(([id]) => id === configuration.id)?.[1];
+      return derivedFrom === undefined ? configuration : { ...configuration, derivedFrom };
+    }),
     versions: {
       skillsmith: packageVersion(),
       node: process.version,
