@@ -16,9 +16,11 @@ import {
   pairMeasurement,
   RUN_FLAGS,
   type RunFlag,
-} from "../../env/index.js";
+} from "../../env/verifier/flags.js";
 import {
   classify,
+  type DetectableEffect,
+  detectableEffect,
   pearson,
   type SkillClass,
   spearman,
@@ -34,6 +36,17 @@ import {
   type VerifierRecord,
 } from "../store/results.js";
 import { firstLine, tellingLines } from "./excerpt.js";
+import {
+  DEFAULT_STATISTICS,
+  type DesignRecommendation,
+  designRecommendation,
+  type Multiplicity,
+  multiplicityOf,
+  type RepeatVariability,
+  repeatVariability,
+  type StatisticsSettings,
+  scoreSd,
+} from "./statistics.js";
 
 /** The JSON report's format; bumped when a field changes meaning or goes away. */
 export const REPORT_FORMAT = "skillsmith-report/1";
@@ -97,6 +110,8 @@ export interface RequirementOutcome {
   readonly with: number | null;
   /** d_i = 100·(y¹ − y⁰); null when the pair is not measurable. */
   readonly delta: number | null;
+  /** SD (points) of the arm's scores across repeats; null with fewer than two repeats. */
+  readonly spread: { readonly without: number | null; readonly with: number | null };
   readonly measurement: RequirementMeasurement;
   /** Every flag of every run of the pair, in the vocabulary's order. */
   readonly flags: readonly string[];
@@ -155,6 +170,17 @@ export interface Profile {
   /** Exact two-sided sign-flip p (the primary test). */
   readonly p: number | null;
   readonly class: SkillClass | null;
+  /**
+   * Benjamini–Hochberg q over every tested profile of this report (`multiplicity`); null for an
+   * unscorable profile.
+   */
+  readonly q: number | null;
+  /** The class under FDR control: golden / harmful when q < α, else ineffective. */
+  readonly classFdr: SkillClass | null;
+  /** What this test could have detected (`detectableEffect`); null when unscorable. */
+  readonly detectable: DetectableEffect | null;
+  /** Within-requirement variability across repeats (measurable requirements). */
+  readonly variability: RepeatVariability | null;
   readonly sensitivity: {
     readonly ttest: TestVerdict;
     readonly wilcoxon: TestVerdict;
@@ -199,6 +225,12 @@ export interface ConfigSummary {
   readonly classes: Readonly<Record<SkillClass, number>>;
   /** Skills with nothing measurable (no class). */
   readonly unscorable: number;
+  /** Golden / harmful / ineffective under FDR control (q < α). */
+  readonly classesFdr: Readonly<Record<SkillClass, number>>;
+  /** When `--agent`/`--model` renamed this configuration: the suite's configuration it came from. */
+  readonly derivedFrom?: { readonly id: string; readonly agent: string; readonly model?: string };
+  /** How many requirements (and repeats) would detect `statistics.detectEffect`; null without spread. */
+  readonly design: DesignRecommendation | null;
   readonly usage: Readonly<Record<Arm, ArmUsage>>;
 }
 
@@ -216,7 +248,11 @@ export interface BenchReport {
     readonly skills?: readonly string[];
     readonly requirements?: readonly string[];
   };
+  /** α, the effect and power of the design recommendation, draws and seed. */
+  readonly statistics: StatisticsSettings;
   readonly profiles: readonly Profile[];
+  /** Many skills tested at once: BH q-values, discoveries and false discoveries to expect. */
+  readonly multiplicity: Multiplicity;
   readonly configs: readonly ConfigSummary[];
   readonly pooled: {
     readonly pairs: number;
@@ -283,6 +319,14 @@ export interface BenchReport {
 
 export interface BuildReportOptions {
   readonly alpha?: number;
+  /** Effect (points) the design recommendation is for. Default 10. */
+  readonly detectEffect?: number;
+  /** Power the design recommendation aims at. Default 0.8. */
+  readonly targetPower?: number;
+  /** Simulated delta vectors per power estimate. Default 1000. */
+  readonly powerDraws?: number;
+  /** Seed of the power simulation. Default 1. */
+  readonly seed?: number;
   /** |Δy| at or above which a pair counts as a large change (default 0.5). */
   readonly largeChange?: number;
   readonly manifest?: RunManifest;
@@ -493,6 +537,10 @@ function requirementOutcome(
     without: y0,
     with: y1,
     delta: measurement.measurable && y0 !== null && y1 !== null ? 100 * (y1 - y0) : null,
+    spread: {
+      without: scoreSd(detail.without.map((run) => run.score)),
+      with: scoreSd(detail.with.map((run) => run.score)),
+    },
     measurement,
     flags,
     timeout: flags.some((flag) => (TIMEOUT_FLAGS as readonly string[]).includes(flag)),
@@ -695,6 +743,16 @@ function profileOf(
     delta: primary?.delta ?? null,
     p: primary?.p ?? null,
     class: primary?.class ?? null,
+    // Filled in by buildReport, which sees every profile.
+    q: null,
+    classFdr: null,
+    detectable: deltas.length === 0 ? null : detectableEffect(deltas, alpha),
+    variability: repeatVariability(
+      complete.map((outcome) => ({
+        without: outcome.detail.without.map((run) => run.score),
+        with: outcome.detail.with.map((run) => run.score),
+      })),
+    ),
     sensitivity: {
       ttest: primary?.ttest ?? { p: null, class: null },
       wilcoxon: primary?.wilcoxon ?? { p: null, class: null },
@@ -728,6 +786,13 @@ export function buildReport(
   options: BuildReportOptions = {},
 ): BenchReport {
   const alpha = options.alpha ?? 0.05;
+  const statistics: StatisticsSettings = {
+    alpha,
+    detectEffect: options.detectEffect ?? DEFAULT_STATISTICS.detectEffect,
+    targetPower: options.targetPower ?? DEFAULT_STATISTICS.targetPower,
+    powerDraws: options.powerDraws ?? DEFAULT_STATISTICS.powerDraws,
+    seed: options.seed ?? DEFAULT_STATISTICS.seed,
+  };
   const threshold = options.largeChange ?? 0.5;
   const attempts = options.attempts ?? [];
   const lost = lostRuns(results, attempts);
@@ -744,15 +809,24 @@ export function buildReport(
   for (const attempt of attempts) note(attempt);
 
   const byProfile = groupBy(results, (run) => JSON.stringify([run.config, run.skill]));
-  const profiles: Profile[] = [...requirementIds.entries()].map(([key, ids]) => {
+  const unadjusted: Profile[] = [...requirementIds.entries()].map(([key, ids]) => {
     const [config, skill] = JSON.parse(key) as [string, string];
     return profileOf(config, skill, byProfile.get(key) ?? [], lost, [...ids], alpha);
   });
-  profiles.sort((left, right) =>
+  unadjusted.sort((left, right) =>
     left.config === right.config
       ? left.skill.localeCompare(right.skill)
       : left.config.localeCompare(right.config),
   );
+  const multiplicity = multiplicityOf(
+    unadjusted.map((profile) => ({ ...profile, size: profile.detectable?.size ?? null })),
+    alpha,
+  );
+  const profiles: Profile[] = unadjusted.map((profile, index) => ({
+    ...profile,
+    q: multiplicity.q[index] ?? null,
+    classFdr: multiplicity.classFdr[index] ?? null,
+  }));
 
   const configIds = [...new Set(profiles.map((profile) => profile.config))];
   const configs: ConfigSummary[] = configIds.map((config) => {
@@ -782,6 +856,31 @@ export function buildReport(
         ineffective: own.filter((profile) => profile.class === "ineffective").length,
       },
       unscorable: own.filter((profile) => profile.unscorable !== null).length,
+      classesFdr: {
+        golden: own.filter((profile) => profile.classFdr === "golden").length,
+        harmful: own.filter((profile) => profile.classFdr === "harmful").length,
+        ineffective: own.filter((profile) => profile.classFdr === "ineffective").length,
+      },
+      ...(configuration?.derivedFrom === undefined
+        ? {}
+        : {
+            derivedFrom: {
+              id: configuration.derivedFrom.id,
+              agent: configuration.derivedFrom.agent,
+              ...(configuration.derivedFrom.model === undefined
+                ? {}
+                : { model: configuration.derivedFrom.model }),
+            },
+          }),
+      design: designRecommendation(
+        own.map((profile) => ({
+          deltas: profile.requirements.flatMap((outcome) =>
+            outcome.delta === null ? [] : [outcome.delta],
+          ),
+          variability: profile.variability,
+        })),
+        statistics,
+      ),
       usage: {
         without: armUsage(runs.filter((run) => run.arm === "without")),
         with: armUsage(runs.filter((run) => run.arm === "with")),
@@ -864,7 +963,9 @@ export function buildReport(
       ? {}
       : { suite: { name: options.manifest.suite.name, path: options.manifest.suite.path } }),
     ...(options.filter === undefined ? {} : { filter: options.filter }),
+    statistics,
     profiles,
+    multiplicity: multiplicity.table,
     configs,
     pooled: {
       pairs: allPairs.length,
