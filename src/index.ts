@@ -1,8 +1,8 @@
 /**
  * skillsmith as a library: what most programs need, cheap to import. Importing this module
- * loads the statistics, the skill model and the suite loader (with `yaml` and `zod`), never an
- * agent CLI wrapper's dependencies, the AI SDK, dockerode, BullMQ, tree-sitter or Vega: `runSuite`
- * and `reportRunDir` load the runner and the results store on their first call.
+ * loads the statistics, the skill model, the suite loader and the registries (with `yaml` and
+ * `zod`), never the AI SDK, dockerode, BullMQ, tree-sitter, Vega or SQLite: `runSuite` and
+ * `reportRunDir` load the runner and the results store on their first call.
  *
  * More of each area under its subpath: `skillsmith/stats`, `skillsmith/skill`,
  * `skillsmith/bench`, `skillsmith/agents`, `skillsmith/env`, `skillsmith/model`,
@@ -23,14 +23,9 @@ export {
   registerHarness,
   unregisterHarness,
 } from "./agents/registry.js";
-export { renderReportText } from "./bench/analysis/render.js";
-export {
-  type BenchReport,
-  type BuildReportOptions,
-  buildReport,
-  type Profile,
-  REPORT_FORMAT,
-} from "./bench/analysis/report.js";
+// Types only: building and rendering a report in memory is `skillsmith/bench` (it loads the
+// results store's module); `reportRunDir` below reads a run directory.
+export type { BenchReport, BuildReportOptions, Profile } from "./bench/analysis/report.js";
 export type {
   ConfigurationOrigin,
   RunProgress,

@@ -160,6 +160,8 @@ function gridSize(multiples: readonly number[], total: number, alpha: number): n
  * sign-flip p of d − θ is non-decreasing in θ below mean(d) and non-increasing above it (each
  * assignment's indicator switches once, at the mean of the deltas it flips), so each end is
  * found by bisection to 1e-9 of the deltas' range, then rounded to six decimals.
+ *
+ * @experimental
  */
 export function shiftConfidenceInterval(
   deltas: readonly number[],
@@ -219,7 +221,11 @@ function bisect(
   return high;
 }
 
-/** Everything above for one vector of requirement deltas. */
+/**
+ * Everything above for one vector of requirement deltas.
+ *
+ * @experimental
+ */
 export function detectableEffect(
   deltas: readonly number[],
   alpha = 0.05,

@@ -75,7 +75,11 @@ function requireNumber(value: unknown, field: string, minimum: number): number {
   return value;
 }
 
-/** Power of the sign-flip test with `requirements` deltas under the model above. */
+/**
+ * Power of the sign-flip test with `requirements` deltas under the model above.
+ *
+ * @experimental
+ */
 export function signFlipPower(
   input: {
     readonly requirements: number;
@@ -148,6 +152,8 @@ export interface RequirementsForPower {
  * then, when that lands at or below `exactLimit` + 1, walks from there with exact p-values to
  * the smallest m whose exact power meets the target (m with 2^(1−m) ≥ α are never candidates).
  * Results are remembered per input, since reports ask for the same figures again.
+ *
+ * @experimental
  */
 export function requirementsForPower(
   input: {

@@ -177,7 +177,11 @@ export interface Profile {
   readonly q: number | null;
   /** The class under FDR control: golden / harmful when q < α, else ineffective. */
   readonly classFdr: SkillClass | null;
-  /** What this test could have detected (`detectableEffect`); null when unscorable. */
+  /**
+   * What this test could have detected (`detectableEffect`); null when unscorable.
+   *
+   * @experimental
+   */
   readonly detectable: DetectableEffect | null;
   /** Within-requirement variability across repeats (measurable requirements). */
   readonly variability: RepeatVariability | null;
@@ -229,7 +233,12 @@ export interface ConfigSummary {
   readonly classesFdr: Readonly<Record<SkillClass, number>>;
   /** When `--agent`/`--model` renamed this configuration: the suite's configuration it came from. */
   readonly derivedFrom?: { readonly id: string; readonly agent: string; readonly model?: string };
-  /** How many requirements (and repeats) would detect `statistics.detectEffect`; null without spread. */
+  /**
+   * How many requirements (and repeats) would detect `statistics.detectEffect`; null without
+   * spread.
+   *
+   * @experimental
+   */
   readonly design: DesignRecommendation | null;
   readonly usage: Readonly<Record<Arm, ArmUsage>>;
 }
@@ -251,7 +260,11 @@ export interface BenchReport {
   /** α, the effect and power of the design recommendation, draws and seed. */
   readonly statistics: StatisticsSettings;
   readonly profiles: readonly Profile[];
-  /** Many skills tested at once: BH q-values, discoveries and false discoveries to expect. */
+  /**
+   * Many skills tested at once: BH q-values, discoveries and false discoveries to expect.
+   *
+   * @experimental
+   */
   readonly multiplicity: Multiplicity;
   readonly configs: readonly ConfigSummary[];
   readonly pooled: {
