@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { isSkillsmithError } from "../core/errors.js";
 import { packageVersion } from "../core/paths.js";
+import { redactKnownSecrets } from "../model/redact.js";
 import type { CliIo, CommandContext } from "./context.js";
 
 /** Exit codes, documented in the README. */
@@ -90,7 +91,13 @@ export async function runCli(
   ioOverrides: Partial<CliIo> = {},
   groups: readonly CommandGroup[] = groupsToLoad(argv),
 ): Promise<number> {
-  const io: CliIo = { ...defaultIo(), ...ioOverrides };
+  const given: CliIo = { ...defaultIo(), ...ioOverrides };
+  // The output boundary: whatever a command prints (reports, progress, errors) loses known keys.
+  const io: CliIo = {
+    ...given,
+    stdout: (text) => given.stdout(redactKnownSecrets(text, given.env)),
+    stderr: (text) => given.stderr(redactKnownSecrets(text, given.env)),
+  };
   let exitCode: number = ExitCode.ok;
   const context: CommandContext = {
     io,
@@ -129,6 +136,27 @@ export async function buildProgram(
   return program;
 }
 
+/**
+ * A file-system failure the user can fix (full disk, read-only or unwritable folder) as one
+ * sentence naming the file; undefined for anything else, which stays an internal error.
+ */
+function fileSystemFailure(error: unknown): string | undefined {
+  const { code, path } = (error ?? {}) as { code?: unknown; path?: unknown };
+  const file = typeof path === "string" ? path : "a file";
+  switch (code) {
+    case "ENOSPC":
+    case "EDQUOT":
+      return `cannot write ${file}: no space left on the device; free space and run again (results stored so far are kept)`;
+    case "EROFS":
+      return `cannot write ${file}: the file system is read-only; choose another --out folder`;
+    case "EACCES":
+    case "EPERM":
+      return `cannot write ${file}: permission denied; make the folder writable or choose another --out folder`;
+    default:
+      return undefined;
+  }
+}
+
 function exitCodeFor(error: unknown, io: CliIo): number {
   if (error instanceof CommanderError) {
     // Help and version requested explicitly are successes; commander has already printed them.
@@ -142,7 +170,14 @@ function exitCodeFor(error: unknown, io: CliIo): number {
       return ExitCode.usage;
     }
     io.stderr(`error [${error.code}]: ${error.message}\n`);
-    if (error.cause instanceof Error) io.stderr(`  caused by: ${error.cause.message}\n`);
+    if (error.cause instanceof Error && !error.message.includes(error.cause.message)) {
+      io.stderr(`  caused by: ${error.cause.message}\n`);
+    }
+    return ExitCode.failure;
+  }
+  const fileFailure = fileSystemFailure(error);
+  if (fileFailure !== undefined) {
+    io.stderr(`error: ${fileFailure}\n`);
     return ExitCode.failure;
   }
   // A bug: show the stack, since the user cannot have caused it.

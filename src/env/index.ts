@@ -10,6 +10,7 @@ export {
   type FlagDefinition,
   type FlagEffect,
   flagDefinition,
+  flagForLimit,
   flagsForceZero,
   type PairMeasurement,
   pairMeasurement,

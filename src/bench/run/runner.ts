@@ -28,7 +28,10 @@ import { packageVersion } from "../../core/paths.js";
 import { runProcess } from "../../core/process.js";
 import {
   createSandbox,
+  DEFAULT_SANDBOX_LIMITS,
   defaultCacheDir,
+  flagForLimit,
+  type LimitEnforcement,
   materialiseWorkspace,
   type PreparedBase,
   prepareBase,
@@ -37,7 +40,12 @@ import {
   type SandboxV1,
   treeDigest,
 } from "../../env/index.js";
-import { redactSecrets, secretsFromEnvironment } from "../../model/index.js";
+import {
+  redactKnownSecrets,
+  redactSecrets,
+  registerSecret,
+  secretsFromEnvironment,
+} from "../../model/index.js";
 import {
   MANIFEST_FORMAT,
   mergeManifest,
@@ -59,7 +67,7 @@ import { loadSuite } from "../suite/load.js";
 import type { AgentKind, Configuration } from "../suite/schema.js";
 import type { Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
 import { Predictions } from "./predictions.js";
-import { runSuiteVerifier } from "./verifier.js";
+import { defaultTimeoutMs as defaultVerifierTimeoutMs, runSuiteVerifier } from "./verifier.js";
 
 /** A registered sandbox kind (`local`, `container`, `unsafe`, or one added with `registerSandbox`). */
 export type { SandboxKind };
@@ -444,13 +452,15 @@ export function plannedKeys(
 export async function openSandbox(
   kind: SandboxKind,
   onWarning?: (message: string) => void,
+  /** Folders and files no workload may see (suite, run, cache, predictions), wherever they are. */
+  hiddenPaths: readonly string[] = [],
 ): Promise<SandboxV1> {
   if (kind === "unsafe") {
     onWarning?.(
       "warning: running agents and verifiers WITHOUT a sandbox (--sandbox unsafe): they can read and write anything this user can",
     );
   }
-  return createSandbox({ kind });
+  return kind === "local" ? createSandbox({ kind, hiddenPaths }) : createSandbox({ kind });
 }
 
 /** The inputs of a run, checked, before anything is written or a sandbox is opened. */
@@ -558,6 +568,7 @@ export async function openRunDirectory(
   plan: RunPlan,
   options: RunSuiteOptions,
   sandboxKind: string,
+  enforcement?: LimitEnforcement,
 ): Promise<OpenRun> {
   const { suite, runDir, configurations, predictions, repeats, concurrency, maxAttempts } = plan;
   const now = new Date().toISOString();
@@ -582,6 +593,15 @@ export async function openRunDirectory(
       ...(options.budgetUsd === undefined ? {} : { budgetUsd: options.budgetUsd }),
     },
     sandbox: sandboxKind,
+    sandboxLimits: {
+      defaults: {
+        ...DEFAULT_SANDBOX_LIMITS,
+        verifierTimeoutSeconds: defaultVerifierTimeoutMs / 1000,
+      },
+      ...(enforcement === undefined
+        ? {}
+        : { enforcement: { ...enforcement, notes: [...enforcement.notes] } }),
+    },
     ...(predictions === undefined
       ? {}
       : {
@@ -671,12 +691,22 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
   const sandbox =
     typeof options.sandbox === "object"
       ? options.sandbox
-      : await openSandbox(options.sandbox ?? "local", options.onWarning);
+      : await openSandbox(options.sandbox ?? "local", options.onWarning, [
+          suite.root,
+          runDir,
+          options.cacheDir ?? defaultCacheDir(),
+          ...(plan.predictions === undefined ? [] : [plan.predictions.file]),
+        ]);
 
+  const enforcement = sandbox.limitEnforcement?.();
+  for (const note of enforcement?.notes ?? []) {
+    if (note.includes("NOT")) options.onWarning?.(`warning: sandbox limits: ${note}`);
+  }
   const { manifest, store, planned, pending, alreadyDone } = await openRunDirectory(
     plan,
     options,
     sandbox.kind,
+    enforcement,
   );
   try {
     const cacheDir = options.cacheDir ?? defaultCacheDir();
@@ -883,6 +913,8 @@ export async function executeWithRetries(
 function modelFor(configuration: Configuration, context: ExecutionContext): AgentModel {
   const spec = modelSpecOf(configuration);
   const endpoint = endpointFor(configuration, context);
+  // Whatever path the key takes from here, the store and the CLI output remove it.
+  registerSecret(endpoint?.apiKey);
   return {
     spec,
     ...(endpoint?.baseUrl === undefined ? {} : { baseUrl: endpoint.baseUrl }),
@@ -940,6 +972,9 @@ export async function executeRun(
             ? {}
             : { memoryBytes: configuration.limits.memoryMb * 1024 * 1024 }),
           ...(configuration.limits.cpus === undefined ? {} : { cpus: configuration.limits.cpus }),
+          ...(configuration.limits.processes === undefined
+            ? {}
+            : { maxProcesses: configuration.limits.processes }),
         },
         sandbox,
         taskId: `${skill.id}/${requirement.id}`,
@@ -987,6 +1022,7 @@ export async function executeRun(
         scratch,
         ...(base.environment === undefined ? {} : { image: base.environment.image }),
         ...(limits?.memoryMb === undefined ? {} : { memoryBytes: limits.memoryMb * 1024 * 1024 }),
+        ...(limits?.processes === undefined ? {} : { maxProcesses: limits.processes }),
         ...(limits?.cpus === undefined ? {} : { cpus: limits.cpus }),
         ...(signal === undefined ? {} : { signal }),
       }).catch((error: unknown) => {
@@ -1006,6 +1042,9 @@ export async function executeRun(
     if (apiKey !== undefined) secrets.push(apiKey);
     const redacted = redactSecrets(trajectory, secrets);
 
+    // The agent's process tree ran out of memory or processes: the run scores 0 with the flag.
+    const agentLimit =
+      trajectory.limitHit === undefined ? undefined : flagForLimit(trajectory.limitHit.limit);
     const timedOut = trajectory.status === "timeout";
     const result: RunResult = {
       ...key,
@@ -1015,11 +1054,17 @@ export async function executeRun(
           : trajectory.status === "agent_error"
             ? "agent_error"
             : "completed",
-      passRatio: timedOut ? 0 : (verification?.passRatio ?? 0),
+      passRatio: timedOut || agentLimit !== undefined ? 0 : (verification?.passRatio ?? 0),
       passed: verification?.passed ?? 0,
       total: verification?.total ?? 0,
       checks: verification?.checks ?? [],
-      flags: [...(timedOut ? ["agent-timeout"] : []), ...(verification?.flags ?? [])],
+      flags: [
+        ...new Set([
+          ...(timedOut ? ["agent-timeout"] : []),
+          ...(agentLimit === undefined ? [] : [agentLimit]),
+          ...(verification?.flags ?? []),
+        ]),
+      ],
       trajectory: redacted,
       // Harnesses that show no skills (replay, none, oracle) cannot tell: unknown, not "no".
       skillActivated: trajectory.skillsShownSource === "none" ? null : trajectory.skillActivated,
@@ -1044,6 +1089,7 @@ export async function executeRun(
               output: capVerifierOutput(redactSecrets(verification.output, secrets)),
               exitCode: verification.exitCode,
               durationMs: verification.durationMs,
+              ...(verification.evidence.length === 0 ? {} : { evidence: verification.evidence }),
             },
           }),
     };
@@ -1062,8 +1108,10 @@ export async function executeRun(
 export async function storeRunResult(
   store: ResultsStore,
   runDir: string,
-  result: RunResult,
+  unredacted: RunResult,
 ): Promise<RunResult> {
+  // Redacted before anything is written, the trajectory file included.
+  const result = redactKnownSecrets(unredacted);
   const trajectory = result.trajectory as { rawLog?: unknown } | null;
   const rawLog = typeof trajectory?.rawLog === "string" ? trajectory.rawLog : "";
   let stored = result;

@@ -2,7 +2,9 @@ export {
   BubblewrapSandbox,
   type BubblewrapSandboxOptions,
   bubblewrapMissingError,
-  type LimitEnforcement,
+  ETC_ALLOWLIST,
+  SYSTEM_FOLDERS,
+  sandboxPath,
 } from "./bubblewrap.js";
 export { type CgroupLayout, detectCgroupLayout } from "./cgroup.js";
 export {
@@ -31,5 +33,11 @@ export {
   sandboxKinds,
   unregisterSandbox,
 } from "./factory.js";
+export {
+  type CredentialProxy,
+  type CredentialProxyOptions,
+  startCredentialProxy,
+} from "./loopback.js";
 export type * from "./types.js";
-export { UnsafeSandbox } from "./unsafe.js";
+export { DEFAULT_SANDBOX_LIMITS, withDefaultLimits } from "./types.js";
+export { environmentWithoutCredentials, UnsafeSandbox } from "./unsafe.js";
