@@ -4,7 +4,8 @@ import { basename, isAbsolute, join, posix, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url";
 import { harnessNames, isHarnessName } from "../../agents/registry.js";
 import { InputError } from "../../core/errors.js";
-import { validateSkillFolder } from "../../skill/index.js";
+// From its module, not the skill barrel (which also exports the MCP server and its SDK).
+import { validateSkillFolder } from "../../skill/validate.js";
 import {
   AGENT_SKILLS_FOLDER,
   DEFAULT_VERIFIER_MOUNT,
