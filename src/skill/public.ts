@@ -6,6 +6,14 @@
  * @packageDocumentation
  */
 export { auditSkillFolder, auditText, hasHighSeverity } from "./audit.js";
+export {
+  type AuditBaseline,
+  applyBaseline,
+  auditFails,
+  createBaseline,
+  readBaseline,
+  writeBaseline,
+} from "./baseline.js";
 export { findSkillFolders } from "./discover.js";
 export { formatFinding, formatFindingList } from "./format.js";
 export { inspectSkillFolder, type SkillInspection, type SkillModality } from "./inspect.js";
@@ -19,6 +27,18 @@ export {
   SKILL_AGENTS,
   type SkillAgent,
 } from "./install.js";
+// Experimental (see the README): skills from git with a lock file.
+export {
+  type AddResult,
+  addSkills,
+  type CheckedSkill,
+  checkSkills,
+  type ListedSkill,
+  listSkills,
+  type ManageOptions,
+  removeSkills,
+  updateSkills,
+} from "./manage.js";
 export {
   loadSkillFolder,
   type ParsedSkillMarkdown,
