@@ -15,6 +15,7 @@ import { ResultsStore } from "../src/bench/store/results.js";
 import { loadSuite } from "../src/bench/suite/load.js";
 import { idSchema } from "../src/bench/suite/schema.js";
 import type { Suite } from "../src/bench/suite/types.js";
+import { runInProcess } from "./support/cli.js";
 import { removeRunRoot, writeReplaySuite } from "./support/suites.js";
 
 let root: string;
@@ -129,5 +130,25 @@ describe("configurations renamed by --agent/--model", () => {
     expect(renderReportText(report).join("\n")).toContain(
       'none (none; configuration "replay" with --agent/--model)',
     );
+
+    // bench report takes the design recommendation's effect and power from the command line.
+    const json = await runInProcess([
+      "bench",
+      "report",
+      runDir,
+      "--json",
+      "--detect-effect",
+      "20",
+      "--target-power",
+      "0.9",
+    ]);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout).statistics).toMatchObject({
+      detectEffect: 20,
+      targetPower: 0.9,
+    });
+    const bad = await runInProcess(["bench", "report", runDir, "--target-power", "1.5"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--target-power expects a number above 0 and below 1");
   }, 120_000);
 });

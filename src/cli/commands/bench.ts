@@ -409,11 +409,23 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
       "report only this requirement, by id or skill/requirement (repeatable)",
       collect,
     )
+    .option(
+      "--detect-effect <points>",
+      "effect (points) the design recommendation is for (default 10)",
+      positiveReal("--detect-effect", Number.POSITIVE_INFINITY),
+    )
+    .option(
+      "--target-power <p>",
+      "power the design recommendation aims at, between 0 and 1 (default 0.8)",
+      positiveReal("--target-power", 1),
+    )
     .option("--json", "print the report data as JSON")
     .option("--html <file>", "also write a self-contained HTML report (charts, tables) to <file>")
     .action(async (runDir: string, options: ReportOptions) => {
       const directory = resolve(io.cwd, runDir);
       const report = await reportRunDir(directory, {
+        ...(options.detectEffect === undefined ? {} : { detectEffect: options.detectEffect }),
+        ...(options.targetPower === undefined ? {} : { targetPower: options.targetPower }),
         filter: {
           ...(options.skill === undefined ? {} : { skills: options.skill }),
           ...(options.requirement === undefined ? {} : { requirements: options.requirement }),
@@ -429,7 +441,23 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
     });
 }
 
+/** A number in (0, below) — `below` itself excluded unless it is infinite. */
+function positiveReal(flag: string, below: number): (value: string) => number {
+  return (value) => {
+    const parsed = Number(value);
+    if (!Number.isFinite(parsed) || parsed <= 0 || parsed >= below) {
+      throw new UsageError(
+        "option-invalid",
+        `${flag} expects a number above 0${Number.isFinite(below) ? ` and below ${below}` : ""} (got "${value}")`,
+      );
+    }
+    return parsed;
+  };
+}
+
 interface ReportOptions {
+  readonly detectEffect?: number;
+  readonly targetPower?: number;
   readonly json?: boolean;
   readonly html?: string;
   readonly skill?: string[];
