@@ -19,7 +19,12 @@ const runKeySchema = z.object({
   config: z.string().min(1),
   skill: z.string().min(1),
   requirement: z.string().min(1),
-  arm: z.enum(["without", "with"]),
+  arm: z.union([
+    z.enum(["without", "with"]),
+    z.custom<`variant:${string}`>(
+      (value) => typeof value === "string" && /^variant:[A-Za-z0-9][A-Za-z0-9._-]*$/.test(value),
+    ),
+  ]),
   repeat: z.number().int().positive(),
 });
 

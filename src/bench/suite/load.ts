@@ -352,6 +352,23 @@ async function inspectSkill(
     }
   }
 
+  const variants: Record<string, string[]> = {};
+  for (const [name, paths] of Object.entries(skillFile?.variants ?? {})) {
+    variants[name] = paths.map((path) => join(folder, path));
+    for (const path of paths) {
+      const relativeVariant = join(skillRelative, path);
+      if ((await kindOf(join(root, relativeVariant))) !== "directory") {
+        problems.error(fileRelative, `variant ${name}: missing Agent Skills folder ${path}`, {
+          field: `variants.${name}`,
+        });
+      } else if (!(await validateSkillFolder(join(root, relativeVariant))).valid) {
+        problems.error(relativeVariant, `variant ${name}: not a valid Agent Skills folder`, {
+          field: `variants.${name}`,
+        });
+      }
+    }
+  }
+
   const repository =
     skillFile?.repository === undefined
       ? undefined
@@ -396,6 +413,7 @@ async function inspectSkill(
     id,
     folder,
     skillFolders,
+    ...(Object.keys(variants).length === 0 ? {} : { variants }),
     ...(repository === undefined ? {} : { repository }),
     ...(environment === undefined ? {} : { environment }),
     ...(skillFile.agentLimits === undefined ? {} : { agentLimits: skillFile.agentLimits }),

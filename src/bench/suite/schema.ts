@@ -123,6 +123,19 @@ export const skillFileSchema = z
   .strictObject({
     /** Agent Skills folders, relative to this skill's folder; every folder under `agent-skills/` when absent. */
     skills: z.array(relativePathSchema).optional(),
+    /** Further versions of the skill (name → Agent Skills folders), each run as its own arm. */
+    variants: z
+      .record(
+        z
+          .string()
+          .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "expected a variant name")
+          .refine(
+            (name) => !["with", "without", "none", "skill"].includes(name),
+            "with, without, none and skill name the fixed arms",
+          ),
+        z.array(relativePathSchema).min(1),
+      )
+      .optional(),
     repository: repositorySchema.optional(),
     environment: environmentSchema.optional(),
     agentLimits: agentLimitsSchema.optional(),
