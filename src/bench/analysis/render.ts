@@ -165,6 +165,84 @@ function multiplicityLines(report: BenchReport): string[] {
   ];
 }
 
+/**
+ * Each skill with variants: every pair of arms as "b vs a" (Δ = b − a), and a square matrix of
+ * Δ with the p under it, rows the baseline arm.
+ */
+function armMatrixLines(report: BenchReport): string[] {
+  const lines: string[] = [];
+  for (const matrix of report.arms ?? []) {
+    lines.push(
+      "",
+      `arms of ${matrix.config} / ${matrix.skill} (Δ = column − row, points; p sign-flip):`,
+    );
+    const cell = (a: string, b: string) => {
+      const pair = matrix.pairs.find(
+        (item) => (item.a === a && item.b === b) || (item.a === b && item.b === a),
+      );
+      if (pair === undefined || pair.delta === null) return "-";
+      const delta = pair.a === a ? pair.delta : -pair.delta;
+      return `${points(delta)} (p ${pValue(pair.p)})`;
+    };
+    lines.push(
+      ...table([
+        ["", ...matrix.arms.map((arm) => arm.label)],
+        ...matrix.arms.map((row) => [
+          row.label,
+          ...matrix.arms.map((column) =>
+            column.arm === row.arm ? "·" : cell(row.arm, column.arm),
+          ),
+        ]),
+      ]),
+    );
+    lines.push(
+      ...table([
+        ["comparison", "n", "Δ (points)", "p (sign-flip)", "verdict", "q (BH)", "verdict (FDR)"],
+        ...matrix.pairs.map((pair) => [
+          pair.label,
+          `${pair.deltas.length}/${pair.requirements}`,
+          points(pair.delta),
+          pValue(pair.p),
+          pair.class === null ? "unscorable" : CLASS_NAMES[pair.class],
+          pValue(pair.q),
+          pair.classFdr === null ? "-" : CLASS_NAMES[pair.classFdr],
+        ]),
+      ]),
+    );
+    for (const pair of matrix.pairs) {
+      for (const item of pair.unmeasured) {
+        lines.push(`  ${pair.label} / ${item.requirement}: not measured (${item.reason})`);
+      }
+    }
+  }
+  return lines;
+}
+
+/** Which results came from elsewhere: reused baselines and re-graded runs. */
+function provenanceLines(report: BenchReport): string[] {
+  const provenance = report.provenance;
+  if (provenance === undefined) return [];
+  const lines: string[] = [];
+  if (provenance.reused.length > 0) {
+    lines.push(
+      "",
+      `${plural(provenance.reused.length, "unassisted run")} reused from earlier runs (same fingerprint, not executed here):`,
+    );
+    for (const item of provenance.reused) lines.push(`  ${item.key} ← ${item.runDir} ${item.from}`);
+  }
+  if (provenance.regraded.length > 0) {
+    const rescored = provenance.regraded.filter((item) => item.rescored).length;
+    lines.push(
+      "",
+      `${plural(provenance.regraded.length, "run")} re-graded from stored patches (${rescored} re-scored by the verifier, no agent run):`,
+    );
+    for (const item of provenance.regraded.filter((entry) => !entry.rescored)) {
+      lines.push(`  ${item.key}: kept as it was (${item.reason ?? "not re-scored"})`);
+    }
+  }
+  return lines;
+}
+
 function signed(value: number): string {
   return `${value > 0 ? "+" : ""}${value.toFixed(1)}`;
 }
@@ -265,6 +343,7 @@ export function renderReportText(report: BenchReport): string[] {
     ]),
   );
   lines.push(...multiplicityLines(report));
+  lines.push(...armMatrixLines(report), ...provenanceLines(report));
   const { measurement } = report;
   lines.push(
     "",

@@ -35,6 +35,7 @@ import {
   type RunResult,
   type VerifierRecord,
 } from "../store/results.js";
+import { type ArmMatrix, armMatrices } from "./arms.js";
 import { firstLine, tellingLines } from "./excerpt.js";
 import {
   DEFAULT_STATISTICS,
@@ -266,6 +267,26 @@ export interface BenchReport {
    * @experimental
    */
   readonly multiplicity: Multiplicity;
+  /** Every pair of arms of each skill with variants (`./arms.ts`); absent without variants. */
+  readonly arms?: readonly ArmMatrix[];
+  /**
+   * Results not executed in this run directory: unassisted runs reused from an earlier run
+   * (`--reuse`), and runs re-graded from a stored patch (`bench regrade`); absent when none.
+   */
+  readonly provenance?: {
+    readonly reused: ReadonlyArray<{
+      readonly key: string;
+      readonly runDir: string;
+      readonly from: string;
+    }>;
+    readonly regraded: ReadonlyArray<{
+      readonly key: string;
+      readonly runDir: string;
+      readonly from: string;
+      readonly rescored: boolean;
+      readonly reason?: string;
+    }>;
+  };
   readonly configs: readonly ConfigSummary[];
   readonly pooled: {
     readonly pairs: number;
@@ -399,7 +420,7 @@ function runFlags(result: RunResult): string[] {
   return sortFlags(flags);
 }
 
-function runDetail(result: RunResult): RunDetail {
+export function runDetail(result: RunResult): RunDetail {
   const flags = runFlags(result);
   const flagged = flags.length > 0;
   return {
@@ -464,7 +485,7 @@ function test(deltas: readonly number[], alpha: number): Tested | undefined {
  * verifier works in that arm, so a skill whose own arm broke the verifier cannot get the pair
  * dropped because one unassisted repeat happened to break it too.
  */
-function armMeasurementFlags(runs: readonly RunDetail[]): string[] {
+export function armMeasurementFlags(runs: readonly RunDetail[]): string[] {
   const isVerifierSide = (flag: string) => flagDefinition(flag).effect === "verifier-side";
   const everyRepeat = runs.length > 0 && runs.every((run) => run.flags.some(isVerifierSide));
   return sortFlags(
@@ -970,11 +991,40 @@ export function buildReport(
       ...rest,
     })),
   );
+  const matrices = armMatrices(results, alpha);
+  const reusedRuns = results.flatMap((result) =>
+    result.provenance?.kind === "reused"
+      ? [
+          {
+            key: formatRunKey(result),
+            runDir: result.provenance.runDir,
+            from: result.provenance.key,
+          },
+        ]
+      : [],
+  );
+  const regradedRuns = results.flatMap((result) =>
+    result.provenance?.kind === "regraded"
+      ? [
+          {
+            key: formatRunKey(result),
+            runDir: result.provenance.runDir,
+            from: result.provenance.key,
+            rescored: result.provenance.rescored,
+            ...(result.provenance.reason === undefined ? {} : { reason: result.provenance.reason }),
+          },
+        ]
+      : [],
+  );
   return {
     format: REPORT_FORMAT,
     ...(options.manifest === undefined
       ? {}
       : { suite: { name: options.manifest.suite.name, path: options.manifest.suite.path } }),
+    ...(matrices.length === 0 ? {} : { arms: matrices }),
+    ...(reusedRuns.length === 0 && regradedRuns.length === 0
+      ? {}
+      : { provenance: { reused: reusedRuns, regraded: regradedRuns } }),
     ...(options.filter === undefined ? {} : { filter: options.filter }),
     statistics,
     profiles,

@@ -6,10 +6,10 @@
 import { chmod, cp, mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { applyDiff } from "../../agents/replay.js";
-import { treeDigest } from "../../env/index.js";
 import { git } from "../../../test/support/git.js";
 import { cleanupsAfterEach, temporaryDirectoryIn } from "../../../test/support/temporary.js";
+import { applyDiff } from "../../agents/replay.js";
+import { treeDigest } from "../../env/index.js";
 import { captureWorkspacePatch } from "./patch.js";
 
 const cleanups = cleanupsAfterEach();

@@ -62,11 +62,14 @@ import {
   type RunKey,
   type RunResult,
   TRAJECTORIES_FOLDER,
+  variantArm,
 } from "../store/results.js";
 import { loadSuite } from "../suite/load.js";
 import type { AgentKind, Configuration } from "../suite/schema.js";
 import type { Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
+import { captureWorkspacePatch } from "./patch.js";
 import { Predictions } from "./predictions.js";
+import { BaselineSources, fingerprints, installedFolders } from "./reuse.js";
 import {
   defaultTimeoutMs as defaultVerifierTimeoutMs,
   runSuiteVerifier,
@@ -199,6 +202,13 @@ export interface RunSuiteOptions {
     configuration: Configuration,
     defaults: () => AgentHarnessV1,
   ) => AgentHarnessV1;
+  /**
+   * Earlier run directories whose unassisted runs are reused when their fingerprint is this
+   * run's (`./reuse.ts`); ignored with `freshBaseline`.
+   */
+  readonly reuse?: readonly string[];
+  /** Run every unassisted run afresh even when `reuse` names sources. */
+  readonly freshBaseline?: boolean;
   /** Recorded in the manifest. */
   readonly commandLine?: readonly string[];
   readonly signal?: AbortSignal;
@@ -218,6 +228,8 @@ export interface RunSuiteSummary {
   readonly total: number;
   readonly alreadyDone: number;
   readonly executed: number;
+  /** Unassisted runs copied from `reuse` sources instead of executed (included in `executed`). */
+  readonly reused?: number;
   readonly failed: readonly RunFailure[];
   /** Runs not started because the budget was reached. */
   readonly notScheduled: number;
@@ -432,7 +444,10 @@ export function plannedKeys(
     for (const skill of suite.skills) {
       for (const requirement of skill.requirements) {
         for (let repeat = 1; repeat <= repeats; repeat += 1) {
-          for (const arm of ARMS) {
+          const variants = Object.keys(skill.variants ?? {})
+            .sort()
+            .map((name) => variantArm(name));
+          for (const arm of [...ARMS, ...variants]) {
             runs.push({
               key: {
                 config: configuration.id,
@@ -716,6 +731,25 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
     const cacheDir = options.cacheDir ?? defaultCacheDir();
     const baseFor = preparedBases(sandbox, cacheDir);
     const harnessOf = harnessesFor(suite, plan.predictions, options.harnessFor);
+    const fingerprintOf = fingerprints({
+      baseFor,
+      harnessName: (configuration) => harnessOf(configuration).name,
+      modelSpec: modelSpecOf,
+      agentVersions: manifest.versions.agents,
+      sandbox: sandbox.kind,
+      ...(plan.predictions === undefined
+        ? {}
+        : {
+            replayPatch: (run: PlannedRun) =>
+              plan.predictions?.patchFor({ ...run.key, arm: run.key.arm }),
+          }),
+    });
+    const byKey = new Map(planned.map((run) => [formatRunKey(run.key), run]));
+    const sources =
+      options.freshBaseline === true || (options.reuse ?? []).length === 0
+        ? undefined
+        : await BaselineSources.open(options.reuse ?? [], runDir);
+    let reused = 0;
 
     let done = 0;
     let running = 0;
@@ -743,7 +777,14 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
     const retry: RetryPolicy = {
       ledger: store,
       maxAttempts,
-      record: (result) => storeRunResult(store, runDir, result),
+      record: async (result) => {
+        const run = byKey.get(formatRunKey(result));
+        const fingerprint = run === undefined ? undefined : await fingerprintOf(run);
+        return storeRunResult(store, runDir, {
+          ...result,
+          ...(fingerprint === undefined ? {} : { fingerprint }),
+        });
+      },
       ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
     };
     const worker = async () => {
@@ -758,6 +799,18 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
         next += 1;
         running += 1;
         progress();
+        const copied =
+          sources === undefined
+            ? undefined
+            : await sources.reuse(run, await fingerprintOf(run), runDir);
+        if (copied !== undefined) {
+          const stored = await storeRunResult(store, runDir, copied);
+          running -= 1;
+          done += 1;
+          reused += 1;
+          progress({ ...run.key, status: stored.status, passRatio: stored.passRatio });
+          continue;
+        }
         const runStarted = performance.now();
         const outcome = await executeWithRetries(run, context, retry);
         running -= 1;
@@ -781,6 +834,7 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
     try {
       await Promise.all(Array.from({ length: concurrency }, () => worker()));
     } finally {
+      sources?.close();
       if (ownSandbox) await sandbox.dispose?.();
     }
     await writeManifest(runDir, { ...manifest, updatedAt: new Date().toISOString() });
@@ -789,6 +843,7 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
       total: planned.length,
       alreadyDone,
       executed: done,
+      reused,
       failed,
       notScheduled: pending.length - next,
       stoppedByBudget,
@@ -816,7 +871,8 @@ function defaultHarness(
               config: configuration.id,
               skill,
               requirement,
-              arm: arm === "with" ? "with" : "without",
+              arm:
+                arm === "with" || arm.startsWith("variant:") ? (arm as RunKey["arm"]) : "without",
             }) ?? ""
           );
         },
@@ -981,8 +1037,10 @@ export async function executeRun(
       if (isUserMistake(error)) throw error;
       throw new InfraFailure(`verifier inventory could not be taken: ${messageOf(error)}`);
     });
-    const withSkill = key.arm === "with";
-    const skillPath = withSkill ? skill.skillFolders[0] : undefined;
+    // The suite's skill in `with`, a variant's folders in `variant:<name>`, none in `without`.
+    const installed = installedFolders(skill, key.arm);
+    const withSkill = installed.length > 0;
+    const skillPath = installed[0];
     const agentStarted = performance.now();
     let trajectory: Trajectory;
     try {
@@ -991,7 +1049,7 @@ export async function executeRun(
         workspace: workspace.path,
         workspaceMountPath: workspace.mountPath,
         ...(skillPath === undefined ? {} : { skillPath }),
-        ...(withSkill ? { skillPaths: skill.skillFolders } : {}),
+        ...(withSkill ? { skillPaths: installed } : {}),
         model: modelFor(configuration, context),
         limits: {
           timeoutMs: timeoutSeconds * 1000,
@@ -1033,6 +1091,14 @@ export async function executeRun(
         (await stat(join(workspace.path, normalised)).catch(() => undefined)) !== undefined;
     }
 
+    // The agent's final change, before the verifier touches the workspace (`bench regrade`).
+    const secrets = secretsFromEnvironment(process.env);
+    const apiKey = endpointFor(configuration, context)?.apiKey;
+    if (apiKey !== undefined) secrets.push(apiKey);
+    const patch = await captureWorkspacePatch(base.tree, workspace.path, (text) =>
+      redactSecrets(text, secrets),
+    ).catch(() => undefined);
+
     const verifierStarted = performance.now();
     let verification: Awaited<ReturnType<typeof runSuiteVerifier>> | undefined;
     if (trajectory.status !== "timeout") {
@@ -1053,9 +1119,6 @@ export async function executeRun(
     const verifierMs = verification === undefined ? 0 : performance.now() - verifierStarted;
 
     // Secrets of this process's environment never reach the store, whatever the harness did.
-    const secrets = secretsFromEnvironment(process.env);
-    const apiKey = endpointFor(configuration, context)?.apiKey;
-    if (apiKey !== undefined) secrets.push(apiKey);
     const redacted = redactSecrets(trajectory, secrets);
 
     // The agent's process tree ran out of memory or processes: the run scores 0 with the flag.
@@ -1098,6 +1161,7 @@ export async function executeRun(
       startedAt,
       finishedAt: new Date().toISOString(),
       attempts: attempt,
+      ...(patch === undefined ? {} : { patch }),
       ...(verification === undefined
         ? {}
         : {

@@ -49,7 +49,10 @@ export function parseVariantOption(text: string, cwd: string): VariantOption {
  * Agent Skills folder; a name the skill already has (from skill.yaml or twice on the command
  * line) is a usage error, so one arm never means two things.
  */
-export async function withVariants(suite: Suite, options: readonly VariantOption[]): Promise<Suite> {
+export async function withVariants(
+  suite: Suite,
+  options: readonly VariantOption[],
+): Promise<Suite> {
   if (options.length === 0) return suite;
   const added = new Map<string, Map<string, string[]>>();
   for (const option of options) {
