@@ -140,6 +140,14 @@ describe("skill variants", () => {
     const text = await runInProcess(["bench", "report", out]);
     expect(text.stdout).toContain("arms of replay / alpha");
     expect(text.stdout).toMatch(/v2 vs skill\s+4\/4\s+-37\.5/);
+    const htmlFile = join(root, "variants.html");
+    const html = await runInProcess(["bench", "report", out, "--html", htmlFile]);
+    expect(html.code).toBe(0);
+    const page = await readFile(htmlFile, "utf8");
+    expect(page).toContain('data-testid="arm-matrix"');
+    // Row v2, column skill: skill − v2 = +37.5 points; row skill, column v2: −37.5.
+    expect(page).toMatch(/data-row="variant:v2" data-column="with">\+37\.5/);
+    expect(page).toMatch(/data-row="with" data-column="variant:v2">\u221237\.5/);
   });
 });
 

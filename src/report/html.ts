@@ -3,6 +3,7 @@
  * Vega-Lite chart plus an HTML table of the same values, with Vega, Vega-Lite and vega-embed
  * inlined so the file opens anywhere without a network.
  */
+
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import {
@@ -15,6 +16,7 @@ import {
 } from "../bench/analysis/report.js";
 import { RESULTS_FILE } from "../bench/store/results.js";
 import { flagDefinition } from "../env/index.js";
+import { armsSection, provenanceSection } from "./arms.js";
 import { chartLibraries } from "./libraries.js";
 import { loadPairViews, type PairRef, type PairView, pairPath } from "./pairs.js";
 import { designSection, multiplicitySection, profileStatistics } from "./statistics.js";
@@ -772,6 +774,8 @@ ${options.live === undefined ? "" : `<p class="meta" id="live-status" role="stat
 ${heatmapTable(report, skills, alpha)}</div>
 </section>
 ${multiplicitySection(report)}
+${armsSection(report)}
+${provenanceSection(report)}
 <section id="profiles"><h2>Per skill</h2>
 ${profileSections.join("\n")}
 </section>
