@@ -1,4 +1,6 @@
 /** Model access (spec strings, keys, retries, usage and cost, call cache, redaction) and the scripted model server. */
+
+export { Semaphore } from "../core/limit.js";
 export {
   type CacheMode,
   type CallIdentity,
@@ -55,12 +57,18 @@ export {
   type ProviderLanguageModel,
 } from "./provider.js";
 export {
+  appendRedactedJsonLine,
   knownSecrets,
+  redactedJson,
+  redactedJsonFile,
+  redactFileContent,
   redactionMarker,
   redactKnownSecrets,
   redactSecrets,
+  registerEnvironmentSecrets,
   registerSecret,
   secretsFromEnvironment,
+  writeRedactedFile,
 } from "./redact.js";
 export {
   backoffDelay,
@@ -72,7 +80,6 @@ export {
   withRetries,
 } from "./retry.js";
 export * from "./scripted/index.js";
-export { Semaphore } from "./semaphore.js";
 export {
   formatModelSpec,
   type ModelSpec,

@@ -5,10 +5,10 @@
  * skill whose slot library was optimised on the training split) and Best-of-N (N samples at
  * temperature > 0, one chosen by a visible-only check) — and comparing them on score and cost.
  */
-import { appendFile, mkdir } from "node:fs/promises";
-import { dirname } from "node:path";
 import { InternalError, UnsupportedError, UsageError } from "../core/errors.js";
+import { mapLimit } from "../core/limit.js";
 import type { ModelClient } from "../model/index.js";
+import { appendRedactedJsonLine } from "../model/redact.js";
 import {
   addTokens,
   type CostRow,
@@ -122,26 +122,6 @@ export interface RunMethodOptions {
   readonly logPath?: string;
   readonly onProgress?: (line: string) => void;
   readonly signal?: AbortSignal;
-}
-
-/** Run `worker` over `items` with at most `limit` in flight; results keep the input order. */
-export async function mapLimit<T, R>(
-  items: readonly T[],
-  limit: number,
-  worker: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-    for (;;) {
-      const index = next;
-      next += 1;
-      if (index >= items.length) return;
-      results[index] = await worker(items[index] as T, index);
-    }
-  });
-  await Promise.all(lanes);
-  return results;
 }
 
 /** Evidence for the static skill: the best-scoring pool entries, ties by task id. */
@@ -338,10 +318,8 @@ export async function runMethod(options: RunMethodOptions): Promise<MethodResult
       ...(sampling === undefined ? {} : { bestOfN: sampling }),
       usage,
     };
-    if (options.logPath !== undefined) {
-      await mkdir(dirname(options.logPath), { recursive: true });
-      await appendFile(options.logPath, `${JSON.stringify(record)}\n`);
-    }
+    // The run log keeps solver outputs and synthesised skills: redacted like every store.
+    if (options.logPath !== undefined) await appendRedactedJsonLine(options.logPath, record);
     done += 1;
     options.onProgress?.(
       `[${method}] ${done}/${options.tasks.length} ${task.id}: ${score.score.toFixed(2)}${record.fallback ? " (skill invalid, ran without)" : ""}${sampling === undefined ? "" : ` (sample ${sampling.chosen + 1} of ${sampling.n})`}`,

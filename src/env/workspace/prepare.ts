@@ -3,13 +3,13 @@ import { mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { InfrastructureError, InputError, UsageError } from "../../core/errors.js";
 import { writeFileAtomic } from "../../core/fs.js";
+import { acquireLock } from "../../core/lock.js";
 import { cleanAgentSkillFolders } from "../../skill/install.js";
 import type { SandboxV1 } from "../sandbox/types.js";
 import { detectSetup, type SetupPlan } from "../setup/detect.js";
 import { defaultCacheDir } from "./cache.js";
 import { treeDigest } from "./digest.js";
 import { git, tryGit } from "./git.js";
-import { acquireLock } from "./lock.js";
 import { sweepStaleWorkspaces } from "./materialise.js";
 import {
   cloneLocation,
