@@ -148,6 +148,17 @@ describe("skill variants", () => {
     // Row v2, column skill: skill − v2 = +37.5 points; row skill, column v2: −37.5.
     expect(page).toMatch(/data-row="variant:v2" data-column="with">\+37\.5/);
     expect(page).toMatch(/data-row="with" data-column="variant:v2">\u221237\.5/);
+
+    // Variant arms given on the command line (not in the suite) are re-graded too. `bench run`
+    // in-process prepared its base in the default cache (it reads the process environment), and
+    // a base's digest depends on where it was prepared, so the regrade uses that cache too.
+    const variants = await regradeRunDir({
+      runDir: out,
+      outDir: join(root, "run-variants-regraded"),
+      sandbox: "unsafe",
+    });
+    expect(variants.runs.filter((run) => !run.rescored)).toEqual([]);
+    expect(variants.rescored).toBe(3 * REQUIREMENTS);
   });
 });
 
@@ -360,10 +371,23 @@ describe("bench regrade", () => {
     expect(text.stdout).toContain("0 of 8 changed");
   });
 
-  it("keeps a run whose stored patch cannot be replayed, with the reason, and refuses an existing --out", async () => {
+  it("refuses an existing --out, and keeps runs whose base changed since, with the reason", async () => {
     const original = join(root, "run-to-regrade");
     await expect(
       regradeRunDir({ runDir: original, outDir: original, sandbox: "unsafe", cacheDir }),
     ).rejects.toThrow(/already holds a run/);
+    // Attack: a suite pinning another commit (the "base changed" suite above) would score the
+    // stored patches on other bytes than the agent saw: nothing is re-scored, each says why.
+    const stale = await regradeRunDir({
+      runDir: original,
+      suite: join(root, "suite-base"),
+      outDir: join(root, "run-regraded-other-base"),
+      sandbox: "unsafe",
+      cacheDir,
+    });
+    expect(stale.rescored).toBe(0);
+    expect(new Set(stale.runs.map((run) => run.reason))).toEqual(
+      new Set(["the suite now prepares a different base than the one the agent started from"]),
+    );
   });
 });

@@ -22,7 +22,7 @@ import { UsageError } from "../../core/errors.js";
 import { defaultCacheDir, type SandboxKind, type SandboxV1, treeDigest } from "../../env/index.js";
 import { flagsForceZero } from "../../env/verifier/flags.js";
 import { readManifest, writeManifest } from "../store/manifest.js";
-import { formatRunKey, ResultsStore, type RunResult } from "../store/results.js";
+import { formatRunKey, ResultsStore, type RunResult, variantName } from "../store/results.js";
 import { loadSuite } from "../suite/load.js";
 import type { Configuration } from "../suite/schema.js";
 import {
@@ -175,8 +175,15 @@ export async function regradeRunDir(options: RegradeOptions): Promise<RegradeSum
               // The replay harness applies the stored change: no agent, no model.
               harnessOf: () => createHarness("replay", { patchFor: () => diff }),
             };
+            // A variant given on the command line is not in the suite; the replay harness
+            // installs nothing anyway (the patch is the agent's output), so any folder will do.
+            const name = variantName(result.arm);
+            const runSkill =
+              name === undefined || skill.variants?.[name] !== undefined
+                ? skill
+                : { ...skill, variants: { ...skill.variants, [name]: skill.skillFolders } };
             const fresh = await executeRun(
-              { key: result, configuration, skill, requirement },
+              { key: result, configuration, skill: runSkill, requirement },
               context,
               1,
               new Date().toISOString(),
