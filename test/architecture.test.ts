@@ -18,6 +18,19 @@ const allowed: Record<string, readonly string[]> = {
   synth: ["core", "skill", "stats", "model", "env", "agents", "bench"],
   report: ["core", "skill", "stats", "model", "env", "agents", "bench", "wiki", "synth"],
   cli: ["core", "skill", "stats", "model", "env", "agents", "bench", "wiki", "synth", "report"],
+  // The package's root entry (`import … from "skillsmith"`), the one file directly under src/.
+  "index.ts": [
+    "core",
+    "skill",
+    "stats",
+    "model",
+    "env",
+    "agents",
+    "bench",
+    "wiki",
+    "synth",
+    "report",
+  ],
 };
 
 const sourceRoot = resolve(import.meta.dirname, "..", "src");

@@ -187,7 +187,7 @@ describe("bench run: failures, timeouts and budget", () => {
       for (const result of results) {
         expect(result.attempts).toBe(2);
         const k = Number(result.requirement.slice(1));
-        expect(result.passRatio).toBe(expectedPassRatio(k, result.arm));
+        expect(result.passRatio).toBe(expectedPassRatio(k, result.arm as "with" | "without"));
       }
       const attempts = store.attempts();
       expect(attempts.filter((attempt) => attempt.outcome === "infra_error")).toHaveLength(

@@ -26,11 +26,18 @@ export {
 } from "./codex-log.js";
 export { modelIdFromSpec } from "./common.js";
 export {
+  BUILTIN_HARNESS_NAMES,
+  type BuiltinHarnessName,
   createHarness,
   HARNESS_NAMES,
+  type HarnessFactory,
   type HarnessName,
   type HarnessOptionsByName,
+  harnessNames,
   isHarnessName,
+  type RegisterOptions,
+  registerHarness,
+  unregisterHarness,
 } from "./registry.js";
 export {
   applyDiff,

@@ -1,5 +1,14 @@
+/**
+ * The agent harnesses by name: a registry, not a switch, so a user can add their own harness
+ * (`registerHarness("my-agent", factory)`) and name it in a suite configuration (`agent:
+ * my-agent`) or on the command line of a program that registered it. The built-in harnesses are
+ * registered here the same way, when this module loads.
+ *
+ * A registry is per copy of the package (two installs of skillsmith in one program have two); a
+ * harness object itself is structural (`AgentHarnessV1`), so one made against any copy works.
+ */
 import { UsageError } from "../core/errors.js";
-import { BuiltinHarness, type BuiltinOptions } from "./builtin.js";
+import type { BuiltinOptions } from "./builtin.js";
 import { ClaudeCodeHarness, type ClaudeCodeOptions } from "./claude-code.js";
 import { CodexHarness, type CodexOptions } from "./codex.js";
 import {
@@ -9,9 +18,10 @@ import {
   ReplayHarness,
   type ReplayOptions,
 } from "./replay.js";
-import type { AgentHarnessV1 } from "./types.js";
+import type { AgentHarnessV1, AgentRunRequest, Trajectory } from "./types.js";
 
-export const HARNESS_NAMES = [
+/** The harnesses that ship with skillsmith, in the order they are listed. */
+export const BUILTIN_HARNESS_NAMES = [
   "claude-code",
   "codex",
   "builtin",
@@ -20,7 +30,11 @@ export const HARNESS_NAMES = [
   "oracle",
 ] as const;
 
-export type HarnessName = (typeof HARNESS_NAMES)[number];
+export type BuiltinHarnessName = (typeof BUILTIN_HARNESS_NAMES)[number];
+
+/** The built-in names; kept for callers written before the registry (same list). */
+export const HARNESS_NAMES = BUILTIN_HARNESS_NAMES;
+export type HarnessName = BuiltinHarnessName;
 
 export interface HarnessOptionsByName {
   "claude-code": ClaudeCodeOptions;
@@ -31,12 +45,86 @@ export interface HarnessOptionsByName {
   oracle: OracleOptions;
 }
 
-export function isHarnessName(name: string): name is HarnessName {
-  return (HARNESS_NAMES as readonly string[]).includes(name);
+/**
+ * Builds a harness. `options` is what the caller of `createHarness` passed (the runner passes
+ * none for registered harnesses: a harness gets its model, limits and sandbox with each run).
+ * Throw a `UsageError` for options that cannot work.
+ *
+ * @experimental The factory's signature may gain a context argument before 1.0.
+ */
+export type HarnessFactory<Options = unknown> = (options: Options | undefined) => AgentHarnessV1;
+
+export interface RegisterOptions {
+  /** Replace a harness already registered under this name (built-ins included). Default false. */
+  readonly replace?: boolean;
+}
+
+/** Same rule as suite ids, since a harness name is written in a suite's `agent:` field. */
+const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+const factories = new Map<string, HarnessFactory>();
+
+/**
+ * Register a harness under `name`, so `createHarness(name)`, suites (`agent: name`) and
+ * `runSuite` find it. A name already registered is refused unless `replace` is set, so two
+ * plugins cannot silently take each other's name.
+ *
+ * @experimental
+ */
+export function registerHarness<Options = unknown>(
+  name: string,
+  factory: HarnessFactory<Options>,
+  options: RegisterOptions = {},
+): void {
+  if (typeof name !== "string" || !NAME_PATTERN.test(name)) {
+    throw new UsageError(
+      "harness-name-invalid",
+      `harness name ${JSON.stringify(name)} is not valid: use letters, digits, '.', '_' or '-', starting with a letter or digit (at most 128 characters)`,
+    );
+  }
+  if (typeof factory !== "function") {
+    throw new UsageError(
+      "harness-factory-invalid",
+      `registerHarness("${name}", factory): the factory must be a function returning a harness`,
+    );
+  }
+  if (factories.has(name) && options.replace !== true) {
+    throw new UsageError(
+      "harness-name-taken",
+      `a harness named "${name}" is already registered; pass { replace: true } to replace it`,
+    );
+  }
+  factories.set(name, factory as HarnessFactory);
+}
+
+/**
+ * Remove a harness registered by `registerHarness`; true when there was one. Built-in harnesses
+ * cannot be removed (replace them instead).
+ *
+ * @experimental
+ */
+export function unregisterHarness(name: string): boolean {
+  if ((BUILTIN_HARNESS_NAMES as readonly string[]).includes(name)) {
+    throw new UsageError(
+      "harness-builtin",
+      `the built-in harness "${name}" cannot be unregistered; register a replacement with { replace: true }`,
+    );
+  }
+  return factories.delete(name);
+}
+
+/** Every registered harness name: the built-ins first, then the others in registration order. */
+export function harnessNames(): string[] {
+  return [...factories.keys()];
+}
+
+/** Whether a harness is registered under `name`. */
+export function isHarnessName(name: string): boolean {
+  return factories.has(name);
 }
 
 /** Creates a harness by name; replay and oracle need their options (where answers come from). */
-export function createHarness<Name extends HarnessName>(
+export function createHarness<Name extends BuiltinHarnessName>(
   name: Name,
   ...options: Name extends "replay" | "oracle"
     ? [HarnessOptionsByName[Name]]
@@ -44,31 +132,63 @@ export function createHarness<Name extends HarnessName>(
 ): AgentHarnessV1;
 export function createHarness(name: string, options?: unknown): AgentHarnessV1;
 export function createHarness(name: string, options?: unknown): AgentHarnessV1 {
-  switch (name) {
-    case "claude-code":
-      return new ClaudeCodeHarness(options as ClaudeCodeOptions | undefined);
-    case "codex":
-      return new CodexHarness(options as CodexOptions | undefined);
-    case "builtin":
-      return new BuiltinHarness(options as BuiltinOptions | undefined);
-    case "none":
-      return new NoneHarness();
-    case "replay":
-    case "oracle": {
-      if (options === undefined) {
-        throw new UsageError(
-          "harness-options-missing",
-          `the ${name} harness needs ${name === "replay" ? "recorded patches" : "reference solutions"}`,
-        );
-      }
-      return name === "replay"
-        ? new ReplayHarness(options as ReplayOptions)
-        : new OracleHarness(options as OracleOptions);
-    }
-    default:
-      throw new UsageError(
-        "harness-unknown",
-        `unknown agent harness "${name}"; expected one of: ${HARNESS_NAMES.join(", ")}`,
-      );
+  const factory = factories.get(name);
+  if (factory === undefined) {
+    throw new UsageError(
+      "harness-unknown",
+      `unknown agent harness "${name}"; expected one of: ${harnessNames().join(", ")} (or register one with registerHarness)`,
+    );
   }
+  const harness = factory(options);
+  if (
+    typeof harness !== "object" ||
+    harness === null ||
+    harness.specificationVersion !== "v1" ||
+    typeof harness.run !== "function"
+  ) {
+    throw new UsageError(
+      "harness-factory-invalid",
+      `the factory registered for "${name}" did not return an AgentHarnessV1 (specificationVersion "v1" and a run method)`,
+    );
+  }
+  return harness;
 }
+
+function requireOptions<Options>(name: "replay" | "oracle", options: Options | undefined): Options {
+  if (options === undefined) {
+    throw new UsageError(
+      "harness-options-missing",
+      `the ${name} harness needs ${name === "replay" ? "recorded patches" : "reference solutions"}`,
+    );
+  }
+  return options;
+}
+
+/**
+ * The builtin agent, built on first run: its module loads the AI SDK, which importing
+ * skillsmith (or creating any other harness) should not pay for.
+ */
+function lazyBuiltinHarness(options: BuiltinOptions | undefined): AgentHarnessV1 {
+  let harness: Promise<AgentHarnessV1> | undefined;
+  return {
+    specificationVersion: "v1",
+    name: "builtin",
+    run(request: AgentRunRequest): Promise<Trajectory> {
+      harness ??= import("./builtin.js").then((module) => new module.BuiltinHarness(options));
+      return harness.then((loaded) => loaded.run(request));
+    },
+  };
+}
+
+registerHarness<ClaudeCodeOptions>("claude-code", (options) => new ClaudeCodeHarness(options));
+registerHarness<CodexOptions>("codex", (options) => new CodexHarness(options));
+registerHarness<BuiltinOptions>("builtin", lazyBuiltinHarness);
+registerHarness<ReplayOptions>(
+  "replay",
+  (options) => new ReplayHarness(requireOptions("replay", options)),
+);
+registerHarness("none", () => new NoneHarness());
+registerHarness<OracleOptions>(
+  "oracle",
+  (options) => new OracleHarness(requireOptions("oracle", options)),
+);

@@ -55,3 +55,10 @@ export type {
   SuiteValidation,
   SuiteVerifier,
 } from "./suite/types.js";
+export {
+  isVariantName,
+  parseVariantOption,
+  type VariantOption,
+  variantNames,
+  withVariants,
+} from "./suite/variants.js";

@@ -11,7 +11,48 @@ export interface ErrorOptions {
   readonly retryable?: boolean;
 }
 
+/**
+ * Every skillsmith error carries this registered symbol (`Symbol.for`, so each copy of the
+ * package finds the same one), plus one `skillsmith.error.<ClassName>` symbol per class of its
+ * chain. `instanceof` fails across two copies of the package (a plugin bundling its own, two
+ * versions in one `node_modules`); these markers do not. Check with `SkillsmithError.isInstance`
+ * or `UsageError.isInstance` etc. (the pattern the Vercel AI SDK uses for its errors).
+ */
+const ERROR_MARKER: unique symbol = Symbol.for("skillsmith.error");
+
+/** The marker of one error class, by its name: the same symbol in every copy of the package. */
+function classMarker(name: string): symbol {
+  return Symbol.for(`skillsmith.error.${name}`);
+}
+
+function hasMarker(value: unknown, marker: symbol): boolean {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (value as Record<symbol, unknown>)[marker] === true
+  );
+}
+
 export abstract class SkillsmithError extends Error {
+  /** Set on every skillsmith error by every copy of the package; see `isInstance`. */
+  declare readonly [ERROR_MARKER]: true;
+
+  /**
+   * Whether `value` is an error of this class or a subclass, made by any copy of skillsmith:
+   * `SkillsmithError.isInstance(e)` for any skillsmith error, `InputError.isInstance(e)` for
+   * input errors (including subclasses such as `CacheMissError`), and so on. Prefer it to
+   * `instanceof`, which only recognises errors of the very copy it was imported from.
+   */
+  static isInstance<Class extends abstract new (...args: never[]) => SkillsmithError>(
+    this: Class,
+    value: unknown,
+  ): value is InstanceType<Class> {
+    return hasMarker(
+      value,
+      (this as unknown) === SkillsmithError ? ERROR_MARKER : classMarker(this.name),
+    );
+  }
+
   abstract readonly family:
     | "usage"
     | "input"
@@ -26,6 +67,17 @@ export abstract class SkillsmithError extends Error {
   constructor(code: string, message: string, options: ErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
+    Object.defineProperty(this, ERROR_MARKER, { value: true, enumerable: false });
+    // One marker per class of the chain, below SkillsmithError itself (which has ERROR_MARKER):
+    // class names, because they are what two copies of the package have in common.
+    for (
+      let prototype: object | null = new.target.prototype;
+      prototype !== null && prototype !== SkillsmithError.prototype;
+      prototype = Object.getPrototypeOf(prototype)
+    ) {
+      const name = (prototype as { constructor: { name: string } }).constructor.name;
+      Object.defineProperty(this, classMarker(name), { value: true, enumerable: false });
+    }
     this.code = code;
     this.retryable = options.retryable ?? false;
     this.data = options.data ?? {};
@@ -92,6 +144,16 @@ export function formatLocated(message: string, location: InputLocation): string 
   return where === "" ? message : `${where}: ${message}`;
 }
 
-export function isSkillsmithError(value: unknown): value is SkillsmithError {
-  return value instanceof SkillsmithError;
+/**
+ * Whether `value` is a skillsmith error from any copy of the package (see `ERROR_MARKER`),
+ * optionally of one family (`"usage"`, `"input"`, …).
+ */
+export function isSkillsmithError(
+  value: unknown,
+  family?: SkillsmithError["family"],
+): value is SkillsmithError {
+  return (
+    SkillsmithError.isInstance(value) &&
+    (family === undefined || (value as SkillsmithError).family === family)
+  );
 }

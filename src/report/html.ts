@@ -3,6 +3,7 @@
  * Vega-Lite chart plus an HTML table of the same values, with Vega, Vega-Lite and vega-embed
  * inlined so the file opens anywhere without a network.
  */
+
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import {
@@ -15,9 +16,11 @@ import {
 } from "../bench/analysis/report.js";
 import { RESULTS_FILE } from "../bench/store/results.js";
 import { flagDefinition } from "../env/index.js";
+import { armsSection, provenanceSection } from "./arms.js";
 import { browserScript } from "./browser-code.js";
 import { chartLibraries } from "./libraries.js";
 import { loadPairViews, type PairRef, type PairView, pairPath } from "./pairs.js";
+import { designSection, multiplicitySection, profileStatistics } from "./statistics.js";
 import { VIEWER_STYLE } from "./viewer.js";
 
 export interface HtmlReportOptions {
@@ -487,6 +490,7 @@ ${profile.unscorable === null ? "" : `<dt>verdict</dt><dd data-testid="unscorabl
 <dt>Δ</dt><dd>${formatDelta(profile.delta)} pp${significant(profile, alpha) ? " ★" : ""}</dd>
 <dt>p (sign-flip, n = ${profile.n})</dt><dd>${formatP(profile.p)}</dd>
 <dt>class</dt><dd>${verdictName(profile)}</dd>
+${profileStatistics(profile)}
 <dt>sensitivity</dt><dd>${escapeHtml(sensitivityText(profile))} (t-test p ${formatP(profile.sensitivity.ttest.p)}, Wilcoxon p ${formatP(profile.sensitivity.wilcoxon.p)})</dd>
 <dt>activation rate</dt><dd>${activation}</dd>
 </dl>
@@ -702,11 +706,15 @@ ${options.live === undefined ? "" : `<p class="meta" id="live-status" role="stat
 <div class="pair">${chartContainer(heatmap, "Heatmap of skill-level Δ, skills by configurations")}
 ${heatmapTable(report, skills, alpha)}</div>
 </section>
+${multiplicitySection(report)}
+${armsSection(report)}
+${provenanceSection(report)}
 <section id="profiles"><h2>Per skill</h2>
 ${profileSections.join("\n")}
 </section>
 ${measurementSection(report)}
 ${pooledSection(report)}
+${designSection(report)}
 ${scatter}
 ${usageSection(report, usage)}
 </main>

@@ -403,6 +403,8 @@ export function pairViews(
       requirement: result.requirement,
       repeat: result.repeat,
     };
+    // Variant arms are compared in the report's arm matrix, not in with/without pair views.
+    if (result.arm !== "with" && result.arm !== "without") continue;
     const key = refKey(ref);
     const entry = pairs.get(key) ?? { ref };
     entry[result.arm] = armView(result, options);

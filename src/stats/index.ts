@@ -7,6 +7,23 @@ export {
 } from "./bootstrap.js";
 export { classify, type SkillClass } from "./classify.js";
 export { pearson, spearman } from "./correlation.js";
+export {
+  type DetectableEffect,
+  type DetectableOptions,
+  detectableEffect,
+  minimumSignFlipP,
+  type ShiftInterval,
+  shiftConfidenceInterval,
+  signFlipSize,
+} from "./detectable.js";
+export { benjaminiHochberg, countBelow } from "./multiplicity.js";
+export {
+  type PowerEstimate,
+  type PowerOptions,
+  type RequirementsForPower,
+  requirementsForPower,
+  signFlipPower,
+} from "./power.js";
 export { createSeededRandom, type SeededRandom } from "./random.js";
 export { type MidRanks, midRanks } from "./ranks.js";
 export {

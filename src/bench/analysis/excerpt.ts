@@ -4,7 +4,7 @@
  * beside the flag without printing kilobytes of traceback. The whole stored output stays in the
  * JSON report and the HTML pair viewer.
  */
-import { stripAnsi } from "../../env/index.js";
+import { stripAnsi } from "../../env/verifier/summary.js";
 
 /** Lines shown per run, and the longest line kept (longer ones are cut with an ellipsis). */
 export const EXCERPT_LINES = 4;

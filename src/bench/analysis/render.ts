@@ -1,6 +1,6 @@
 /** The verdict table and aggregate views of a `BenchReport` as plain text for people. */
 
-import { flagDefinition } from "../../env/index.js";
+import { flagDefinition } from "../../env/verifier/flags.js";
 import type { SkillClass } from "../../stats/index.js";
 import { printable } from "./excerpt.js";
 import {
@@ -142,6 +142,156 @@ function requirementLines(outcome: RequirementOutcome): string[] {
   return lines;
 }
 
+function number(value: number, digits = 2): string {
+  return value.toFixed(digits);
+}
+
+/**
+ * Under the verdict table: how many profiles were tested, the discoveries by raw p and by BH q,
+ * and what chance alone would give (see `src/stats/README.md`).
+ */
+function multiplicityLines(report: BenchReport): string[] {
+  const table = report.multiplicity;
+  if (table.tested === 0) return [];
+  const alpha = number(table.alpha);
+  const expected = table.expectedFalseDiscoveries;
+  const notTested =
+    table.notTested.length === 0 ? "" : ` (${table.notTested.length} unscorable, not tested)`;
+  return [
+    "",
+    `multiple testing: ${plural(table.tested, "profile")} tested at α = ${alpha}${notTested}; ${table.discoveries.raw} with p < α, ${table.discoveries.fdr} with Benjamini–Hochberg q < α`,
+    `  if no skill had any effect, ${number(expected.globalNull)} profiles would be expected to reach p < α by chance (the sum of each test's exact size at α given its deltas${expected.exactSizes === table.tested ? "" : `; α for the ${table.tested - expected.exactSizes} whose size is not known exactly`}; at most m·α = ${number(expected.bound)})`,
+    `  verdicts (FDR) keep the expected share of false discoveries among their ${plural(table.discoveries.fdr, "Golden or Harmful skill")} at most ${alpha} (BH; tests independent or positively dependent)`,
+  ];
+}
+
+/**
+ * Each skill with variants: every pair of arms as "b vs a" (Δ = b − a), and a square matrix of
+ * Δ with the p under it, rows the baseline arm.
+ */
+function armMatrixLines(report: BenchReport): string[] {
+  const lines: string[] = [];
+  for (const matrix of report.arms ?? []) {
+    lines.push(
+      "",
+      `arms of ${matrix.config} / ${matrix.skill} (Δ = column − row, points; p sign-flip):`,
+    );
+    const cell = (a: string, b: string) => {
+      const pair = matrix.pairs.find(
+        (item) => (item.a === a && item.b === b) || (item.a === b && item.b === a),
+      );
+      if (pair === undefined || pair.delta === null) return "-";
+      const delta = pair.a === a ? pair.delta : -pair.delta;
+      return `${points(delta)} (p ${pValue(pair.p)})`;
+    };
+    lines.push(
+      ...table([
+        ["", ...matrix.arms.map((arm) => arm.label)],
+        ...matrix.arms.map((row) => [
+          row.label,
+          ...matrix.arms.map((column) =>
+            column.arm === row.arm ? "·" : cell(row.arm, column.arm),
+          ),
+        ]),
+      ]),
+    );
+    lines.push(
+      ...table([
+        ["comparison", "n", "Δ (points)", "p (sign-flip)", "verdict", "q (BH)", "verdict (FDR)"],
+        ...matrix.pairs.map((pair) => [
+          pair.label,
+          `${pair.deltas.length}/${pair.requirements}`,
+          points(pair.delta),
+          pValue(pair.p),
+          pair.class === null ? "unscorable" : CLASS_NAMES[pair.class],
+          pValue(pair.q),
+          pair.classFdr === null ? "-" : CLASS_NAMES[pair.classFdr],
+        ]),
+      ]),
+    );
+    for (const pair of matrix.pairs) {
+      for (const item of pair.unmeasured) {
+        lines.push(`  ${pair.label} / ${item.requirement}: not measured (${item.reason})`);
+      }
+    }
+  }
+  return lines;
+}
+
+/** Which results came from elsewhere: reused baselines and re-graded runs. */
+function provenanceLines(report: BenchReport): string[] {
+  const provenance = report.provenance;
+  if (provenance === undefined) return [];
+  const lines: string[] = [];
+  if (provenance.reused.length > 0) {
+    lines.push(
+      "",
+      `${plural(provenance.reused.length, "unassisted run")} reused from earlier runs (same fingerprint, not executed here):`,
+    );
+    for (const item of provenance.reused) lines.push(`  ${item.key} ← ${item.runDir} ${item.from}`);
+  }
+  if (provenance.regraded.length > 0) {
+    const rescored = provenance.regraded.filter((item) => item.rescored).length;
+    lines.push(
+      "",
+      `${plural(provenance.regraded.length, "run")} re-graded from stored patches (${rescored} re-scored by the verifier, no agent run):`,
+    );
+    for (const item of provenance.regraded.filter((entry) => !entry.rescored)) {
+      lines.push(`  ${item.key}: kept as it was (${item.reason ?? "not re-scored"})`);
+    }
+  }
+  return lines;
+}
+
+function signed(value: number): string {
+  return `${value > 0 ? "+" : ""}${value.toFixed(1)}`;
+}
+
+/** What a profile's test could detect, and the spread of its repeats. */
+function detectableLines(profile: Profile): string[] {
+  const effect = profile.detectable;
+  const lines: string[] = [];
+  if (effect !== null) {
+    const level = `${Math.round(100 * effect.interval.level)}%`;
+    const interval =
+      effect.interval.lower === null || effect.interval.upper === null
+        ? `no uniform effect is ruled out with ${plural(effect.n, "requirement")} (2^(1−${effect.n}) ≥ α)`
+        : `a uniform effect below ${signed(effect.interval.lower)} or above ${signed(effect.interval.upper)} points is ruled out (${level} sign-flip interval, every requirement shifted alike)`;
+    const zeros = effect.anyEffectDetectable
+      ? ""
+      : `; with ${effect.nonZero} non-zero of ${effect.n} deltas the smallest attainable p is ${pValue(effect.minimumP)} ≥ α, so no size of these deltas could have given a verdict`;
+    lines.push(`  detectable: ${interval}${zeros}`);
+  }
+  const variability = profile.variability;
+  if (variability !== null && (variability.without.sd !== null || variability.with.sd !== null)) {
+    const sd = (value: number | null) => (value === null ? "-" : value.toFixed(1));
+    lines.push(
+      `  within-requirement SD over ${number(variability.repeats, 1)} repeats (pooled): without ${sd(variability.without.sd)}, with ${sd(variability.with.sd)} points`,
+    );
+  }
+  return lines;
+}
+
+/** Per configuration: requirements (and repeats) needed to detect the chosen effect. */
+function designLines(config: BenchReport["configs"][number]): string[] {
+  const design = config.design;
+  if (design === null) return [];
+  const rows = design.rows
+    .map(
+      (row) =>
+        `${row.requirements === null ? "more than 1000" : row.requirements} requirements at ${plural(row.repeats, "repeat")} (σ ${row.sd.toFixed(1)})`,
+    )
+    .join("; ");
+  const within =
+    design.within === null
+      ? "no repeats to separate within- from between-requirement variance"
+      : `between-requirement SD ${design.within.betweenSd.toFixed(1)}, within (both arms) ${Math.sqrt(design.within.variance).toFixed(1)}`;
+  return [
+    `  ${config.config}: to detect ${signed(design.effect)} points with ${Math.round(100 * design.targetPower)}% power at α = ${number(design.alpha)}: ${rows}`,
+    `    σ = ${design.sd.toFixed(1)} points pooled over ${plural(design.profiles, "skill")} (${design.df} df); ${within}; power of the exact sign-flip test for Normal(δ, σ²) requirement deltas, simulated (${design.draws} draws, seed ${design.seed}; the model in full: --json, src/stats/README.md)`,
+  ];
+}
+
 /** Lines of the text report: the verdict table first, then the views behind it. */
 export function renderReportText(report: BenchReport): string[] {
   const lines: string[] = [];
@@ -171,6 +321,8 @@ export function renderReportText(report: BenchReport): string[] {
         "Δ (points)",
         "p (sign-flip)",
         "verdict",
+        "q (BH)",
+        "verdict (FDR)",
         "activation",
         "sensitivity",
       ],
@@ -183,11 +335,15 @@ export function renderReportText(report: BenchReport): string[] {
         points(profile.delta),
         pValue(profile.p),
         verdict(profile),
+        pValue(profile.q),
+        profile.classFdr === null ? "-" : CLASS_NAMES[profile.classFdr],
         activation(profile),
         profile.unscorable === null ? sensitivity(profile) : "-",
       ]),
     ]),
   );
+  lines.push(...multiplicityLines(report));
+  lines.push(...armMatrixLines(report), ...provenanceLines(report));
   const { measurement } = report;
   lines.push(
     "",
@@ -199,6 +355,7 @@ export function renderReportText(report: BenchReport): string[] {
       `${profile.config} / ${profile.skill}: measured ${profile.measured.measurable} of ${plural(profile.measured.total, "requirement")}; ${profile.requirements.map(outcomeText).join(", ")}`,
     );
     if (profile.unscorable !== null) lines.push(`  unscorable: ${profile.unscorable}`);
+    lines.push(...detectableLines(profile));
     for (const outcome of profile.requirements) lines.push(...requirementLines(outcome));
     if (profile.flagCounts.length > 0) lines.push(`  flags: ${flagCounts(profile.flagCounts)}`);
     for (const note of profile.notes) lines.push(`  note: ${note}`);
@@ -207,7 +364,7 @@ export function renderReportText(report: BenchReport): string[] {
   for (const config of report.configs) {
     const classes = `${config.classes.golden} golden, ${config.classes.harmful} harmful, ${config.classes.ineffective} ineffective${config.unscorable === 0 ? "" : `, ${config.unscorable} unscorable`}`;
     lines.push(
-      `${config.config}${config.agent === undefined ? "" : ` (${config.agent}${config.model === undefined ? "" : ` ${config.model}`})`}: pass ratio ${percent(config.without)} → ${percent(config.with)} (${points(config.delta)}) over ${config.pairs} pairs${config.unmeasuredPairs === 0 ? "" : ` (${config.unmeasuredPairs} not measurable, left out)`}; ${classes}`,
+      `${config.config}${config.agent === undefined ? "" : ` (${config.agent}${config.model === undefined ? "" : ` ${config.model}`}${config.derivedFrom === undefined ? "" : `; configuration "${config.derivedFrom.id}" with --agent/--model`})`}: pass ratio ${percent(config.without)} → ${percent(config.with)} (${points(config.delta)}) over ${config.pairs} pairs${config.unmeasuredPairs === 0 ? "" : ` (${config.unmeasuredPairs} not measurable, left out)`}; ${classes}`,
     );
     for (const arm of ["without", "with"] as const) {
       const usage = config.usage[arm];
@@ -216,6 +373,7 @@ export function renderReportText(report: BenchReport): string[] {
       );
     }
   }
+  for (const config of report.configs) lines.push(...designLines(config));
   if (report.configs.length > 1) {
     lines.push(
       `pooled: ${percent(report.pooled.without)} → ${percent(report.pooled.with)} (${points(report.pooled.delta)}) over ${report.pooled.pairs} pairs`,

@@ -16,9 +16,11 @@ import {
   pairMeasurement,
   RUN_FLAGS,
   type RunFlag,
-} from "../../env/index.js";
+} from "../../env/verifier/flags.js";
 import {
   classify,
+  type DetectableEffect,
+  detectableEffect,
   pearson,
   type SignFlipMethod,
   type SkillClass,
@@ -34,7 +36,19 @@ import {
   type RunResult,
   type VerifierRecord,
 } from "../store/results.js";
+import { type ArmMatrix, armMatrices } from "./arms.js";
 import { firstLine, tellingLines } from "./excerpt.js";
+import {
+  DEFAULT_STATISTICS,
+  type DesignRecommendation,
+  designRecommendation,
+  type Multiplicity,
+  multiplicityOf,
+  type RepeatVariability,
+  repeatVariability,
+  type StatisticsSettings,
+  scoreSd,
+} from "./statistics.js";
 
 /** The JSON report's format; bumped when a field changes meaning or goes away. */
 export const REPORT_FORMAT = "skillsmith-report/1";
@@ -98,6 +112,8 @@ export interface RequirementOutcome {
   readonly with: number | null;
   /** d_i = 100·(y¹ − y⁰); null when the pair is not measurable. */
   readonly delta: number | null;
+  /** SD (points) of the arm's scores across repeats; null with fewer than two repeats. */
+  readonly spread: { readonly without: number | null; readonly with: number | null };
   readonly measurement: RequirementMeasurement;
   /** Every flag of every run of the pair, in the vocabulary's order. */
   readonly flags: readonly string[];
@@ -161,6 +177,21 @@ export interface Profile {
    */
   readonly pMethod?: { readonly method: SignFlipMethod; readonly error: number | null } | null;
   readonly class: SkillClass | null;
+  /**
+   * Benjamini–Hochberg q over every tested profile of this report (`multiplicity`); null for an
+   * unscorable profile.
+   */
+  readonly q: number | null;
+  /** The class under FDR control: golden / harmful when q < α, else ineffective. */
+  readonly classFdr: SkillClass | null;
+  /**
+   * What this test could have detected (`detectableEffect`); null when unscorable.
+   *
+   * @experimental
+   */
+  readonly detectable: DetectableEffect | null;
+  /** Within-requirement variability across repeats (measurable requirements). */
+  readonly variability: RepeatVariability | null;
   readonly sensitivity: {
     readonly ttest: TestVerdict;
     readonly wilcoxon: TestVerdict;
@@ -205,6 +236,17 @@ export interface ConfigSummary {
   readonly classes: Readonly<Record<SkillClass, number>>;
   /** Skills with nothing measurable (no class). */
   readonly unscorable: number;
+  /** Golden / harmful / ineffective under FDR control (q < α). */
+  readonly classesFdr: Readonly<Record<SkillClass, number>>;
+  /** When `--agent`/`--model` renamed this configuration: the suite's configuration it came from. */
+  readonly derivedFrom?: { readonly id: string; readonly agent: string; readonly model?: string };
+  /**
+   * How many requirements (and repeats) would detect `statistics.detectEffect`; null without
+   * spread.
+   *
+   * @experimental
+   */
+  readonly design: DesignRecommendation | null;
   readonly usage: Readonly<Record<Arm, ArmUsage>>;
 }
 
@@ -222,7 +264,35 @@ export interface BenchReport {
     readonly skills?: readonly string[];
     readonly requirements?: readonly string[];
   };
+  /** α, the effect and power of the design recommendation, draws and seed. */
+  readonly statistics: StatisticsSettings;
   readonly profiles: readonly Profile[];
+  /**
+   * Many skills tested at once: BH q-values, discoveries and false discoveries to expect.
+   *
+   * @experimental
+   */
+  readonly multiplicity: Multiplicity;
+  /** Every pair of arms of each skill with variants (`./arms.ts`); absent without variants. */
+  readonly arms?: readonly ArmMatrix[];
+  /**
+   * Results not executed in this run directory: unassisted runs reused from an earlier run
+   * (`--reuse`), and runs re-graded from a stored patch (`bench regrade`); absent when none.
+   */
+  readonly provenance?: {
+    readonly reused: ReadonlyArray<{
+      readonly key: string;
+      readonly runDir: string;
+      readonly from: string;
+    }>;
+    readonly regraded: ReadonlyArray<{
+      readonly key: string;
+      readonly runDir: string;
+      readonly from: string;
+      readonly rescored: boolean;
+      readonly reason?: string;
+    }>;
+  };
   readonly configs: readonly ConfigSummary[];
   readonly pooled: {
     readonly pairs: number;
@@ -289,6 +359,14 @@ export interface BenchReport {
 
 export interface BuildReportOptions {
   readonly alpha?: number;
+  /** Effect (points) the design recommendation is for. Default 10. */
+  readonly detectEffect?: number;
+  /** Power the design recommendation aims at. Default 0.8. */
+  readonly targetPower?: number;
+  /** Simulated delta vectors per power estimate. Default 1000. */
+  readonly powerDraws?: number;
+  /** Seed of the power simulation. Default 1. */
+  readonly seed?: number;
   /** |Δy| at or above which a pair counts as a large change (default 0.5). */
   readonly largeChange?: number;
   readonly manifest?: RunManifest;
@@ -348,7 +426,7 @@ function runFlags(result: RunResult): string[] {
   return sortFlags(flags);
 }
 
-function runDetail(result: RunResult): RunDetail {
+export function runDetail(result: RunResult): RunDetail {
   const flags = runFlags(result);
   const flagged = flags.length > 0;
   return {
@@ -415,7 +493,7 @@ function test(deltas: readonly number[], alpha: number): Tested | undefined {
  * verifier works in that arm, so a skill whose own arm broke the verifier cannot get the pair
  * dropped because one unassisted repeat happened to break it too.
  */
-function armMeasurementFlags(runs: readonly RunDetail[]): string[] {
+export function armMeasurementFlags(runs: readonly RunDetail[]): string[] {
   const isVerifierSide = (flag: string) => flagDefinition(flag).effect === "verifier-side";
   const everyRepeat = runs.length > 0 && runs.every((run) => run.flags.some(isVerifierSide));
   return sortFlags(
@@ -501,6 +579,10 @@ function requirementOutcome(
     without: y0,
     with: y1,
     delta: measurement.measurable && y0 !== null && y1 !== null ? 100 * (y1 - y0) : null,
+    spread: {
+      without: scoreSd(detail.without.map((run) => run.score)),
+      with: scoreSd(detail.with.map((run) => run.score)),
+    },
     measurement,
     flags,
     timeout: flags.some((flag) => (TIMEOUT_FLAGS as readonly string[]).includes(flag)),
@@ -704,6 +786,16 @@ function profileOf(
     p: primary?.p ?? null,
     pMethod: primary?.pMethod ?? null,
     class: primary?.class ?? null,
+    // Filled in by buildReport, which sees every profile.
+    q: null,
+    classFdr: null,
+    detectable: deltas.length === 0 ? null : detectableEffect(deltas, alpha),
+    variability: repeatVariability(
+      complete.map((outcome) => ({
+        without: outcome.detail.without.map((run) => run.score),
+        with: outcome.detail.with.map((run) => run.score),
+      })),
+    ),
     sensitivity: {
       ttest: primary?.ttest ?? { p: null, class: null },
       wilcoxon: primary?.wilcoxon ?? { p: null, class: null },
@@ -737,6 +829,13 @@ export function buildReport(
   options: BuildReportOptions = {},
 ): BenchReport {
   const alpha = options.alpha ?? 0.05;
+  const statistics: StatisticsSettings = {
+    alpha,
+    detectEffect: options.detectEffect ?? DEFAULT_STATISTICS.detectEffect,
+    targetPower: options.targetPower ?? DEFAULT_STATISTICS.targetPower,
+    powerDraws: options.powerDraws ?? DEFAULT_STATISTICS.powerDraws,
+    seed: options.seed ?? DEFAULT_STATISTICS.seed,
+  };
   const threshold = options.largeChange ?? 0.5;
   const attempts = options.attempts ?? [];
   const lost = lostRuns(results, attempts);
@@ -753,15 +852,24 @@ export function buildReport(
   for (const attempt of attempts) note(attempt);
 
   const byProfile = groupBy(results, (run) => JSON.stringify([run.config, run.skill]));
-  const profiles: Profile[] = [...requirementIds.entries()].map(([key, ids]) => {
+  const unadjusted: Profile[] = [...requirementIds.entries()].map(([key, ids]) => {
     const [config, skill] = JSON.parse(key) as [string, string];
     return profileOf(config, skill, byProfile.get(key) ?? [], lost, [...ids], alpha);
   });
-  profiles.sort((left, right) =>
+  unadjusted.sort((left, right) =>
     left.config === right.config
       ? left.skill.localeCompare(right.skill)
       : left.config.localeCompare(right.config),
   );
+  const multiplicity = multiplicityOf(
+    unadjusted.map((profile) => ({ ...profile, size: profile.detectable?.size ?? null })),
+    alpha,
+  );
+  const profiles: Profile[] = unadjusted.map((profile, index) => ({
+    ...profile,
+    q: multiplicity.q[index] ?? null,
+    classFdr: multiplicity.classFdr[index] ?? null,
+  }));
 
   const configIds = [...new Set(profiles.map((profile) => profile.config))];
   const configs: ConfigSummary[] = configIds.map((config) => {
@@ -791,6 +899,31 @@ export function buildReport(
         ineffective: own.filter((profile) => profile.class === "ineffective").length,
       },
       unscorable: own.filter((profile) => profile.unscorable !== null).length,
+      classesFdr: {
+        golden: own.filter((profile) => profile.classFdr === "golden").length,
+        harmful: own.filter((profile) => profile.classFdr === "harmful").length,
+        ineffective: own.filter((profile) => profile.classFdr === "ineffective").length,
+      },
+      ...(configuration?.derivedFrom === undefined
+        ? {}
+        : {
+            derivedFrom: {
+              id: configuration.derivedFrom.id,
+              agent: configuration.derivedFrom.agent,
+              ...(configuration.derivedFrom.model === undefined
+                ? {}
+                : { model: configuration.derivedFrom.model }),
+            },
+          }),
+      design: designRecommendation(
+        own.map((profile) => ({
+          deltas: profile.requirements.flatMap((outcome) =>
+            outcome.delta === null ? [] : [outcome.delta],
+          ),
+          variability: profile.variability,
+        })),
+        statistics,
+      ),
       usage: {
         without: armUsage(runs.filter((run) => run.arm === "without")),
         with: armUsage(runs.filter((run) => run.arm === "with")),
@@ -867,13 +1000,44 @@ export function buildReport(
       ...rest,
     })),
   );
+  const matrices = armMatrices(results, alpha);
+  const reusedRuns = results.flatMap((result) =>
+    result.provenance?.kind === "reused"
+      ? [
+          {
+            key: formatRunKey(result),
+            runDir: result.provenance.runDir,
+            from: result.provenance.key,
+          },
+        ]
+      : [],
+  );
+  const regradedRuns = results.flatMap((result) =>
+    result.provenance?.kind === "regraded"
+      ? [
+          {
+            key: formatRunKey(result),
+            runDir: result.provenance.runDir,
+            from: result.provenance.key,
+            rescored: result.provenance.rescored,
+            ...(result.provenance.reason === undefined ? {} : { reason: result.provenance.reason }),
+          },
+        ]
+      : [],
+  );
   return {
     format: REPORT_FORMAT,
     ...(options.manifest === undefined
       ? {}
       : { suite: { name: options.manifest.suite.name, path: options.manifest.suite.path } }),
+    ...(matrices.length === 0 ? {} : { arms: matrices }),
+    ...(reusedRuns.length === 0 && regradedRuns.length === 0
+      ? {}
+      : { provenance: { reused: reusedRuns, regraded: regradedRuns } }),
     ...(options.filter === undefined ? {} : { filter: options.filter }),
+    statistics,
     profiles,
+    multiplicity: multiplicity.table,
     configs,
     pooled: {
       pairs: allPairs.length,

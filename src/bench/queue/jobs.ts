@@ -9,7 +9,7 @@ import { redactKnownSecrets } from "../../model/redact.js";
 import type { ModelEndpoint, PlannedRun, SandboxKind } from "../run/runner.js";
 import { modelSpecOf } from "../run/runner.js";
 import { type AttemptRecord, formatRunKey, type RunKey, type RunResult } from "../store/results.js";
-import { type Configuration, configurationSchema } from "../suite/schema.js";
+import { type Configuration, configurationSchema, idSchema } from "../suite/schema.js";
 
 export const QUEUE_JOB_FORMAT = "skillsmith-queue-job/1";
 export const QUEUE_RESULT_FORMAT = "skillsmith-queue-result/1";
@@ -20,7 +20,12 @@ const runKeySchema = z.object({
   config: z.string().min(1),
   skill: z.string().min(1),
   requirement: z.string().min(1),
-  arm: z.enum(["without", "with"]),
+  arm: z.union([
+    z.enum(["without", "with"]),
+    z.custom<`variant:${string}`>(
+      (value) => typeof value === "string" && /^variant:[A-Za-z0-9][A-Za-z0-9._-]*$/.test(value),
+    ),
+  ]),
   repeat: z.number().int().positive(),
 });
 
@@ -33,7 +38,8 @@ export const queueJobSchema = z.object({
   configuration: configurationSchema,
   key: runKeySchema,
   predictions: z.object({ path: z.string().min(1), digest: z.string().min(1) }).optional(),
-  sandbox: z.enum(["local", "container", "unsafe"]),
+  /** A sandbox kind the worker creates by name: built-in, or registered in the worker's program. */
+  sandbox: idSchema,
   /** The coordinator's model base URL, used when the worker's environment sets none. */
   endpoint: z.strictObject({ baseUrl: z.string().min(1).optional() }).optional(),
   maxAttempts: z.number().int().positive(),

@@ -1,6 +1,6 @@
 /**
  * Recorded agent outputs for the `replay` agent: a JSONL file, one prediction per line,
- * `{"skill","requirement","arm":"with"|"without","config"?,"patch":"<unified diff>"}`. A key with
+ * `{"skill","requirement","arm":"with"|"without"|"variant:<name>","config"?,"patch":"<unified diff>"}`. A key with
  * no prediction means the agent changed nothing.
  */
 import { createHash } from "node:crypto";
@@ -12,7 +12,14 @@ import type { Arm } from "../store/results.js";
 const predictionSchema = z.strictObject({
   skill: z.string().min(1),
   requirement: z.string().min(1),
-  arm: z.enum(["with", "without"]),
+  /** `variant:<name>` for a skill variant's arm (`--variant`). */
+  arm: z.union([
+    z.enum(["with", "without"]),
+    z.custom<`variant:${string}`>(
+      (value) => typeof value === "string" && /^variant:[A-Za-z0-9][A-Za-z0-9._-]*$/.test(value),
+      { message: 'expected "with", "without" or "variant:<name>"' },
+    ),
+  ]),
   config: z.string().min(1).optional(),
   patch: z.string(),
 });

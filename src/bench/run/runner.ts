@@ -37,6 +37,7 @@ import {
   type PreparedBase,
   prepareBase,
   type RepositorySource,
+  type SandboxKind,
   type SandboxV1,
   treeDigest,
 } from "../../env/index.js";
@@ -62,11 +63,14 @@ import {
   type RunKey,
   type RunResult,
   TRAJECTORIES_FOLDER,
+  variantArm,
 } from "../store/results.js";
 import { loadSuite } from "../suite/load.js";
 import type { AgentKind, Configuration } from "../suite/schema.js";
 import type { Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
+import { captureWorkspacePatch } from "./patch.js";
 import { Predictions } from "./predictions.js";
+import { BaselineSources, fingerprints, installedFolders } from "./reuse.js";
 import { prepareTaskBase, requireTaskImages, taskSandbox } from "./task-environment.js";
 import {
   defaultTimeoutMs as defaultVerifierTimeoutMs,
@@ -74,7 +78,8 @@ import {
   suiteVerifierInventory,
 } from "./verifier.js";
 
-export type SandboxKind = "local" | "container" | "unsafe";
+/** A registered sandbox kind (`local`, `container`, `unsafe`, or one added with `registerSandbox`). */
+export type { SandboxKind };
 
 export interface ModelEndpoint {
   readonly baseUrl?: string;
@@ -199,6 +204,13 @@ export interface RunSuiteOptions {
     configuration: Configuration,
     defaults: () => AgentHarnessV1,
   ) => AgentHarnessV1;
+  /**
+   * Earlier run directories whose unassisted runs are reused when their fingerprint is this
+   * run's (`./reuse.ts`); ignored with `freshBaseline`.
+   */
+  readonly reuse?: readonly string[];
+  /** Run every unassisted run afresh even when `reuse` names sources. */
+  readonly freshBaseline?: boolean;
   /** Recorded in the manifest. */
   readonly commandLine?: readonly string[];
   readonly signal?: AbortSignal;
@@ -220,6 +232,8 @@ export interface RunSuiteSummary {
   readonly total: number;
   readonly alreadyDone: number;
   readonly executed: number;
+  /** Unassisted runs copied from `reuse` sources instead of executed (included in `executed`). */
+  readonly reused?: number;
   readonly failed: readonly RunFailure[];
   /** Runs not started because the budget was reached. */
   readonly notScheduled: number;
@@ -231,7 +245,7 @@ export interface RunSuiteSummary {
 
 /** Raw logs longer than this go to a file under `trajectories/` instead of the row. */
 const INLINE_LOG_LIMIT = 64 * 1024;
-const DEFAULT_MODELS: Partial<Record<AgentKind, string>> = {
+const DEFAULT_MODELS: Readonly<Record<string, string>> = {
   "claude-code": "anthropic:claude-sonnet-4-5",
   codex: "openai:gpt-5",
 };
@@ -280,11 +294,61 @@ function environmentSource(source: Suite["skills"][number]["repository"]): Repos
   }
 }
 
-/** Configurations of this invocation: selected by id, then with the agent/model overrides. */
-export function effectiveConfigurations(
+/**
+ * Where a configuration renamed by `--agent`/`--model` came from; recorded beside it in the
+ * manifest (`derivedFrom`).
+ */
+export interface ConfigurationOrigin {
+  /** The suite's configuration id. */
+  readonly id: string;
+  readonly agent: string;
+  readonly model?: string;
+  /** The overrides that changed it. */
+  readonly overrides: { readonly agent?: string; readonly model?: string };
+}
+
+export interface EffectiveConfiguration {
+  readonly configuration: Configuration;
+  /** Present when the overrides changed what runs, and so the id. */
+  readonly derivedFrom?: ConfigurationOrigin;
+}
+
+/** Characters a configuration id may hold (`idSchema`); anything else becomes "-". */
+function idPart(text: string): string {
+  return text.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[^A-Za-z0-9]+/, "");
+}
+
+/**
+ * The id of a configuration whose agent or model an override changed, named after what runs:
+ * `<agent>.<model>` (the model without its provider prefix or base URL, e.g.
+ * `claude-code.claude-sonnet-4-5`), or `<agent>` for agents without a model (`none`, `oracle`).
+ * When the suite has several configurations, the suite's id follows (`….<id>`), so two
+ * configurations that differ only in their limits stay apart. It depends on the suite and the
+ * overrides only, never on which configurations are selected, so a resumed run (and the queue
+ * coordinator, which plans the same way) finds the same keys.
+ */
+export function overriddenConfigurationId(
+  configuration: Pick<Configuration, "agent" | "model">,
+  original: { readonly id: string; readonly suiteConfigurations: number },
+): string {
+  const spec = modelSpecOf(configuration as Configuration);
+  const model = spec === configuration.agent ? "" : spec.split(":").slice(1).join(":") || spec;
+  const modelName = model.split("@")[0] ?? model;
+  const parts = [configuration.agent, modelName];
+  if (original.suiteConfigurations > 1) parts.push(original.id);
+  const id = idPart(parts.filter((part) => part !== "").join("."));
+  return (id === "" ? idPart(original.id) : id).slice(0, 128);
+}
+
+/**
+ * Configurations of this invocation: selected by id, then with the agent/model overrides. An
+ * override that changes what runs renames the configuration (`overriddenConfigurationId`) and
+ * records where it came from; one that changes nothing keeps it as it is.
+ */
+export function resolveConfigurations(
   suite: Suite,
   options: Pick<RunSuiteOptions, "configs" | "agentOverride" | "modelOverride">,
-): Configuration[] {
+): EffectiveConfiguration[] {
   let selected = suite.configurations;
   if (options.configs !== undefined && options.configs.length > 0) {
     const known = new Set(suite.configurations.map((configuration) => configuration.id));
@@ -297,13 +361,51 @@ export function effectiveConfigurations(
     }
     selected = selected.filter((configuration) => options.configs?.includes(configuration.id));
   }
-  return selected.map((configuration) => {
+  const resolved = selected.map((configuration): EffectiveConfiguration => {
     const agent = options.agentOverride ?? configuration.agent;
     const changedAgent = agent !== configuration.agent;
     const model = options.modelOverride ?? (changedAgent ? undefined : configuration.model);
     const { model: _model, ...rest } = configuration;
-    return { ...rest, agent, ...(model === undefined ? {} : { model }) };
+    const overridden: Configuration = { ...rest, agent, ...(model === undefined ? {} : { model }) };
+    if (!changedAgent && modelSpecOf(overridden) === modelSpecOf(configuration)) {
+      return { configuration };
+    }
+    return {
+      configuration: {
+        ...overridden,
+        id: overriddenConfigurationId(overridden, {
+          id: configuration.id,
+          suiteConfigurations: suite.configurations.length,
+        }),
+      },
+      derivedFrom: {
+        id: configuration.id,
+        agent: configuration.agent,
+        ...(configuration.model === undefined ? {} : { model: configuration.model }),
+        overrides: {
+          ...(options.agentOverride === undefined ? {} : { agent: options.agentOverride }),
+          ...(options.modelOverride === undefined ? {} : { model: options.modelOverride }),
+        },
+      },
+    };
   });
+  const ids = resolved.map((item) => item.configuration.id);
+  const repeated = ids.filter((id, index) => ids.indexOf(id) !== index);
+  if (repeated.length > 0) {
+    throw new UsageError(
+      "run-config-ambiguous",
+      `the overrides give several configurations the id "${repeated[0]}"; select one with --config`,
+    );
+  }
+  return resolved;
+}
+
+/** The configurations `resolveConfigurations` gives, without where they came from. */
+export function effectiveConfigurations(
+  suite: Suite,
+  options: Pick<RunSuiteOptions, "configs" | "agentOverride" | "modelOverride">,
+): Configuration[] {
+  return resolveConfigurations(suite, options).map((item) => item.configuration);
 }
 
 async function agentVersions(
@@ -353,7 +455,10 @@ export function plannedKeys(
     for (const skill of suite.skills) {
       for (const requirement of skill.requirements) {
         for (let repeat = 1; repeat <= repeats; repeat += 1) {
-          for (const arm of ARMS) {
+          const variants = Object.keys(skill.variants ?? {})
+            .sort()
+            .map((name) => variantArm(name));
+          for (const arm of [...ARMS, ...variants]) {
             runs.push({
               key: {
                 config: configuration.id,
@@ -396,6 +501,8 @@ export interface RunPlan {
   readonly concurrency: number;
   readonly maxAttempts: number;
   readonly configurations: readonly Configuration[];
+  /** Configurations renamed by the overrides (their id) and where each came from. */
+  readonly derivations: ReadonlyArray<readonly [string, ConfigurationOrigin]>;
   readonly predictions: Predictions | undefined;
   readonly existingManifest: RunManifest | undefined;
 }
@@ -429,7 +536,8 @@ export async function planRun(options: RunSuiteOptions): Promise<RunPlan> {
       `--budget-usd must be a number ≥ 0 (got ${options.budgetUsd})`,
     );
   }
-  const configurations = effectiveConfigurations(suite, options);
+  const resolved = resolveConfigurations(suite, options);
+  const configurations = resolved.map((item) => item.configuration);
 
   const predictions =
     typeof options.predictions === "string"
@@ -460,6 +568,9 @@ export async function planRun(options: RunSuiteOptions): Promise<RunPlan> {
     concurrency,
     maxAttempts,
     configurations,
+    derivations: resolved.flatMap((item) =>
+      item.derivedFrom === undefined ? [] : [[item.configuration.id, item.derivedFrom] as const],
+    ),
     predictions,
     existingManifest,
   };
@@ -489,7 +600,10 @@ export async function openRunDirectory(
     createdAt: now,
     updatedAt: now,
     suite: { path: suite.root, name: suite.name, digest: await treeDigest(suite.root) },
-    configurations: [...configurations],
+    configurations: configurations.map((configuration) => {
+      const derivedFrom = plan.derivations.find(([id]) => id === configuration.id)?.[1];
+      return derivedFrom === undefined ? configuration : { ...configuration, derivedFrom };
+    }),
     versions: {
       skillsmith: packageVersion(),
       node: process.version,
@@ -637,6 +751,25 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
     const cacheDir = options.cacheDir ?? defaultCacheDir();
     const baseFor = preparedBases(sandbox, cacheDir, options.baseImages);
     const harnessOf = harnessesFor(suite, plan.predictions, options.harnessFor);
+    const fingerprintOf = fingerprints({
+      baseFor,
+      harnessName: (configuration) => harnessOf(configuration).name,
+      modelSpec: modelSpecOf,
+      agentVersions: manifest.versions.agents,
+      sandbox: sandbox.kind,
+      ...(plan.predictions === undefined
+        ? {}
+        : {
+            replayPatch: (run: PlannedRun) =>
+              plan.predictions?.patchFor({ ...run.key, arm: run.key.arm }),
+          }),
+    });
+    const byKey = new Map(planned.map((run) => [formatRunKey(run.key), run]));
+    const sources =
+      options.freshBaseline === true || (options.reuse ?? []).length === 0
+        ? undefined
+        : await BaselineSources.open(options.reuse ?? [], runDir);
+    let reused = 0;
 
     let done = 0;
     let running = 0;
@@ -664,7 +797,14 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
     const retry: RetryPolicy = {
       ledger: store,
       maxAttempts,
-      record: (result) => storeRunResult(store, runDir, result),
+      record: async (result) => {
+        const run = byKey.get(formatRunKey(result));
+        const fingerprint = run === undefined ? undefined : await fingerprintOf(run);
+        return storeRunResult(store, runDir, {
+          ...result,
+          ...(fingerprint === undefined ? {} : { fingerprint }),
+        });
+      },
       ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
     };
     const worker = async () => {
@@ -679,6 +819,18 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
         next += 1;
         running += 1;
         progress();
+        const copied =
+          sources === undefined
+            ? undefined
+            : await sources.reuse(run, await fingerprintOf(run), runDir);
+        if (copied !== undefined) {
+          const stored = await storeRunResult(store, runDir, copied);
+          running -= 1;
+          done += 1;
+          reused += 1;
+          progress({ ...run.key, status: stored.status, passRatio: stored.passRatio });
+          continue;
+        }
         const runStarted = performance.now();
         const outcome = await executeWithRetries(run, context, retry);
         running -= 1;
@@ -702,6 +854,7 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
     try {
       await Promise.all(Array.from({ length: concurrency }, () => worker()));
     } finally {
+      sources?.close();
       if (ownSandbox) await sandbox.dispose?.();
     }
     await writeManifest(runDir, { ...manifest, updatedAt: new Date().toISOString() });
@@ -710,6 +863,7 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
       total: planned.length,
       alreadyDone,
       executed: done,
+      reused,
       failed,
       notScheduled: pending.length - next,
       stoppedByBudget,
@@ -737,7 +891,8 @@ function defaultHarness(
               config: configuration.id,
               skill,
               requirement,
-              arm: arm === "with" ? "with" : "without",
+              arm:
+                arm === "with" || arm.startsWith("variant:") ? (arm as RunKey["arm"]) : "without",
             }) ?? ""
           );
         },
@@ -911,8 +1066,10 @@ export async function executeRun(
       if (isUserMistake(error)) throw error;
       throw new InfraFailure(`verifier inventory could not be taken: ${messageOf(error)}`);
     });
-    const withSkill = key.arm === "with";
-    const skillPath = withSkill ? skill.skillFolders[0] : undefined;
+    // The suite's skill in `with`, a variant's folders in `variant:<name>`, none in `without`.
+    const installed = installedFolders(skill, key.arm);
+    const withSkill = installed.length > 0;
+    const skillPath = installed[0];
     const agentStarted = performance.now();
     let trajectory: Trajectory;
     try {
@@ -921,7 +1078,7 @@ export async function executeRun(
         workspace: workspace.path,
         workspaceMountPath: workspace.mountPath,
         ...(skillPath === undefined ? {} : { skillPath }),
-        ...(withSkill ? { skillPaths: skill.skillFolders } : {}),
+        ...(withSkill ? { skillPaths: installed } : {}),
         model: modelFor(configuration, context),
         limits: {
           timeoutMs: timeoutSeconds * 1000,
@@ -963,6 +1120,14 @@ export async function executeRun(
         (await stat(join(workspace.path, normalised)).catch(() => undefined)) !== undefined;
     }
 
+    // The agent's final change, before the verifier touches the workspace (`bench regrade`).
+    const secrets = secretsFromEnvironment(process.env);
+    const apiKey = endpointFor(configuration, context)?.apiKey;
+    if (apiKey !== undefined) secrets.push(apiKey);
+    const patch = await captureWorkspacePatch(base.tree, workspace.path, (text) =>
+      redactSecrets(text, secrets),
+    ).catch(() => undefined);
+
     const verifierStarted = performance.now();
     let verification: Awaited<ReturnType<typeof runSuiteVerifier>> | undefined;
     if (trajectory.status !== "timeout") {
@@ -983,9 +1148,6 @@ export async function executeRun(
     const verifierMs = verification === undefined ? 0 : performance.now() - verifierStarted;
 
     // Secrets of this process's environment never reach the store, whatever the harness did.
-    const secrets = secretsFromEnvironment(process.env);
-    const apiKey = endpointFor(configuration, context)?.apiKey;
-    if (apiKey !== undefined) secrets.push(apiKey);
     const redacted = redactSecrets(trajectory, secrets);
 
     // The agent's process tree ran out of memory or processes: the run scores 0 with the flag.
@@ -1028,6 +1190,7 @@ export async function executeRun(
       startedAt,
       finishedAt: new Date().toISOString(),
       attempts: attempt,
+      ...(patch === undefined ? {} : { patch }),
       ...(verification === undefined
         ? {}
         : {

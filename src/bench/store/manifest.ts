@@ -9,17 +9,34 @@ import { z } from "zod";
 import { InputError, UsageError } from "../../core/errors.js";
 import { writeFileAtomic } from "../../core/fs.js";
 import { redactKnownSecrets } from "../../model/redact.js";
-import { type Configuration, configurationSchema } from "../suite/schema.js";
+import { configurationSchema } from "../suite/schema.js";
 
 export const MANIFEST_FILE = "manifest.json";
 export const MANIFEST_FORMAT = "skillsmith-run/1";
+
+/**
+ * A configuration as it ran. `derivedFrom` is set when `--agent`/`--model` changed the suite's
+ * configuration, which is then named after what ran (see `overriddenConfigurationId`).
+ */
+export const manifestConfigurationSchema = configurationSchema.extend({
+  derivedFrom: z
+    .strictObject({
+      id: z.string(),
+      agent: z.string(),
+      model: z.string().optional(),
+      overrides: z.strictObject({ agent: z.string().optional(), model: z.string().optional() }),
+    })
+    .optional(),
+});
+
+export type ManifestConfiguration = z.output<typeof manifestConfigurationSchema>;
 
 export const manifestSchema = z.object({
   format: z.literal(MANIFEST_FORMAT),
   createdAt: z.string(),
   updatedAt: z.string(),
   suite: z.object({ path: z.string(), name: z.string(), digest: z.string() }),
-  configurations: z.array(configurationSchema),
+  configurations: z.array(manifestConfigurationSchema),
   versions: z.object({
     skillsmith: z.string(),
     node: z.string(),
@@ -96,7 +113,7 @@ export async function writeManifest(runDir: string, manifest: RunManifest): Prom
   );
 }
 
-function sameConfiguration(left: Configuration, right: Configuration): boolean {
+function sameConfiguration(left: ManifestConfiguration, right: ManifestConfiguration): boolean {
   return JSON.stringify(canonical(left)) === JSON.stringify(canonical(right));
 }
 

@@ -133,6 +133,47 @@ describe("ResultsStore format versions", () => {
     database.close();
   });
 
+  it("migrates a 0.1 store to variant arms, patches and fingerprints, keeping its rows (migration 3)", () => {
+    writeVersionZeroStore();
+    const writer = ResultsStore.open(directory);
+    try {
+      writer.recordResult({
+        ...scored,
+        arm: "variant:v2",
+        patch: {
+          diff: "diff --git a/x b/x\n",
+          length: 20,
+          files: 1,
+          truncated: false,
+          redacted: false,
+        },
+        fingerprint: { digest: "f".repeat(64), inputs: { sandbox: "local" } },
+        provenance: { kind: "reused", runDir: "/runs/a", key: "c/s/r1/without#1" },
+      });
+      const rows = writer.results();
+      expect(rows.map((row) => `${row.requirement}/${row.arm}`)).toEqual([
+        "r1/variant:v2",
+        "r1/with",
+      ]);
+      expect(rows[0]?.patch?.files).toBe(1);
+      expect(rows[0]?.provenance).toEqual({
+        kind: "reused",
+        runDir: "/runs/a",
+        key: "c/s/r1/without#1",
+      });
+      expect(writer.resultsWithFingerprint("f".repeat(64)).map((row) => row.arm)).toEqual([
+        "variant:v2",
+      ]);
+      // The widened CHECK still refuses an arm that is neither fixed nor a named variant.
+      expect(() => writer.recordResult({ ...scored, arm: "variant:" as "variant:x" })).toThrow();
+      expect(() =>
+        writer.recordResult({ ...scored, arm: "both" as "with", requirement: "r9" }),
+      ).toThrow();
+    } finally {
+      writer.close();
+    }
+  });
+
   it("refuses a store written by a newer format, naming the file", () => {
     const database = new Database(join(directory, RESULTS_FILE));
     database.pragma(`user_version = ${RESULTS_STORE_VERSION + 1}`);

@@ -15,8 +15,21 @@ import { redactKnownSecrets } from "../../model/redact.js";
 export const RESULTS_FILE = "results.sqlite";
 export const TRAJECTORIES_FOLDER = "trajectories";
 
-export type Arm = "without" | "with";
-export const ARMS: readonly Arm[] = ["without", "with"];
+/** A variant of a skill, run as its own arm beside `with` (`--variant <name>=<folder>`). */
+export type VariantArm = `variant:${string}`;
+export type Arm = "without" | "with" | VariantArm;
+/** The two arms every paired run has; variant arms come on top (`variantArm`). */
+export const ARMS: readonly ("without" | "with")[] = ["without", "with"];
+
+/** The arm of a named skill variant. */
+export function variantArm(name: string): VariantArm {
+  return `variant:${name}`;
+}
+
+/** The variant's name of a variant arm, undefined for `with` and `without`. */
+export function variantName(arm: Arm): string | undefined {
+  return arm.startsWith("variant:") ? arm.slice("variant:".length) : undefined;
+}
 
 export type RunStatus = "completed" | "timeout" | "agent_error" | "infra_error";
 
@@ -70,7 +83,61 @@ export interface RunResult extends RunKey {
   readonly attempts: number;
   /** What the verifier printed and did, kept so a flagged run can be explained (redacted). */
   readonly verifier?: VerifierRecord;
+  /** The agent's final change to the workspace (for `bench regrade`); absent in old stores. */
+  readonly patch?: RunPatch;
+  /** Everything that determined this run, hashed (`src/bench/run/fingerprint.ts`). */
+  readonly fingerprint?: RunFingerprint;
+  /** Set when the result was not executed here: reused from another run, or re-graded. */
+  readonly provenance?: RunProvenance;
 }
+
+/** The workspace change an agent left, as a binary-safe git diff against the prepared base. */
+export interface RunPatch {
+  /** `git diff --binary` text, redacted; empty when the agent changed nothing. */
+  readonly diff: string;
+  /** Length of the diff before capping (characters). */
+  readonly length: number;
+  /** Files changed. */
+  readonly files: number;
+  /** True when the diff was longer than `PATCH_LIMIT` and cut, so it cannot be re-applied. */
+  readonly truncated: boolean;
+  /** True when redaction changed the text, so it may no longer apply as captured. */
+  readonly redacted: boolean;
+  /**
+   * Why the diff does not hold the whole change, when it does not (a folder the agent made
+   * into its own git repository is recorded by git as a commit id, not its files).
+   */
+  readonly incomplete?: string;
+}
+
+/** Patch text kept per run; a longer one is cut (and marked) like the verifier output. */
+export const PATCH_LIMIT = 1024 * 1024;
+
+export interface RunFingerprint {
+  /** SHA-256 over `inputs` in canonical JSON. */
+  readonly digest: string;
+  /** What went into the digest, for showing why two runs do or do not match. */
+  readonly inputs: Readonly<Record<string, unknown>>;
+}
+
+export type RunProvenance =
+  | {
+      readonly kind: "reused";
+      /** The run directory the result was copied from (absolute). */
+      readonly runDir: string;
+      /** The key it had there (`formatRunKey`). */
+      readonly key: string;
+    }
+  | {
+      readonly kind: "regraded";
+      readonly runDir: string;
+      readonly key: string;
+      /** The pass ratio the old verifier gave. */
+      readonly passRatio: number;
+      /** Whether the stored patch was applied and the verifier run again (else copied as it was). */
+      readonly rescored: boolean;
+      readonly reason?: string;
+    };
 
 /** The verifier's side of a run, beyond its checks. */
 export interface VerifierRecord {
@@ -108,7 +175,7 @@ export interface AttemptRecord extends RunKey {
  * has to this one, each in one transaction; a file from a newer skillsmith is refused, not read.
  * Version 0 with tables is what skillsmith 0.1 wrote (no version): migration 1 leaves it as is.
  */
-export const RESULTS_STORE_VERSION = 2;
+export const RESULTS_STORE_VERSION = 3;
 
 const MIGRATIONS: readonly { readonly version: number; readonly sql: string }[] = [
   {
@@ -160,6 +227,58 @@ CREATE TABLE IF NOT EXISTS attempts (
 `,
   },
   { version: 2, sql: "ALTER TABLE results ADD COLUMN verifier_json TEXT" },
+  {
+    // Variant arms (\`variant:<name>\`) need the arm CHECK widened, which SQLite can only do by
+    // rebuilding the table; the new columns keep each run's patch, fingerprint and provenance.
+    version: 3,
+    sql: `
+CREATE TABLE results_v3 (
+  config TEXT NOT NULL,
+  skill TEXT NOT NULL,
+  requirement TEXT NOT NULL,
+  arm TEXT NOT NULL CHECK (arm IN ('without', 'with') OR arm GLOB 'variant:?*'),
+  repeat INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('completed', 'timeout', 'agent_error')),
+  pass_ratio REAL NOT NULL,
+  passed INTEGER NOT NULL,
+  total INTEGER NOT NULL,
+  checks_json TEXT NOT NULL,
+  flags_json TEXT NOT NULL,
+  trajectory_json TEXT NOT NULL,
+  trajectory_file TEXT,
+  skill_activated INTEGER,
+  workspace_digest TEXT NOT NULL,
+  required_files_json TEXT NOT NULL,
+  input_tokens INTEGER NOT NULL,
+  cached_input_tokens INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL,
+  cost_usd REAL NOT NULL,
+  agent_ms REAL NOT NULL,
+  verifier_ms REAL NOT NULL,
+  total_ms REAL NOT NULL,
+  started_at TEXT NOT NULL,
+  finished_at TEXT NOT NULL,
+  attempts INTEGER NOT NULL,
+  verifier_json TEXT,
+  patch_json TEXT,
+  fingerprint TEXT,
+  fingerprint_json TEXT,
+  provenance_json TEXT,
+  PRIMARY KEY (config, skill, requirement, arm, repeat)
+);
+INSERT INTO results_v3 (config, skill, requirement, arm, repeat, status, pass_ratio, passed,
+  total, checks_json, flags_json, trajectory_json, trajectory_file, skill_activated,
+  workspace_digest, required_files_json, input_tokens, cached_input_tokens, output_tokens,
+  cost_usd, agent_ms, verifier_ms, total_ms, started_at, finished_at, attempts, verifier_json)
+SELECT config, skill, requirement, arm, repeat, status, pass_ratio, passed, total, checks_json,
+  flags_json, trajectory_json, trajectory_file, skill_activated, workspace_digest,
+  required_files_json, input_tokens, cached_input_tokens, output_tokens, cost_usd, agent_ms,
+  verifier_ms, total_ms, started_at, finished_at, attempts, verifier_json FROM results;
+DROP TABLE results;
+ALTER TABLE results_v3 RENAME TO results;
+CREATE INDEX results_fingerprint ON results (fingerprint);
+`,
+  },
 ];
 
 interface ResultRow {
@@ -190,6 +309,10 @@ interface ResultRow {
   finished_at: string;
   attempts: number;
   verifier_json: string | null;
+  patch_json: string | null;
+  fingerprint: string | null;
+  fingerprint_json: string | null;
+  provenance_json: string | null;
 }
 
 function fromRow(row: ResultRow): RunResult {
@@ -225,6 +348,18 @@ function fromRow(row: ResultRow): RunResult {
     ...(row.verifier_json === null
       ? {}
       : { verifier: JSON.parse(row.verifier_json) as VerifierRecord }),
+    ...(row.patch_json === null ? {} : { patch: JSON.parse(row.patch_json) as RunPatch }),
+    ...(row.fingerprint === null
+      ? {}
+      : {
+          fingerprint: {
+            digest: row.fingerprint,
+            inputs: JSON.parse(row.fingerprint_json ?? "{}") as Record<string, unknown>,
+          },
+        }),
+    ...(row.provenance_json === null
+      ? {}
+      : { provenance: JSON.parse(row.provenance_json) as RunProvenance }),
   };
 }
 
@@ -256,8 +391,9 @@ function migrate(database: Database.Database, file: string, readOnly: boolean): 
     }
   }
   if (readOnly) {
-    // Reading an older file without writing it: only additive migrations exist so far, and
-    // `fromRow` reads a missing column as absent, so an old file reads as it is.
+    // Reading an older file without writing it: every migration keeps the old columns (3
+    // rebuilds the table only to widen a CHECK), and `fromRow` reads a missing column as
+    // absent, so an old file reads as it is.
     const tables = database
       .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'results'")
       .all();
@@ -364,6 +500,14 @@ function makeRunDirectory(runDir: string): void {
   }
 }
 
+/** Columns later migrations added: a read-only store of an older format lacks them. */
+type OptionalColumn =
+  | "verifier_json"
+  | "patch_json"
+  | "fingerprint"
+  | "fingerprint_json"
+  | "provenance_json";
+
 export class ResultsStore {
   private readonly database: Database.Database;
   private readonly file: string;
@@ -455,12 +599,17 @@ export class ResultsStore {
   }
 
   private insertResult(result: RunResult, attemptError: string | undefined): void {
-    const insert = this.database.prepare(`INSERT INTO results VALUES (
+    const insert = this.database.prepare(`INSERT INTO results (config, skill, requirement, arm,
+      repeat, status, pass_ratio, passed, total, checks_json, flags_json, trajectory_json,
+      trajectory_file, skill_activated, workspace_digest, required_files_json, input_tokens,
+      cached_input_tokens, output_tokens, cost_usd, agent_ms, verifier_ms, total_ms, started_at,
+      finished_at, attempts, verifier_json, patch_json, fingerprint, fingerprint_json,
+      provenance_json) VALUES (
       @config, @skill, @requirement, @arm, @repeat, @status, @pass_ratio, @passed, @total,
       @checks_json, @flags_json, @trajectory_json, @trajectory_file, @skill_activated,
       @workspace_digest, @required_files_json, @input_tokens, @cached_input_tokens,
       @output_tokens, @cost_usd, @agent_ms, @verifier_ms, @total_ms, @started_at, @finished_at,
-      @attempts, @verifier_json)`);
+      @attempts, @verifier_json, @patch_json, @fingerprint, @fingerprint_json, @provenance_json)`);
     const row: ResultRow = {
       config: result.config,
       skill: result.skill,
@@ -489,6 +638,11 @@ export class ResultsStore {
       finished_at: result.finishedAt,
       attempts: result.attempts,
       verifier_json: result.verifier === undefined ? null : JSON.stringify(result.verifier),
+      patch_json: result.patch === undefined ? null : JSON.stringify(result.patch),
+      fingerprint: result.fingerprint?.digest ?? null,
+      fingerprint_json:
+        result.fingerprint === undefined ? null : JSON.stringify(result.fingerprint.inputs),
+      provenance_json: result.provenance === undefined ? null : JSON.stringify(result.provenance),
     };
     this.database.transaction(() => {
       insert.run(row);
@@ -515,8 +669,34 @@ export class ResultsStore {
   private readResults(): RunResult[] {
     const rows = this.database
       .prepare("SELECT * FROM results ORDER BY config, skill, requirement, arm, repeat")
-      .all() as Array<Omit<ResultRow, "verifier_json"> & { verifier_json?: string | null }>;
-    return rows.map((row) => fromRow({ ...row, verifier_json: row.verifier_json ?? null }));
+      .all() as Array<Partial<ResultRow> & Omit<ResultRow, OptionalColumn>>;
+    return rows.map((row) =>
+      fromRow({
+        ...row,
+        verifier_json: row.verifier_json ?? null,
+        patch_json: row.patch_json ?? null,
+        fingerprint: row.fingerprint ?? null,
+        fingerprint_json: row.fingerprint_json ?? null,
+        provenance_json: row.provenance_json ?? null,
+      }),
+    );
+  }
+
+  /**
+   * Results whose fingerprint is `digest`, by repeat: the candidates for reusing a run whose
+   * every determining input is the same (`src/bench/run/reuse.ts`).
+   */
+  resultsWithFingerprint(digest: string): RunResult[] {
+    return this.guarded(() => {
+      const hasColumn = (
+        this.database.prepare("PRAGMA table_info(results)").all() as { name: string }[]
+      ).some((column) => column.name === "fingerprint");
+      if (!hasColumn) return [];
+      const rows = this.database
+        .prepare("SELECT * FROM results WHERE fingerprint = ? ORDER BY config, repeat")
+        .all(digest) as ResultRow[];
+      return rows.map(fromRow);
+    });
   }
 
   attempts(): AttemptRecord[] {

@@ -1,5 +1,10 @@
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { naturalCompare, repositoryName } from "./load.js";
+import { writeReplaySuite } from "../../../test/support/suites.js";
+import { cleanupsAfterEach, temporaryDirectoryIn } from "../../../test/support/temporary.js";
+import { createHarness, registerHarness, unregisterHarness } from "../../agents/registry.js";
+import { naturalCompare, repositoryName, validateSuite } from "./load.js";
 
 describe("naturalCompare", () => {
   it("orders batch names by number and other text by code point", () => {
@@ -24,5 +29,39 @@ describe("repositoryName", () => {
     ["../bundles/app.bundle", "app"],
   ])("%s → %s", (location, name) => {
     expect(repositoryName(location)).toBe(name);
+  });
+});
+
+describe("configurations naming a registered harness", () => {
+  const cleanups = cleanupsAfterEach();
+
+  it("are refused with the line until the harness is registered, then load", async () => {
+    const root = await temporaryDirectoryIn(cleanups, "suite-agent-");
+    const { suite } = await writeReplaySuite(root, { requirements: 1, verifierSleepSeconds: 0 });
+    // Line 5 of suite.yaml holds the agent.
+    await writeFile(
+      join(suite, "suite.yaml"),
+      "format: skillsmith-suite/1\nname: tiny\nconfigurations:\n  - id: mine\n    agent: team-agent\n    limits: { timeoutSeconds: 30 }\n",
+    );
+    const before = await validateSuite(suite);
+    expect(before.valid).toBe(false);
+    expect(before.problems).toContainEqual(
+      expect.objectContaining({
+        line: 5,
+        field: "configurations.0.agent",
+        severity: "error",
+        message: expect.stringMatching(
+          /^unknown agent harness "team-agent"; expected one of: claude-code, codex, builtin, replay, none, oracle \(.*registerHarness/,
+        ),
+      }),
+    );
+    registerHarness("team-agent", () => createHarness("none"));
+    try {
+      const after = await validateSuite(suite);
+      expect(after.problems.filter((problem) => problem.severity === "error")).toEqual([]);
+      expect(after.suite?.configurations[0]?.agent).toBe("team-agent");
+    } finally {
+      unregisterHarness("team-agent");
+    }
   });
 });

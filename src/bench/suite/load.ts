@@ -2,8 +2,10 @@ import type { Dirent } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, isAbsolute, join, posix, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { harnessNames, isHarnessName } from "../../agents/registry.js";
 import { InputError } from "../../core/errors.js";
-import { validateSkillFolder } from "../../skill/index.js";
+// From its module, not the skill barrel (which also exports the MCP server and its SDK).
+import { validateSkillFolder } from "../../skill/validate.js";
 import {
   AGENT_SKILLS_FOLDER,
   DEFAULT_VERIFIER_MOUNT,
@@ -195,6 +197,16 @@ export async function validateSuite(directory: string): Promise<SuiteValidation>
     const configurations = (raw as { configurations?: unknown } | undefined)?.configurations;
     const seen = new Set<string>();
     (Array.isArray(configurations) ? configurations : []).forEach((configuration, index) => {
+      const agent = (configuration as { agent?: unknown } | null)?.agent;
+      if (typeof agent === "string" && idSchema.safeParse(agent).success && !isHarnessName(agent)) {
+        const path = ["configurations", index, "agent"];
+        const line = checked.lineOf(path);
+        problems.error(
+          SUITE_FILE,
+          `unknown agent harness "${agent}"; expected one of: ${harnessNames().join(", ")} (a program can add its own with registerHarness before loading the suite)`,
+          { field: path.join("."), ...(line === undefined ? {} : { line }) },
+        );
+      }
       const id = (configuration as { id?: unknown } | null)?.id;
       if (typeof id !== "string") return;
       if (seen.has(id)) {
@@ -340,6 +352,23 @@ async function inspectSkill(
     }
   }
 
+  const variants: Record<string, string[]> = {};
+  for (const [name, paths] of Object.entries(skillFile?.variants ?? {})) {
+    variants[name] = paths.map((path) => join(folder, path));
+    for (const path of paths) {
+      const relativeVariant = join(skillRelative, path);
+      if ((await kindOf(join(root, relativeVariant))) !== "directory") {
+        problems.error(fileRelative, `variant ${name}: missing Agent Skills folder ${path}`, {
+          field: `variants.${name}`,
+        });
+      } else if (!(await validateSkillFolder(join(root, relativeVariant))).valid) {
+        problems.error(relativeVariant, `variant ${name}: not a valid Agent Skills folder`, {
+          field: `variants.${name}`,
+        });
+      }
+    }
+  }
+
   const repository =
     skillFile?.repository === undefined
       ? undefined
@@ -384,6 +413,7 @@ async function inspectSkill(
     id,
     folder,
     skillFolders,
+    ...(Object.keys(variants).length === 0 ? {} : { variants }),
     ...(repository === undefined ? {} : { repository }),
     ...(environment === undefined ? {} : { environment }),
     ...(skillFile.agentLimits === undefined ? {} : { agentLimits: skillFile.agentLimits }),

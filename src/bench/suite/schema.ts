@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { BUILTIN_HARNESS_NAMES, type BuiltinHarnessName } from "../../agents/registry.js";
 
 /**
  * Zod schemas of every YAML file of a suite folder. Objects are strict: an unknown field is a
@@ -26,8 +27,10 @@ const relativePathSchema = z
 const positiveInteger = z.number().int().positive();
 const positiveNumber = z.number().positive();
 
-export const AGENT_KINDS = ["claude-code", "codex", "builtin", "replay", "none", "oracle"] as const;
-export type AgentKind = (typeof AGENT_KINDS)[number];
+/** The built-in agent harnesses; a suite may also name one registered with `registerHarness`. */
+export const AGENT_KINDS = BUILTIN_HARNESS_NAMES;
+/** A harness name: a built-in one or one registered with `registerHarness`. */
+export type AgentKind = BuiltinHarnessName | (string & {});
 
 export const configurationLimitsSchema = z.strictObject({
   /** Wall-clock limit of one agent run. */
@@ -41,7 +44,12 @@ export const configurationLimitsSchema = z.strictObject({
 
 export const configurationSchema = z.strictObject({
   id: idSchema,
-  agent: z.enum(AGENT_KINDS),
+  /**
+   * The harness: a built-in one or one registered with `registerHarness`. Only the shape is
+   * checked here (manifests and queue jobs are read by processes that may not have registered
+   * it); `validateSuite` checks that the name is registered.
+   */
+  agent: idSchema,
   /** A model spec string (e.g. `anthropic:claude-sonnet-4-5`); the agent's default when absent. */
   model: z.string().min(1).optional(),
   limits: configurationLimitsSchema,
@@ -117,6 +125,19 @@ export const skillFileSchema = z
   .strictObject({
     /** Agent Skills folders, relative to this skill's folder; every folder under `agent-skills/` when absent. */
     skills: z.array(relativePathSchema).optional(),
+    /** Further versions of the skill (name → Agent Skills folders), each run as its own arm. */
+    variants: z
+      .record(
+        z
+          .string()
+          .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "expected a variant name")
+          .refine(
+            (name) => !["with", "without", "none", "skill"].includes(name),
+            "with, without, none and skill name the fixed arms",
+          ),
+        z.array(relativePathSchema).min(1),
+      )
+      .optional(),
     repository: repositorySchema.optional(),
     environment: environmentSchema.optional(),
     agentLimits: agentLimitsSchema.optional(),

@@ -73,6 +73,8 @@ export interface SuiteSkill {
   readonly folder: string;
   /** Absolute paths of the Agent Skills folders installed in the with-skill arm. */
   readonly skillFolders: string[];
+  /** Further versions of the skill, each its own arm `variant:<name>`: name → absolute folders. */
+  readonly variants?: Readonly<Record<string, readonly string[]>>;
   readonly repository?: SuiteRepository;
   readonly environment?: SuiteEnvironment;
   readonly agentLimits?: AgentLimits;

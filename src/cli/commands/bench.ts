@@ -14,13 +14,16 @@ import {
   importSweSkillsBench,
   loadSuite,
   parseRateLimit,
+  parseVariantOption,
   type RateLimit,
   redactRedisUrl,
+  regradeRunDir,
   renderReportText,
   reportRunDir,
   runSuite,
   runSuiteOnQueue,
   validateSuite,
+  withVariants,
 } from "../../bench/index.js";
 import { UsageError } from "../../core/errors.js";
 import {
@@ -221,6 +224,7 @@ export function registerBench(program: Command, context: CommandContext): void {
     });
 
   registerRunAndReport(bench, context);
+  registerRegrade(bench, context);
   registerGenerate(bench, context);
 }
 
@@ -256,6 +260,9 @@ interface RunOptions {
   queue?: string;
   rateLimit?: string[];
   pollInterval?: number;
+  variant?: string[];
+  reuse?: string[];
+  freshBaseline?: boolean;
   baseImage?: string[];
 }
 
@@ -318,6 +325,17 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
       positiveInteger("--poll-interval"),
     )
     .option(
+      "--variant <[skill:]name=dir>",
+      "also run this version of the skill (an Agent Skills folder) as its own arm; the report compares every pair of arms (repeatable)",
+      collect,
+    )
+    .option(
+      "--reuse <run-dir>",
+      "copy unassisted runs from this earlier run directory when everything that determines them is the same (repeatable)",
+      collect,
+    )
+    .option("--fresh-baseline", "run every unassisted run afresh, even with --reuse")
+    .option(
       "--base-image <image=local>",
       "build environment-only (Harbor) tasks whose Dockerfile starts FROM <image> from a local image instead, e.g. ubuntu:24.04=localhost/skillsmith-base:bookworm (repeatable; recorded in the manifest)",
       collect,
@@ -350,7 +368,19 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
           );
         }
       }
-      const suite = await loadSuite(resolve(io.cwd, suitePath));
+      const suite = await withVariants(
+        await loadSuite(resolve(io.cwd, suitePath)),
+        (options.variant ?? []).map((text) => parseVariantOption(text, io.cwd)),
+      );
+      if (options.queue !== undefined && (options.variant ?? []).length > 0) {
+        throw new UsageError(
+          "option-invalid",
+          "--variant with --queue: workers load the suite from disk and would not see the command line's variants; declare them in skill.yaml (variants:)",
+        );
+      }
+      if (options.queue !== undefined && (options.reuse ?? []).length > 0) {
+        throw new UsageError("option-invalid", "--reuse is not supported with --queue yet");
+      }
       const runDir =
         options.out === undefined ? defaultRunDir(io.cwd, suite) : resolve(io.cwd, options.out);
       const terminal = io.stderrIsTerminal === true;
@@ -385,6 +415,10 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
           : { predictions: resolve(io.cwd, options.predictions) }),
         ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
         ...(options.resume === true ? { resume: true } : {}),
+        ...(options.reuse === undefined
+          ? {}
+          : { reuse: options.reuse.map((dir) => resolve(io.cwd, dir)) }),
+        ...(options.freshBaseline === true ? { freshBaseline: true } : {}),
         sandbox: sandboxKind as SandboxKind,
         ...(Object.keys(baseImages).length === 0 ? {} : { baseImages }),
         modelEndpoint: endpointFromEnvironment(io.env),
@@ -424,7 +458,7 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
         printLines(io, renderReportText(report));
         printLines(io, [
           "",
-          `${summary.executed} run${summary.executed === 1 ? "" : "s"} scored now, ${summary.alreadyDone} already stored, ${summary.failed.length} failed; results in ${runDir}`,
+          `${summary.executed} run${summary.executed === 1 ? "" : "s"} scored now${(summary.reused ?? 0) === 0 ? "" : ` (${summary.reused} unassisted reused from --reuse)`}, ${summary.alreadyDone} already stored, ${summary.failed.length} failed; results in ${runDir}`,
         ]);
       }
       if (summary.stoppedByBudget) {
@@ -458,11 +492,23 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
       "report only this requirement, by id or skill/requirement (repeatable)",
       collect,
     )
+    .option(
+      "--detect-effect <points>",
+      "effect (points) the design recommendation is for (default 10)",
+      positiveReal("--detect-effect", Number.POSITIVE_INFINITY),
+    )
+    .option(
+      "--target-power <p>",
+      "power the design recommendation aims at, between 0 and 1 (default 0.8)",
+      positiveReal("--target-power", 1),
+    )
     .option("--json", "print the report data as JSON")
     .option("--html <file>", "also write a self-contained HTML report (charts, tables) to <file>")
     .action(async (runDir: string, options: ReportOptions) => {
       const directory = resolve(io.cwd, runDir);
       const report = await reportRunDir(directory, {
+        ...(options.detectEffect === undefined ? {} : { detectEffect: options.detectEffect }),
+        ...(options.targetPower === undefined ? {} : { targetPower: options.targetPower }),
         filter: {
           ...(options.skill === undefined ? {} : { skills: options.skill }),
           ...(options.requirement === undefined ? {} : { requirements: options.requirement }),
@@ -480,7 +526,23 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
     });
 }
 
+/** A number in (0, below) — `below` itself excluded unless it is infinite. */
+function positiveReal(flag: string, below: number): (value: string) => number {
+  return (value) => {
+    const parsed = Number(value);
+    if (!Number.isFinite(parsed) || parsed <= 0 || parsed >= below) {
+      throw new UsageError(
+        "option-invalid",
+        `${flag} expects a number above 0${Number.isFinite(below) ? ` and below ${below}` : ""} (got "${value}")`,
+      );
+    }
+    return parsed;
+  };
+}
+
 interface ReportOptions {
+  readonly detectEffect?: number;
+  readonly targetPower?: number;
   readonly json?: boolean;
   readonly html?: string;
   readonly skill?: string[];
@@ -502,6 +564,9 @@ function commandLineOptions(options: RunOptions): string[] {
   // The URL without its password: the manifest is shared with readers of the results.
   if (options.queue !== undefined) argv.push("--queue", redactRedisUrl(options.queue));
   for (const limit of options.rateLimit ?? []) argv.push("--rate-limit", limit);
+  for (const variant of options.variant ?? []) argv.push("--variant", variant);
+  for (const dir of options.reuse ?? []) argv.push("--reuse", dir);
+  if (options.freshBaseline === true) argv.push("--fresh-baseline");
   for (const mapping of options.baseImage ?? []) argv.push("--base-image", mapping);
   if (options.json === true) argv.push("--json");
   return argv;
@@ -617,4 +682,69 @@ function registerGenerate(bench: Command, context: CommandContext): void {
       }
       if (!result.valid || result.weak > 0) context.exit(1);
     });
+}
+
+function registerRegrade(bench: Command, context: CommandContext): void {
+  const { io } = context;
+  bench
+    .command("regrade")
+    .description(
+      "Re-score a run's stored patches with the suite's (new) verifiers, without running any agent; writes a new run directory and shows the changes",
+    )
+    .argument("<run-dir>", "the run directory to re-grade (left as it is)")
+    .requiredOption("--out <run-dir>", "the new run directory")
+    .option("--suite <dir>", "a suite with new verifiers (default: the suite the run used)")
+    .option("--sandbox <kind>", "local (bubblewrap) | container | unsafe", "local")
+    .option("--json", "print {regrade, report} as JSON on stdout")
+    .action(
+      async (
+        runDir: string,
+        options: { out: string; suite?: string; sandbox: string; json?: boolean },
+      ) => {
+        if (!["local", "container", "unsafe"].includes(options.sandbox)) {
+          throw new UsageError(
+            "option-invalid",
+            `--sandbox expects local, container or unsafe (got "${options.sandbox}")`,
+          );
+        }
+        const summary = await regradeRunDir({
+          runDir: resolve(io.cwd, runDir),
+          outDir: resolve(io.cwd, options.out),
+          ...(options.suite === undefined ? {} : { suite: resolve(io.cwd, options.suite) }),
+          sandbox: options.sandbox as SandboxKind,
+          cacheDir: defaultCacheDir(io.env),
+          commandLine: [
+            "skillsmith",
+            "bench",
+            "regrade",
+            runDir,
+            "--out",
+            options.out,
+            ...(options.suite === undefined ? [] : ["--suite", options.suite]),
+            "--sandbox",
+            options.sandbox,
+          ],
+          onWarning: (message) => log(io, message),
+        });
+        const report = await reportRunDir(summary.outDir);
+        if (options.json === true) {
+          printJson(io, { regrade: summary, report });
+          return;
+        }
+        const percent = (value: number) => `${(100 * value).toFixed(0)}%`;
+        const changed = summary.requirements.filter((item) => Math.abs(item.delta) > 1e-9);
+        printLines(io, [
+          `re-graded ${summary.runs.length} runs of ${summary.runDir} with ${summary.suite}: ${summary.rescored} re-scored, ${summary.kept} kept as they were; new run directory ${summary.outDir}`,
+          "",
+          "per requirement and arm, old → new verifier (mean over repeats):",
+          ...summary.requirements.map(
+            (item) =>
+              `  ${item.config}/${item.skill}/${item.requirement} ${item.arm}: ${percent(item.old)} → ${percent(item.new)} (${item.delta > 0 ? "+" : ""}${item.delta.toFixed(1)} points)`,
+          ),
+          `${changed.length} of ${summary.requirements.length} changed`,
+          "",
+          ...renderReportText(report),
+        ]);
+      },
+    );
 }

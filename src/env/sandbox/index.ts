@@ -20,7 +20,19 @@ export {
 } from "./container.js";
 export { environmentKey, generateDockerfile } from "./dockerfile.js";
 export { SandboxUnavailableError } from "./errors.js";
-export { type CreateSandboxOptions, createSandbox } from "./factory.js";
+export {
+  BUILTIN_SANDBOX_KINDS,
+  type BuiltinSandboxKind,
+  type CreateSandboxOptions,
+  createSandbox,
+  isSandboxKind,
+  type RegisteredSandboxOptions,
+  registerSandbox,
+  type SandboxFactory,
+  type SandboxKind,
+  sandboxKinds,
+  unregisterSandbox,
+} from "./factory.js";
 export {
   type CredentialProxy,
   type CredentialProxyOptions,

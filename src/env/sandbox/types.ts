@@ -152,7 +152,12 @@ export interface LimitEnforcement {
 
 export interface SandboxV1 {
   readonly specificationVersion: "v1";
-  readonly kind: "local" | "container" | "unsafe";
+  /**
+   * The backend's registered kind (`local`, `container`, `unsafe`, or one a user registered with
+   * `registerSandbox`). Only `unsafe` runs commands in place; every other kind mounts the
+   * workspace at `workspaceMountPath`.
+   */
+  readonly kind: "local" | "container" | "unsafe" | (string & {});
   /** How memory, process and CPU limits are enforced here; absent when unknown. */
   limitEnforcement?(): LimitEnforcement;
   exec(request: SandboxExecRequest): Promise<SandboxExecResult>;
