@@ -67,7 +67,11 @@ import { loadSuite } from "../suite/load.js";
 import type { AgentKind, Configuration } from "../suite/schema.js";
 import type { Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
 import { Predictions } from "./predictions.js";
-import { defaultTimeoutMs as defaultVerifierTimeoutMs, runSuiteVerifier } from "./verifier.js";
+import {
+  defaultTimeoutMs as defaultVerifierTimeoutMs,
+  runSuiteVerifier,
+  suiteVerifierInventory,
+} from "./verifier.js";
 
 /** A registered sandbox kind (`local`, `container`, `unsafe`, or one added with `registerSandbox`). */
 export type { SandboxKind };
@@ -951,6 +955,32 @@ export async function executeRun(
       configuration.limits.timeoutSeconds,
       skill.agentLimits?.timeoutSeconds ?? Number.POSITIVE_INFINITY,
     );
+    const limits = skill.environment?.limits;
+    const verifier = {
+      ...requirement.verifier,
+      ...(requirement.verifier.timeoutSeconds === undefined &&
+      limits?.commandTimeoutSeconds !== undefined
+        ? { timeoutSeconds: limits.commandTimeoutSeconds }
+        : {}),
+    };
+    const verifierTarget = {
+      sandbox,
+      verifier,
+      workspaceMountPath: workspace.mountPath,
+      ...(base.environment === undefined ? {} : { image: base.environment.image }),
+      ...(limits?.memoryMb === undefined ? {} : { memoryBytes: limits.memoryMb * 1024 * 1024 }),
+      ...(limits?.processes === undefined ? {} : { maxProcesses: limits.processes }),
+      ...(limits?.cpus === undefined ? {} : { cpus: limits.cpus }),
+      ...(signal === undefined ? {} : { signal }),
+    };
+    // The verifier's test ids, fixed before the agent runs, in an untouched copy of the base.
+    const inventory = await suiteVerifierInventory({
+      ...verifierTarget,
+      untouched: { digest: workspaceDigest, materialise: () => materialiseWorkspace(base) },
+    }).catch((error: unknown) => {
+      if (isUserMistake(error)) throw error;
+      throw new InfraFailure(`verifier inventory could not be taken: ${messageOf(error)}`);
+    });
     const withSkill = key.arm === "with";
     const skillPath = withSkill ? skill.skillFolders[0] : undefined;
     const agentStarted = performance.now();
@@ -1006,25 +1036,11 @@ export async function executeRun(
     const verifierStarted = performance.now();
     let verification: Awaited<ReturnType<typeof runSuiteVerifier>> | undefined;
     if (trajectory.status !== "timeout") {
-      const limits = skill.environment?.limits;
-      const verifier = {
-        ...requirement.verifier,
-        ...(requirement.verifier.timeoutSeconds === undefined &&
-        limits?.commandTimeoutSeconds !== undefined
-          ? { timeoutSeconds: limits.commandTimeoutSeconds }
-          : {}),
-      };
       verification = await runSuiteVerifier({
-        sandbox,
-        verifier,
+        ...verifierTarget,
         workspace: workspace.path,
-        workspaceMountPath: workspace.mountPath,
         scratch,
-        ...(base.environment === undefined ? {} : { image: base.environment.image }),
-        ...(limits?.memoryMb === undefined ? {} : { memoryBytes: limits.memoryMb * 1024 * 1024 }),
-        ...(limits?.processes === undefined ? {} : { maxProcesses: limits.processes }),
-        ...(limits?.cpus === undefined ? {} : { cpus: limits.cpus }),
-        ...(signal === undefined ? {} : { signal }),
+        inventory,
       }).catch((error: unknown) => {
         if (isUserMistake(error)) throw error;
         throw new InfraFailure(
@@ -1089,7 +1105,10 @@ export async function executeRun(
               output: capVerifierOutput(redactSecrets(verification.output, secrets)),
               exitCode: verification.exitCode,
               durationMs: verification.durationMs,
-              ...(verification.evidence.length === 0 ? {} : { evidence: verification.evidence }),
+              source: verification.source,
+              ...(verification.evidence.length === 0
+                ? {}
+                : { evidence: verification.evidence.map((line) => redactSecrets(line, secrets)) }),
             },
           }),
     };
