@@ -29,7 +29,7 @@ import {
   SandboxUnavailableError,
   UnsafeSandbox,
 } from "../../env/index.js";
-import { ModelClient } from "../../model/index.js";
+import { loadModelConfig, ModelClient } from "../../model/index.js";
 import { renderHtmlReport } from "../../report/index.js";
 import { type CliIo, type CommandContext, log, printJson, printLines } from "../context.js";
 
@@ -339,6 +339,8 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
         ...(options.resume === true ? { resume: true } : {}),
         sandbox: sandboxKind as SandboxKind,
         modelEndpoint: endpointFromEnvironment(io.env),
+        // The config's price overrides: Codex and builtin runs cost their tokens at these prices.
+        prices: loadModelConfig({ cwd: io.cwd, env: io.env }).config.prices ?? {},
         commandLine: ["skillsmith", "bench", "run", suitePath, ...commandLineOptions(options)],
         onProgress: progress.update,
         onWarning: (message: string) => {
