@@ -486,7 +486,7 @@ function commandLineOptions(options: RunOptions): string[] {
 }
 
 /** `--repo <url|path>@<commit>`: split at the last `@` whose tail looks like a revision. */
-function parseRepoFlag(value: string): { repository: string; commit: string } {
+export function parseRepoFlag(value: string): { repository: string; commit: string } {
   const at = value.lastIndexOf("@");
   const repository = at > 0 ? value.slice(0, at) : "";
   const commit = at > 0 ? value.slice(at + 1) : "";
