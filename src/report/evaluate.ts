@@ -45,6 +45,7 @@ import {
   type ModelPrice,
   parseModelSpec,
   priceFor,
+  writeRedactedFile,
 } from "../model/index.js";
 import { renderHtmlReport } from "./html.js";
 
@@ -506,8 +507,9 @@ export async function evaluateSkill(options: EvaluateSkillOptions): Promise<Eval
   const report = await reportRunDir(runDir);
   const jsonPath = join(workDir, "report.json");
   const htmlPath = join(workDir, "report.html");
-  await writeFileAtomic(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
-  await writeFileAtomic(htmlPath, renderHtmlReport(report, { source: runDir }));
+  // Through the redacting writer, as every store write: keys never reach a report file.
+  await writeRedactedFile(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+  await writeRedactedFile(htmlPath, renderHtmlReport(report, { source: runDir }));
   const verdict = verdictOf(report, configId);
   const runsCost = storedRuns(runDir).costUsd;
   return {

@@ -22,14 +22,13 @@ import {
   validateSuite,
 } from "../../bench/index.js";
 import { UsageError } from "../../core/errors.js";
-import { writeFileAtomic } from "../../core/fs.js";
 import {
   createSandbox,
   defaultCacheDir,
   SandboxUnavailableError,
   UnsafeSandbox,
 } from "../../env/index.js";
-import { loadModelConfig, ModelClient } from "../../model/index.js";
+import { loadModelConfig, ModelClient, writeRedactedFile } from "../../model/index.js";
 import { renderHtmlReport } from "../../report/index.js";
 import { type CliIo, type CommandContext, log, printJson, printLines } from "../context.js";
 
@@ -435,7 +434,9 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
       });
       if (options.html !== undefined) {
         const target = resolve(io.cwd, options.html);
-        await writeFileAtomic(target, renderHtmlReport(report, { source: directory }));
+        // Built from the redacted store; redacted again where it is written, so a field added
+        // to the report later cannot carry a key into the file.
+        await writeRedactedFile(target, renderHtmlReport(report, { source: directory }), io.env);
         log(io, `wrote the HTML report to ${target}`);
       }
       if (options.json === true) printJson(io, report);
