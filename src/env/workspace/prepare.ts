@@ -3,6 +3,7 @@ import { mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { InfrastructureError, InputError, UsageError } from "../../core/errors.js";
 import { writeFileAtomic } from "../../core/fs.js";
+import { acquireLock } from "../../core/lock.js";
 import { cleanAgentSkillFolders } from "../../skill/install.js";
 import type { SandboxV1 } from "../sandbox/types.js";
 import { detectSetup, type SetupPlan } from "../setup/detect.js";
@@ -10,7 +11,6 @@ import { defaultCacheDir } from "./cache.js";
 import { treeDigest } from "./digest.js";
 import { git, tryGit } from "./git.js";
 import { type HistoryRewrite, removeSkillFoldersFromHistory } from "./history.js";
-import { acquireLock } from "./lock.js";
 import { sweepStaleWorkspaces } from "./materialise.js";
 import {
   cloneLocation,
