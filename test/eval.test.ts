@@ -256,6 +256,10 @@ describe("skillsmith eval", () => {
       const verdict = second.result.verdict;
       expect(verdict).toMatchObject({ class: "ineffective", delta: 100, p: 0.5, n: 2 });
       expect(verdict?.evidence[0]).toBe("mul: without 0.0%, with 100.0%, Δ 100.0");
+      // By hand: 2^(1−5) = 0.0625 ≥ 0.05 but 2^(1−6) = 0.031 < 0.05, so six non-zero deltas are needed.
+      expect(verdict?.evidence).toContain(
+        "2 non-zero deltas of 2: the smallest attainable p is 0.500 ≥ α = 0.05, so no effect could be detected; at least 6 requirements with a non-zero delta are needed",
+      );
       expect(second.code).toBe(0);
       expect(second.result.costUsd.runs).toBeCloseTo(4 * 0.2, 10);
       expect(existsSync(second.result.report.html)).toBe(true);

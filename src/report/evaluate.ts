@@ -300,8 +300,19 @@ function verdictOf(report: BenchReport, config: string): SkillVerdict | undefine
       `exact sign-flip test over ${profile.n} requirement${profile.n === 1 ? "" : "s"}: p = ${profile.p.toPrecision(3)}`,
     );
   }
-  if (profile.detectable !== null && profile.detectable !== undefined) {
-    evidence.push(`smallest |Δ| this test could detect: ${JSON.stringify(profile.detectable)}`);
+  const detectable = profile.detectable;
+  if (detectable !== null) {
+    if (!detectable.anyEffectDetectable) {
+      // 2^(1−m′) ≥ α: no size of effect on these requirements could have given a verdict.
+      const needed = Math.floor(1 - Math.log2(detectable.alpha)) + 1;
+      evidence.push(
+        `${detectable.nonZero} non-zero delta${detectable.nonZero === 1 ? "" : "s"} of ${detectable.n}: the smallest attainable p is ${detectable.minimumP.toPrecision(3)} ≥ α = ${detectable.alpha}, so no effect could be detected; at least ${needed} requirements with a non-zero delta are needed`,
+      );
+    } else if (detectable.interval.lower !== null && detectable.interval.upper !== null) {
+      evidence.push(
+        `uniform effects outside [${detectable.interval.lower.toFixed(1)}, ${detectable.interval.upper.toFixed(1)}] points are ruled out (${Math.round(100 * detectable.interval.level)}% exact sign-flip interval)`,
+      );
+    }
   }
   if (profile.weakVerifiers.length > 0) {
     evidence.push(`weak verifiers (counted): ${profile.weakVerifiers.join(", ")}`);
