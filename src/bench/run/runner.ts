@@ -32,8 +32,9 @@ import {
   DEFAULT_SANDBOX_LIMITS,
   defaultCacheDir,
   flagForLimit,
+  freshWorkspaceDigest,
   type LimitEnforcement,
-  materialiseWorkspace,
+  materialiseVerified,
   type PreparedBase,
   prepareBase,
   type RepositorySource,
@@ -69,6 +70,7 @@ import { loadSuite } from "../suite/load.js";
 import type { AgentKind, Configuration } from "../suite/schema.js";
 import type { Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
 import { Predictions } from "./predictions.js";
+import { prepareTaskBase, requireTaskImages, taskSandbox } from "./task-environment.js";
 import {
   defaultTimeoutMs as defaultVerifierTimeoutMs,
   runSuiteVerifier,
@@ -212,6 +214,8 @@ export interface RunSuiteOptions {
   readonly onProgress?: (progress: RunProgress) => void;
   /** Notes worth showing a person (fallbacks, skipped skills). */
   readonly onWarning?: (message: string) => void;
+  /** `FROM` image → local image, for environment-only tasks' Dockerfiles (`--base-image`). */
+  readonly baseImages?: Readonly<Record<string, string>>;
 }
 
 export interface RunFailure {
@@ -420,13 +424,20 @@ async function agentVersions(
   return versions;
 }
 
-async function solutionOf(requirement: SuiteRequirement): Promise<Solution | undefined> {
+async function solutionOf(
+  requirement: SuiteRequirement,
+  skill: SuiteSkill | undefined,
+): Promise<Solution | undefined> {
   const solution = requirement.solution;
   if (solution === undefined) return undefined;
   if (solution.kind === "patch") return { diff: await readFile(solution.path, "utf8") };
   if (solution.kind === "files") return { folder: solution.path };
-  // A Harbor solve.sh needs its own sandboxed execution, which the oracle harness does not do.
-  return undefined;
+  // A Harbor solve.sh runs in the sandbox; the network only when the task allows the internet.
+  return {
+    script: solution.path,
+    entry: solution.entry,
+    network: skill?.environment?.allowInternet === true ? "host" : "none",
+  };
 }
 
 export function plannedKeys(
@@ -519,13 +530,6 @@ export async function planRun(options: RunSuiteOptions): Promise<RunPlan> {
   }
   const resolved = resolveConfigurations(suite, options);
   const configurations = resolved.map((item) => item.configuration);
-  const unrunnable = suite.skills.filter((skill) => skill.repository === undefined);
-  if (unrunnable.length > 0) {
-    throw new UsageError(
-      "run-skill-without-repository",
-      `skills without a repository (environment-only Harbor tasks) cannot run yet: ${unrunnable.map((skill) => skill.id).join(", ")}`,
-    );
-  }
 
   const predictions =
     typeof options.predictions === "string"
@@ -604,6 +608,9 @@ export async function openRunDirectory(
       ...(options.budgetUsd === undefined ? {} : { budgetUsd: options.budgetUsd }),
     },
     sandbox: sandboxKind,
+    ...(options.baseImages === undefined || Object.keys(options.baseImages).length === 0
+      ? {}
+      : { baseImages: { ...options.baseImages } }),
     sandboxLimits: {
       defaults: {
         ...DEFAULT_SANDBOX_LIMITS,
@@ -648,25 +655,33 @@ export async function openRunDirectory(
 export function preparedBases(
   sandbox: SandboxV1,
   cacheDir: string,
+  baseImages?: Readonly<Record<string, string>>,
 ): (skill: SuiteSkill) => Promise<PreparedBase> {
   const bases = new Map<string, Promise<PreparedBase>>();
   return (skill) => {
     let promise = bases.get(skill.id);
     if (promise === undefined) {
       const repository = skill.repository;
-      if (repository === undefined)
-        throw new UsageError("no-repository", `skill ${skill.id} has no repository`);
-      promise = prepareBase({
-        source: environmentSource(repository),
-        commit: repository.commit,
-        setup:
-          repository.setup.length > 0
-            ? { kind: "commands", commands: repository.setup }
-            : { kind: "detect" },
-        sandbox,
-        cacheDir,
-        workspaceMountPath: repository.mountPath,
-      });
+      // Environment-only tasks (Harbor): the task's image and its working directory.
+      promise =
+        repository === undefined
+          ? prepareTaskBase({
+              skill,
+              sandbox,
+              cacheDir,
+              ...(baseImages === undefined ? {} : { baseImages }),
+            })
+          : prepareBase({
+              source: environmentSource(repository),
+              commit: repository.commit,
+              setup:
+                repository.setup.length > 0
+                  ? { kind: "commands", commands: repository.setup }
+                  : { kind: "detect" },
+              sandbox,
+              cacheDir,
+              workspaceMountPath: repository.mountPath,
+            });
       bases.set(skill.id, promise);
       promise.catch(() => bases.delete(skill.id));
     }
@@ -710,6 +725,11 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
           ...(plan.predictions === undefined ? [] : [plan.predictions.file]),
         ]);
 
+  // Environment-only tasks whose FROM images are not here: one error naming them all.
+  await requireTaskImages(suite.skills, sandbox, options.baseImages).catch(async (error) => {
+    if (ownSandbox) await sandbox.dispose?.();
+    throw error;
+  });
   const enforcement = sandbox.limitEnforcement?.();
   for (const note of enforcement?.notes ?? []) {
     if (note.includes("NOT")) options.onWarning?.(`warning: sandbox limits: ${note}`);
@@ -722,7 +742,7 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
   );
   try {
     const cacheDir = options.cacheDir ?? defaultCacheDir();
-    const baseFor = preparedBases(sandbox, cacheDir);
+    const baseFor = preparedBases(sandbox, cacheDir, options.baseImages);
     const harnessOf = harnessesFor(suite, plan.predictions, options.harnessFor, options.prices);
 
     let done = 0;
@@ -838,7 +858,12 @@ function defaultHarness(
           const requirement = suite.skills
             .find((skill) => skill.id === skillId)
             ?.requirements.find((candidate) => candidate.id === requirementId);
-          return requirement === undefined ? undefined : solutionOf(requirement);
+          return requirement === undefined
+            ? undefined
+            : solutionOf(
+                requirement,
+                suite.skills.find((skill) => skill.id === skillId),
+              );
         },
       });
     case "codex":
@@ -958,13 +983,17 @@ export async function executeRun(
   startedAt: string,
 ): Promise<RunResult | undefined> {
   const { key, configuration, skill, requirement } = run;
-  const { sandbox, signal } = context;
+  const { signal } = context;
   const started = performance.now();
   const base = await context.baseFor(skill);
-  const workspace = await materialiseWorkspace(base);
+  // An environment-only task's agent works in the task's image, under its limits.
+  const sandbox =
+    skill.repository === undefined ? taskSandbox(context.sandbox, base, skill) : context.sandbox;
+  // The base is walked once per process, not per run (src/env/workspace/identity.ts).
+  const workspace = await materialiseVerified(base);
   const scratch = await mkdtemp(join(tmpdir(), "skillsmith-run-"));
   try {
-    const workspaceDigest = await treeDigest(workspace.path);
+    const workspaceDigest = await freshWorkspaceDigest(workspace);
     const timeoutSeconds = Math.min(
       configuration.limits.timeoutSeconds,
       skill.agentLimits?.timeoutSeconds ?? Number.POSITIVE_INFINITY,
@@ -990,7 +1019,7 @@ export async function executeRun(
     // The verifier's test ids, fixed before the agent runs, in an untouched copy of the base.
     const inventory = await suiteVerifierInventory({
       ...verifierTarget,
-      untouched: { digest: workspaceDigest, materialise: () => materialiseWorkspace(base) },
+      untouched: { digest: workspaceDigest, materialise: () => materialiseVerified(base) },
     }).catch((error: unknown) => {
       if (isUserMistake(error)) throw error;
       throw new InfraFailure(`verifier inventory could not be taken: ${messageOf(error)}`);

@@ -5,6 +5,7 @@ import type { ImportResult, SandboxKind } from "../../bench/index.js";
 import {
   AGENT_KINDS,
   type AgentKind,
+  checkTasks,
   createProgressRenderer,
   defaultRunDir,
   endpointFromEnvironment,
@@ -25,6 +26,7 @@ import { UsageError } from "../../core/errors.js";
 import {
   createSandbox,
   defaultCacheDir,
+  parseBaseImageMap,
   SandboxUnavailableError,
   UnsafeSandbox,
 } from "../../env/index.js";
@@ -178,6 +180,46 @@ export function registerBench(program: Command, context: CommandContext): void {
       if (!validation.valid) context.exit(1);
     });
 
+  bench
+    .command("check-tasks")
+    .description(
+      "Check environment-only (Harbor) tasks in the container sandbox: the oracle's solve.sh must reach reward 1, the untouched working directory must not (exit 1 otherwise)",
+    )
+    .argument("<suite>", "the suite folder (e.g. from bench import harbor)")
+    .option(
+      "--base-image <image=local>",
+      "build FROM <image> from a local image instead (repeatable)",
+      collect,
+    )
+    .option("--json", "print [{skill, requirement, oracle, untouched, ok, problems}] as JSON")
+    .action(async (suitePath: string, options: { baseImage?: string[]; json?: boolean }) => {
+      const baseImages = parseBaseImageMap(options.baseImage ?? []);
+      const sandbox = await createSandbox({ kind: "container" });
+      let checks: Awaited<ReturnType<typeof checkTasks>>;
+      try {
+        checks = await checkTasks({
+          suite: resolve(io.cwd, suitePath),
+          sandbox,
+          cacheDir: defaultCacheDir(io.env),
+          baseImages,
+        });
+      } finally {
+        await sandbox.dispose?.();
+      }
+      if (options.json === true) printJson(io, checks);
+      else {
+        printLines(
+          io,
+          checks.map(
+            (check) =>
+              `${check.ok ? "ok  " : "FAIL"} ${check.skill}/${check.requirement}: oracle ${check.oracle?.passRatio ?? "-"}, untouched ${check.untouched.passRatio}${check.problems.length === 0 ? "" : ` — ${check.problems.join("; ")}`}`,
+          ),
+        );
+        if (checks.length === 0) printLines(io, ["no environment-only tasks in this suite"]);
+      }
+      if (checks.some((check) => !check.ok)) context.exit(1);
+    });
+
   registerRunAndReport(bench, context);
   registerGenerate(bench, context);
 }
@@ -214,6 +256,7 @@ interface RunOptions {
   queue?: string;
   rateLimit?: string[];
   pollInterval?: number;
+  baseImage?: string[];
 }
 
 function registerRunAndReport(bench: Command, context: CommandContext): void {
@@ -274,6 +317,11 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
       "with --queue: how often finished jobs are collected (default 1000)",
       positiveInteger("--poll-interval"),
     )
+    .option(
+      "--base-image <image=local>",
+      "build environment-only (Harbor) tasks whose Dockerfile starts FROM <image> from a local image instead, e.g. ubuntu:24.04=localhost/skillsmith-base:bookworm (repeatable; recorded in the manifest)",
+      collect,
+    )
     .option("--json", "print {run, report} as JSON on stdout")
     .action(async (suitePath: string, options: RunOptions) => {
       if (
@@ -321,6 +369,7 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
         const { group, limit } = parseRateLimit(text);
         rateLimits[group] = limit;
       }
+      const baseImages = parseBaseImageMap(options.baseImage ?? []);
       let summary: Awaited<ReturnType<typeof runSuite>>;
       const common = {
         suite,
@@ -337,6 +386,7 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
         ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
         ...(options.resume === true ? { resume: true } : {}),
         sandbox: sandboxKind as SandboxKind,
+        ...(Object.keys(baseImages).length === 0 ? {} : { baseImages }),
         modelEndpoint: endpointFromEnvironment(io.env),
         // The config's price overrides: Codex and builtin runs cost their tokens at these prices.
         prices: loadModelConfig({ cwd: io.cwd, env: io.env }).config.prices ?? {},
@@ -482,6 +532,7 @@ function commandLineOptions(options: RunOptions): string[] {
   // The URL without its password: the manifest is shared with readers of the results.
   if (options.queue !== undefined) argv.push("--queue", redactRedisUrl(options.queue));
   for (const limit of options.rateLimit ?? []) argv.push("--rate-limit", limit);
+  for (const mapping of options.baseImage ?? []) argv.push("--base-image", mapping);
   if (options.json === true) argv.push("--json");
   return argv;
 }
