@@ -14,6 +14,7 @@
 import type { ReportRunDirOptions } from "./bench/analysis/load.js";
 import type { BenchReport } from "./bench/analysis/report.js";
 import type { RunSuiteOptions, RunSuiteSummary } from "./bench/run/runner.js";
+import type { EvaluateSkillOptions, EvaluateSkillResult } from "./report/evaluate.js";
 
 export type { AgentHarnessV1, AgentRunRequest, Trajectory } from "./agents/public.js";
 export {
@@ -61,6 +62,12 @@ export type {
   SandboxExecResult,
   SandboxV1,
 } from "./env/sandbox/types.js";
+export type {
+  CostEstimate,
+  EvaluateSkillOptions,
+  EvaluateSkillResult,
+  SkillVerdict,
+} from "./report/evaluate.js";
 export { auditSkillFolder } from "./skill/audit.js";
 export { inspectSkillFolder } from "./skill/inspect.js";
 export { installSkill } from "./skill/install.js";
@@ -94,4 +101,14 @@ export async function reportRunDir(
 ): Promise<BenchReport> {
   const load = await import("./bench/analysis/load.js");
   return load.reportRunDir(runDir, options);
+}
+
+/**
+ * The one-command evaluation of a skill on a repository (`skillsmith eval`): generate or reuse a
+ * suite, check it, estimate the cost, run the pairs, write the report, return the verdict with its
+ * evidence. Resumable: the same options again continue. Loaded on first call.
+ */
+export async function evaluateSkill(options: EvaluateSkillOptions): Promise<EvaluateSkillResult> {
+  const evaluate = await import("./report/evaluate.js");
+  return evaluate.evaluateSkill(options);
 }

@@ -104,8 +104,11 @@ describe("prepare once, materialise many", () => {
       expect(await treeDigest(base.tree)).toBe(digests[0]);
       expect(await treeDigest(other.path)).toBe(digests[0]);
       expect(await readFile(join(base.tree, "src", "app.py"), "utf8")).toBe("VERSION = 1\n");
-      expect(git(other.path, "rev-parse", "HEAD")).toBe(firstCommit);
-      expect(git(base.tree, "rev-parse", "HEAD")).toBe(firstCommit);
+      // The repository committed skill folders: HEAD is the pinned commit rewritten without them.
+      const head = base.skillHistory?.head;
+      expect(head).toMatch(/^[0-9a-f]{40}$/);
+      expect(git(other.path, "rev-parse", "HEAD")).toBe(head);
+      expect(git(base.tree, "rev-parse", "HEAD")).toBe(head);
     } finally {
       for (const workspace of workspaces) await workspace.dispose();
     }
@@ -127,11 +130,19 @@ describe("prepare once, materialise many", () => {
     expect(base.commit).toBe(firstCommit);
     const workspace = await materialiseWorkspace(base);
     try {
-      expect(git(workspace.path, "rev-parse", "HEAD")).toBe(firstCommit);
-      // The planted skill folders were tracked, so their removal shows as deletions.
-      expect(
-        git(workspace.path, "status", "--porcelain", "--untracked-files=no").split("\n"),
-      ).toEqual(["D .claude/skills/planted/SKILL.md", " D pkg/.agents/skills/nested/SKILL.md"]);
+      // The planted skill folders were tracked; they left the history, so nothing shows them.
+      expect(base.skillHistory?.commitsWithSkills).toBe(1);
+      expect(git(workspace.path, "rev-parse", "HEAD")).toBe(base.skillHistory?.head);
+      expect(git(workspace.path, "status", "--porcelain")).toBe("");
+      // Same author, date and message as the pinned commit; only the skill files are gone.
+      const described = (commit: string, cwd: string) =>
+        git(cwd, "log", "-1", "--format=%an %ae %at %s", commit);
+      expect(described("HEAD", workspace.path)).toBe(described(firstCommit, repository));
+      expect(git(workspace.path, "ls-tree", "-r", "--name-only", "HEAD").split("\n")).toEqual(
+        git(repository, "ls-tree", "-r", "--name-only", firstCommit)
+          .split("\n")
+          .filter((path) => !path.includes("/skills/")),
+      );
       const missing = spawnSync("git", ["cat-file", "-e", `${secondCommit}^{commit}`], {
         cwd: workspace.path,
       });
@@ -195,9 +206,13 @@ describe("prepare once, materialise many", () => {
     expect(fromUrl.repositoryName).toBe("demo-repo");
     expect(fromBundle.workspaceMountPath).toBe("/workspace/demo");
     expect(new Set([fromBundle.root, fromUrl.root, fromPath.root]).size).toBe(3);
+    // The rewrite without the committed skill folders is deterministic: one HEAD for all three.
+    expect(
+      new Set([fromBundle, fromUrl, fromPath].map((base) => base.skillHistory?.head)).size,
+    ).toBe(1);
     for (const base of [fromBundle, fromUrl, fromPath]) {
       expect(base.commit).toBe(firstCommit);
-      expect(git(base.tree, "rev-parse", "HEAD")).toBe(firstCommit);
+      expect(git(base.tree, "rev-parse", "HEAD")).toBe(base.skillHistory?.head);
       expect(await readFile(join(base.tree, "src", "app.py"), "utf8")).toBe("VERSION = 1\n");
     }
     // Same commit, same files. `.git` is left out: its index records each checkout's inodes.

@@ -384,8 +384,9 @@ console.log(JSON.stringify({
       );
       expect(result.summary).toEqual({ total: 4, executed: 4, failed: 0 });
       expect(result.runs).toEqual(["with", "with", "without", "without"]);
-      // Every verifier ran through the user's sandbox.
-      expect(result.verifierCommands).toBe(4);
+      // Every verifier ran through the user's sandbox: the 4 scored runs, and once per
+      // requirement (r1, r2) the inventory main takes in an untouched copy of the base.
+      expect(result.verifierCommands).toBe(4 + 2);
       // Without the skill the file says bad (1 of 2 checks), with it good (2 of 2).
       expect(result.profile).toEqual([
         {

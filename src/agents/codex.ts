@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import type { ModelPrice } from "../model/prices.js";
 import { redactSecrets } from "../model/redact.js";
 import { AGENT_INSTALL_DIRECTORY } from "../skill/install.js";
 import { requireAgentCli, sandboxedCli } from "./cli-locate.js";
@@ -14,6 +15,7 @@ import {
   installRequestedSkills,
   looksLikeEndpointFailure,
   modelIdFromSpec,
+  pricedUsage,
   rawLogOf,
   requireWorkspace,
   resourceLimitHit,
@@ -54,6 +56,12 @@ export interface CodexOptions {
    */
   readonly endpointFailureLimit?: number;
   readonly extraArgs?: readonly string[];
+  /**
+   * Prices (dollars per million tokens) that win over the built-in table, keyed `provider:model`
+   * or model id, as the `model.prices` config section gives them. Codex reports tokens only; the
+   * run's cost is its tokens at this price, so a budget stops Codex runs too.
+   */
+  readonly prices?: Readonly<Record<string, ModelPrice>>;
 }
 
 /** Where Codex discovers project skills, relative to its working directory. */
@@ -273,7 +281,7 @@ export class CodexHarness implements AgentHarnessV1 {
         ...installedSkillFields(installed),
         skillsShown: [...new Set(shown)].sort(),
         skillsShownSource: listed === undefined ? "discovered" : "agent-log",
-        usage: parsed.usage,
+        usage: pricedUsage(parsed.usage, request.model.spec, "openai", this.options.prices),
         wallTimeMs: performance.now() - started,
         status,
         ...(error === undefined ? {} : { error }),

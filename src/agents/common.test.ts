@@ -5,6 +5,7 @@ import {
   armOf,
   looksLikeEndpointFailure,
   modelIdFromSpec,
+  pricedUsage,
   requestedSkillPaths,
 } from "./common.js";
 import type { AgentRunRequest } from "./types.js";
@@ -77,5 +78,24 @@ describe("looksLikeEndpointFailure", () => {
     ).toBe(true);
     expect(looksLikeEndpointFailure("API Error: 400 prompt is too long")).toBe(false);
     expect(looksLikeEndpointFailure("the tests failed")).toBe(false);
+  });
+});
+
+describe("pricedUsage", () => {
+  const usage = { inputTokens: 2_000_000, cachedInputTokens: 1_000_000, outputTokens: 100_000 };
+
+  it("prices tokens at the list price: gpt-5, $1.25 input, $0.125 cached, $10 output", () => {
+    // 1M uncached · 1.25 + 1M cached · 0.125 + 0.1M · 10 = 1.25 + 0.125 + 1 = 2.375
+    expect(pricedUsage(usage, "openai:gpt-5", "openai").costUsd).toBeCloseTo(2.375, 12);
+    // A bare id and a dated or suffixed name take the same entry.
+    expect(pricedUsage(usage, "gpt-5-codex", "openai").costUsd).toBeCloseTo(2.375, 12);
+  });
+
+  it("lets an override win, keeps a cost the agent reported, and leaves unknown models unpriced", () => {
+    const override = { "openai:gpt-5": { input: 1, output: 1 } };
+    // No cached price given: cached tokens at the input price, (2M + 0.1M) · $1 = 2.1
+    expect(pricedUsage(usage, "openai:gpt-5", "openai", override).costUsd).toBeCloseTo(2.1, 12);
+    expect(pricedUsage({ ...usage, costUsd: 0.5 }, "openai:gpt-5", "openai").costUsd).toBe(0.5);
+    expect(pricedUsage(usage, "openai:local-model", "openai").costUsd).toBeUndefined();
   });
 });

@@ -4,10 +4,17 @@ import { join, resolve } from "node:path";
 import { InputError } from "../core/errors.js";
 import { startCredentialProxy } from "../env/sandbox/loopback.js";
 import type { LimitHit, Mount, NetworkPolicy, SandboxExecResult } from "../env/sandbox/types.js";
+import { costOf, type ModelPrice, priceFor } from "../model/prices.js";
 import { secretsFromEnvironment } from "../model/redact.js";
+import type { ProviderName } from "../model/spec.js";
 import type { SkillAgent } from "../skill/install.js";
 import { type InstalledSkills, installSkillsFor } from "./skill-install.js";
-import type { AgentLimits, AgentRunRequest, InstalledSkillRecord } from "./types.js";
+import type {
+  AgentLimits,
+  AgentRunRequest,
+  InstalledSkillRecord,
+  TrajectoryUsage,
+} from "./types.js";
 
 const PROVIDER_PREFIXES = ["anthropic", "openai", "openai-compatible"];
 
@@ -23,6 +30,32 @@ export function modelIdFromSpec(spec: string): string {
   const rest = spec.slice(colon + 1);
   const at = provider === "openai-compatible" ? rest.indexOf("@") : -1;
   return at === -1 ? rest : rest.slice(0, at);
+}
+
+/**
+ * Usage with its cost in dollars, for agents that report tokens but no cost (Codex, the builtin
+ * loop): the tokens at the model's list price (`model/prices.ts`, `overrides` first, as the
+ * `model.prices` config section gives them). A cost the agent reported itself is kept; a model
+ * without a known price stays without a cost (unknown, never $0 by accident). `provider` is the
+ * one a bare model id is priced under (e.g. `openai` for Codex).
+ */
+export function pricedUsage(
+  usage: TrajectoryUsage,
+  spec: string,
+  provider: ProviderName,
+  overrides: Readonly<Record<string, ModelPrice>> = {},
+): TrajectoryUsage {
+  if (usage.costUsd !== undefined) return usage;
+  const colon = spec.indexOf(":");
+  const named = colon > 0 ? spec.slice(0, colon) : "";
+  const price = priceFor(
+    {
+      provider: PROVIDER_PREFIXES.includes(named) ? (named as ProviderName) : provider,
+      model: modelIdFromSpec(spec),
+    },
+    overrides,
+  );
+  return price === undefined ? usage : { ...usage, costUsd: costOf(usage, price) };
 }
 
 /**

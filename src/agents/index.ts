@@ -24,7 +24,7 @@ export {
   parseCodexJsonl,
   skillsListedInCodexSession,
 } from "./codex-log.js";
-export { modelIdFromSpec } from "./common.js";
+export { modelIdFromSpec, pricedUsage } from "./common.js";
 export {
   BUILTIN_HARNESS_NAMES,
   type BuiltinHarnessName,

@@ -32,6 +32,7 @@ export const commandGroups: readonly CommandGroup[] = [
     name: "quickstart",
     load: async () => (await import("./commands/quickstart.js")).registerQuickstart,
   },
+  { name: "eval", load: async () => (await import("./commands/eval.js")).registerEval },
   { name: "skill", load: async () => (await import("./commands/skill.js")).registerSkill },
   { name: "stats", load: async () => (await import("./commands/stats.js")).registerStats },
   { name: "model", load: async () => (await import("./commands/model.js")).registerModel },

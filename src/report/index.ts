@@ -1,3 +1,4 @@
+export * from "./evaluate.js";
 export * from "./html.js";
 export * from "./libraries.js";
 export * from "./pairs.js";

@@ -19,6 +19,7 @@ import {
   type AgentModel,
   createHarness,
   findAgentCli,
+  pricedUsage,
   type Solution,
   type Trajectory,
 } from "../../agents/index.js";
@@ -42,6 +43,7 @@ import {
   treeDigest,
 } from "../../env/index.js";
 import {
+  type ModelPrice,
   redactKnownSecrets,
   redactSecrets,
   registerSecret,
@@ -199,6 +201,11 @@ export interface RunSuiteOptions {
     | ((configuration: Configuration) => ModelEndpoint | undefined);
   /** Extra environment for agent processes. */
   readonly agentEnv?: Readonly<Record<string, string>>;
+  /**
+   * Prices that win over the built-in table (`model.prices` of the config): a run whose agent
+   * reports tokens but no cost (Codex, builtin) costs its tokens at this price, for the budget.
+   */
+  readonly prices?: Readonly<Record<string, ModelPrice>>;
   /** Build the harness of a configuration (default: `createHarness` with this run's inputs). */
   readonly harnessFor?: (
     configuration: Configuration,
@@ -702,12 +709,13 @@ export function harnessesFor(
   suite: Suite,
   predictions: Predictions | undefined,
   harnessFor: RunSuiteOptions["harnessFor"],
+  prices?: RunSuiteOptions["prices"],
 ): (configuration: Configuration) => AgentHarnessV1 {
   const harnesses = new Map<string, AgentHarnessV1>();
   return (configuration) => {
     let harness = harnesses.get(configuration.id);
     if (harness === undefined) {
-      const defaults = () => defaultHarness(configuration, suite, predictions);
+      const defaults = () => defaultHarness(configuration, suite, predictions, prices);
       harness = harnessFor?.(configuration, defaults) ?? defaults();
       harnesses.set(configuration.id, harness);
     }
@@ -750,7 +758,7 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
   try {
     const cacheDir = options.cacheDir ?? defaultCacheDir();
     const baseFor = preparedBases(sandbox, cacheDir, options.baseImages);
-    const harnessOf = harnessesFor(suite, plan.predictions, options.harnessFor);
+    const harnessOf = harnessesFor(suite, plan.predictions, options.harnessFor, options.prices);
     const fingerprintOf = fingerprints({
       baseFor,
       harnessName: (configuration) => harnessOf(configuration).name,
@@ -792,6 +800,7 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
       harnessOf,
       ...(options.modelEndpoint === undefined ? {} : { modelEndpoint: options.modelEndpoint }),
       ...(options.agentEnv === undefined ? {} : { agentEnv: options.agentEnv }),
+      ...(options.prices === undefined ? {} : { prices: options.prices }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     };
     const retry: RetryPolicy = {
@@ -880,6 +889,7 @@ function defaultHarness(
   configuration: Configuration,
   suite: Suite,
   predictions: Predictions | undefined,
+  prices: RunSuiteOptions["prices"],
 ): AgentHarnessV1 {
   switch (configuration.agent) {
     case "replay":
@@ -912,6 +922,9 @@ function defaultHarness(
               );
         },
       });
+    case "codex":
+      // Codex reports tokens only: it prices them with the run's price overrides.
+      return createHarness("codex", prices === undefined ? {} : { prices });
     default:
       return createHarness(configuration.agent);
   }
@@ -928,6 +941,7 @@ export interface ExecutionContext {
   readonly modelEndpoint?: RunSuiteOptions["modelEndpoint"];
   /** Extra environment for agent processes. */
   readonly agentEnv?: Readonly<Record<string, string>>;
+  readonly prices?: RunSuiteOptions["prices"];
   readonly signal?: AbortSignal;
 }
 
@@ -1106,6 +1120,16 @@ export async function executeRun(
     }
     const agentMs = performance.now() - agentStarted;
     if (isAborted(signal)) return undefined;
+    // Tokens without a cost (Codex, builtin) are priced here, so the budget counts every agent.
+    trajectory = {
+      ...trajectory,
+      usage: pricedUsage(
+        trajectory.usage,
+        modelSpecOf(configuration),
+        configuration.agent === "claude-code" ? "anthropic" : "openai",
+        context.prices,
+      ),
+    };
     if (trajectory.status === "infra_error") {
       throw new InfraFailure(
         `agent run lost to infrastructure: ${trajectory.error ?? "no detail"}`,

@@ -33,7 +33,7 @@ import {
   SandboxUnavailableError,
   UnsafeSandbox,
 } from "../../env/index.js";
-import { ModelClient, writeRedactedFile } from "../../model/index.js";
+import { loadModelConfig, ModelClient, writeRedactedFile } from "../../model/index.js";
 import { renderHtmlReport } from "../../report/index.js";
 import { type CliIo, type CommandContext, log, printJson, printLines } from "../context.js";
 
@@ -422,6 +422,8 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
         sandbox: sandboxKind as SandboxKind,
         ...(Object.keys(baseImages).length === 0 ? {} : { baseImages }),
         modelEndpoint: endpointFromEnvironment(io.env),
+        // The config's price overrides: Codex and builtin runs cost their tokens at these prices.
+        prices: loadModelConfig({ cwd: io.cwd, env: io.env }).config.prices ?? {},
         commandLine: ["skillsmith", "bench", "run", suitePath, ...commandLineOptions(options)],
         onProgress: progress.update,
         onWarning: (message: string) => {
@@ -573,7 +575,7 @@ function commandLineOptions(options: RunOptions): string[] {
 }
 
 /** `--repo <url|path>@<commit>`: split at the last `@` whose tail looks like a revision. */
-function parseRepoFlag(value: string): { repository: string; commit: string } {
+export function parseRepoFlag(value: string): { repository: string; commit: string } {
   const at = value.lastIndexOf("@");
   const repository = at > 0 ? value.slice(0, at) : "";
   const commit = at > 0 ? value.slice(at + 1) : "";

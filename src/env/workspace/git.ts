@@ -48,3 +48,34 @@ export async function git(args: readonly string[], options: GitOptions = {}): Pr
   }
   return result.stdout;
 }
+
+/**
+ * Run git with its standard input read from `stdinFile` and/or its output written to
+ * `stdoutFile`, byte for byte (streams such as `fast-export` may hold text in any encoding, which
+ * a decoded string would damage). The redirection is the shell's; the paths are arguments, never
+ * part of the script.
+ */
+export async function gitWithFiles(
+  args: readonly string[],
+  files: { readonly stdinFile?: string; readonly stdoutFile?: string },
+  options: { cwd?: string; timeoutMs?: number } = {},
+): Promise<void> {
+  const script = `exec git "$@" <"\${SKILLSMITH_GIT_STDIN:-/dev/null}" >"\${SKILLSMITH_GIT_STDOUT:-/dev/null}"`;
+  const result = await runProcess("sh", ["-c", script, "git", ...args], {
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    env: {
+      ...process.env,
+      ...quietGitEnvironment,
+      ...(files.stdinFile === undefined ? {} : { SKILLSMITH_GIT_STDIN: files.stdinFile }),
+      ...(files.stdoutFile === undefined ? {} : { SKILLSMITH_GIT_STDOUT: files.stdoutFile }),
+    },
+    timeoutMs: options.timeoutMs ?? 30 * 60_000,
+  });
+  if (result.spawnError !== undefined || result.exitCode !== 0) {
+    throw new InfrastructureError(
+      "git-failed",
+      `git ${args.join(" ")} failed (exit ${result.exitCode ?? result.signal}): ${result.stderr.trim() || result.spawnError?.message || ""}`,
+      { data: { args: [...args], cwd: options.cwd, stderr: result.stderr } },
+    );
+  }
+}

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { InfrastructureError, InputError, UsageError } from "../../core/errors.js";
 import { writeFileAtomic } from "../../core/fs.js";
 import { acquireLock } from "../../core/lock.js";
@@ -10,6 +10,7 @@ import { detectSetup, type SetupPlan } from "../setup/detect.js";
 import { defaultCacheDir } from "./cache.js";
 import { treeDigest } from "./digest.js";
 import { git, tryGit } from "./git.js";
+import { type HistoryRewrite, removeSkillFoldersFromHistory } from "./history.js";
 import { sweepStaleWorkspaces } from "./materialise.js";
 import {
   cloneLocation,
@@ -75,6 +76,12 @@ export interface PreparedBase {
   readonly digest: string;
   /** Agent-skill folders removed from the checkout during preparation (relative paths). */
   readonly removedSkillFolders: readonly string[];
+  /**
+   * Present when the repository had committed skill folders: they were removed from every commit
+   * reachable from the pinned one, and HEAD is the rewritten commit `head` (same tree as the
+   * checkout, same authors and messages), not `commit`.
+   */
+  readonly skillHistory?: HistoryRewrite;
   readonly preparedAt: string;
   /** False when this call prepared the base, true when it was already in the cache. */
   readonly reused: boolean;
@@ -200,7 +207,8 @@ function baseKey(
   const hash = createHash("sha256")
     .update(
       JSON.stringify([
-        "skillsmith-base-v1",
+        // v2: committed skill folders are removed from the history too.
+        "skillsmith-base-v2",
         sourceIdentity(source),
         commit,
         canonicalRecipe,
@@ -291,6 +299,10 @@ async function buildBase(parts: {
   const removedSkillFolders = (await cleanAgentSkillFolders(tree)).map((path) =>
     path.slice(tree.length + 1),
   );
+  // Skills the repository committed leave its history too, or `git checkout -- .` and `git log
+  // -p` would hand them to the agent; the old objects go with a second prune.
+  const skillHistory = await removeSkillFoldersFromHistory(tree, dirname(tree));
+  if (skillHistory.commitsWithSkills > 0) await pruneToCommit(tree);
 
   let setup: SetupPlan | undefined;
   if (recipe.kind === "commands") setup = await detectSetup(tree, { commands: recipe.commands });
@@ -328,6 +340,7 @@ async function buildBase(parts: {
     ...(environment === undefined ? {} : { environment }),
     digest: await treeDigest(tree),
     removedSkillFolders,
+    ...(skillHistory.commitsWithSkills === 0 ? {} : { skillHistory }),
     preparedAt: new Date().toISOString(),
   };
 }

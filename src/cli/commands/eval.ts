@@ -1,0 +1,205 @@
+import { basename, resolve } from "node:path";
+import type { Command } from "commander";
+import { AGENT_KINDS, createProgressRenderer, endpointFromEnvironment } from "../../bench/index.js";
+import { UsageError } from "../../core/errors.js";
+import { defaultCacheDir, type SandboxKind } from "../../env/index.js";
+import { loadModelConfig, ModelClient } from "../../model/index.js";
+import { type CostEstimate, type EvaluateSkillResult, evaluateSkill } from "../../report/index.js";
+import { type CommandContext, log, printJson, printLines } from "../context.js";
+import { parseRepoFlag, positiveInteger } from "./bench.js";
+
+interface EvalOptions {
+  repo: string;
+  agent: string;
+  model: string;
+  generatorModel?: string;
+  suite?: string;
+  out?: string;
+  requirements?: number;
+  minTests?: number;
+  maxRounds?: number;
+  repeats?: number;
+  concurrency?: number;
+  budgetUsd?: string;
+  sandbox: string;
+  json?: boolean;
+}
+
+function dollars(value: number | null): string {
+  return value === null ? "unknown (no price for the model)" : `$${value.toFixed(4)}`;
+}
+
+function estimateLine(estimate: CostEstimate, budgetUsd: number | undefined): string {
+  const parts = [
+    `estimated cost ${dollars(estimate.totalUsd)}`,
+    ...(estimate.generation === null
+      ? []
+      : [`generation ≤ ${estimate.generation.calls} calls ${dollars(estimate.generation.usd)}`]),
+    `${estimate.runs.missing} runs to do (${estimate.runs.stored} stored) at ${dollars(estimate.runs.usdPerRun)} each (${estimate.runs.basis})`,
+  ];
+  const budget =
+    budgetUsd === undefined
+      ? ""
+      : estimate.exceedsBudget
+        ? `; above the budget of $${budgetUsd}: runs stop there, run the same command with a larger --budget-usd to continue`
+        : `; budget $${budgetUsd}`;
+  return `${parts.join(", ")}${budget}`;
+}
+
+function verdictLines(result: EvaluateSkillResult): string[] {
+  const lines: string[] = [];
+  const verdict = result.verdict;
+  if (verdict === undefined || verdict.class === null) {
+    lines.push(
+      `no verdict: ${verdict?.unscorable ?? (result.check.valid ? "nothing was measurable" : "the suite did not pass its check")}`,
+    );
+  } else {
+    const delta = verdict.delta === null ? "–" : verdict.delta.toFixed(1);
+    lines.push(
+      `verdict: ${verdict.class.toUpperCase()} (Δ = ${delta} points, p = ${verdict.p?.toPrecision(3) ?? "–"}, n = ${verdict.n}; under FDR control: ${verdict.classFdr ?? "–"})`,
+    );
+  }
+  for (const line of verdict?.evidence ?? []) lines.push(`  ${line}`);
+  lines.push(
+    `cost: $${result.costUsd.total.toFixed(4)} (generation $${result.costUsd.generation.toFixed(4)}, runs $${result.costUsd.runs.toFixed(4)})`,
+  );
+  if (result.report !== undefined) lines.push(`report: ${result.report.html}`);
+  if (!result.complete) {
+    lines.push("incomplete: run the same command again to continue (stored runs are kept)");
+  }
+  return lines;
+}
+
+export function registerEval(program: Command, context: CommandContext): void {
+  const { io } = context;
+  program
+    .command("eval")
+    .description(
+      "Evaluate a skill on a repository in one command: generate (or reuse) requirements and verifiers, check them, run the paired evaluation, report the verdict; run again to continue",
+    )
+    .argument("<skill-dir>", "the Agent Skills folder under evaluation")
+    .requiredOption("--repo <url|path>@<commit>", "the repository and the commit to pin")
+    .requiredOption("--agent <agent>", `the agent harness (${AGENT_KINDS.join(", ")})`)
+    .requiredOption("--model <spec>", "the agent's model (e.g. anthropic:claude-haiku-4-5)")
+    .option(
+      "--generator-model <spec>",
+      "model writing requirements and verifiers (default: --model)",
+    )
+    .option("--suite <dir>", "use this suite instead of generating one")
+    .option("--out <dir>", "work folder (default ./skillsmith-eval/<skill folder name>)")
+    .option(
+      "--requirements <n>",
+      "requirements to generate (default 10)",
+      positiveInteger("--requirements"),
+    )
+    .option(
+      "--min-tests <n>",
+      "tests per verifier at least (default 8)",
+      positiveInteger("--min-tests"),
+    )
+    .option("--max-rounds <n>", "regenerations of a weak verifier (default 2)", (value: string) => {
+      const parsed = Number(value);
+      if (!Number.isInteger(parsed) || parsed < 0) {
+        throw new UsageError(
+          "option-invalid",
+          `--max-rounds expects an integer ≥ 0 (got "${value}")`,
+        );
+      }
+      return parsed;
+    })
+    .option(
+      "--repeats <n>",
+      "runs per requirement and arm (default 1)",
+      positiveInteger("--repeats"),
+    )
+    .option("--concurrency <n>", "runs at once", positiveInteger("--concurrency"))
+    .option("--budget-usd <dollars>", "stop scheduling runs once the evaluation cost this much")
+    .option("--sandbox <kind>", "local (bubblewrap), container or unsafe", "local")
+    .option("--json", "print the evaluation result as JSON (progress stays on stderr)")
+    .action(async (skillDir: string, options: EvalOptions) => {
+      const { repository, commit } = parseRepoFlag(options.repo);
+      if (!(AGENT_KINDS as readonly string[]).includes(options.agent)) {
+        throw new UsageError(
+          "option-invalid",
+          `--agent expects one of ${AGENT_KINDS.join(", ")} (got "${options.agent}")`,
+        );
+      }
+      if (!["local", "container", "unsafe"].includes(options.sandbox)) {
+        throw new UsageError(
+          "option-invalid",
+          `--sandbox expects local, container or unsafe (got "${options.sandbox}")`,
+        );
+      }
+      let budgetUsd: number | undefined;
+      if (options.budgetUsd !== undefined) {
+        budgetUsd = Number(options.budgetUsd);
+        if (!Number.isFinite(budgetUsd) || budgetUsd < 0) {
+          throw new UsageError(
+            "option-invalid",
+            `--budget-usd expects a number ≥ 0 (got "${options.budgetUsd}")`,
+          );
+        }
+      }
+      const skill = resolve(io.cwd, skillDir);
+      const isLocal = !/^(https?|ssh|git|file):\/\/|^git@/.test(repository);
+      const workDir =
+        options.out === undefined
+          ? resolve(io.cwd, "skillsmith-eval", basename(skill))
+          : resolve(io.cwd, options.out);
+      const progress = createProgressRenderer(
+        io.stderr,
+        io.stderrIsTerminal === true && options.json !== true,
+      );
+      const say = (line: string) => {
+        progress.finish();
+        log(io, line);
+      };
+      say(`work folder: ${workDir}`);
+      let result: EvaluateSkillResult;
+      try {
+        result = await evaluateSkill({
+          skill,
+          repository: isLocal ? resolve(io.cwd, repository) : repository,
+          commit,
+          agent: options.agent,
+          model: options.model,
+          workDir,
+          ...(options.suite === undefined ? {} : { suite: resolve(io.cwd, options.suite) }),
+          generator: new ModelClient({
+            spec: options.generatorModel ?? options.model,
+            env: io.env,
+            cwd: io.cwd,
+          }),
+          ...(options.requirements === undefined ? {} : { requirements: options.requirements }),
+          ...(options.minTests === undefined ? {} : { minTests: options.minTests }),
+          ...(options.maxRounds === undefined ? {} : { maxRounds: options.maxRounds }),
+          ...(options.repeats === undefined ? {} : { repeats: options.repeats }),
+          ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+          ...(budgetUsd === undefined ? {} : { budgetUsd }),
+          sandbox: options.sandbox as SandboxKind,
+          cacheDir: defaultCacheDir(io.env),
+          modelEndpoint: endpointFromEnvironment(io.env),
+          prices: loadModelConfig({ cwd: io.cwd, env: io.env }).config.prices ?? {},
+          commandLine: [
+            "skillsmith",
+            "eval",
+            skillDir,
+            "--repo",
+            options.repo,
+            "--agent",
+            options.agent,
+            "--model",
+            options.model,
+          ],
+          onLog: say,
+          onProgress: progress.update,
+          onEstimate: (estimate) => say(estimateLine(estimate, budgetUsd)),
+        });
+      } finally {
+        progress.finish();
+      }
+      if (options.json === true) printJson(io, result);
+      else printLines(io, verdictLines(result));
+      if (!result.check.valid || result.verdict?.class == null || !result.complete) context.exit(1);
+    });
+}
