@@ -1,11 +1,32 @@
 /** The public environment API: workspaces, setup detection, sandboxes and verifiers. */
 export * from "./sandbox/index.js";
 export {
+  DEFAULT_PYTHON,
   type DetectSetupOptions,
   detectSetup,
+  type EnvironmentLayout,
+  PREPARED_ENVIRONMENT_PATH,
   type SetupLanguage,
+  type SetupNetwork,
   type SetupPlan,
+  type SetupStep,
+  SYSTEM_PATH,
+  type Toolchain,
 } from "./setup/detect.js";
+export {
+  type NetworkProbe,
+  packageIndexUrl,
+  probePackageIndex,
+  probeUrl,
+  type SetupNetworkChoice,
+} from "./setup/network.js";
+export { inPreparedRuntime, type PreparedRuntime, withPreparedRuntime } from "./setup/runtime.js";
+export {
+  type CollectionDiagnosis,
+  type DiagnoseInput,
+  diagnoseCollectionError,
+  moduleNamesOf,
+} from "./verifier/diagnose.js";
 export {
   type FlagDefinition,
   type FlagEffect,
@@ -56,10 +77,14 @@ export {
   type Workspace,
 } from "./workspace/materialise.js";
 export {
+  formatSetupLog,
   type PrepareBaseOptions,
   type PreparedBase,
   prepareBase,
   type SetupChoice,
+  SetupFailedError,
+  type SetupReport,
+  type SetupStepOutcome,
 } from "./workspace/prepare.js";
 export {
   cloneLocation,
