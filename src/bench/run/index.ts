@@ -1,3 +1,4 @@
+export * from "./environments.js";
 export * from "./predictions.js";
 export * from "./progress.js";
 export * from "./quickstart.js";

@@ -29,14 +29,18 @@ import { runProcess } from "../../core/process.js";
 import {
   createSandbox,
   defaultCacheDir,
+  diagnoseCollectionError,
   materialiseWorkspace,
   type PreparedBase,
   prepareBase,
   type RepositorySource,
   type SandboxV1,
+  type SetupNetworkChoice,
   treeDigest,
+  withPreparedRuntime,
 } from "../../env/index.js";
 import { redactSecrets, secretsFromEnvironment } from "../../model/index.js";
+import type { SuiteCheck } from "../check/check.js";
 import {
   MANIFEST_FORMAT,
   mergeManifest,
@@ -54,9 +58,11 @@ import {
   type RunResult,
   TRAJECTORIES_FOLDER,
 } from "../store/results.js";
-import { loadSuite } from "../suite/load.js";
+import { loadSuiteSelection, type SuiteSelection, selectFromSuite } from "../suite/load.js";
 import type { AgentKind, Configuration } from "../suite/schema.js";
-import type { Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
+import type { ExcludedPart, Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
+import { verifiersNeedPython } from "./environments.js";
+import { gateRuns } from "./gate.js";
 import { Predictions } from "./predictions.js";
 import { runSuiteVerifier } from "./verifier.js";
 
@@ -191,6 +197,20 @@ export interface RunSuiteOptions {
   readonly onProgress?: (progress: RunProgress) => void;
   /** Notes worth showing a person (fallbacks, skipped skills). */
   readonly onWarning?: (message: string) => void;
+  /** Which skills and requirements to run (`--skill`, `--requirement`); all when absent. */
+  readonly selection?: SuiteSelection;
+  /**
+   * Run the verifier check first (default true; `--no-check` skips it): broken requirements get
+   * no agent time and are stored flagged `broken-verifier`, weak ones run flagged
+   * `weak-verifier`.
+   */
+  readonly check?: boolean;
+  /** Share of checks passing untouched from which a verifier is weak (default ½). */
+  readonly weakThreshold?: number;
+  /** Setup's network: `auto` (default), `on`, `off`. */
+  readonly setupNetwork?: SetupNetworkChoice;
+  /** Environment preparation and the check, line by line (long work, for stderr). */
+  readonly onLog?: (line: string) => void;
 }
 
 export interface RunFailure {
@@ -207,6 +227,15 @@ export interface RunSuiteSummary {
   readonly failed: readonly RunFailure[];
   /** Runs not started because the budget was reached. */
   readonly notScheduled: number;
+  /**
+   * Runs stored without an agent because nothing could be measured: their skill's environment
+   * failed (`environment-failure`) or the check found their verifier broken (`broken-verifier`).
+   */
+  readonly unmeasured?: number;
+  /** Skills whose environment could not be prepared (or whose commit is missing), with why. */
+  readonly environmentFailures?: readonly { readonly skill: string; readonly reason: string }[];
+  /** The verifier check of this invocation, when it ran. */
+  readonly check?: SuiteCheck;
   readonly stoppedByBudget: boolean;
   readonly aborted: boolean;
   readonly costUsd: number;
@@ -373,6 +402,8 @@ export interface RunPlan {
   readonly configurations: readonly Configuration[];
   readonly predictions: Predictions | undefined;
   readonly existingManifest: RunManifest | undefined;
+  /** Skills and requirements of the suite left out because of errors in their files. */
+  readonly excluded: readonly ExcludedPart[];
 }
 
 /**
@@ -380,8 +411,15 @@ export interface RunPlan {
  * the predictions, the option values. Shared by the in-process runner and the queue coordinator.
  */
 export async function planRun(options: RunSuiteOptions): Promise<RunPlan> {
-  const suite =
-    typeof options.suite === "string" ? await loadSuite(resolve(options.suite)) : options.suite;
+  // A skill or requirement with broken files is left out (and reported), never the whole suite.
+  const loaded =
+    typeof options.suite === "string"
+      ? await loadSuiteSelection(resolve(options.suite), {
+          ...options.selection,
+          partial: true,
+        })
+      : { suite: selectFromSuite(options.suite, options.selection ?? {}), excluded: [] };
+  const suite = loaded.suite;
   const runDir = resolve(options.runDir);
   const repeats = options.repeats ?? 1;
   const concurrency = options.concurrency ?? 1;
@@ -444,6 +482,7 @@ export async function planRun(options: RunSuiteOptions): Promise<RunPlan> {
     configurations,
     predictions,
     existingManifest,
+    excluded: loaded.excluded,
   };
 }
 
@@ -529,13 +568,11 @@ export function preparedBases(
       promise = prepareBase({
         source: environmentSource(repository),
         commit: repository.commit,
-        setup:
-          repository.setup.length > 0
-            ? { kind: "commands", commands: repository.setup }
-            : { kind: "detect" },
+        setup: repository.setupChoice,
         sandbox,
         cacheDir,
         workspaceMountPath: repository.mountPath,
+        verifierNeedsPython: verifiersNeedPython(skill),
       });
       bases.set(skill.id, promise);
       promise.catch(() => bases.delete(skill.id));
@@ -574,14 +611,32 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
       ? options.sandbox
       : await openSandbox(options.sandbox ?? "local", options.onWarning);
 
-  const { manifest, store, planned, pending, alreadyDone } = await openRunDirectory(
-    plan,
-    options,
-    sandbox.kind,
-  );
+  const opened = await openRunDirectory(plan, options, sandbox.kind);
+  const { store, planned, alreadyDone } = opened;
+  let { manifest } = opened;
   try {
     const cacheDir = options.cacheDir ?? defaultCacheDir();
-    const baseFor = preparedBases(sandbox, cacheDir);
+    // Environments and the verifier check before any agent runs (see gate.ts).
+    const gate = await gateRuns({
+      suite,
+      excluded: plan.excluded,
+      store,
+      planned,
+      configurations: plan.configurations,
+      repeats: plan.repeats,
+      sandbox,
+      cacheDir,
+      options,
+      record: (result) => storeRunResult(store, runDir, result),
+    });
+    const pending = gate.pending;
+    manifest = { ...manifest, ...gate.manifest };
+    await writeManifest(runDir, manifest);
+    const baseFor = async (skill: SuiteSkill): Promise<PreparedBase> => {
+      const outcome = await gate.environmentFor(skill);
+      if (outcome.ok) return outcome.base;
+      throw new InfraFailure(outcome.reason);
+    };
     const harnessOf = harnessesFor(suite, plan.predictions, options.harnessFor);
 
     let done = 0;
@@ -610,7 +665,14 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
     const retry: RetryPolicy = {
       ledger: store,
       maxAttempts,
-      record: (result) => storeRunResult(store, runDir, result),
+      record: (result) =>
+        storeRunResult(
+          store,
+          runDir,
+          gate.weak.has(`${result.skill}/${result.requirement}`)
+            ? { ...result, flags: [...result.flags, "weak-verifier"] }
+            : result,
+        ),
       ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
     };
     const worker = async () => {
@@ -662,6 +724,9 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
       aborted: options.signal?.aborted === true,
       costUsd: store.totalCostUsd(),
       wallTimeMs: performance.now() - started,
+      unmeasured: gate.unmeasured,
+      environmentFailures: gate.environmentFailures,
+      ...(gate.check === undefined ? {} : { check: gate.check }),
     };
   } finally {
     store.close();
@@ -809,9 +874,12 @@ export async function executeRun(
   startedAt: string,
 ): Promise<RunResult | undefined> {
   const { key, configuration, skill, requirement } = run;
-  const { sandbox, signal } = context;
+  const { signal } = context;
   const started = performance.now();
   const base = await context.baseFor(skill);
+  // Agent and verifier run in the skill's prepared environment (its folder read-only, its
+  // interpreter first on PATH).
+  const sandbox = withPreparedRuntime(context.sandbox, base.runtime);
   const workspace = await materialiseWorkspace(base);
   const scratch = await mkdtemp(join(tmpdir(), "skillsmith-run-"));
   try {
@@ -908,6 +976,24 @@ export async function executeRun(
     const redacted = redactSecrets(trajectory, secrets);
 
     const timedOut = trajectory.status === "timeout";
+    // A verifier that cannot import what the requirement asks to create measured the agent's
+    // failure to deliver (0), not a verifier fault.
+    let verifierFlags = verification?.flags ?? [];
+    let diagnosisEvidence: string[] = [];
+    if (verification !== undefined && verifierFlags.includes("collection-error")) {
+      const diagnosis = diagnoseCollectionError({
+        output: verification.output,
+        fileOperations: requirement.fileOperations,
+        requirementText: requirement.raw,
+        workspaceMountPath: workspace.mountPath,
+      });
+      if (diagnosis.kind === "deliverable-missing") {
+        verifierFlags = verifierFlags.map((flag) =>
+          flag === "collection-error" ? "deliverable-missing" : flag,
+        );
+      }
+      diagnosisEvidence = [diagnosis.reason];
+    }
     const result: RunResult = {
       ...key,
       status:
@@ -920,7 +1006,7 @@ export async function executeRun(
       passed: verification?.passed ?? 0,
       total: verification?.total ?? 0,
       checks: verification?.checks ?? [],
-      flags: [...(timedOut ? ["agent-timeout"] : []), ...(verification?.flags ?? [])],
+      flags: [...(timedOut ? ["agent-timeout"] : []), ...verifierFlags],
       trajectory: redacted,
       // Harnesses that show no skills (replay, none, oracle) cannot tell: unknown, not "no".
       skillActivated: trajectory.skillsShownSource === "none" ? null : trajectory.skillActivated,
@@ -945,6 +1031,7 @@ export async function executeRun(
               output: capVerifierOutput(redactSecrets(verification.output, secrets)),
               exitCode: verification.exitCode,
               durationMs: verification.durationMs,
+              ...(diagnosisEvidence.length === 0 ? {} : { evidence: diagnosisEvidence }),
             },
           }),
     };
