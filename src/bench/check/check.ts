@@ -112,6 +112,8 @@ export interface CheckSuiteOptions {
   readonly weakThreshold?: number;
   /** Measure again even when the cache has a measurement. */
   readonly fresh?: boolean;
+  /** Verifier runs at the same time (default 1); environments are prepared one at a time. */
+  readonly concurrency?: number;
   readonly signal?: AbortSignal;
   readonly onProgress?: (progress: CheckProgress) => void;
 }
@@ -142,13 +144,28 @@ export async function checkSuite(options: CheckSuiteOptions): Promise<SuiteCheck
     results.push(check);
     progress(check);
   }
+  const jobs: { skill: SuiteSkill; requirement: SuiteRequirement; index: number }[] = [];
+  const slots: (RequirementCheck | undefined)[] = [];
+  const environmentOf = new Map<string, EnvironmentOutcome>();
   for (const skill of options.suite.skills) {
     if (aborted(options.signal)) break;
     progress(undefined, `preparing the environment of ${skill.id}`);
     const environment = await options.environmentFor(skill);
+    environmentOf.set(skill.id, environment);
     environments.push(environmentRecord(environment));
     for (const requirement of skill.requirements) {
-      if (aborted(options.signal)) break;
+      jobs.push({ skill, requirement, index: slots.length });
+      slots.push(undefined);
+    }
+  }
+  let next = 0;
+  const worker = async () => {
+    for (;;) {
+      const job = jobs[next];
+      if (job === undefined || aborted(options.signal)) return;
+      next += 1;
+      const { skill, requirement } = job;
+      const environment = environmentOf.get(skill.id) as EnvironmentOutcome;
       const keyword = await keywordScan(requirement);
       let check: RequirementCheck;
       if (!environment.ok) {
@@ -166,10 +183,18 @@ export async function checkSuite(options: CheckSuiteOptions): Promise<SuiteCheck
         const measured = await measure(skill, requirement, environment, options);
         check = classify(skill, requirement, measured, keyword, threshold);
       }
+      slots[job.index] = check;
       results.push(check);
       progress(check);
     }
-  }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 1) }, () => worker()));
+  // In suite order, whatever order the runs finished in.
+  results.splice(
+    excludedChecks.length,
+    results.length - excludedChecks.length,
+    ...slots.filter((slot): slot is RequirementCheck => slot !== undefined),
+  );
   return {
     format: CHECK_FORMAT,
     weakThreshold: threshold,
@@ -238,7 +263,7 @@ async function keywordScan(
   return { keywordOnly: findKeywordOnlyChecks(files), testCount };
 }
 
-interface Measured {
+export interface Measured {
   readonly untouched: VerifierMeasurement;
   readonly reference?: VerifierMeasurement;
   /** Why the reference solution was not run, when there is one. */

@@ -62,21 +62,34 @@ export async function gateRuns(gate: GateOptions): Promise<Gate> {
     ...(options.setupNetwork === undefined ? {} : { setupNetwork: options.setupNetwork }),
     onLog: log,
   });
-  const skillsWithRuns = suite.skills.filter((skill) =>
-    gate.planned.some((run) => run.skill.id === skill.id),
+  // Only what still has to run needs a verdict on its environment and verifier: a resumed run
+  // whose results are all stored checks nothing again.
+  const toDecide = (run: PlannedRun) => {
+    const stored = store.flagsOf(run.key);
+    return stored === undefined || stored.some((flag) => PREPARATION_FLAGS.has(flag));
+  };
+  const open = new Set(
+    gate.planned.filter(toDecide).map((run) => `${run.skill.id}/${run.requirement.id}`),
   );
+  const skillsWithRuns = suite.skills
+    .map((skill) => ({
+      ...skill,
+      requirements: skill.requirements.filter((requirement) =>
+        open.has(`${skill.id}/${requirement.id}`),
+      ),
+    }))
+    .filter((skill) => skill.requirements.length > 0);
 
   let check: SuiteCheck | undefined;
   if (options.check !== false) {
-    log(
-      `checking the verifiers of ${skillsWithRuns.length} skill(s) first (--no-check skips this)`,
-    );
+    log(`checking the verifiers of ${open.size} requirement(s) first (--no-check skips this)`);
     check = await checkSuite({
       suite: { ...suite, skills: skillsWithRuns },
       excluded: gate.excluded,
       environmentFor,
       cacheDir: gate.cacheDir,
       ...(options.weakThreshold === undefined ? {} : { weakThreshold: options.weakThreshold }),
+      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
       onProgress: (progress) => {
         if (progress.activity !== undefined) return;

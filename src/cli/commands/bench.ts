@@ -301,6 +301,7 @@ interface CheckOptions {
   weakThreshold?: string;
   setupNetwork?: boolean;
   fresh?: boolean;
+  concurrency?: number;
 }
 
 function registerCheck(bench: Command, context: CommandContext): void {
@@ -329,6 +330,11 @@ function registerCheck(bench: Command, context: CommandContext): void {
     )
     .option("--no-setup-network", "prepare environments offline, from what is already present")
     .option("--fresh", "measure again instead of reusing cached measurements")
+    .option(
+      "--concurrency <n>",
+      "verifier runs at the same time (default 1)",
+      positiveInteger("--concurrency"),
+    )
     .option(
       "--json",
       'print {"requirements":[{"skill","requirement","status","untouchedPassRatio","reason"}]}',
@@ -364,6 +370,7 @@ function registerCheck(bench: Command, context: CommandContext): void {
           cacheDir,
           weakThreshold,
           ...(options.fresh === true ? { fresh: true } : {}),
+          ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
           onProgress: (progress) => {
             const last = progress.last;
             if (last === undefined) return;
@@ -612,6 +619,8 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
           `budget reached ($${summary.costUsd.toFixed(2)} ≥ $${budgetUsd}): ${summary.notScheduled} runs not started; raise --budget-usd and re-run to continue`,
         );
       }
+      // Skills that could not be measured at all are findings: said above, and in the exit code.
+      if ((summary.environmentFailures ?? []).length > 0) context.exit(1);
       if (summary.failed.length > 0) {
         for (const failure of summary.failed) {
           log(

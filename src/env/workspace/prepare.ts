@@ -214,7 +214,9 @@ export async function prepareBase(options: PrepareBaseOptions): Promise<Prepared
           ? "none"
           : setupTarget === "image"
             ? "image"
-            : `${options.sandbox?.kind ?? "none"} ${await interpreterIdentity(options.pythonInterpreter ?? DEFAULT_PYTHON)}`,
+            : // Only the unsafe pass-through places the environment differently (at its host path);
+              // a caller without a sandbox must find what a sandboxed caller prepared.
+              `${options.sandbox?.kind === "unsafe" ? "host-path" : "fixed-path"} ${await interpreterIdentity(options.pythonInterpreter ?? DEFAULT_PYTHON)}`,
     });
     const root = join(basesDir, key);
     const existing = await readStoredBase(root);
