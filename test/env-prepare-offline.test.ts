@@ -20,10 +20,11 @@ import { treeDigest } from "../src/env/workspace/digest.js";
 import { materialiseWorkspace } from "../src/env/workspace/materialise.js";
 import { type PreparedBase, prepareBase, SetupFailedError } from "../src/env/workspace/prepare.js";
 import { git } from "./support/git.js";
-import { usableBubblewrap } from "./support/sandboxes.js";
+import { availableContainerSandbox, usableBubblewrap } from "./support/sandboxes.js";
 import { removeRunRoot } from "./support/suites.js";
 
 const sandbox = await usableBubblewrap();
+const container = await availableContainerSandbox();
 const python = "/usr/bin/python3";
 const hasPython = existsSync(python);
 // The editable-install route needs setuptools (python3-setuptools) in Debian's interpreter.
@@ -238,3 +239,49 @@ describe.skipIf(sandbox === undefined || !hasPython)("offline environments in bu
     ).rejects.toBeInstanceOf(SetupFailedError);
   }, 120_000);
 });
+
+describe.skipIf(container === undefined)(
+  "offline environments in the container sandbox (needs Podman/Docker and the skillsmith base image)",
+  () => {
+    it("builds the environment into an image layer and runs with it first on PATH", async () => {
+      const folder = await repository("boxed", {
+        "pyproject.toml":
+          "[build-system]\nbuild-backend = 'skillsmith_absent_backend.api'\n\n[project]\nname = 'boxedpkg'\nversion = '0.1'\n",
+        "src/boxedpkg/__init__.py": "NAME = 'boxed'\n",
+      });
+      const box = container as SandboxV1;
+      const base = await prepareBase({
+        source: folder,
+        commit: "HEAD",
+        setup: { kind: "detect" },
+        sandbox: box,
+        cacheDir,
+        setupNetwork: "off",
+      });
+      expect(base.environment?.image).toMatch(/^localhost\/skillsmith-env:/);
+      expect(base.setupReport?.target).toBe("image");
+      // Inside the image: nothing to mount, only PATH and variables.
+      expect(base.runtime?.mount).toBeUndefined();
+      const workspace = await materialiseWorkspace(base);
+      try {
+        const result = await withPreparedRuntime(box, base.runtime).exec({
+          command: [
+            "sh",
+            "-c",
+            "python -c 'import sys, boxedpkg; print(sys.executable, boxedpkg.__file__)'",
+          ],
+          workspace: workspace.path,
+          workspaceMountPath: workspace.mountPath,
+          network: "none",
+          limits: { timeoutMs: 60_000 },
+          ...(base.environment === undefined ? {} : { image: base.environment.image }),
+        });
+        expect(result.stdout.trim()).toBe(
+          "/skillsmith-env/bin/python /workspace/boxed/src/boxedpkg/__init__.py",
+        );
+      } finally {
+        await workspace.dispose();
+      }
+    }, 300_000);
+  },
+);

@@ -36,7 +36,8 @@ export function generateDockerfile(input: DockerfileInput): string {
     `COPY ${JSON.stringify([`${CONTEXT_WORKSPACE_FOLDER}/`, `${mountPath}/`])}`,
     `WORKDIR ${mountPath}`,
   ];
-  for (const [key, value] of Object.entries(input.env ?? {})) {
+  const variables = Object.entries(input.env ?? {});
+  for (const [key] of variables) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
       throw new InputError(
         "SANDBOX_ENV_NAME",
@@ -46,8 +47,13 @@ export function generateDockerfile(input: DockerfileInput): string {
         },
       );
     }
-    // JSON string quoting is what the Dockerfile parser accepts for ENV values.
-    lines.push(`ENV ${key}=${JSON.stringify(value)}`);
+  }
+  if (variables.length > 0) {
+    // One instruction, so the variables add one layer; JSON string quoting is what the
+    // Dockerfile parser accepts for ENV values.
+    lines.push(
+      `ENV ${variables.map(([key, value]) => `${key}=${JSON.stringify(value)}`).join(" ")}`,
+    );
   }
   for (const command of input.commands)
     lines.push(`RUN ${JSON.stringify(["/bin/sh", "-c", command])}`);
