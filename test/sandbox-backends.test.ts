@@ -256,33 +256,34 @@ echo inside > /tmp/${marker}-inside && echo tmp-writable`,
       );
       expect(result.stdout).not.toContain("allocated");
       expect(result.timedOut).toBe(false);
-      // Podman over cgroup v1 does not report OOMKilled; SIGKILL (137) is what the OOM killer sends.
-      expect(result.oomKilled || result.exitCode === 137).toBe(true);
-      if (backend.name === "bubblewrap") expect(result.oomKilled).toBe(true);
+      // Both backends read the group's own OOM counter (Podman over cgroup v1 does not report
+      // OOMKilled itself), so the hit is known and named.
+      expect(result.oomKilled).toBe(true);
+      expect(result.limitHit?.limit).toBe("memory");
+      expect(result.limitHit?.detail).toContain("256 MiB");
     });
 
-    // Reads cgroup v1's cpu tree (this machine kind); a v2 host skips it.
+    // Needs a cpu controller (cgroup v1's cpu tree on this machine kind); a v2 host skips it.
     it.skipIf(!backend.available || !cpuTreeV1)(
-      "a CPU quota of 0.2 cores throttles four busy loops",
+      "a CPU quota of 0.2 cores throttles a busy loop",
       async () => {
+        // The sandbox shows no /sys, so the quota is measured by its effect: a loop spinning for
+        // 1.5 s of wall time gets at most about 0.2 × 1.5 = 0.3 s of CPU; unthrottled on an idle
+        // core it would get close to 1.5 s. Half the wall time separates the two.
         const result = await sandbox().exec(
           request({
             command: [
-              "sh",
+              "python3",
               "-c",
-              `for i in 1 2 3 4; do timeout 0.5 sh -c 'while :; do :; done' & done; wait
-group=$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ {print $3}' /proc/self/cgroup)
-file="/sys/fs/cgroup/cpu$group/cpu.stat"
-# A container sees its own group at the top of a namespaced tree.
-[ -e "$file" ] || file=/sys/fs/cgroup/cpu/cpu.stat
-awk '$1 == "nr_throttled" {print $2}' "$file"`,
+              "import time\nstart = time.time()\nwhile time.time() - start < 1.5: pass\nprint(time.process_time())",
             ],
             limits: { timeoutMs: 20_000, cpus: 0.2 },
           }),
         );
         expect(result.stderr).toBe("");
-        // Throttled periods only exist when a quota was hit; an unlimited group counts none.
-        expect(Number(result.stdout.trim())).toBeGreaterThan(0);
+        const cpuSeconds = Number(result.stdout.trim());
+        expect(cpuSeconds).toBeGreaterThan(0);
+        expect(cpuSeconds).toBeLessThan(0.75);
       },
     );
 
@@ -314,8 +315,43 @@ print(forked)`,
         const forked = Number(result.stdout.trim());
         expect(forked).toBeGreaterThan(0);
         expect(forked).toBeLessThan(32);
+        expect(result.limitHit?.limit).toBe("processes");
+        expect(result.limitHit?.detail).toContain("process limit of 32");
         // The sleepers die with the sandbox, not 31 s later.
         expect(hostProcessesWith(`sleep ${marker}`)).toEqual([]);
+      },
+    );
+
+    it.skipIf(!backend.available)(
+      "a request without limits still gets the default process limit (512)",
+      async () => {
+        // 600 sleepers would all start without a limit; with the default 512 tasks (the python
+        // process and its threads among them) the fork that exceeds it fails.
+        const result = await sandbox().exec(
+          request({
+            command: [
+              "python3",
+              "-c",
+              `import os
+forked = 0
+for _ in range(600):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        os.execvp("sleep", ["sleep", "30"])
+    forked += 1
+print(forked)`,
+            ],
+            limits: { timeoutMs: 30_000 },
+          }),
+        );
+        const forked = Number(result.stdout.trim());
+        expect(forked).toBeGreaterThan(400);
+        expect(forked).toBeLessThan(512);
+        expect(result.limitHit?.limit).toBe("processes");
+        expect(result.limitHit?.detail).toContain("process limit of 512");
       },
     );
 
@@ -331,6 +367,7 @@ print(forked)`,
           }),
         );
         expect(result.timedOut).toBe(true);
+        expect(result.limitHit?.limit).toBe("time");
         expect(performance.now() - started).toBeLessThan(15_000);
         expect(hostProcessesWith(`sleep ${marker}`)).toEqual([]);
         if (engine !== undefined && backend.name === "container") {

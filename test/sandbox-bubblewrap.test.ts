@@ -141,6 +141,12 @@ describe(`bubblewrap details${hasBwrap ? "" : " (skipped: bwrap not installed)"}
       expect(sandbox.limitEnforcement().mechanism).toBe("prlimit");
       // RLIMIT_NPROC does not bind root and counts all of a user's processes: not claimed for root.
       expect(sandbox.limitEnforcement().processes).toBe(process.getuid?.() !== 0);
+      // And it says so in words, for the manifest and the run's warnings.
+      const notes = sandbox.limitEnforcement().notes.join("\n");
+      expect(notes).toContain("per process, not per tree");
+      expect(notes).toContain("cpu: NOT enforced");
+      if (process.getuid?.() === 0) expect(notes).toContain("processes: NOT enforced");
+      expect(sandbox.limitEnforcement().detectsHits).toBe(false);
       const result = await sandbox.exec(
         request({
           command: ["python3", "-c", "x = bytearray(2 * 1024**3)\nprint('allocated')"],
@@ -163,36 +169,57 @@ describe(`bubblewrap details${hasBwrap ? "" : " (skipped: bwrap not installed)"}
     },
   );
 
-  it.skipIf(!hasBwrap)("hides chosen host paths and honours read-only extra mounts", async () => {
-    const secret = join(root, "secrets");
-    mkdirSync(secret, { recursive: true });
-    writeFileSync(join(secret, "token"), "s3cr3t");
-    const shared = join(root, "shared");
-    const output = join(root, "output");
-    mkdirSync(shared, { recursive: true });
-    mkdirSync(output, { recursive: true });
-    writeFileSync(join(shared, "input.txt"), "from the host\n");
-    const sandbox = new BubblewrapSandbox({ hiddenPaths: [secret] });
-    const result = await sandbox.exec(
-      request({
-        extraMounts: [
-          { hostPath: shared, sandboxPath: "/mnt/shared", readOnly: true },
-          { hostPath: output, sandboxPath: "/data/output", readOnly: false },
-        ],
-        command: [
-          "sh",
-          "-c",
-          `ls -A ${secret} | wc -l
-cat /mnt/shared/input.txt
+  it.skipIf(!hasBwrap || process.getuid?.() !== 0)(
+    "hides chosen paths inside the visible system folders, and honours read-only extra mounts",
+    async () => {
+      // A suite or cache folder placed under /usr/local would be visible with the system folders;
+      // hidden paths cover it (a folder with an empty tmpfs, a file with /dev/null).
+      const secret = `/usr/local/share/skillsmith-hidden-${randomBytes(4).toString("hex")}`;
+      mkdirSync(secret, { recursive: true });
+      writeFileSync(join(secret, "token"), "s3cr3t");
+      writeFileSync(`${secret}.txt`, "s3cr3t");
+      try {
+        const visible = await new BubblewrapSandbox().exec(
+          request({ command: ["sh", "-c", `cat ${secret}/token ${secret}.txt`] }),
+        );
+        // The control: without hiding, the system folder shows them.
+        expect(visible.stdout).toBe("s3cr3ts3cr3t");
+        const hidden = await new BubblewrapSandbox({ hiddenPaths: [secret, `${secret}.txt`] }).exec(
+          request({
+            command: ["sh", "-c", `ls -A ${secret} | wc -l; cat ${secret}.txt; echo end`],
+          }),
+        );
+        expect(hidden.stdout).toBe("0\nend\n");
+      } finally {
+        rmSync(secret, { recursive: true, force: true });
+        rmSync(`${secret}.txt`, { force: true });
+      }
+      const shared = join(root, "shared");
+      const output = join(root, "output");
+      mkdirSync(shared, { recursive: true });
+      mkdirSync(output, { recursive: true });
+      writeFileSync(join(shared, "input.txt"), "from the host\n");
+      const sandbox = new BubblewrapSandbox();
+      const result = await sandbox.exec(
+        request({
+          extraMounts: [
+            { hostPath: shared, sandboxPath: "/mnt/shared", readOnly: true },
+            { hostPath: output, sandboxPath: "/data/output", readOnly: false },
+          ],
+          command: [
+            "sh",
+            "-c",
+            `cat /mnt/shared/input.txt
 touch /mnt/shared/new 2>/dev/null && echo shared-writable || echo shared-readonly
 echo out > /data/output/result.txt && echo output-writable`,
-        ],
-      }),
-    );
-    expect(result.stdout).toBe("0\nfrom the host\nshared-readonly\noutput-writable\n");
-    expect(readFileSync(join(output, "result.txt"), "utf8")).toBe("out\n");
-    expect(existsSync(join(shared, "new"))).toBe(false);
-  });
+          ],
+        }),
+      );
+      expect(result.stdout).toBe("from the host\nshared-readonly\noutput-writable\n");
+      expect(readFileSync(join(output, "result.txt"), "utf8")).toBe("out\n");
+      expect(existsSync(join(shared, "new"))).toBe(false);
+    },
+  );
 
   it.skipIf(!hasBwrap)(
     "refuses a mount point that would need a folder inside the read-only /usr",

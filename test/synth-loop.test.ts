@@ -276,8 +276,15 @@ describe.skipIf(!hasPytest)("meta-prompt optimisation (needs python3 with pytest
       "persistent-success": 0,
       "persistent-failure": 2,
     });
-    // 3:2:1:1 allows one persistent failure.
-    expect(epoch?.cases).toHaveLength(1);
+    // 3:2:1:1 asks for one persistent failure; the empty kinds' six go to the one kind that
+    // has cases, so both are drawn.
+    expect(epoch?.cases).toHaveLength(2);
+    expect(epoch?.quotas).toEqual({
+      regression: 0,
+      improvement: 0,
+      "persistent-success": 0,
+      "persistent-failure": 2,
+    });
     expect(epoch?.patch?.status).toBe("accepted");
     expect(epoch?.patch?.scores).toEqual({ base: 0, candidate: 1, tasks: expect.any(Array) });
     expect(epoch?.patch?.diff).toContain(

@@ -2,6 +2,7 @@
  * The wiki over MCP with the SDK's own client: over stdio against a spawned server process, and
  * over streamable HTTP on 127.0.0.1 with the bearer token.
  */
+import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -10,6 +11,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { runProcess } from "../src/core/process.js";
 import { UnavailableRunner } from "../src/wiki/gates.js";
 import { openWikiServer, serveWikiHttp } from "../src/wiki/mcp.js";
@@ -123,6 +125,79 @@ describe("MCP over stdio (spawned `skillsmith wiki serve-mcp`)", () => {
     expect(shortlist[0]?.card.skill_id).toBe(idOf("Center with CSS grid"));
     const select = await call("search", { query: "grid", select: true });
     expect(select.isError).toBe(true);
+  });
+
+  it("reports each candidate's score and the threshold, and returns none when nothing fits", async () => {
+    const fits = await call("search", { query: "center with grid" });
+    const found = fits.structuredContent as {
+      threshold: { min_score: number };
+      best_score: number;
+      shortlist: { score: number }[];
+      selected: { score: number; reason: string }[];
+    };
+    expect(found.threshold.min_score).toBe(2);
+    expect(found.shortlist.length).toBeGreaterThan(0);
+    for (const hit of found.shortlist) expect(hit.score).toBeGreaterThanOrEqual(2);
+    expect(found.selected[0]?.score).toBe(found.best_score);
+    // No card shares a word with this query: no candidates, and a note saying so.
+    const nothing = await call("search", { query: "kubernetes helm chart rollback" });
+    expect(nothing.structuredContent).toMatchObject({ shortlist: [], selected: [] });
+    expect(String(nothing.structuredContent?.note)).toMatch(/no skill/);
+    // Raising the threshold above the best score empties the answer too, instead of the top five.
+    const strict = await call("search", {
+      query: "center with grid",
+      min_score: found.best_score + 0.001,
+    });
+    expect(strict.structuredContent).toMatchObject({ shortlist: [], selected: [] });
+    expect(strict.structuredContent?.below_threshold).toBeGreaterThanOrEqual(
+      found.shortlist.length,
+    );
+    expect(String(strict.structuredContent?.note)).toContain("below the threshold");
+  });
+
+  it("serves the verified entries by the MCP Skills extension (SEP-2640)", async () => {
+    const capabilities = client.getServerCapabilities() as Record<string, unknown>;
+    expect(
+      (capabilities.extensions as Record<string, unknown>)["io.modelcontextprotocol/skills"],
+    ).toEqual({
+      directoryRead: true,
+    });
+    const listSchema = z
+      .object({
+        skills: z.array(
+          z.object({
+            uri: z.string(),
+            frontmatter: z.record(z.string(), z.unknown()),
+            resources: z.array(z.object({ uri: z.string(), digest: z.string(), size: z.number() })),
+          }),
+        ),
+      })
+      .passthrough();
+    const list = listSchema.parse(
+      await client.request(
+        { method: "skills/list", params: {} } as unknown as Parameters<Client["request"]>[0],
+        listSchema,
+      ),
+    );
+    // The four verified entries of the hand wiki, each as the skill `wiki export` writes.
+    expect(list.skills).toHaveLength(4);
+    const center = list.skills.find(
+      (skill) => skill.uri === "skill://web-frontend/center-with-css-grid/SKILL.md",
+    );
+    expect(center?.frontmatter.name).toBe("center-with-css-grid");
+    for (const resource of center?.resources ?? []) {
+      const read = await client.readResource({ uri: resource.uri });
+      const content = read.contents[0] as { text?: string; blob?: string };
+      const bytes =
+        content.text !== undefined
+          ? Buffer.from(content.text, "utf8")
+          : Buffer.from(content.blob ?? "", "base64");
+      expect(bytes.length).toBe(resource.size);
+      expect(`sha256:${createHash("sha256").update(bytes).digest("hex")}`).toBe(resource.digest);
+    }
+    expect(center?.resources.map((resource) => resource.uri)).toContain(
+      "skill://web-frontend/center-with-css-grid/references/provenance.md",
+    );
   });
 
   it("applies a declared capability and returns not-applicable for a missing one", async () => {

@@ -488,7 +488,9 @@ describe("wiki search --online (URL and folder connectors)", () => {
     expect(output.online.failed).toEqual([
       {
         connector: "urls",
+        stage: "fetch",
         path: dead,
+        code: "wiki.url.status",
         error: `field "--resources": GET ${dead} answered HTTP 404 Not Found`,
       },
     ]);
@@ -542,7 +544,9 @@ describe("wiki search --online (URL and folder connectors)", () => {
     expect(overBudget.stderr).toContain("--budget: expected 1 to 100, got 101");
     const noResources = await searchOnline("x", []);
     expect(noResources.code).toBe(2);
-    expect(noResources.stderr).toContain("--online needs --resources");
+    expect(noResources.stderr).toContain(
+      "--online needs something to acquire from: --search <backend...>, --search-config <file> or --resources",
+    );
     const badUrl = await searchOnline("x", ["--resources", "gopher://example.org/x"]);
     expect(badUrl.code).toBe(2);
     expect(badUrl.stderr).toContain('unsupported URL scheme "gopher:"');

@@ -8,7 +8,7 @@ import { mkdir, readdir, readFile, realpath, stat, writeFile } from "node:fs/pro
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { type ToolSet, tool } from "ai";
 import { z } from "zod";
-import type { NetworkPolicy, ResourceLimits, SandboxV1 } from "../env/sandbox/types.js";
+import type { LimitHit, NetworkPolicy, ResourceLimits, SandboxV1 } from "../env/sandbox/types.js";
 
 /** Caps that keep one tool result from flooding the model's context. */
 export const TOOL_LIMITS = {
@@ -104,9 +104,11 @@ export interface WorkspaceToolsContext {
   readonly signal: AbortSignal;
   /** Epoch milliseconds by which everything must be done (commands get the time left). */
   readonly deadline: number;
-  /** Memory and CPU caps of every command (the agent's limits; the loop itself runs here). */
-  readonly resourceLimits?: Pick<ResourceLimits, "memoryBytes" | "cpus">;
+  /** Memory, process and CPU caps of every command (the agent's limits; the loop runs here). */
+  readonly resourceLimits?: Pick<ResourceLimits, "memoryBytes" | "maxProcesses" | "cpus">;
   readonly skills: readonly OfferedSkill[];
+  /** Told when a command hit its memory or process limit (the agent's process tree did). */
+  readonly onLimitHit?: (hit: LimitHit) => void;
 }
 
 export function createWorkspaceTools(context: WorkspaceToolsContext): ToolSet {
@@ -239,6 +241,9 @@ export function createWorkspaceTools(context: WorkspaceToolsContext): ToolSet {
             ...(context.resourceLimits?.memoryBytes === undefined
               ? {}
               : { memoryBytes: context.resourceLimits.memoryBytes }),
+            ...(context.resourceLimits?.maxProcesses === undefined
+              ? {}
+              : { maxProcesses: context.resourceLimits.maxProcesses }),
             ...(context.resourceLimits?.cpus === undefined
               ? {}
               : { cpus: context.resourceLimits.cpus }),
@@ -246,8 +251,11 @@ export function createWorkspaceTools(context: WorkspaceToolsContext): ToolSet {
           },
           signal: context.signal,
         });
+        const hit = result.limitHit?.limit === "time" ? undefined : result.limitHit;
+        if (hit !== undefined) context.onLimitHit?.(hit);
         const parts = [
           result.timedOut ? "timed out" : `exit code: ${result.exitCode}`,
+          hit === undefined ? "" : `sandbox: ${hit.detail}`,
           result.stdout === "" ? "" : `stdout:\n${result.stdout}`,
           result.stderr === "" ? "" : `stderr:\n${result.stderr}`,
         ];

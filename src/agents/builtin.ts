@@ -1,5 +1,6 @@
 import { realpath } from "node:fs/promises";
 import { generateText, type LanguageModel, stepCountIs } from "ai";
+import type { LimitHit } from "../env/sandbox/types.js";
 import { resolveProviderSettings } from "../model/config.js";
 import { createLanguageModel } from "../model/provider.js";
 import { redactSecrets } from "../model/redact.js";
@@ -14,6 +15,7 @@ import {
   looksLikeEndpointFailure,
   requireWorkspace,
   secretsOf,
+  workspacePathFor,
 } from "./common.js";
 import { addUsage, emptyUsage, finishTrajectory } from "./trajectory.js";
 import type {
@@ -114,8 +116,9 @@ export class BuiltinHarness implements AgentHarnessV1 {
     const workspace = await realpath(await requireWorkspace(request.workspace));
     const installed = await installRequestedSkills(request, workspace, "agents");
     const skills: readonly OfferedSkill[] = installed?.skills ?? [];
-    const mountPath = request.workspaceMountPath ?? workspace;
+    const mountPath = workspacePathFor(request, workspace);
     const secrets = secretsOf(request);
+    let limitHit: LimitHit | undefined;
     const started = performance.now();
     const events: TrajectoryEvent[] = [];
     const rawLog: string[] = [];
@@ -143,6 +146,9 @@ export class BuiltinHarness implements AgentHarnessV1 {
         deadline: Date.now() + request.limits.timeoutMs,
         resourceLimits: agentResourceLimits(request.limits),
         skills,
+        onLimitHit: (hit) => {
+          limitHit ??= hit;
+        },
       });
       const maxTurns = request.limits.maxTurns ?? DEFAULT_MAX_TURNS;
       const result = await generateText({
@@ -239,6 +245,7 @@ export class BuiltinHarness implements AgentHarnessV1 {
       wallTimeMs: performance.now() - started,
       status,
       ...(error === undefined ? {} : { error }),
+      ...(limitHit === undefined ? {} : { limitHit }),
       rawLog: rawLog.join("\n"),
     });
     return redactSecrets(trajectory, secrets);

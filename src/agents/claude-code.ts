@@ -5,18 +5,22 @@ import { AGENT_INSTALL_DIRECTORY } from "../skill/install.js";
 import { isEndpointFailure, parseClaudeStreamJson } from "./claude-log.js";
 import { requireAgentCli, sandboxedCli } from "./cli-locate.js";
 import {
-  agentNetwork,
+  agentHome,
   agentResourceLimits,
   armOf,
+  cliDidNotStart,
   installedSkillFields,
   installRequestedSkills,
   looksLikeEndpointFailure,
   modelIdFromSpec,
   rawLogOf,
   requireWorkspace,
+  resourceLimitHit,
   secretsOf,
+  startModelBridge,
   tail,
   temporaryFolder,
+  workspacePathFor,
 } from "./common.js";
 import { finishTrajectory } from "./trajectory.js";
 import type {
@@ -37,9 +41,14 @@ export interface ClaudeCodeOptions {
 /** Where Claude Code discovers project skills, relative to its working directory. */
 export const CLAUDE_SKILLS_DIRECTORY = AGENT_INSTALL_DIRECTORY["claude-code"];
 
+/** Anthropic's API, for runs whose model names no base URL. */
+const ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com";
+
 /**
  * The real Claude Code CLI in print mode with stream-json output. Each run gets a fresh HOME and
- * CLAUDE_CONFIG_DIR, so no user-level skills, settings or memory leak into a comparison; the
+ * CLAUDE_CONFIG_DIR (mounted at `/home/agent` inside), so no user-level skills, settings or
+ * memory leak into a comparison; it talks to the model through the credential proxy with a
+ * per-run dummy key (`startModelBridge`), so the real key never enters the sandbox; the
  * skill under test is copied to `.claude/skills/<name>/`. What the model was shown comes from the
  * CLI's own `system/init` line, which lists every skill it offers (including ones it ships with).
  */
@@ -57,9 +66,11 @@ export class ClaudeCodeHarness implements AgentHarnessV1 {
     const secrets = secretsOf(request);
     const home = await temporaryFolder("claude-home");
     const started = performance.now();
+    const bridge = await startModelBridge(request, ANTHROPIC_DEFAULT_URL);
     try {
-      const configDirectory = join(home.path, ".claude");
-      await mkdir(configDirectory, { recursive: true });
+      await mkdir(join(home.path, ".claude"), { recursive: true });
+      const inside = agentHome(request, home.path);
+      const configDirectory = join(inside.path, ".claude");
       const args = [
         "--print",
         "--output-format",
@@ -82,20 +93,18 @@ export class ClaudeCodeHarness implements AgentHarnessV1 {
         request.task,
       ];
       const env: Record<string, string> = {
-        HOME: home.path,
+        HOME: inside.path,
         CLAUDE_CONFIG_DIR: configDirectory,
         // As root, bypassPermissions is refused unless the CLI is told it runs in a sandbox.
         IS_SANDBOX: "1",
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
         DISABLE_TELEMETRY: "1",
         DISABLE_AUTOUPDATER: "1",
-        ...(request.model.baseUrl === undefined
-          ? {}
-          : { ANTHROPIC_BASE_URL: request.model.baseUrl.replace(/\/v1\/?$/, "") }),
-        ...(request.model.apiKey === undefined ? {} : { ANTHROPIC_API_KEY: request.model.apiKey }),
+        ANTHROPIC_BASE_URL: bridge.baseUrl.replace(/\/v1\/?$/, ""),
+        ANTHROPIC_API_KEY: bridge.apiKey,
         ...request.env,
       };
-      const mountPath = request.workspaceMountPath ?? workspace;
+      const mountPath = workspacePathFor(request, workspace);
       const cli = await sandboxedCli(binary);
       const result = await request.sandbox.exec({
         command: [cli.program, ...args],
@@ -103,12 +112,10 @@ export class ClaudeCodeHarness implements AgentHarnessV1 {
         workspaceMountPath: mountPath,
         cwd: mountPath,
         env,
-        ...agentNetwork(request),
+        network: bridge.network,
+        loopbackPorts: bridge.loopbackPorts,
         limits: agentResourceLimits(request.limits),
-        extraMounts: [
-          ...cli.mounts,
-          { hostPath: home.path, sandboxPath: home.path, readOnly: false },
-        ],
+        extraMounts: [...cli.mounts, inside.mount],
         ...(request.signal === undefined ? {} : { signal: request.signal }),
       });
       const parsed = parseClaudeStreamJson(result.stdout);
@@ -121,6 +128,9 @@ export class ClaudeCodeHarness implements AgentHarnessV1 {
       } else if (request.signal?.aborted === true) {
         status = "infra_error";
         error = "run aborted";
+      } else if (cliDidNotStart(result, parsed.events.length > 0 || parsed.result !== undefined)) {
+        status = "infra_error";
+        error = `claude could not start (exit ${result.exitCode}): ${tail(result.stderr, 5)}`;
       } else if (parsed.malformedLine !== undefined) {
         status = "agent_error";
         error = `malformed stream-json at line ${parsed.malformedLine.lineNumber}: ${JSON.stringify(parsed.malformedLine.text)}`;
@@ -151,10 +161,12 @@ export class ClaudeCodeHarness implements AgentHarnessV1 {
         status,
         ...(error === undefined ? {} : { error }),
         exitCode: result.exitCode,
+        ...(resourceLimitHit(result) === undefined ? {} : { limitHit: resourceLimitHit(result) }),
         rawLog: rawLogOf(result),
       });
-      return redactSecrets(trajectory, secrets);
+      return redactSecrets(trajectory, [...secrets, bridge.apiKey]);
     } finally {
+      await bridge.close();
       await home.remove();
       if (request.keepSkillInstalled !== true) await installed?.uninstall();
     }

@@ -25,23 +25,29 @@ describe("agent CLI location", () => {
 });
 
 describe("sandboxedCli", () => {
-  it("resolves a node_modules/.bin link and mounts the node_modules folder that holds it", async () => {
+  it("resolves a node_modules/.bin link and mounts only the CLI's package and its platform packages", async () => {
     const root = await mkdtemp(join(tmpdir(), "skillsmith-cli-"));
     try {
-      const packageBin = join(root, "node_modules", "tool-package", "bin");
-      await mkdir(packageBin, { recursive: true });
-      await writeFile(join(packageBin, "tool.js"), "#!/bin/sh\n");
+      const scope = join(root, "node_modules", "@vendor");
+      await mkdir(join(scope, "tool", "bin"), { recursive: true });
+      await mkdir(join(scope, "tool-linux-x64"), { recursive: true });
+      // Neither a package of another name in the scope nor any other package is shown.
+      await mkdir(join(scope, "other"), { recursive: true });
+      await mkdir(join(root, "node_modules", "unrelated"), { recursive: true });
+      await writeFile(join(scope, "tool", "bin", "tool.js"), "#!/bin/sh\n");
       await mkdir(join(root, "node_modules", ".bin"));
-      await symlink("../tool-package/bin/tool.js", join(root, "node_modules", ".bin", "tool"));
+      await symlink("../@vendor/tool/bin/tool.js", join(root, "node_modules", ".bin", "tool"));
       const cli = await sandboxedCli(join(root, "node_modules", ".bin", "tool"));
       const real = await realpath(root);
-      expect(cli.program).toBe(join(real, "node_modules", "tool-package", "bin", "tool.js"));
+      expect(cli.program).toBe(join(real, "node_modules", "@vendor", "tool", "bin", "tool.js"));
+      const mounted = (folder: string) => ({
+        hostPath: folder,
+        sandboxPath: folder,
+        readOnly: true,
+      });
       expect(cli.mounts).toEqual([
-        {
-          hostPath: join(real, "node_modules"),
-          sandboxPath: join(real, "node_modules"),
-          readOnly: true,
-        },
+        mounted(join(real, "node_modules", "@vendor", "tool")),
+        mounted(join(real, "node_modules", "@vendor", "tool-linux-x64")),
       ]);
     } finally {
       await rm(root, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import { constants } from "node:fs";
-import { access, realpath } from "node:fs/promises";
+import { access, readdir, realpath } from "node:fs/promises";
 import { basename, delimiter, dirname, join } from "node:path";
 import { InfrastructureError } from "../core/errors.js";
 import { packageRoot } from "../core/paths.js";
@@ -68,16 +68,32 @@ export async function requireAgentCli(binary: AgentCliName): Promise<string> {
 }
 
 /**
- * What a sandbox needs to run a located CLI: the resolved program path, and a read-only mount of
- * the `node_modules` folder holding it. Sandboxes replace `/tmp` and `/run` with private folders,
- * so a CLI installed in a checkout under `/tmp` (as CI clones may be) would vanish inside them;
- * binding its `node_modules` at the same path keeps it, and the packages it loads, visible.
+ * What a sandbox needs to run a located CLI: the resolved program path, and read-only mounts of
+ * the package holding it and of its platform packages (`@openai/codex-linux-x64` beside
+ * `@openai/codex`), each at its own path so the CLI's module resolution works unchanged. Only
+ * those packages: a sandbox shows nothing else of the checkout the CLI was installed in (not its
+ * sources, tests or fixtures), wherever that is (`/tmp`, which sandboxes replace, included).
+ * A program outside any `node_modules` gets its own folder mounted.
  */
 export async function sandboxedCli(binary: string): Promise<{ program: string; mounts: Mount[] }> {
   const program = await realpath(binary);
-  let folder = dirname(program);
-  while (basename(folder) !== "node_modules" && dirname(folder) !== folder)
-    folder = dirname(folder);
-  const root = basename(folder) === "node_modules" ? folder : dirname(program);
-  return { program, mounts: [{ hostPath: root, sandboxPath: root, readOnly: true }] };
+  const inPackage = /^(.*\/node_modules)\/((?:@[^/]+\/)?[^/]+)\//.exec(program);
+  if (inPackage?.[1] === undefined || inPackage[2] === undefined) {
+    const folder = dirname(program);
+    return { program, mounts: [{ hostPath: folder, sandboxPath: folder, readOnly: true }] };
+  }
+  const modules = inPackage[1];
+  const name = inPackage[2];
+  const scopeFolder = dirname(join(modules, name));
+  const siblings = await readdir(scopeFolder).catch(() => [] as string[]);
+  const packages = [
+    join(modules, name),
+    ...siblings
+      .filter((entry) => entry.startsWith(`${basename(name)}-`))
+      .map((entry) => join(scopeFolder, entry)),
+  ];
+  return {
+    program,
+    mounts: packages.map((folder) => ({ hostPath: folder, sandboxPath: folder, readOnly: true })),
+  };
 }

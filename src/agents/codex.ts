@@ -6,17 +6,21 @@ import { AGENT_INSTALL_DIRECTORY } from "../skill/install.js";
 import { requireAgentCli, sandboxedCli } from "./cli-locate.js";
 import { parseCodexJsonl, skillsListedInCodexSession } from "./codex-log.js";
 import {
-  agentNetwork,
+  agentHome,
   agentResourceLimits,
   armOf,
+  cliDidNotStart,
   installedSkillFields,
   installRequestedSkills,
   looksLikeEndpointFailure,
   modelIdFromSpec,
   rawLogOf,
   requireWorkspace,
+  resourceLimitHit,
   secretsOf,
+  startModelBridge,
   tail,
+  workspacePathFor,
 } from "./common.js";
 import { finishTrajectory } from "./trajectory.js";
 import type {
@@ -63,21 +67,22 @@ function tomlString(value: string): string {
   return JSON.stringify(value);
 }
 
-function configToml(model: string, baseUrl: string | undefined, maxRetries?: number): string {
-  const lines = [`model = ${tomlString(model)}`];
-  if (baseUrl !== undefined) {
-    lines.push(
-      `model_provider = "skillsmith"`,
-      "",
-      "[model_providers.skillsmith]",
-      `name = "skillsmith"`,
-      `base_url = ${tomlString(baseUrl)}`,
-      `wire_api = "responses"`,
-      `env_key = "${KEY_VARIABLE}"`,
-    );
-    if (maxRetries !== undefined) {
-      lines.push(`request_max_retries = ${maxRetries}`, `stream_max_retries = ${maxRetries}`);
-    }
+/** OpenAI's API, for runs whose model names no base URL. */
+const OPENAI_DEFAULT_URL = "https://api.openai.com/v1";
+
+function configToml(model: string, baseUrl: string, maxRetries?: number): string {
+  const lines = [
+    `model = ${tomlString(model)}`,
+    `model_provider = "skillsmith"`,
+    "",
+    "[model_providers.skillsmith]",
+    `name = "skillsmith"`,
+    `base_url = ${tomlString(baseUrl)}`,
+    `wire_api = "responses"`,
+    `env_key = "${KEY_VARIABLE}"`,
+  ];
+  if (maxRetries !== undefined) {
+    lines.push(`request_max_retries = ${maxRetries}`, `stream_max_retries = ${maxRetries}`);
   }
   return `${lines.join("\n")}\n`;
 }
@@ -147,17 +152,20 @@ export class CodexHarness implements AgentHarnessV1 {
     await mkdir(stateDirectory, { recursive: true });
     const home = await mkdtemp(join(stateDirectory, "codex-"));
     const started = performance.now();
+    const bridge = await startModelBridge(request, OPENAI_DEFAULT_URL);
     try {
       const codexHome = join(home, ".codex");
       await mkdir(codexHome, { recursive: true });
+      // The provider always points at the credential proxy; the key it reads is the dummy.
       await writeFile(
         join(codexHome, "config.toml"),
-        configToml(model, request.model.baseUrl, this.options.maxRetries),
+        configToml(model, bridge.baseUrl, this.options.maxRetries),
       );
+      const inside = agentHome(request, home);
       const mode =
         this.options.codexSandbox ??
         (request.sandbox.kind === "unsafe" ? "workspace-write" : "bypass");
-      const mountPath = request.workspaceMountPath ?? workspace;
+      const mountPath = workspacePathFor(request, workspace);
       const args = [
         "exec",
         "--json",
@@ -174,15 +182,10 @@ export class CodexHarness implements AgentHarnessV1 {
         "--",
         request.task,
       ];
-      const apiKey = request.model.apiKey;
       const env: Record<string, string> = {
-        HOME: home,
-        CODEX_HOME: codexHome,
-        ...(apiKey === undefined
-          ? {}
-          : request.model.baseUrl === undefined
-            ? { OPENAI_API_KEY: apiKey }
-            : { [KEY_VARIABLE]: apiKey }),
+        HOME: inside.path,
+        CODEX_HOME: join(inside.path, ".codex"),
+        [KEY_VARIABLE]: bridge.apiKey,
         ...request.env,
       };
       // Watch the stream for repeated endpoint failures, to stop a run that cannot progress.
@@ -218,9 +221,10 @@ export class CodexHarness implements AgentHarnessV1 {
         workspaceMountPath: mountPath,
         cwd: mountPath,
         env,
-        ...agentNetwork(request),
+        network: bridge.network,
+        loopbackPorts: bridge.loopbackPorts,
         limits: agentResourceLimits(request.limits),
-        extraMounts: [...cli.mounts, { hostPath: home, sandboxPath: home, readOnly: false }],
+        extraMounts: [...cli.mounts, inside.mount],
         signal: stopper.signal,
         onStdout: watch,
       });
@@ -239,6 +243,9 @@ export class CodexHarness implements AgentHarnessV1 {
       } else if (request.signal?.aborted === true) {
         status = "infra_error";
         error = "run aborted";
+      } else if (cliDidNotStart(result, parsed.events.length > 0 || parsed.turnsCompleted > 0)) {
+        status = "infra_error";
+        error = `codex could not start (exit ${result.exitCode}): ${tail(result.stderr, 5)}`;
       } else if (parsed.malformedLine !== undefined) {
         status = "agent_error";
         error = `malformed JSONL at line ${parsed.malformedLine.lineNumber}: ${JSON.stringify(parsed.malformedLine.text)}`;
@@ -271,10 +278,12 @@ export class CodexHarness implements AgentHarnessV1 {
         status,
         ...(error === undefined ? {} : { error }),
         exitCode: result.exitCode,
+        ...(resourceLimitHit(result) === undefined ? {} : { limitHit: resourceLimitHit(result) }),
         rawLog: rawLogOf(result),
       });
-      return redactSecrets(trajectory, secrets);
+      return redactSecrets(trajectory, [...secrets, bridge.apiKey]);
     } finally {
+      await bridge.close();
       await rm(home, { recursive: true, force: true });
       if (request.keepSkillInstalled !== true) await installed?.uninstall();
     }

@@ -2,7 +2,8 @@ import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { InputError } from "../core/errors.js";
-import type { NetworkPolicy, SandboxExecResult } from "../env/sandbox/types.js";
+import { startCredentialProxy } from "../env/sandbox/loopback.js";
+import type { LimitHit, Mount, NetworkPolicy, SandboxExecResult } from "../env/sandbox/types.js";
 import { secretsFromEnvironment } from "../model/redact.js";
 import type { SkillAgent } from "../skill/install.js";
 import { type InstalledSkills, installSkillsFor } from "./skill-install.js";
@@ -24,36 +25,71 @@ export function modelIdFromSpec(spec: string): string {
   return at === -1 ? rest : rest.slice(0, at);
 }
 
-function isLoopbackUrl(url: string | undefined): boolean {
-  if (url === undefined) return false;
-  try {
-    const host = new URL(url).hostname;
-    return host === "localhost" || host === "[::1]" || host === "::1" || host.startsWith("127.");
-  } catch {
-    return false;
-  }
+/**
+ * The model endpoint as an agent in a sandbox sees it: a credential proxy on the host's loopback
+ * (`env/sandbox/loopback.ts`) holding the real key, reachable inside through the loopback bridge.
+ * The agent gets the proxy's URL and a per-run dummy key, so the real key is never in its
+ * environment, its files or its process list, whatever it runs. The sandbox network is loopback
+ * with only the proxy's port, unless the request asks for another policy.
+ */
+export interface ModelBridge {
+  /** The base URL to give the agent (the upstream's path, on the proxy). */
+  readonly baseUrl: string;
+  /** The per-run dummy key to give the agent. */
+  readonly apiKey: string;
+  readonly network: NetworkPolicy;
+  readonly loopbackPorts: number[];
+  close(): Promise<void>;
 }
 
-/** Loopback when the model is served on this machine, so nothing else is reachable. */
-export function networkFor(request: AgentRunRequest): NetworkPolicy {
-  return request.network ?? (isLoopbackUrl(request.model.baseUrl) ? "loopback" : "host");
+export async function startModelBridge(
+  request: AgentRunRequest,
+  defaultBaseUrl: string,
+): Promise<ModelBridge> {
+  const proxy = await startCredentialProxy({
+    upstream: request.model.baseUrl ?? defaultBaseUrl,
+    ...(request.model.apiKey === undefined ? {} : { apiKey: request.model.apiKey }),
+  });
+  return {
+    baseUrl: proxy.url,
+    apiKey: proxy.dummyKey,
+    network: request.network ?? "loopback",
+    loopbackPorts: [proxy.port],
+    close: () => proxy.close(),
+  };
 }
 
-/** The host port of a loopback model endpoint, which a loopback-only sandbox must let through. */
-export function loopbackPortsFor(request: AgentRunRequest): number[] {
-  const url = request.model.baseUrl;
-  if (url === undefined || !isLoopbackUrl(url)) return [];
-  const parsed = new URL(url);
-  const port = parsed.port === "" ? (parsed.protocol === "https:" ? 443 : 80) : Number(parsed.port);
-  return [port];
+/**
+ * Where the agent finds its workspace: the fixed mount path inside a sandbox; the host folder in
+ * the unsafe pass-through, which has no mount namespace to put it anywhere else.
+ */
+export function workspacePathFor(request: AgentRunRequest, workspace: string): string {
+  return request.sandbox.kind === "unsafe" ? workspace : (request.workspaceMountPath ?? workspace);
 }
 
-/** Network fields of a sandbox request for an agent that talks to the request's model. */
-export function agentNetwork(request: AgentRunRequest): {
-  network: NetworkPolicy;
-  loopbackPorts: number[];
-} {
-  return { network: networkFor(request), loopbackPorts: loopbackPortsFor(request) };
+/** Where a CLI's per-run home folder appears inside a sandbox (HOME, CLAUDE_CONFIG_DIR, CODEX_HOME). */
+export const AGENT_HOME_INSIDE = "/home/agent";
+
+/** The per-run home: its path for the agent, and the mount that puts it there. */
+export function agentHome(
+  request: AgentRunRequest,
+  hostFolder: string,
+): { path: string; mount: Mount } {
+  const path = request.sandbox.kind === "unsafe" ? hostFolder : AGENT_HOME_INSIDE;
+  return { path, mount: { hostPath: hostFolder, sandboxPath: path, readOnly: false } };
+}
+
+/**
+ * Whether a CLI run failed to start at all (binary missing, not executable, a missing shared
+ * library): exit 127 or the sandbox's exec error, and nothing from the agent itself. That is the
+ * machine's fault, not the agent's: retried as infrastructure, never scored.
+ */
+export function cliDidNotStart(result: SandboxExecResult, producedEvents: boolean): boolean {
+  if (producedEvents) return false;
+  if (result.exitCode === 127) return true;
+  return /execvp [^\n]*: (No such file or directory|Permission denied)|ENOENT|EACCES|error while loading shared libraries/.test(
+    result.stderr,
+  );
 }
 
 export async function requireWorkspace(workspace: string): Promise<string> {
@@ -114,17 +150,29 @@ export function installedSkillFields(installed: InstalledSkills | undefined): {
   return first === undefined ? {} : { skill: first, skills: records };
 }
 
-/** The sandbox resource limits of an agent process: wall clock, and memory / CPU when set. */
+/**
+ * The sandbox resource limits of an agent process: wall clock, and memory / processes / CPU when
+ * set (the sandbox applies its defaults to memory and processes otherwise).
+ */
 export function agentResourceLimits(limits: AgentLimits): {
   timeoutMs: number;
   memoryBytes?: number;
+  maxProcesses?: number;
   cpus?: number;
 } {
   return {
     timeoutMs: limits.timeoutMs,
     ...(limits.memoryBytes === undefined ? {} : { memoryBytes: limits.memoryBytes }),
+    ...(limits.maxProcesses === undefined ? {} : { maxProcesses: limits.maxProcesses }),
     ...(limits.cpus === undefined ? {} : { cpus: limits.cpus }),
   };
+}
+
+/** A memory or process limit hit reported by the sandbox (the wall clock has its own status). */
+export function resourceLimitHit(result: SandboxExecResult): LimitHit | undefined {
+  return result.limitHit === undefined || result.limitHit.limit === "time"
+    ? undefined
+    : result.limitHit;
 }
 
 /** A private temporary folder, removed by the returned function (call it in `finally`). */

@@ -35,7 +35,9 @@ export async function installSkillFor(
     const folder = join(root, ...parts.slice(0, depth));
     if ((await lstat(folder).catch(() => undefined)) === undefined) created.push(folder);
   }
-  const installed = await installSkill(skillPath, { agent, workspace });
+  // The benchmark installs untrusted skills into a sandboxed workspace on purpose; their audit
+  // is a report of its own, not a reason to refuse the run.
+  const installed = await installSkill(skillPath, { agent, workspace, auditFailOn: "off" });
   const file = join(installed.destination, SKILL_FILE_NAME);
   const parsed = parseSkillMarkdown(await readFile(file, "utf8"), file);
   const description = parsed.frontmatter?.description;

@@ -137,6 +137,9 @@ const trajectorySchema = z.object({
   status: z.enum(["completed", "timeout", "agent_error", "infra_error"]),
   error: z.string().optional(),
   exitCode: z.number().nullable().optional(),
+  limitHit: z
+    .object({ limit: z.enum(["memory", "processes", "time"]), detail: z.string() })
+    .optional(),
   rawLog: z.string(),
 });
 

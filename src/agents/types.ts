@@ -5,7 +5,7 @@
  * versioned trajectory, whatever the agent's own log format is.
  */
 import type { LanguageModel } from "ai";
-import type { NetworkPolicy, SandboxV1 } from "../env/sandbox/types.js";
+import type { LimitHit, NetworkPolicy, SandboxV1 } from "../env/sandbox/types.js";
 
 export interface AgentModel {
   /**
@@ -39,6 +39,8 @@ export interface AgentLimits {
   readonly memoryBytes?: number;
   /** CPU cap (cores, fractions allowed) for the same processes, enforced by the sandbox. */
   readonly cpus?: number;
+  /** Cap on tasks (processes and threads) of the same processes at once, enforced by the sandbox. */
+  readonly maxProcesses?: number;
 }
 
 export interface AgentRunRequest {
@@ -154,6 +156,11 @@ export interface Trajectory {
   readonly status: TrajectoryStatus;
   readonly error?: string;
   readonly exitCode?: number | null;
+  /**
+   * A memory or process limit the agent's process tree hit (the CLI's whole tree, or one of the
+   * builtin agent's shell commands), as the sandbox reported it; the runner flags the run.
+   */
+  readonly limitHit?: LimitHit;
   /** The agent's own log (stdout, then stderr), with secrets redacted. */
   readonly rawLog: string;
 }

@@ -12,6 +12,11 @@ export async function writeFileAtomic(path: string, content: string | Uint8Array
   try {
     await writeFile(temporary, content);
     await rename(temporary, path);
+  } catch (error) {
+    // Name the file the caller meant (not the temporary sibling), also where Node names none
+    // (a write that ran out of space): error messages must say which file could not be written.
+    if (error !== null && typeof error === "object") (error as { path?: string }).path = path;
+    throw error;
   } finally {
     await rm(temporary, { force: true });
   }

@@ -31,6 +31,7 @@ export {
   type FlagDefinition,
   type FlagEffect,
   flagDefinition,
+  flagForLimit,
   flagsForceZero,
   type PairMeasurement,
   pairMeasurement,

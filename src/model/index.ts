@@ -54,7 +54,14 @@ export {
   type LanguageModelOptions,
   type ProviderLanguageModel,
 } from "./provider.js";
-export { redactionMarker, redactSecrets, secretsFromEnvironment } from "./redact.js";
+export {
+  knownSecrets,
+  redactionMarker,
+  redactKnownSecrets,
+  redactSecrets,
+  registerSecret,
+  secretsFromEnvironment,
+} from "./redact.js";
 export {
   backoffDelay,
   classifyFailure,

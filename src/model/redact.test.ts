@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { redactSecrets, secretsFromEnvironment } from "./redact.js";
+import {
+  knownSecrets,
+  redactKnownSecrets,
+  redactSecrets,
+  registerSecret,
+  secretsFromEnvironment,
+} from "./redact.js";
 
 describe("redactSecrets", () => {
   it("removes known values wherever they occur", () => {
@@ -47,5 +53,31 @@ describe("redactSecrets", () => {
     expect(
       secretsFromEnvironment({ OPENAI_API_KEY: "a", GITHUB_TOKEN: "b", HOME: "/root" }).sort(),
     ).toEqual(["a", "b"]);
+  });
+});
+
+describe("redaction at the boundaries", () => {
+  it("removes other providers' token shapes without being told", () => {
+    // Each token below is written by hand in its provider's documented shape.
+    const github = `ghp_${"a1B2".repeat(9)}`;
+    const aws = "AKIAIOSFODNN7EXAMPLE";
+    const slack = "xoxb-1234567890-abcdefghij";
+    const text = `github ${github} aws ${aws} slack ${slack}`;
+    expect(redactSecrets(text)).toBe("github [REDACTED] aws [REDACTED] slack [REDACTED]");
+  });
+
+  it("removes registered secrets and key-like variables of the environment everywhere", () => {
+    registerSecret("registered-value-7d1c");
+    const stored = redactKnownSecrets(
+      { message: "saw registered-value-7d1c and env-value-91ab", nested: ["env-value-91ab"] },
+      { MY_SERVICE_KEY: "env-value-91ab" },
+    );
+    expect(stored).toEqual({ message: "saw [REDACTED] and [REDACTED]", nested: ["[REDACTED]"] });
+    expect(knownSecrets({})).toContain("registered-value-7d1c");
+  });
+
+  it("ignores values too short to be keys when registering", () => {
+    registerSecret("abc");
+    expect(knownSecrets({})).not.toContain("abc");
   });
 });

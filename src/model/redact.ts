@@ -16,6 +16,21 @@ const secretPatterns: readonly RegExp[] = [
   /\b(x-api-key|api[_-]?key|authorization)(["']?\s*[:=]\s*["']?)[A-Za-z0-9._~+/=-]{12,}/gi,
 ];
 
+/**
+ * Other providers' token shapes, replaced whole: GitHub (classic and fine-grained), AWS access
+ * key ids, Slack, Google API keys, Hugging Face, npm, GitLab.
+ */
+const tokenPatterns: readonly RegExp[] = [
+  /\bgh[pousr]_[A-Za-z0-9]{20,}/g,
+  /\bgithub_pat_[A-Za-z0-9_]{20,}/g,
+  /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
+  /\bxox[abprs]-[A-Za-z0-9-]{10,}/g,
+  /\bAIza[0-9A-Za-z_-]{35}/g,
+  /\bhf_[A-Za-z0-9]{30,}/g,
+  /\bnpm_[A-Za-z0-9]{36}\b/g,
+  /\bglpat-[A-Za-z0-9_-]{20,}/g,
+];
+
 /** Values shorter than this are not treated as secrets: redacting "a" everywhere helps no one. */
 const minimumSecretLength = 6;
 
@@ -26,6 +41,7 @@ function redactText(text: string, knownSecrets: readonly string[]): string {
     .filter((secret) => secret.length >= minimumSecretLength)
     .sort((left, right) => right.length - left.length);
   for (const secret of known) result = result.split(secret).join(redactionMarker);
+  for (const pattern of tokenPatterns) result = result.replace(pattern, redactionMarker);
   result = result.replace(secretPatterns[0] as RegExp, redactionMarker);
   result = result.replace(
     secretPatterns[1] as RegExp,
@@ -83,7 +99,39 @@ export function secretsFromEnvironment(
 ): string[] {
   return Object.entries(environment)
     .filter(
-      ([name, value]) => value !== undefined && /(API_KEY|TOKEN|SECRET|PASSWORD)$/i.test(name),
+      ([name, value]) =>
+        value !== undefined &&
+        /(API_?KEY|(^|_)KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$/i.test(name),
     )
     .map(([, value]) => value as string);
+}
+
+/**
+ * Secrets this process was handed (model keys from flags, configuration files or suites), kept
+ * for the life of the process so every store and output boundary can remove them, whichever
+ * code path the value took to get there.
+ */
+const registered = new Set<string>();
+
+/** Remember a secret value for `knownSecrets` (values too short to be keys are ignored). */
+export function registerSecret(value: string | undefined): void {
+  if (value !== undefined && value.length >= minimumSecretLength) registered.add(value);
+}
+
+/** Every secret known here: the registered ones and the key-like variables of `environment`. */
+export function knownSecrets(
+  environment: Readonly<Record<string, string | undefined>> = process.env,
+): string[] {
+  return [...registered, ...secretsFromEnvironment(environment)];
+}
+
+/**
+ * `redactSecrets` with every known secret: for the boundaries where data leaves skillsmith (the
+ * results store, run files, the CLI's output), so that no field, present or future, escapes.
+ */
+export function redactKnownSecrets<T>(
+  value: T,
+  environment: Readonly<Record<string, string | undefined>> = process.env,
+): T {
+  return redactSecrets(value, knownSecrets(environment));
 }

@@ -1,7 +1,14 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { ArmUsage, BenchReport, Profile } from "../bench/analysis/report.js";
+import { infraAttempt, runResult, verifierRecord } from "../../test/support/results.js";
+import {
+  type ArmUsage,
+  type BenchReport,
+  buildReport,
+  type Profile,
+  REPORT_FORMAT,
+} from "../bench/analysis/report.js";
 import { packageRoot } from "../core/paths.js";
 import { escapeHtml, formatDelta, formatP, formatRatio, renderHtmlReport } from "./html.js";
 
@@ -28,13 +35,20 @@ function profile(skill: string, config: string, delta: number, p: number): Profi
         without: 0.5,
         with: 0.5 + delta / 100,
         delta,
+        measurement: { measurable: true },
+        flags: [],
         timeout: false,
+        weakVerifier: false,
         identical: false,
         misplaced: [],
         runs: { without: [], with: [] },
+        detail: { without: [], with: [] },
+        lost: [],
       },
     ],
     n: 1,
+    measured: { total: 1, measurable: 1, unmeasured: [] },
+    unscorable: null,
     without: 0.5,
     with: 0.5 + delta / 100,
     delta,
@@ -46,6 +60,9 @@ function profile(skill: string, config: string, delta: number, p: number): Profi
       withoutTimeouts: { n: 1, delta, p, class: null },
       disagreements: [],
     },
+    flagCounts: [],
+    weakVerifiers: [],
+    lostRuns: 0,
     activation_rate: 0.5,
     notes: [`note about ${skill}`],
   };
@@ -65,16 +82,22 @@ function fixture(): BenchReport {
     config: id,
     skills: 3,
     pairs: 3,
+    unmeasuredPairs: 0,
     without: 0.5,
     with: 0.6,
     delta: 10,
     classes: { golden: 1, harmful: 0, ineffective: 2 },
+    unscorable: 0,
     usage: { without: NO_USAGE, with: NO_USAGE },
   });
   return {
+    format: REPORT_FORMAT,
     profiles,
     configs: [config("a"), config("b")],
     pooled: { pairs: 6, without: 0.5, with: 0.6, delta: 10 },
+    measurement: { pairs: 6, measurable: 6, unmeasured: [], lostRuns: 0 },
+    unscorable: [],
+    flagCounts: [],
     pairs: {
       total: 6,
       identical: { count: 0, share: 0, keys: [] },
@@ -151,6 +174,41 @@ describe("renderHtmlReport", () => {
     const text = renderHtmlReport(one);
     expect(text).toContain('data-testid="scatter-note"');
     expect(text).not.toContain('id="scatter-chart-');
+  });
+
+  it("escapes run text in flags, reasons, evidence, verifier excerpts and infrastructure errors", () => {
+    const report = buildReport(
+      [
+        runResult("c", "s", "q1", "without", 0, {
+          flags: ["collection-error", PLANTED],
+          verifier: verifierRecord(`E   ValueError: ${PLANTED}`, { evidence: [PLANTED] }),
+        }),
+        runResult("c", "s", "q1", "with", 0, { flags: ["collection-error"] }),
+      ],
+      {
+        attempts: [
+          {
+            ...infraAttempt(
+              { config: "c", skill: PLANTED, requirement: "q", arm: "with" },
+              1,
+              PLANTED,
+            ),
+            outcome: "infra_error",
+          },
+        ],
+      },
+    );
+    // Planted in the flag id, its label, the reason, the evidence, the excerpt, the skill name and
+    // the attempt's error: every one must arrive as text.
+    expect(report.profiles.map((entry) => entry.unscorable)).toEqual([
+      expect.stringContaining(PLANTED),
+      expect.stringContaining(PLANTED),
+    ]);
+    const page = renderHtmlReport(report);
+    expect(page).not.toContain(PLANTED);
+    expect(page).toContain(`evidence: ${escapeHtml(PLANTED)}`);
+    expect(page).toContain(`data-flag="${escapeHtml(PLANTED)}"`);
+    expect(page).toContain(`ValueError: ${escapeHtml(PLANTED)}`);
   });
 
   it("formats deltas, ratios and p values", () => {

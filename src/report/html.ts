@@ -5,8 +5,16 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { BenchReport, Profile, RequirementOutcome } from "../bench/analysis/report.js";
+import {
+  type BenchReport,
+  type FlagCount,
+  type Profile,
+  type RequirementOutcome,
+  type RunDetail,
+  runNeedsExplanation,
+} from "../bench/analysis/report.js";
 import { RESULTS_FILE } from "../bench/store/results.js";
+import { flagDefinition } from "../env/index.js";
 import { chartLibraries } from "./libraries.js";
 import { loadPairViews, type PairRef, type PairView, pairPath } from "./pairs.js";
 import { STATIC_ROUTER_SCRIPT, VIEWER_SCRIPT, VIEWER_STYLE } from "./viewer.js";
@@ -96,6 +104,39 @@ function className(value: string | null): string {
   return value === null ? "n/a" : value.charAt(0).toUpperCase() + value.slice(1);
 }
 
+/** The class shown for a profile: "Unscorable" when nothing was measurable. */
+function verdictName(profile: Profile): string {
+  return profile.unscorable !== null ? "Unscorable" : className(profile.class);
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
+/** A flag as a badge: its label, its effect as a class, its description as the title. */
+function flagBadge(flag: string): string {
+  const definition = flagDefinition(flag);
+  return `<span class="flag flag-${definition.effect}" data-testid="flag" data-flag="${escapeHtml(flag)}" title="${escapeHtml(definition.description)}">${escapeHtml(definition.label)}</span>`;
+}
+
+/** Per-flag counts as a table (what each flag does to the verdict, in how many runs/requirements). */
+function flagCountsTable(counts: readonly FlagCount[], caption: string, testId: string): string {
+  if (counts.length === 0) return `<p data-testid="${testId}">No run carries a flag.</p>`;
+  const effects: Record<FlagCount["effect"], string> = {
+    zero: "scored 0",
+    "verifier-side": "left out when in both arms, else scored 0",
+    unmeasured: "left out of the verdict",
+    note: "shown only",
+  };
+  const rows = counts
+    .map(
+      (count) =>
+        `<tr data-testid="flag-count" data-flag="${escapeHtml(count.flag)}"><th scope="row">${flagBadge(count.flag)}</th><td>${escapeHtml(effects[count.effect])}</td><td class="runs">${count.runs}</td><td class="requirements">${count.requirements}</td></tr>`,
+    )
+    .join("");
+  return `<table data-testid="${testId}"><caption>${escapeHtml(caption)}</caption><thead><tr><th scope="col">flag</th><th scope="col">effect on the verdict</th><th scope="col">runs</th><th scope="col">requirements</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
 function formatCount(value: number): string {
   return value.toLocaleString("en-US");
 }
@@ -142,8 +183,11 @@ function heatmapSpec(report: BenchReport, skills: readonly string[], alpha: numb
     skill: profile.skill,
     config: profile.config,
     delta: profile.delta,
-    label: `${formatDelta(profile.delta)}${significant(profile, alpha) ? "★" : ""}`,
-    class: className(profile.class),
+    label:
+      profile.unscorable !== null
+        ? "unscorable"
+        : `${formatDelta(profile.delta)}${significant(profile, alpha) ? "★" : ""}`,
+    class: verdictName(profile),
     p: formatP(profile.p),
     deltaText: formatDelta(profile.delta),
   }));
@@ -334,7 +378,10 @@ function heatmapTable(report: BenchReport, skills: readonly string[], alpha: num
       const star = significant(profile, alpha)
         ? `<span class="star" title="p &lt; ${alpha}">★</span>`
         : "";
-      const title = `Δ ${formatDelta(profile.delta)} pp, p ${formatP(profile.p)}, ${className(profile.class)}`;
+      if (profile.unscorable !== null) {
+        return `<td data-testid="heatmap-cell" data-skill="${escapeHtml(skill)}" data-config="${escapeHtml(config)}" data-unscorable="true" title="${escapeHtml(profile.unscorable)}"><span class="class">Unscorable</span> <span class="reason">${escapeHtml(profile.unscorable)}</span></td>`;
+      }
+      const title = `Δ ${formatDelta(profile.delta)} pp, p ${formatP(profile.p)}, ${className(profile.class)}, measured ${profile.measured.measurable} of ${profile.measured.total} requirements`;
       return `<td data-testid="heatmap-cell" data-skill="${escapeHtml(skill)}" data-config="${escapeHtml(config)}" title="${escapeHtml(title)}"><span class="delta">${formatDelta(profile.delta)}</span>${star} <span class="class">${className(profile.class)}</span> <span class="p">p ${formatP(profile.p)}</span></td>`;
     });
     return `<tr><th scope="row">${escapeHtml(skill)}</th>${cells.join("")}</tr>`;
@@ -374,17 +421,53 @@ function pairLinks(profile: Profile, outcome: RequirementOutcome, href: PairHref
   return links.length === 0 ? "—" : links.join(" ");
 }
 
+/** One flagged run: its flags, exit code, evidence and the verifier output's telling lines. */
+function runExcerpt(run: RunDetail): string {
+  const exit =
+    run.verifier === undefined
+      ? "no verifier run"
+      : `verifier exit ${run.verifier.exitCode ?? "none"}`;
+  const evidence = (run.verifier?.evidence ?? []).map((line) => `evidence: ${line}`);
+  const lines = [...evidence, ...run.excerpt];
+  return `<details class="run-flags" data-testid="run-flags" data-run="${escapeHtml(run.key)}"><summary>${escapeHtml(`${run.arm}#${run.repeat}`)}: ${run.flags.map(flagBadge).join(" ")} (${escapeHtml(exit)})</summary>${lines.length === 0 ? `<p class="missing">The verifier printed nothing telling.</p>` : `<pre data-testid="verifier-excerpt">${escapeHtml(lines.join("\n"))}</pre>`}</details>`;
+}
+
+/** The flags cell of a requirement row: badges, why it is not measured, the flagged runs. */
+function requirementFlags(outcome: RequirementOutcome): string {
+  const parts: string[] = [];
+  if (outcome.flags.length > 0) parts.push(outcome.flags.map(flagBadge).join(" "));
+  if (!outcome.measurement.measurable) {
+    parts.push(
+      `<span class="unmeasured" data-testid="not-measured">not measured: ${escapeHtml(outcome.measurement.reason)}</span>`,
+    );
+  } else if (outcome.weakVerifier) {
+    parts.push(`<span class="note">weak verifier, counted in the verdict</span>`);
+  }
+  if (outcome.identical && outcome.measurement.measurable) parts.push("identical");
+  if (outcome.misplaced.length > 0)
+    parts.push(`misplaced: ${outcome.misplaced.map(escapeHtml).join(", ")}`);
+  const runs = [...outcome.detail.without, ...outcome.detail.with]
+    .filter(runNeedsExplanation)
+    .map(runExcerpt);
+  const lost = outcome.lost.map(
+    (run) =>
+      `<p class="lost" data-testid="lost-run">${escapeHtml(`${run.arm}#${run.repeat} lost to infrastructure after ${plural(run.attempts, "attempt")}: ${run.lastError}`)}</p>`,
+  );
+  return [parts.join("; "), ...runs, ...lost].filter((text) => text !== "").join("");
+}
+
 function profileSection(
   profile: Profile,
-  chart: Chart,
+  chart: Chart | undefined,
   alpha: number,
   href: PairHref | undefined,
 ): string {
   const rows = profile.requirements
-    .map(
-      (outcome) =>
-        `<tr><th scope="row">${escapeHtml(outcome.id)}</th><td>${formatRatio(outcome.without)}</td><td>${formatRatio(outcome.with)}</td><td>${formatDelta(outcome.delta)}</td><td>${[outcome.timeout ? "timeout" : "", outcome.identical ? "identical" : "", outcome.misplaced.length > 0 ? `misplaced: ${outcome.misplaced.map(escapeHtml).join(", ")}` : ""].filter((text) => text !== "").join("; ")}</td>${href === undefined ? "" : `<td>${pairLinks(profile, outcome, href)}</td>`}</tr>`,
-    )
+    .map((outcome) => {
+      const measurable = outcome.measurement.measurable;
+      const delta = measurable ? formatDelta(outcome.delta) : "not measured";
+      return `<tr data-testid="requirement-row" data-requirement="${escapeHtml(outcome.id)}" data-measurable="${measurable}"><th scope="row">${escapeHtml(outcome.id)}</th><td>${formatRatio(outcome.without)}</td><td>${formatRatio(outcome.with)}</td><td class="delta">${delta}</td><td class="flags">${requirementFlags(outcome)}</td>${href === undefined ? "" : `<td>${pairLinks(profile, outcome, href)}</td>`}</tr>`;
+    })
     .join("");
   const notes =
     profile.notes.length === 0
@@ -397,16 +480,19 @@ function profileSection(
   return `<section class="profile" data-testid="profile" data-skill="${escapeHtml(profile.skill)}" data-config="${escapeHtml(profile.config)}">
 <h3>${escapeHtml(profile.skill)} <small>under ${escapeHtml(profile.config)}</small></h3>
 <dl class="summary">
+${profile.unscorable === null ? "" : `<dt>verdict</dt><dd data-testid="unscorable">Unscorable: ${escapeHtml(profile.unscorable)}</dd>`}
+<dt>measured</dt><dd data-testid="measured">${profile.measured.measurable} of ${plural(profile.measured.total, "requirement")}</dd>
 <dt>pass ratio without → with</dt><dd>${formatRatio(profile.without)} → ${formatRatio(profile.with)}</dd>
 <dt>Δ</dt><dd>${formatDelta(profile.delta)} pp${significant(profile, alpha) ? " ★" : ""}</dd>
 <dt>p (sign-flip, n = ${profile.n})</dt><dd>${formatP(profile.p)}</dd>
-<dt>class</dt><dd>${className(profile.class)}</dd>
+<dt>class</dt><dd>${verdictName(profile)}</dd>
 <dt>sensitivity</dt><dd>${escapeHtml(sensitivityText(profile))} (t-test p ${formatP(profile.sensitivity.ttest.p)}, Wilcoxon p ${formatP(profile.sensitivity.wilcoxon.p)})</dd>
 <dt>activation rate</dt><dd>${activation}</dd>
 </dl>
 ${notes}
-<div class="pair">${chartContainer(chart, `Requirement deltas of ${profile.skill} under ${profile.config}`)}
-<table><caption>Requirements (mean pass ratio over repeats)</caption><thead><tr><th scope="col">requirement</th><th scope="col">without</th><th scope="col">with</th><th scope="col">d (pp)</th><th scope="col">flags</th>${href === undefined ? "" : `<th scope="col">side by side</th>`}</tr></thead><tbody>${rows}</tbody></table></div>
+${flagCountsTable(profile.flagCounts, "Flags in this skill's runs", "profile-flag-counts")}
+<div class="pair">${chart === undefined ? `<p class="missing" data-testid="no-chart">No measurable requirement to chart.</p>` : chartContainer(chart, `Requirement deltas of measurable requirements of ${profile.skill} under ${profile.config}`)}
+<table data-testid="requirements"><caption>Requirements (mean pass ratio over repeats; only measurable ones enter the verdict)</caption><thead><tr><th scope="col">requirement</th><th scope="col">without</th><th scope="col">with</th><th scope="col">d (pp)</th><th scope="col">flags</th>${href === undefined ? "" : `<th scope="col">side by side</th>`}</tr></thead><tbody>${rows}</tbody></table></div>
 </section>`;
 }
 
@@ -414,7 +500,7 @@ function pooledSection(report: BenchReport): string {
   const rows = report.configs
     .map(
       (config) =>
-        `<tr data-testid="pooled-row" data-config="${escapeHtml(config.config)}"><th scope="row">${escapeHtml(config.config)}</th><td>${escapeHtml([config.agent, config.model].filter((part) => part !== undefined).join(" / ") || "—")}</td><td>${config.skills}</td><td>${config.pairs}</td><td class="pooled-ratios">${formatRatio(config.without)} → ${formatRatio(config.with)}</td><td>${formatDelta(config.delta)}</td><td>${config.classes.golden} / ${config.classes.harmful} / ${config.classes.ineffective}</td></tr>`,
+        `<tr data-testid="pooled-row" data-config="${escapeHtml(config.config)}"><th scope="row">${escapeHtml(config.config)}</th><td>${escapeHtml([config.agent, config.model].filter((part) => part !== undefined).join(" / ") || "—")}</td><td>${config.skills}</td><td>${config.pairs}${config.unmeasuredPairs === 0 ? "" : ` (${config.unmeasuredPairs} left out)`}</td><td class="pooled-ratios">${formatRatio(config.without)} → ${formatRatio(config.with)}</td><td>${formatDelta(config.delta)}</td><td>${config.classes.golden} / ${config.classes.harmful} / ${config.classes.ineffective} / ${config.unscorable}</td></tr>`,
     )
     .join("");
   const all = report.pooled;
@@ -427,12 +513,35 @@ function pooledSection(report: BenchReport): string {
     )
     .join("");
   return `<section id="pooled"><h2>Pooled per configuration</h2>
-<table id="pooled-table" data-testid="pooled-table"><thead><tr><th scope="col">configuration</th><th scope="col">agent / model</th><th scope="col">skills</th><th scope="col">pairs</th><th scope="col">without → with</th><th scope="col">Δ (pp)</th><th scope="col">golden / harmful / ineffective</th></tr></thead>
+<table id="pooled-table" data-testid="pooled-table"><thead><tr><th scope="col">configuration</th><th scope="col">agent / model</th><th scope="col">skills</th><th scope="col">pairs</th><th scope="col">without → with</th><th scope="col">Δ (pp)</th><th scope="col">golden / harmful / ineffective / unscorable</th></tr></thead>
 <tbody>${rows}</tbody>
 <tfoot><tr data-testid="pooled-all"><th scope="row">all</th><td></td><td></td><td>${all.pairs}</td><td class="pooled-ratios">${formatRatio(all.without)} → ${formatRatio(all.with)}</td><td>${formatDelta(all.delta)}</td><td></td></tr></tfoot></table>
-<p>Identical pairs: <strong data-testid="identical-share">${identical.count} of ${report.pairs.total} (${formatRatio(identical.share)})</strong>. Timeouts: ${report.pairs.timeouts}. Misplaced deliverables: ${report.pairs.misplacedDeliverables.count}.</p>
+<p>Identical pairs: <strong data-testid="identical-share">${identical.count} of ${report.pairs.total} (${formatRatio(identical.share)})</strong>. Timeouts (agent or verifier): <strong data-testid="timeouts">${report.pairs.timeouts}</strong> measured pair${report.pairs.timeouts === 1 ? "" : "s"}. Misplaced deliverables: ${report.pairs.misplacedDeliverables.count}.</p>
 <h3>Large changes (|Δy| ≥ ${large.threshold}): ${large.count}</h3>
 ${large.count === 0 ? "<p>None.</p>" : `<table data-testid="large-changes"><thead><tr><th scope="col">configuration</th><th scope="col">skill</th><th scope="col">requirement</th><th scope="col">d (pp)</th></tr></thead><tbody>${largeRows}</tbody></table>`}
+</section>`;
+}
+
+/** What could not be measured: the rule, every pair left out with its reason, unscorable skills, flags. */
+function measurementSection(report: BenchReport): string {
+  const { measurement } = report;
+  const unmeasuredRows = measurement.unmeasured
+    .map(
+      (item) =>
+        `<tr data-testid="unmeasured-pair" data-skill="${escapeHtml(item.skill)}" data-requirement="${escapeHtml(item.requirement)}"><td>${escapeHtml(item.config)}</td><td>${escapeHtml(item.skill)}</td><td>${escapeHtml(item.requirement)}</td><td>${item.flags.map(flagBadge).join(" ")}</td><td>${escapeHtml(item.reason)}</td></tr>`,
+    )
+    .join("");
+  const unscorableRows = report.unscorable
+    .map(
+      (item) =>
+        `<li data-testid="unscorable-skill" data-skill="${escapeHtml(item.skill)}" data-config="${escapeHtml(item.config)}"><strong>${escapeHtml(item.skill)}</strong> under ${escapeHtml(item.config)}: ${escapeHtml(item.reason)}</li>`,
+    )
+    .join("");
+  return `<section id="measurement"><h2>What could be measured</h2>
+<p data-testid="measurable-rule">Verdicts use measurable pairs only: <strong data-testid="measurable-pairs">${measurement.measurable} of ${plural(measurement.pairs, "pair")}</strong> measured. A pair is left out when its verifier failed in both arms, when its environment or verifier was found broken, or when every attempt of an arm was lost to infrastructure; a skill with nothing measurable has no verdict (unscorable).</p>
+${measurement.unmeasured.length === 0 ? "" : `<table data-testid="unmeasured-pairs"><caption>Pairs left out of the verdicts</caption><thead><tr><th scope="col">configuration</th><th scope="col">skill</th><th scope="col">requirement</th><th scope="col">flags</th><th scope="col">reason</th></tr></thead><tbody>${unmeasuredRows}</tbody></table>`}
+${report.unscorable.length === 0 ? "" : `<h3>Unscorable skills: ${report.unscorable.length}</h3><ul data-testid="unscorable-skills">${unscorableRows}</ul>`}
+${flagCountsTable(report.flagCounts, "Flags over all runs", "flag-counts")}
 </section>`;
 }
 
@@ -487,7 +596,7 @@ function usageSection(report: BenchReport, chart: Chart): string {
   return `<section id="usage"><h2>Cost, tokens and wall time per arm</h2>
 <div class="pair">${chartContainer(chart, "Wall time per configuration and arm")}
 <table id="usage-table"><thead><tr><th scope="col">configuration</th><th scope="col">arm</th><th scope="col">runs</th><th scope="col">cost (USD)</th><th scope="col">input tokens</th><th scope="col">cached input</th><th scope="col">output tokens</th><th scope="col">agent time</th><th scope="col">verifier time</th><th scope="col">wall time</th></tr></thead><tbody>${rows}</tbody></table></div>
-<p>Runs scored: ${report.runs.scored}; attempts lost to infrastructure: ${report.runs.infraAttempts}.</p></section>`;
+<p>Runs scored: ${report.runs.scored}; attempts lost to infrastructure: ${report.runs.infraAttempts}; runs never scored (every attempt lost): <span data-testid="lost-runs">${report.measurement.lostRuns}</span>.</p></section>`;
 }
 
 /** The report's style (the viewer's included), also used by the dashboard's own pages. */
@@ -501,6 +610,12 @@ caption{text-align:left;font-weight:600;padding:.25rem 0}
 .star{color:#b35900;font-weight:bold}.meta{color:#555}
 dl.summary{display:grid;grid-template-columns:max-content auto;gap:.15rem 1rem}dt{font-weight:600}dd{margin:0}
 .chart-error{color:#a00}
+.flag{display:inline-block;border-radius:3px;padding:0 .35rem;font-size:.8rem;font-weight:600;border:1px solid #999;background:#f4f4f4}
+.flag-zero{border-color:#b35900;background:#fff0e0}.flag-verifier-side{border-color:#8a5a00;background:#fff7d6}
+.flag-unmeasured{border-color:#a00;background:#fde8e8}.flag-note{border-color:#1f5fa8;background:#e6f0fa}
+.unmeasured{color:#a00;font-weight:600}.lost{color:#a00;margin:.2rem 0}.missing{color:#555;font-style:italic}
+td.flags details{margin:.2rem 0}td.flags pre{white-space:pre-wrap;word-break:break-word;background:#f6f6f6;padding:.3rem;margin:.2rem 0;font-size:.8rem;max-width:40rem}
+td[data-unscorable] .reason{display:block;font-size:.8rem;color:#555;max-width:20rem}
 #live-status{font-size:.85rem}
 `;
 
@@ -584,19 +699,33 @@ function liveConfig(live: NonNullable<HtmlReportOptions["live"]>): string {
 export const EMBEDDED_TEXT_LIMIT = 4_000;
 
 /** Pair views to embed: the given ones, else those of `source` when it is a run directory. */
-function embeddedPairs(options: HtmlReportOptions): readonly PairView[] | undefined {
+function embeddedPairs(
+  report: BenchReport,
+  options: HtmlReportOptions,
+): readonly PairView[] | undefined {
   if (options.pairs !== undefined) return options.pairs;
   if (options.live !== undefined || options.source === undefined) return undefined;
   const store = join(options.source, RESULTS_FILE);
   if (!existsSync(store) || !statSync(options.source).isDirectory()) return undefined;
-  return loadPairViews(options.source, { textLimit: EMBEDDED_TEXT_LIMIT });
+  // Only the pairs the report shows (a filtered report links to a subset of the run).
+  const shown = new Set(
+    report.profiles.flatMap((profile) =>
+      profile.requirements.map((outcome) =>
+        JSON.stringify([profile.config, profile.skill, outcome.id]),
+      ),
+    ),
+  );
+  return loadPairViews(options.source, {
+    textLimit: EMBEDDED_TEXT_LIMIT,
+    verifierOutputLimit: EMBEDDED_TEXT_LIMIT,
+  }).filter((pair) => shown.has(JSON.stringify([pair.config, pair.skill, pair.requirement])));
 }
 
 /** One self-contained HTML document for a run's report (no network needed to open it). */
 export function renderHtmlReport(report: BenchReport, options: HtmlReportOptions = {}): string {
   const alpha = 0.05;
   const skills = skillOrder(report);
-  const pairs = embeddedPairs(options);
+  const pairs = embeddedPairs(report, options);
   const embeddedIds = new Set(pairs?.map((pair) => pair.id));
   const href: PairHref | undefined =
     options.live !== undefined
@@ -613,8 +742,9 @@ export function renderHtmlReport(report: BenchReport, options: HtmlReportOptions
       left.config.localeCompare(right.config),
   );
   const profileSections = orderedProfiles.map((profile, index) => {
-    const chart = requirementSpec(profile, index);
-    charts.push(chart);
+    // An unscorable profile has no measurable requirement: no chart, its table says why.
+    const chart = profile.n === 0 ? undefined : requirementSpec(profile, index);
+    if (chart !== undefined) charts.push(chart);
     return profileSection(profile, chart, alpha, href);
   });
   const scatter = scatterSection(report, charts);
@@ -629,7 +759,8 @@ export function renderHtmlReport(report: BenchReport, options: HtmlReportOptions
   return `${documentHead(title)}<body${options.live === undefined ? "" : ` data-version="${escapeHtml(options.live.version)}"`}>
 <header>
 <h1>${escapeHtml(title)}</h1>
-<p class="meta">${options.source === undefined ? "" : `Run directory ${escapeHtml(options.source)} · `}${options.live === undefined ? "generated" : "read"} ${escapeHtml(generated)} · ${report.configs.length} configuration${report.configs.length === 1 ? "" : "s"}, ${skills.length} skill${skills.length === 1 ? "" : "s"}, ${report.pooled.pairs} pairs</p>
+<p class="meta">${options.source === undefined ? "" : `Run directory ${escapeHtml(options.source)} · `}${options.live === undefined ? "generated" : "read"} ${escapeHtml(generated)} · ${report.configs.length} configuration${report.configs.length === 1 ? "" : "s"}, ${skills.length} skill${skills.length === 1 ? "" : "s"}, ${report.pooled.pairs} measured pairs of ${report.measurement.pairs}</p>
+${report.filter === undefined ? "" : `<p class="meta" data-testid="filter">Filtered to ${escapeHtml([...(report.filter.skills === undefined ? [] : [`skills ${report.filter.skills.join(", ")}`]), ...(report.filter.requirements === undefined ? [] : [`requirements ${report.filter.requirements.join(", ")}`])].join("; "))}: the verdicts cover these runs only.</p>`}
 ${options.live === undefined ? "" : `<p class="meta" id="live-status" role="status" data-testid="live-status">live: the page updates while the run is in progress</p>`}
 </header>
 <main data-report="true">
@@ -641,6 +772,7 @@ ${heatmapTable(report, skills, alpha)}</div>
 <section id="profiles"><h2>Per skill</h2>
 ${profileSections.join("\n")}
 </section>
+${measurementSection(report)}
 ${pooledSection(report)}
 ${scatter}
 ${usageSection(report, usage)}

@@ -210,6 +210,37 @@ describe("armView: activation, truncation, broken trajectories", () => {
     );
   });
 
+  it("carries the verifier's record and what each flag means, whole for a flagged run", () => {
+    const output = `${"collecting ...\n".repeat(40)}E   ModuleNotFoundError: No module named 'helpers'\n`;
+    const flagged = armView(
+      result({
+        arm: "with",
+        flags: ["collection-error", "from-the-future"],
+        verifier: { output, exitCode: 2, durationMs: 12, source: "junit", evidence: ["e1"] },
+      }),
+      { textLimit: 10, verifierOutputLimit: 10 },
+    );
+    // Flagged: the whole stored output, whatever the limits (it is what explains the flag).
+    expect(flagged.verifier).toEqual({
+      output,
+      exitCode: 2,
+      durationMs: 12,
+      source: "junit",
+      evidence: ["e1"],
+    });
+    expect(flagged.flagDetails.map((flag) => [flag.id, flag.effect, flag.label])).toEqual([
+      ["collection-error", "verifier-side", "collection error"],
+      // Unknown to this version: shown as unmeasured, never as a result.
+      ["from-the-future", "unmeasured", "from-the-future"],
+    ]);
+    const clean = armView(
+      result({ arm: "with", verifier: { output: "1234567890abc", exitCode: 0, durationMs: 1 } }),
+      { verifierOutputLimit: 10 },
+    );
+    expect(clean.verifier?.output).toBe("1234567890\n[… 3 more characters not shown]");
+    expect(clean.flagDetails).toEqual([]);
+  });
+
   it("keeps checks and usage when the stored trajectory cannot be parsed", () => {
     const view = armView(result({ arm: "with", trajectory: { version: 2 } }));
     expect(view.trajectoryProblem).toMatch(/^trajectory version/);

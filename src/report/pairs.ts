@@ -9,8 +9,13 @@
  */
 import { findSkillActivation, parseTrajectory } from "../agents/index.js";
 import type { TrajectoryEvent } from "../agents/types.js";
-import { type Arm, ResultsStore, type RunResult } from "../bench/store/results.js";
-import type { CheckResult } from "../env/index.js";
+import {
+  type Arm,
+  ResultsStore,
+  type RunResult,
+  type VerifierRecord,
+} from "../bench/store/results.js";
+import { type CheckResult, type FlagDefinition, flagDefinition } from "../env/index.js";
 
 /** Longest text of one event kept in a view; agent logs can hold megabytes of tool output. */
 export const EVENT_TEXT_LIMIT = 20_000;
@@ -21,6 +26,11 @@ export interface PairViewOptions {
    * report embeds every pair, so it passes a smaller limit to keep the file openable.
    */
   readonly textLimit?: number;
+  /**
+   * Longest verifier output kept for a run without flags (default: all of it). A flagged run
+   * always keeps its whole stored output (capped by the store), which is what explains the flag.
+   */
+  readonly verifierOutputLimit?: number;
 }
 
 export interface PairRef {
@@ -97,6 +107,10 @@ export interface ArmView {
   readonly total: number;
   readonly checks: readonly CheckResult[];
   readonly flags: readonly string[];
+  /** Each flag's label, effect and description from the one vocabulary (`env/verifier/flags.ts`). */
+  readonly flagDetails: readonly FlagDefinition[];
+  /** What the verifier printed (redacted) and did: exit code, duration, outcome source, evidence. */
+  readonly verifier?: VerifierRecord;
   /** null when the harness cannot tell (replay, none, oracle). */
   readonly skillActivated: boolean | null;
   /** Index into `events` of the activating call, when there was one. */
@@ -300,6 +314,26 @@ export function armView(result: RunResult, options: PairViewOptions = {}): ArmVi
       ...(check.message === undefined ? {} : { message: truncate(check.message) }),
     })),
     flags: result.flags,
+    flagDetails: result.flags.map((flag) => {
+      const definition = flagDefinition(flag);
+      return {
+        id: definition.id,
+        effect: definition.effect,
+        label: definition.label,
+        description: definition.description,
+      };
+    }),
+    ...(result.verifier === undefined
+      ? {}
+      : {
+          verifier: {
+            ...result.verifier,
+            output:
+              result.flags.length > 0 || options.verifierOutputLimit === undefined
+                ? result.verifier.output
+                : truncateText(result.verifier.output, options.verifierOutputLimit),
+          },
+        }),
     skillActivated: result.skillActivated,
     usage: result.usage,
     agentMs: result.agentMs,

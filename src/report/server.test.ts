@@ -137,4 +137,39 @@ describe("startDashboard", () => {
       fetch(dashboard.url, { method: "POST" }).then((response) => response.status),
     ).resolves.toBe(405);
   });
+  it("shows flags, what was not measured and the verifier output, live", async () => {
+    const broken = (arm: RunResult["arm"]): RunResult => ({
+      ...result(arm, 0),
+      requirement: "r9",
+      passRatio: 0,
+      checks: [],
+      total: 0,
+      flags: ["collection-error"],
+      verifier: {
+        output: "E   ModuleNotFoundError: No module named '<helpers>'\n1 error during collection",
+        exitCode: 2,
+        durationMs: 5,
+      },
+    });
+    const store = ResultsStore.open(runDir);
+    store.recordResult(broken("without"));
+    store.recordResult(broken("with"));
+    store.close();
+    const html = await (await fetch(dashboard.url)).text();
+    expect(html).toContain('data-testid="not-measured"');
+    expect(html).toContain("not measured: verifier failed in both arms (collection error)");
+    // The verifier's telling line, escaped: run text never becomes markup.
+    expect(html).toContain("No module named &#39;&lt;helpers&gt;&#39;");
+    expect(html).not.toContain("<helpers>");
+    const report = (await (await fetch(`${dashboard.url}api/report`)).json()) as {
+      report: { measurement: { measurable: number; pairs: number } };
+    };
+    // r1 measured; r2 (stored by the test above, with arm only) not run yet; r9 left out.
+    expect(report.report.measurement).toMatchObject({ measurable: 1, pairs: 3 });
+    const pair = (await (await fetch(`${dashboard.url}api/pair/c/s/r9/1`)).json()) as {
+      pair: { with: { verifier: { output: string }; flagDetails: Array<{ label: string }> } };
+    };
+    expect(pair.pair.with.verifier.output).toContain("No module named '<helpers>'");
+    expect(pair.pair.with.flagDetails.map((flag) => flag.label)).toEqual(["collection error"]);
+  });
 });

@@ -59,7 +59,7 @@ export const VIEWER_SCRIPT = `
     var passedAll = arm.total > 0 && arm.passed === arm.total;
     var verdict = el("p", {"data-testid":"arm-verdict"}, [
       el("span", {"class": passedAll ? "verdict-pass" : "verdict-fail", text: (passedAll ? "\\u2714 " : "\\u2718 ") + arm.passed + " of " + arm.total + " checks passed"}),
-      " (pass ratio " + pct(arm.passRatio) + "), status " + arm.status + (arm.flags.length ? ", flags: " + arm.flags.join(", ") : "")
+      " (pass ratio " + pct(arm.passRatio) + "), status " + arm.status + (arm.flags.length ? ", flags: " + flagLabels(arm).join(", ") : "")
     ]);
     var activation = arm.skillActivated === null ? "unknown (the harness cannot tell)"
       : arm.skillActivated ? "yes" + (arm.activationIndex !== undefined ? " \\u2605 at step " + (arm.activationIndex + 1) : "")
@@ -80,6 +80,34 @@ export const VIEWER_SCRIPT = `
       return el("tr", null, [el("th", {scope:"row", text: row[0]}), el("td", {text: row[1]})]);
     }))]);
     return [verdict, table];
+  }
+  function flagLabels(arm){
+    return (arm.flagDetails || []).map(function(flag){ return flag.label; });
+  }
+  // The verifier's own record: flags with what they mean, evidence, and its whole stored output.
+  function verifier(arm){
+    var section = el("div", {"data-testid":"verifier"}, [el("h4", {text: "Verifier"})]);
+    if ((arm.flagDetails || []).length) {
+      var list = el("ul", {"data-testid":"flag-details"});
+      arm.flagDetails.forEach(function(flag){
+        list.appendChild(el("li", {"data-testid":"flag-detail", "data-flag": flag.id}, [el("strong", {text: flag.label}), " (" + flag.effect + "): " + flag.description]));
+      });
+      section.appendChild(list);
+    }
+    var record = arm.verifier;
+    if (!record) {
+      section.appendChild(el("p", {"class":"missing", text: arm.status === "timeout" ? "The verifier did not run: the agent hit its time limit." : "No verifier output stored for this run."}));
+      return section;
+    }
+    section.appendChild(el("p", {"class":"note", "data-testid":"verifier-meta", text: "exit code " + (record.exitCode === null ? "none (killed)" : record.exitCode) + ", " + seconds(record.durationMs) + (record.source ? ", outcomes read from " + record.source : "")}));
+    if (record.evidence && record.evidence.length) {
+      var evidence = el("ul", {"data-testid":"verifier-evidence"});
+      record.evidence.forEach(function(line){ evidence.appendChild(el("li", {text: line})); });
+      section.appendChild(el("p", {"class":"label", text: "Evidence"}));
+      section.appendChild(evidence);
+    }
+    section.appendChild(el("pre", {"data-testid":"verifier-output", text: record.output === "" ? "(no output)" : record.output}));
+    return section;
   }
   function checks(arm){
     var body = el("tbody");
@@ -141,6 +169,7 @@ export const VIEWER_SCRIPT = `
     if (!arm) { column.appendChild(el("p", {"class":"missing", text: "Not run yet."})); return column; }
     summary(arm).forEach(function(node){ column.appendChild(node); });
     column.appendChild(checks(arm));
+    column.appendChild(verifier(arm));
     column.appendChild(files(arm));
     column.appendChild(events(arm));
     return column;

@@ -1,12 +1,59 @@
+import { createHash } from "node:crypto";
 import { lstat, readFile, realpath } from "node:fs/promises";
-import { extname, join } from "node:path";
+import { extname, join, relative } from "node:path";
 import { InputError } from "../core/errors.js";
+import {
+  BASE64_RULE,
+  classifyComment,
+  downloadTarget,
+  LINE_RULES,
+  shellNormalised,
+} from "./audit-rules.js";
 import { walkSkillFolder } from "./files.js";
 import { blankInlineCode, fencedLines, lineLocator, MAX_SCANNED_LINE } from "./markdown.js";
 import type { AuditFinding, AuditReport, AuditSeverity } from "./types.js";
 
-/** Files larger than this are not scanned (reported as `file-not-scanned`). */
-export const MAX_AUDIT_FILE_BYTES = 1024 * 1024;
+/**
+ * Files up to this size are scanned whole. The limit is the MCP Skills extension's (SEP-2640)
+ * total size of one skill, 16 MiB: a skill file larger than that is not a skill any conforming
+ * host must load, and scanning 16 MiB takes a few seconds at worst (measured here).
+ */
+export const MAX_AUDIT_FILE_BYTES = 16 * 1024 * 1024;
+
+/** Bytes scanned per skill at most; files past the budget are `file-not-scanned` too. */
+export const MAX_AUDIT_TOTAL_BYTES = 32 * 1024 * 1024;
+
+/** Findings of one rule in one file past this are counted in one `too-many-findings`, not listed. */
+export const MAX_FINDINGS_PER_RULE = 100;
+
+/** Extensions of files an agent runs: scanned as text even when they hold NUL bytes. */
+const SCRIPT_EXTENSIONS: ReadonlySet<string> = new Set([
+  ".sh",
+  ".bash",
+  ".zsh",
+  ".ksh",
+  ".fish",
+  ".py",
+  ".js",
+  ".mjs",
+  ".cjs",
+  ".ts",
+  ".rb",
+  ".pl",
+  ".php",
+  ".ps1",
+  ".psm1",
+  ".bat",
+  ".cmd",
+  ".lua",
+  ".r",
+  ".md",
+  ".txt",
+  ".json",
+  ".yaml",
+  ".yml",
+  ".toml",
+]);
 
 /**
  * A static safety review of a skill folder. A skill is untrusted text and code that an agent
@@ -25,7 +72,7 @@ export async function auditSkillFolder(path: string): Promise<AuditReport> {
       { file: path },
     );
   }
-  const findings: AuditFinding[] = [];
+  const findings: ScannedFinding[] = [];
   const tree = await walkSkillFolder(realRoot, path);
   for (const finding of tree.findings) {
     const severity = structuralSeverity[finding.code];
@@ -38,18 +85,24 @@ export async function auditSkillFolder(path: string): Promise<AuditReport> {
       });
     }
   }
+  let budget = MAX_AUDIT_TOTAL_BYTES;
   for (const entry of tree.entries) {
     if (entry.kind !== "file") continue;
     const file = join(path, entry.path);
-    if (entry.size > MAX_AUDIT_FILE_BYTES) {
+    // Fail closed: what is not scanned cannot be called safe, so it fails the audit.
+    if (entry.size > MAX_AUDIT_FILE_BYTES || entry.size > budget) {
       findings.push({
         code: "file-not-scanned",
-        severity: "low",
-        message: `file is ${entry.size} bytes, over the ${MAX_AUDIT_FILE_BYTES}-byte scan limit; review it by hand`,
+        severity: "high",
+        message:
+          entry.size > MAX_AUDIT_FILE_BYTES
+            ? `file is ${entry.size} bytes, over the ${MAX_AUDIT_FILE_BYTES}-byte scan limit: it was not scanned, so the audit fails; review it by hand and record it in a baseline`
+            : `the skill's files exceed the ${MAX_AUDIT_TOTAL_BYTES}-byte scan budget; this file was not scanned, so the audit fails`,
         file,
       });
       continue;
     }
+    budget -= entry.size;
     let bytes: Buffer;
     try {
       bytes = await readFile(join(realRoot, entry.path));
@@ -62,22 +115,52 @@ export async function auditSkillFolder(path: string): Promise<AuditReport> {
       });
       continue;
     }
-    const text = textOf(bytes);
+    const text = textOf(bytes, entry.path);
     if (text !== undefined) findings.push(...auditText(text, file));
   }
-  return { path, findings: sortFindings(findings) };
+  return { path, findings: withIds(sortFindings(findings), path) };
 }
 
 /**
  * The text of a file, or undefined for binary content (images and other assets, recognised by
  * NUL bytes). UTF-16 with a byte-order mark is decoded too: it is full of NUL bytes, yet an
- * agent opening the file reads it as text.
+ * agent opening the file reads it as text. A script (by extension or `#!`) is text whatever it
+ * holds: a shell runs a script with a NUL byte past its first line, so one planted NUL must not
+ * hide the rest of the file from the audit.
  */
-function textOf(bytes: Buffer): string | undefined {
+function textOf(bytes: Buffer, relativePath: string): string | undefined {
   if (bytes[0] === 0xff && bytes[1] === 0xfe) return new TextDecoder("utf-16le").decode(bytes);
   if (bytes[0] === 0xfe && bytes[1] === 0xff) return new TextDecoder("utf-16be").decode(bytes);
-  if (bytes.includes(0)) return undefined;
-  return new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes);
+  const script =
+    SCRIPT_EXTENSIONS.has(extname(relativePath).toLowerCase()) ||
+    relativePath.startsWith("scripts/") ||
+    (bytes[0] === 0x23 && bytes[1] === 0x21);
+  if (bytes.includes(0) && !script) return undefined;
+  return new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes).replaceAll("\0", "");
+}
+
+/**
+ * A stable id per finding: rule, file (relative to the skill) and the text of its line, hashed.
+ * It survives the line moving up or down, so a reviewer's baseline keeps matching after edits
+ * elsewhere in the file, and it changes when the flagged line itself changes.
+ */
+function withIds(findings: readonly ScannedFinding[], root: string): AuditFinding[] {
+  return findings.map(({ evidence, ...finding }) => ({
+    id: findingId(finding.code, relative(root, finding.file).split("\\").join("/"), evidence ?? ""),
+    ...finding,
+  }));
+}
+
+/** A finding with the text it was found in, which its id is computed from. */
+export interface ScannedFinding extends Omit<AuditFinding, "id"> {
+  readonly evidence?: string;
+}
+
+export function findingId(code: string, relativeFile: string, evidence: string): string {
+  return createHash("sha256")
+    .update(`${code}\0${relativeFile}\0${evidence.replace(/\s+/g, " ").trim()}`)
+    .digest("hex")
+    .slice(0, 16);
 }
 
 const structuralSeverity: Readonly<Record<string, AuditSeverity>> = {
@@ -90,7 +173,7 @@ const structuralSeverity: Readonly<Record<string, AuditSeverity>> = {
 
 const severityRank: Readonly<Record<AuditSeverity, number>> = { high: 0, medium: 1, low: 2 };
 
-function sortFindings(findings: AuditFinding[]): AuditFinding[] {
+function sortFindings(findings: ScannedFinding[]): ScannedFinding[] {
   return findings.sort((left, right) =>
     left.file !== right.file
       ? left.file < right.file
@@ -100,146 +183,6 @@ function sortFindings(findings: AuditFinding[]): AuditFinding[] {
         severityRank[left.severity] - severityRank[right.severity],
   );
 }
-
-/**
- * Whether `then` matches somewhere after the first match of `first`. Two linear searches
- * instead of one `first.*then` pattern, which backtracks quadratically on hostile lines.
- */
-function followedBy(line: string, first: RegExp, then: RegExp): boolean {
-  const match = first.exec(line);
-  return match !== null && then.test(line.slice(match.index + match[0].length));
-}
-
-interface LineRule {
-  readonly code: string;
-  readonly severity: AuditSeverity;
-  readonly message: string;
-  readonly test: (line: string) => boolean;
-  /** Only Markdown and plain-text prose (outside code blocks) when true. */
-  readonly proseOnly?: boolean;
-}
-
-const NETWORK_SENDER =
-  /\b(curl|wget|nc|ncat|netcat|axios|urllib|Invoke-WebRequest|Invoke-RestMethod|iwr|irm)\b|\bfetch\s*\(|\brequests\.(post|put|get)\b|\bhttps?\.request\b/i;
-const SECRET_VARIABLE =
-  /\$\{?[A-Z0-9_]*(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH)[A-Z0-9_]*\}?|\$env:[A-Z0-9_]*(KEY|TOKEN|SECRET|PASSWORD)/;
-const ENVIRONMENT_DUMP =
-  /\bprintenv\b|(^|[|;&(`$]\s*)env\s*($|[|;&)`])|process\.env\b(?!\s*\.|\s*\[)|os\.environ\b(?!\s*\[|\s*\.get)|\bGet-ChildItem\s+env:|\bdir\s+env:/i;
-
-const lineRules: readonly LineRule[] = [
-  {
-    code: "pipe-to-shell",
-    severity: "high",
-    message: "downloads code and runs it in a shell or interpreter without review",
-    test: (line) =>
-      followedBy(
-        line,
-        /\b(curl|wget)\b/i,
-        /\|\s*(sudo\s+(-\S+\s+)*)?(env\s+)?((ba|z|k|da|fi)?sh|python[0-9.]*|perl|ruby|node)\b/i,
-      ) ||
-      /\b(ba|z|k|da)?sh\s+(-c\s+)?["']?\$\(\s*(curl|wget)\b/i.test(line) ||
-      /\b(ba|z|k|da)?sh\s+<\(\s*(curl|wget)\b/i.test(line) ||
-      followedBy(
-        line,
-        /\b(iex|invoke-expression)\b/i,
-        /\b(iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring|net\.webclient)\b/i,
-      ) ||
-      followedBy(
-        line,
-        /\b(iwr|irm|invoke-webrequest|invoke-restmethod)\b/i,
-        /\|\s*(iex|invoke-expression)\b/i,
-      ) ||
-      followedBy(
-        line,
-        /\bbase64\s+(-d|--decode|-D)\b/i,
-        /\|\s*(sudo\s+)?((ba|z|k|da)?sh|python[0-9.]*)\b/i,
-      ),
-  },
-  {
-    code: "credential-access",
-    severity: "high",
-    message: "reads credentials (SSH keys, cloud or registry tokens)",
-    test: (line) =>
-      /(~|\$HOME|\$\{HOME\}|%USERPROFILE%|\/home\/[^/\s]+|\/root)[/\\]\.ssh\b/.test(line) ||
-      /\bid_(rsa|dsa|ecdsa|ed25519)\b/.test(line) ||
-      /\.aws[/\\](credentials|config)\b/.test(line) ||
-      /(^|[\s"'=(:/~])\.(netrc|git-credentials|pypirc|npmrc)\b/.test(line) ||
-      /\.docker[/\\]config\.json\b|\.kube[/\\]config\b|\.config[/\\]gcloud\b|application_default_credentials\.json|\.azure[/\\]|\.config[/\\]gh[/\\]hosts\.yml/.test(
-        line,
-      ),
-  },
-  {
-    code: "dotenv-access",
-    severity: "medium",
-    message: "mentions a .env file, which usually holds secrets; check the skill does not read it",
-    test: (line) => /(^|[\s"'=(:/`])\.env(\.[\w-]+)?(?![\w-])(?!\s*\()/.test(line),
-  },
-  {
-    code: "env-exfiltration",
-    severity: "high",
-    message: "sends the process environment (all variables, secrets included) over the network",
-    test: (line) => NETWORK_SENDER.test(line) && ENVIRONMENT_DUMP.test(line),
-  },
-  {
-    code: "secret-sent-to-url",
-    severity: "medium",
-    message: "sends a secret-named environment variable over the network; check the destination",
-    test: (line) =>
-      NETWORK_SENDER.test(line) && SECRET_VARIABLE.test(line) && !ENVIRONMENT_DUMP.test(line),
-  },
-  {
-    code: "prompt-injection",
-    severity: "high",
-    message: "tells the agent to ignore its instructions or to hide actions from the user",
-    test: (line) =>
-      /\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?(previous|prior|above|earlier|other|user'?s?|system|task'?s?)\s+(instructions|directions|prompts?|rules|requests?|messages?)\b/i.test(
-        line,
-      ) ||
-      /\b(do\s+not|don'?t|never)\s+(tell|inform|mention\s+(this\s+)?to|reveal\s+(this\s+)?to|notify|alert)\s+the\s+user\b/i.test(
-        line,
-      ) ||
-      /\bwithout\s+(telling|informing|asking|notifying)\s+the\s+user\b/i.test(line),
-  },
-  {
-    code: "destructive-command",
-    severity: "high",
-    message: "deletes the root or home folder recursively",
-    test: (line) =>
-      /\brm\s+(-[a-zA-Z]*\s+)*-[a-zA-Z]*[rR][a-zA-Z]*\s+(-[-a-zA-Z]+\s+)*(\/|~\/?|\$HOME\/?|\/\*)(\s|$|["';])/.test(
-        line,
-      ),
-  },
-  {
-    code: "absolute-path-override",
-    severity: "medium",
-    message:
-      "tells the agent to put output at a fixed absolute path, which can override where the task wants it",
-    proseOnly: true,
-    test: (line) =>
-      /\b(write|writes|save|saves|output|put|store|place|create|copy|move|redirect|log|send|dump)\b/i.test(
-        line,
-      ) &&
-      /(^|[\s"'`(=:])(\/(tmp|var|etc|home|root|usr|opt|srv|mnt|Users|private|data|workspace)\/[^\s"'`)]*|[A-Za-z]:\\[^\s"'`)]+|~\/[^\s"'`)]+)/.test(
-        line,
-      ),
-  },
-];
-
-/** Linear in the line, so it also runs on lines too long for the other rules. */
-const BASE64_RULE: LineRule = {
-  code: "base64-blob",
-  severity: "medium",
-  message: "long base64 blob: opaque content a reviewer cannot read",
-  test: (line) => {
-    // Inline images are legitimately base64; a reviewer can render them.
-    const withoutImages = line.replace(/data:image\/[\w.+-]+;base64,[A-Za-z0-9+/=]+/gi, "");
-    for (const match of withoutImages.matchAll(/[A-Za-z0-9+/_-]{120,}={0,2}/g)) {
-      const blob = match[0];
-      if (/[A-Z]/.test(blob) && /[a-z]/.test(blob) && /[0-9]/.test(blob)) return true;
-    }
-    return false;
-  },
-};
 
 const PROSE_EXTENSIONS: ReadonlySet<string> = new Set([".md", ".markdown", ".txt", ".mdx", ""]);
 
@@ -258,18 +201,24 @@ function codePointList(matches: readonly string[]): string {
 }
 
 /** Scan one text file. Exported for tests and for auditing text that is not on disk yet. */
-export function auditText(text: string, file: string): AuditFinding[] {
-  const findings: AuditFinding[] = [];
+export function auditText(text: string, file: string): ScannedFinding[] {
+  const findings: ScannedFinding[] = [];
   const seen = new Set<string>();
+  const perRule = new Map<string, number>();
   const add = (code: string, severity: AuditSeverity, message: string, line: number): void => {
     const key = `${code}:${line}`;
     if (seen.has(key)) return;
     seen.add(key);
-    findings.push({ code, severity, message, file, line });
+    const count = (perRule.get(code) ?? 0) + 1;
+    perRule.set(code, count);
+    if (count > MAX_FINDINGS_PER_RULE) return;
+    const evidence = (lines[line - 1] ?? "").slice(0, MAX_SCANNED_LINE);
+    findings.push({ code, severity, message, file, line, evidence });
   };
   const isProse = PROSE_EXTENSIONS.has(extname(file).toLowerCase());
   const lines = text.split(/\r\n|\r|\n/);
   const fenced = isProse ? fencedLines(lines) : lines.map(() => false);
+  const downloaded = new Set<string>();
 
   lines.forEach((line, index) => {
     const lineNumber = index + 1;
@@ -297,7 +246,7 @@ export function auditText(text: string, file: string): AuditFinding[] {
         lineNumber,
       );
     }
-    const zeroWidth = content.match(ZERO_WIDTH);
+    const zeroWidth = content.replace(EMOJI_JOINER, "").match(ZERO_WIDTH);
     if (zeroWidth !== null) {
       add(
         "invisible-unicode",
@@ -306,7 +255,7 @@ export function auditText(text: string, file: string): AuditFinding[] {
         lineNumber,
       );
     }
-    if (BASE64_RULE.test(content)) {
+    if (BASE64_RULE.test(content, { downloaded })) {
       add(BASE64_RULE.code, BASE64_RULE.severity, BASE64_RULE.message, lineNumber);
     }
     if (content.length > MAX_SCANNED_LINE) {
@@ -320,27 +269,43 @@ export function auditText(text: string, file: string): AuditFinding[] {
     }
 
     const visible = content.replace(ZERO_WIDTH, "").replace(BIDI_CONTROL, "");
-    for (const rule of lineRules) {
+    const context = { downloaded };
+    for (const rule of LINE_RULES) {
       if (rule.proseOnly === true && (!isProse || fenced[index] === true)) continue;
-      if (rule.test(visible)) add(rule.code, rule.severity, rule.message, lineNumber);
+      if (rule.test(visible, context)) add(rule.code, rule.severity, rule.message, lineNumber);
     }
+    const target = downloadTarget(shellNormalised(visible));
+    if (target !== undefined) downloaded.add(target);
   });
 
-  if (isProse || extname(file).toLowerCase() === ".html") {
-    findings.push(...auditHtmlComments(text, file));
+  for (const [code, count] of perRule) {
+    if (count <= MAX_FINDINGS_PER_RULE) continue;
+    findings.push({
+      code: "too-many-findings",
+      severity: "medium",
+      message: `${code}: ${count - MAX_FINDINGS_PER_RULE} more findings in this file are not listed (the first ${MAX_FINDINGS_PER_RULE} are)`,
+      file,
+      evidence: code,
+    });
+  }
+  // Comments hide text only where the file is rendered: Markdown and plain text. An `.html`
+  // template's comments are read as source, by the reviewer as by the agent.
+  if (isProse) {
+    findings.push(...auditHtmlComments(text, file, lines));
   }
   return findings;
 }
 
-const INSTRUCTION_WORDS =
-  /\b(ignore|disregard|forget|override|instead|always|never|must|should|do not|don'?t|you are|you will|assistant|agent|model|system prompt|instructions?|execute|run|curl|wget|send|upload|post|download|secret|password|token|credential|ssh|key|delete|remove)\b/i;
+/** A zero-width joiner inside an emoji sequence (👩‍💻) is how the emoji is spelled. */
+const EMOJI_JOINER =
+  /(?<=\p{Extended_Pictographic}[\uFE0F\u{1F3FB}-\u{1F3FF}]?)\u200D(?=\p{Extended_Pictographic})/gu;
 
-function auditHtmlComments(text: string, file: string): AuditFinding[] {
-  const findings: AuditFinding[] = [];
+function auditHtmlComments(text: string, file: string, lines: readonly string[]): ScannedFinding[] {
+  const findings: ScannedFinding[] = [];
   const lineOf = lineLocator(text);
   const pattern = /<!--([\s\S]*?)(-->|$)/g;
-  const searched = extname(file).toLowerCase() === ".html" ? text : maskMarkdownCode(text);
-  for (const match of searched.matchAll(pattern)) {
+  const evidenceAt = (line: number) => (lines[line - 1] ?? "").slice(0, MAX_SCANNED_LINE);
+  for (const match of maskMarkdownCode(text).matchAll(pattern)) {
     const inner = (match[1] ?? "").trim();
     const line = lineOf(match.index ?? 0);
     if (match[2] !== "-->") {
@@ -350,26 +315,28 @@ function auditHtmlComments(text: string, file: string): AuditFinding[] {
         message: "an HTML comment is never closed: everything after it is hidden when rendered",
         file,
         line,
+        evidence: evidenceAt(line),
       });
       break;
     }
-    // Single-token comments are tool directives (`prettier-ignore`, `toc`), not prose.
-    if (inner === "" || /^[\w:./-]+(\s+[\w:./-]+)?$/.test(inner)) continue;
-    if (INSTRUCTION_WORDS.test(inner)) {
+    const verdict = classifyComment(inner);
+    if (verdict === "instruction") {
       findings.push({
         code: "html-comment-instruction",
         severity: "high",
         message: `HTML comment hides instructions from a human reader but not from the agent: "${excerpt(inner)}"`,
         file,
         line,
+        evidence: inner,
       });
-    } else if (inner.split(/\s+/).length >= 4) {
+    } else if (verdict === "text") {
       findings.push({
         code: "html-comment-text",
         severity: "low",
         message: `HTML comment holds text a human reader will not see: "${excerpt(inner)}"`,
         file,
         line,
+        evidence: inner,
       });
     }
   }

@@ -1,19 +1,95 @@
 /** The Agent Skills package model: parse, validate, inspect, write, install, clean, audit. */
-export { auditSkillFolder, auditText, hasHighSeverity, MAX_AUDIT_FILE_BYTES } from "./audit.js";
+
+export { AGENTS, type AgentSkillFolders, agentFolders } from "./agents.js";
+export {
+  auditSkillFolder,
+  auditText,
+  findingId,
+  hasHighSeverity,
+  MAX_AUDIT_FILE_BYTES,
+  MAX_AUDIT_TOTAL_BYTES,
+} from "./audit.js";
+export {
+  AUDIT_SEVERITIES,
+  type AuditBaseline,
+  applyBaseline,
+  auditFails,
+  BASELINE_FORMAT,
+  BASELINE_VERSION,
+  type BaselineResult,
+  createBaseline,
+  findingFails,
+  readBaseline,
+  writeBaseline,
+} from "./baseline.js";
 export { findSkillFolders } from "./discover.js";
 export { MAX_SKILL_DEPTH, MAX_SKILL_ENTRIES, type SkillEntry } from "./files.js";
 export { formatFinding, formatFindingList } from "./format.js";
+export {
+  checkoutCommit,
+  findSkillsInCheckout,
+  GIT_TIMEOUT_MS,
+  parseSkillSource,
+  resolveRemoteCommit,
+  type SkillSource,
+  skillContentHash,
+} from "./git-source.js";
 export { inspectSkillFolder, type SkillInspection, type SkillModality } from "./inspect.js";
 export {
   AGENT_INSTALL_DIRECTORY,
   AGENT_SKILL_DIRECTORIES,
+  agentSkillsFolder,
   cleanAgentSkillFolders,
+  type InstallMode,
   type InstallOptions,
   type InstallResult,
+  type InstallScope,
   installSkill,
   SKILL_AGENTS,
   type SkillAgent,
 } from "./install.js";
+export {
+  emptyLock,
+  globalLockFile,
+  LOCK_FORMAT,
+  LOCK_VERSION,
+  type LockEntry,
+  PROJECT_LOCK_FILE,
+  readLock,
+  type SkillsLock,
+} from "./lock.js";
+export {
+  type AddResult,
+  addSkills,
+  type CheckedSkill,
+  checkSkills,
+  type ListedSkill,
+  listSkills,
+  lockFileOf,
+  type ManageOptions,
+  removeSkills,
+  updateSkills,
+} from "./manage.js";
+export {
+  createSkillsMcpServer,
+  type HttpMcpServer,
+  loadSkillsToServe,
+  type SkillsToServe,
+  serveMcpHttp,
+  serveMcpStdio,
+} from "./mcp-server.js";
+export {
+  digestOf,
+  isServedSkill,
+  loadServedSkill,
+  MAX_RESOURCES_PER_SKILL,
+  MAX_SKILL_TOTAL_BYTES,
+  registerSkillsExtension,
+  type ServedSkill,
+  SKILLS_EXTENSION,
+  type SkippedSkill,
+  skillFileUri,
+} from "./mcp-skills.js";
 export {
   decodeText,
   loadSkillFolder,
@@ -22,6 +98,7 @@ export {
   parseSkillMarkdown,
   SKILL_FILE_NAME,
 } from "./parse.js";
+export { escapeXml, type PromptSkill, promptSkillsOf, renderAvailableSkills } from "./prompt.js";
 export type {
   AuditFinding,
   AuditReport,

@@ -6,16 +6,22 @@ import {
   mkdir,
   readdir,
   readFile,
+  readlink,
   realpath,
   rename,
   rm,
   stat,
+  symlink,
   writeFile,
 } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { InputError } from "../core/errors.js";
+import { AGENTS, agentFolders, CANONICAL_PROJECT_FOLDER, canonicalGlobalFolder } from "./agents.js";
+import { auditSkillFolder } from "./audit.js";
+import { auditFails, findingFails } from "./baseline.js";
 import { isInside, walkSkillFolder } from "./files.js";
 import { formatFindingList } from "./format.js";
+import type { AuditReport, AuditSeverity } from "./types.js";
 import { checkSkillFolder, toValidationResult } from "./validate.js";
 
 /**
@@ -128,37 +134,103 @@ export const AGENT_INSTALL_DIRECTORY: Readonly<Record<SkillAgent, string>> = {
 
 export const SKILL_AGENTS: readonly SkillAgent[] = ["claude-code", "codex", "agents"];
 
+export type InstallScope = "project" | "global";
+export type InstallMode = "copy" | "symlink";
+
 export interface InstallOptions {
-  readonly agent: SkillAgent;
-  readonly workspace: string;
+  /** An id of `AGENTS` (`claude-code`, `codex`, `cursor`, …). */
+  readonly agent: string;
+  /** The project root; needed for project scope. */
+  readonly workspace?: string;
+  /** `project` (default): the agent's project folder; `global`: its folder below `home`. */
+  readonly scope?: InstallScope;
+  /** The home folder for global scope (the CLI passes `$HOME`). */
+  readonly home?: string;
+  /** Variables that move an agent's global folder (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, …). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * `copy` (default) copies the skill into the agent's folder. `symlink` copies it once into the
+   * canonical folder (`.agents/skills`, or `~/.agents/skills`) and links the agent's folder to
+   * that copy, so several agents share one copy that updates together.
+   */
+  readonly mode?: InstallMode;
+  /**
+   * The audit runs first and refuses a skill with a finding at or above this severity
+   * (default `high`); `off` skips it (the benchmark runner installs untrusted skills into a
+   * sandbox on purpose and reports their audit separately).
+   */
+  readonly auditFailOn?: AuditSeverity | "off";
+  /** Install even when the audit fails (the report is still returned). */
+  readonly allowFindings?: boolean;
+  /** Replace a different skill of the same name (for `skill update`) instead of refusing. */
+  readonly replace?: boolean;
 }
 
 export interface InstallResult {
   readonly name: string;
-  /** The installed skill folder. */
+  /** The installed skill folder (a link to the canonical copy in symlink mode). */
   readonly destination: string;
   /** `unchanged` when an identical copy was already there (installing is idempotent). */
   readonly status: "installed" | "unchanged";
+  readonly agent?: string;
+  readonly scope?: InstallScope;
+  readonly mode?: InstallMode;
+  /** The canonical copy a symlink points to. */
+  readonly linkedTo?: string;
+  /** The audit of the skill, when it ran. */
+  readonly audit?: AuditReport;
+}
+
+/** Where `agent` discovers skills for `scope`: the folder skills are installed into. */
+export async function agentSkillsFolder(options: InstallOptions): Promise<{
+  readonly base: string;
+  readonly folder: string;
+  readonly relativeFolder: string | undefined;
+}> {
+  const agent = agentFolders(options.agent);
+  if (agent === undefined) {
+    throw new InputError(
+      "agent-unknown",
+      `unknown agent "${String(options.agent)}"; expected one of ${AGENTS.map((each) => each.id).join(", ")}`,
+      { field: "agent" },
+    );
+  }
+  if ((options.scope ?? "project") === "global") {
+    if (options.home === undefined)
+      throw new InputError("home-unknown", "global scope needs a home folder ($HOME)", {
+        field: "home",
+      });
+    const folder = agent.global(options.home, options.env ?? {});
+    return { base: options.home, folder, relativeFolder: undefined };
+  }
+  if (options.workspace === undefined)
+    throw new InputError("workspace-missing", "project scope needs a workspace", { field: "into" });
+  const workspaceReal = await realpath(options.workspace).catch(() => undefined);
+  if (workspaceReal === undefined || !(await stat(workspaceReal)).isDirectory()) {
+    throw new InputError("workspace-not-directory", "workspace is not a directory", {
+      file: options.workspace,
+    });
+  }
+  return {
+    base: workspaceReal,
+    folder: join(workspaceReal, agent.project),
+    relativeFolder: agent.project,
+  };
 }
 
 /**
- * Copy a valid skill to where `agent` discovers project skills in `workspace`. Refuses
- * (`InputError`, exit 2) an invalid skill and a different skill already installed under the
- * same name; an identical one is left as it is. The copy is staged beside the destination and
- * renamed into place, so an agent never sees half a skill.
+ * Install a valid skill where `agent` discovers skills. The skill is audited first and refused
+ * (`InputError` code `skill-audit-failed`, the report in `data`) on a finding at or above
+ * `auditFailOn` unless `allowFindings`. Refuses (`InputError`, exit 2) an invalid skill and a
+ * different skill already installed under the same name; an identical one is left as it is. The
+ * copy is staged beside the destination and renamed into place, so an agent never sees half a
+ * skill.
  */
 export async function installSkill(
   skillDir: string,
   options: InstallOptions,
 ): Promise<InstallResult> {
-  const relativeDirectory = AGENT_INSTALL_DIRECTORY[options.agent];
-  if (relativeDirectory === undefined) {
-    throw new InputError(
-      "agent-unknown",
-      `unknown agent "${String(options.agent)}"; expected one of ${SKILL_AGENTS.join(", ")}`,
-      { field: "agent" },
-    );
-  }
+  const target = await agentSkillsFolder(options);
   const checked = await checkSkillFolder(skillDir);
   const result = toValidationResult(checked);
   const source = checked.loaded.realPath;
@@ -170,29 +242,92 @@ export async function installSkill(
       { data: { errors: result.errors } },
     );
   }
-  const workspaceReal = await realpath(options.workspace).catch(() => undefined);
-  if (workspaceReal === undefined || !(await stat(workspaceReal)).isDirectory()) {
-    throw new InputError("workspace-not-directory", "workspace is not a directory", {
-      file: options.workspace,
-    });
-  }
-  const skillsRoot = join(workspaceReal, relativeDirectory);
-  await mkdir(skillsRoot, { recursive: true });
-  // A planted `.claude` symlink must not let an install write outside the workspace.
-  const skillsRootReal = await realpath(skillsRoot);
-  if (!isInside(workspaceReal, skillsRootReal)) {
+  const failOn = options.auditFailOn ?? "high";
+  const audit = failOn === "off" ? undefined : await auditSkillFolder(skillDir);
+  if (
+    audit !== undefined &&
+    failOn !== "off" &&
+    auditFails(audit, failOn) &&
+    options.allowFindings !== true
+  ) {
+    const failing = audit.findings.filter((finding) => findingFails(finding, failOn));
     throw new InputError(
-      "skills-folder-outside-workspace",
-      `${relativeDirectory} resolves outside the workspace (to ${skillsRootReal})`,
-      { file: skillsRoot },
+      "skill-audit-failed",
+      `refusing to install: the audit found ${failing.length} finding${failing.length === 1 ? "" : "s"} at or above ${failOn} (review them, then pass --allow-findings to install anyway):\n${formatFindingList(failing)}`,
+      { file: skillDir },
+      { data: { audit } },
     );
   }
   const name = checked.frontmatter.name;
+  const mode = options.mode ?? "copy";
+  const scope = options.scope ?? "project";
+  const extra = { agent: options.agent, scope, mode, ...(audit === undefined ? {} : { audit }) };
+  const canonicalFolder =
+    scope === "global"
+      ? canonicalGlobalFolder(target.base)
+      : join(target.base, CANONICAL_PROJECT_FOLDER);
+  if (mode === "symlink" && resolve(canonicalFolder) !== resolve(target.folder)) {
+    const canonical = await copyInto(source, name, canonicalFolder, target, options.replace);
+    const linkStatus = await linkInto(canonical.destination, name, target);
+    return {
+      name,
+      destination: join(await realFolder(target.folder, target), name),
+      status:
+        canonical.status === "unchanged" && linkStatus === "unchanged" ? "unchanged" : "installed",
+      linkedTo: canonical.destination,
+      ...extra,
+    };
+  }
+  const copied = await copyInto(source, name, target.folder, target, options.replace);
+  return { ...copied, ...extra };
+}
+
+/** The skills folder created and resolved; in project scope it must stay inside the workspace. */
+async function realFolder(
+  folder: string,
+  target: { readonly base: string; readonly relativeFolder: string | undefined },
+): Promise<string> {
+  await mkdir(folder, { recursive: true });
+  // A planted `.claude` symlink must not let an install write outside the workspace.
+  const folderReal = await realpath(folder);
+  if (target.relativeFolder !== undefined && !isInside(target.base, folderReal)) {
+    throw new InputError(
+      "skills-folder-outside-workspace",
+      `${relative(target.base, folder)} resolves outside the workspace (to ${folderReal})`,
+      { file: folder },
+    );
+  }
+  return folderReal;
+}
+
+async function copyInto(
+  source: string,
+  name: string,
+  folder: string,
+  target: { readonly base: string; readonly relativeFolder: string | undefined },
+  replace = false,
+): Promise<{ name: string; destination: string; status: "installed" | "unchanged" }> {
+  const skillsRootReal = await realFolder(folder, target);
   const destination = join(skillsRootReal, name);
   const existing = await lstat(destination).catch(() => undefined);
   if (existing !== undefined) {
     if (existing.isDirectory() && (await sameTree(source, destination))) {
       return { name, destination, status: "unchanged" };
+    }
+    if (replace && existing.isDirectory()) {
+      // Stage the new copy, then swap: an agent sees the old skill or the new one, never neither.
+      const suffix = randomBytes(6).toString("hex");
+      const staging = join(skillsRootReal, `.${name}.install-${suffix}`);
+      const retired = join(skillsRootReal, `.${name}.replaced-${suffix}`);
+      try {
+        await copyTree(source, staging);
+        await rename(destination, retired);
+        await rename(staging, destination);
+      } finally {
+        await rm(staging, { recursive: true, force: true });
+        await rm(retired, { recursive: true, force: true });
+      }
+      return { name, destination, status: "installed" };
     }
     throw new InputError(
       "skill-install-conflict",
@@ -208,6 +343,32 @@ export async function installSkill(
     await rm(staging, { recursive: true, force: true });
   }
   return { name, destination, status: "installed" };
+}
+
+/** A relative link `folder/name -> canonical`, so the pair can move together. */
+async function linkInto(
+  canonical: string,
+  name: string,
+  target: {
+    readonly base: string;
+    readonly folder: string;
+    readonly relativeFolder: string | undefined;
+  },
+): Promise<"installed" | "unchanged"> {
+  const folderReal = await realFolder(target.folder, target);
+  const link = join(folderReal, name);
+  const wanted = relative(folderReal, canonical);
+  const existing = await lstat(link).catch(() => undefined);
+  if (existing !== undefined) {
+    if (existing.isSymbolicLink() && (await readlink(link)) === wanted) return "unchanged";
+    throw new InputError(
+      "skill-install-conflict",
+      `something named "${name}" is already installed there; remove it first`,
+      { file: link },
+    );
+  }
+  await symlink(wanted, link, "dir");
+  return "installed";
 }
 
 /** Copy a validated skill: links inside it are copied as the files they point to. */

@@ -13,8 +13,13 @@ export const SKILL_FILE_NAME = "SKILL.md";
 export interface ParsedSkillMarkdown {
   /** The frontmatter mapping, or undefined when there is none usable. */
   readonly frontmatter: Readonly<Record<string, unknown>> | undefined;
-  /** 1-based file line of each top-level key, and of `metadata.<key>` entries. */
+  /**
+   * 1-based file line of each top-level key, and of `metadata.<key>` entries. For a key written
+   * twice, the line of the last one: that is the value the frontmatter holds.
+   */
   readonly fieldLines: ReadonlyMap<string, number>;
+  /** The YAML source of each scalar `metadata.<key>` value, as written (`1.0`, not `1`). */
+  readonly fieldSources?: ReadonlyMap<string, string>;
   /** The Markdown after the frontmatter, with `\n` line endings. */
   readonly body: string;
   /** 1-based file line on which the body starts. */
@@ -136,8 +141,9 @@ function parseFrontmatterYaml(
   yamlText: string,
   file: string,
   findings: LeveledFinding[],
-): Pick<ParsedSkillMarkdown, "frontmatter" | "fieldLines"> {
+): Pick<ParsedSkillMarkdown, "frontmatter" | "fieldLines" | "fieldSources"> {
   const fieldLines = new Map<string, number>();
+  const fieldSources = new Map<string, string>();
   const lineCounter = new LineCounter();
   const document = parseDocument(yamlText, {
     lineCounter,
@@ -153,10 +159,11 @@ function parseFrontmatterYaml(
   for (const error of document.errors) {
     const line = lineAt(error.pos[0]);
     if (error.code === "DUPLICATE_KEY") {
+      const key = /^\s*([^:\n]{1,64}?)\s*:/.exec(yamlText.slice(error.pos[0]))?.[1];
       findings.push({
         level: "error",
         code: "yaml-duplicate-key",
-        message: "a frontmatter key appears twice; agents disagree on which value wins",
+        message: `a frontmatter key${key === undefined || key === "" ? "" : ` ("${key}")`} appears twice; agents disagree on which value wins (this one, the last, is what skillsmith reads)`,
         file,
         ...(line === undefined ? {} : { line }),
       });
@@ -209,18 +216,22 @@ function parseFrontmatterYaml(
     const key = isScalar(pair.key) ? String(pair.key.value) : undefined;
     if (key === undefined) continue;
     const line = lineAt(isScalar(pair.key) ? pair.key.range?.[0] : undefined);
-    if (line !== undefined && !fieldLines.has(key)) fieldLines.set(key, line);
+    // The last occurrence of a repeated key is the value `toJS` keeps, so findings about the
+    // value must point at it.
+    if (line !== undefined) fieldLines.set(key, line);
     if (key === "metadata" && isMap(pair.value)) {
       for (const entry of pair.value.items) {
         if (!isScalar(entry.key)) continue;
         const entryLine = lineAt(entry.key.range?.[0]);
         const entryKey = `metadata.${String(entry.key.value)}`;
-        if (entryLine !== undefined && !fieldLines.has(entryKey))
-          fieldLines.set(entryKey, entryLine);
+        if (entryLine !== undefined) fieldLines.set(entryKey, entryLine);
+        const range = isScalar(entry.value) ? entry.value.range : undefined;
+        if (range !== undefined && range !== null)
+          fieldSources.set(entryKey, yamlText.slice(range[0], range[1]));
       }
     }
   }
-  return { frontmatter: value as Record<string, unknown>, fieldLines };
+  return { frontmatter: value as Record<string, unknown>, fieldLines, fieldSources };
 }
 
 function firstLine(message: string): string {

@@ -25,11 +25,18 @@ export interface SkillValidationResult {
 export type AuditSeverity = "high" | "medium" | "low";
 
 export interface AuditFinding {
+  /**
+   * Stable id of this finding (16 hex digits: rule, file and the flagged line's text, hashed),
+   * for baselines and suppressions. Set by `auditSkillFolder`.
+   */
+  readonly id?: string;
   readonly code: string;
   readonly severity: AuditSeverity;
   readonly message: string;
   readonly file: string;
   readonly line?: number;
+  /** True when a baseline accepts this finding: shown, but it does not fail the audit. */
+  readonly suppressed?: boolean;
 }
 
 export interface AuditReport {

@@ -398,3 +398,35 @@ describe("link helpers", () => {
     expect(localLinkPath("<c d.md>")).toBe("c d.md");
   });
 });
+
+describe("message slips of issue 17", () => {
+  it("quotes a metadata number as written, says lists cannot be quoted, and puts a duplicate key's value at its last line", async () => {
+    const { mkdtemp, mkdir, writeFile, rm } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const root = await mkdtemp(join(tmpdir(), "skillsmith-slips-"));
+    try {
+      await mkdir(join(root, "a"));
+      await writeFile(
+        join(root, "a", "SKILL.md"),
+        "---\nname: a\ndescription: x\nname: b\nmetadata:\n  version: 1.0\n  tags: [a, b]\n  owners:\n    - name: x\n---\nbody\n",
+      );
+      const errors = (await validateSkillFolder(join(root, "a"))).errors.map(
+        (error) => `${error.line} ${error.code} ${error.message}`,
+      );
+      expect(errors).toContain(
+        '4 yaml-duplicate-key a frontmatter key ("name") appears twice; agents disagree on which value wins (this one, the last, is what skillsmith reads)',
+      );
+      expect(errors).toContain('4 name-mismatch name "b" does not match the folder name "a"');
+      expect(errors).toContain(
+        '6 metadata-value-not-string metadata value "version" is a number; metadata maps strings to strings (quote it: "1.0")',
+      );
+      expect(errors.join("\n")).not.toContain("[object Object]");
+      expect(errors).toContain(
+        '8 metadata-value-not-string metadata value "owners" is a list; metadata maps strings to strings: write it as one string (a list as "a, b") or move it out of metadata',
+      );
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});

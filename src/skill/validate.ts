@@ -81,6 +81,7 @@ export async function checkSkillFolder(path: string): Promise<CheckedSkill> {
         loaded.markdown.fieldLines,
         loaded.folderName,
         file,
+        loaded.markdown.fieldSources,
       );
       findings.push(...fieldFindings);
       if (!fieldFindings.some((finding) => finding.level === "error")) {
@@ -123,6 +124,7 @@ export function checkFrontmatter(
   fieldLines: ReadonlyMap<string, number>,
   folderName: string,
   file: string,
+  fieldSources: ReadonlyMap<string, string> = new Map(),
 ): LeveledFinding[] {
   const findings: LeveledFinding[] = [];
   const add = (level: "error" | "warning", code: string, field: string, message: string): void => {
@@ -187,7 +189,7 @@ export function checkFrontmatter(
             "error",
             "metadata-value-not-string",
             `metadata.${key}`,
-            `metadata value "${key}" is ${describeType(value)}; metadata maps strings to strings (quote it: "${String(value)}")`,
+            metadataHint(key, value, fieldSources.get(`metadata.${key}`)),
           );
         }
       }
@@ -338,6 +340,22 @@ function checkDescription(description: unknown, add: Add): void {
       `description is ${length} characters; the limit is ${DESCRIPTION_MAX_LENGTH}`,
     );
   }
+}
+
+/**
+ * The message for a metadata value that is not a string. A scalar is quoted as it was written
+ * (`1.0` stays `"1.0"`, where the parsed number would print as `1`); a list or mapping cannot be
+ * fixed by quoting, so the hint says what to do instead.
+ */
+function metadataHint(key: string, value: unknown, source: string | undefined): string {
+  const what = `metadata value "${key}" is ${describeType(value)}; metadata maps strings to strings`;
+  if (
+    Array.isArray(value) ||
+    (typeof value === "object" && value !== null && !(value instanceof Date))
+  )
+    return `${what}: write it as one string (a list as "a, b") or move it out of metadata`;
+  const written = (source ?? (value instanceof Date ? value.toISOString() : String(value))).trim();
+  return `${what} (quote it: ${JSON.stringify(written.replace(/^["']|["']$/g, ""))})`;
 }
 
 function describeType(value: unknown): string {

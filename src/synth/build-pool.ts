@@ -1,14 +1,17 @@
 /** `synth pool`: run the zero-shot solver over a split and append each attempt to the pool. */
 import { formatModelSpec, type ModelClient } from "../model/index.js";
 import { type FamilyTask, type Split, type TaskFamilyV1, visibleView } from "./family.js";
-import { appendPoolEntry, type PoolEntry, readPool } from "./pool.js";
+import { appendPoolEntry, type PoolEntry, poolSchemaVersion, readPool } from "./pool.js";
 import { mapLimit } from "./run.js";
+import { defaultTrainShare } from "./settings.js";
 
 export interface BuildPoolOptions {
   readonly family: TaskFamilyV1;
   readonly model: ModelClient;
   readonly tasks: readonly FamilyTask[];
   readonly split: Split;
+  /** The split's seed, recorded in every entry. */
+  readonly splitSeed?: number;
   readonly path: string;
   readonly concurrency?: number;
   readonly onProgress?: (line: string) => void;
@@ -38,10 +41,12 @@ export async function buildPool(options: BuildPoolOptions): Promise<BuildPoolRes
     const attempt = await family.solve(model, visible, {}, options.signal);
     const score = await family.score(task, attempt.output, options.signal);
     const entry: PoolEntry = {
-      schema: 1,
+      schema: poolSchemaVersion,
       family: family.name,
       taskId: task.id,
       split: options.split,
+      ...(options.splitSeed === undefined ? {} : { splitSeed: options.splitSeed }),
+      trainShare: family.trainShare ?? defaultTrainShare,
       model: modelName,
       visible: { ...visible.fields },
       solverOutput: attempt.output,
@@ -51,7 +56,10 @@ export async function buildPool(options: BuildPoolOptions): Promise<BuildPoolRes
         total: score.total,
         flags: [...score.flags],
       },
-      evaluatorSignals: { checks: score.checks.map((check) => ({ ...check })) },
+      evaluatorSignals: {
+        checks: score.checks.map((check) => ({ ...check })),
+        ...(score.feedback === undefined ? {} : { feedback: score.feedback }),
+      },
       usage: { inputTokens: attempt.inputTokens, outputTokens: attempt.outputTokens },
       createdAt: new Date().toISOString(),
     };

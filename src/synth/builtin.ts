@@ -6,14 +6,14 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { jsonSchema, type ModelMessage, tool } from "ai";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { InputError } from "../core/errors.js";
 import { packageRoot } from "../core/paths.js";
 import { runVerifier, type SandboxV1 } from "../env/index.js";
 import type { ModelClient } from "../model/index.js";
-import { reactSystemV1, reactToolDescriptionV1, selfCheckSystemV1 } from "./baseline-prompts.js";
+import { extractCode, renderSolverContext } from "./answers.js";
+import { reactSystemV1, selfCheckSystemV1 } from "./baseline-prompts.js";
 import {
   type AttemptScore,
   attemptScoreOf,
@@ -30,13 +30,17 @@ import {
   type VisibleTask,
 } from "./family.js";
 import { fillPrompt, promptText } from "./prompts.js";
-import { passRateOfChecks, runPythonFiles } from "./python-exec.js";
+import { passRateOfChecks } from "./python-exec.js";
+import { solvePythonReact } from "./react.js";
+import { defaultTrainShare, roleTemperatures } from "./settings.js";
+
+export { extractCode, renderSolverContext };
 
 export const defaultBuiltinDirectory = (): string =>
   join(packageRoot(), "examples", "synth", "builtin");
 
 /** Train share of the split; 1:1 pool-to-test by default. */
-export const trainShare = 0.5;
+export const trainShare = defaultTrainShare;
 export const defaultSplitSeed = 20_260_101;
 
 const taskSchema = z.strictObject({
@@ -61,37 +65,6 @@ export interface BuiltinFamilyOptions {
   readonly timeoutMs?: number;
   /** Model calls a ReAct solver may make (the last one is offered no tool); default 6. */
   readonly reactSteps?: number;
-}
-
-/** The `run_python` tool offered to the ReAct solver: declared only, run by us in the sandbox. */
-const runPythonTool = tool({
-  description: reactToolDescriptionV1,
-  inputSchema: jsonSchema<{ code: string }>({
-    type: "object",
-    properties: { code: { type: "string", description: "the complete Python 3 script" } },
-    required: ["code"],
-    additionalProperties: false,
-  }),
-});
-
-/** Pull the code out of a model answer: the last ```python block, else any block, else all. */
-export function extractCode(answer: string): string {
-  const blocks = [...answer.matchAll(/```([a-zA-Z0-9_+-]*)[^\n]*\n([\s\S]*?)```/g)];
-  const python = blocks.filter((block) => /^(python|py)?$/i.test(block[1] ?? ""));
-  const chosen = python.at(-1) ?? blocks.at(-1);
-  return `${(chosen?.[2] ?? answer).trim()}\n`;
-}
-
-/** The solver's context block: a skill, raw evidence, or nothing. */
-export function renderSolverContext(context: SolverContext): string {
-  const parts: string[] = [];
-  if (context.skillMarkdown !== undefined)
-    parts.push(
-      `# Skill for this task\n\nFollow this skill, written for this task.\n\n<skill>\n${context.skillMarkdown.trimEnd()}\n</skill>\n\n`,
-    );
-  if (context.evidence !== undefined)
-    parts.push(`# Related past attempts\n\n${context.evidence.trimEnd()}\n\n`);
-  return parts.join("");
 }
 
 /**
@@ -180,7 +153,7 @@ export class BuiltinTaskFamily implements TaskFamilyV1 {
         context: renderSolverContext(context),
         task: renderVisible(task),
       }),
-      temperature: settings.temperature ?? 0,
+      temperature: settings.temperature ?? roleTemperatures.solver,
       ...(settings.seed === undefined ? {} : { seed: settings.seed }),
       ...(signal === undefined ? {} : { abortSignal: signal }),
     });
@@ -191,94 +164,24 @@ export class BuiltinTaskFamily implements TaskFamilyV1 {
     };
   }
 
-  /**
-   * ReAct: think, act (run a script of the solver's own through `run_python`, in the sandbox,
-   * in an empty folder), observe, repeat; the final step is offered no tool, so the loop ends
-   * with an answer. The hidden tests are never on the machine the tool runs on.
-   */
+  /** ReAct: the solver runs scripts of its own in the sandbox before answering. */
   async solveReact(
     model: ModelClient,
     task: VisibleTask,
     context: SolverContext,
     signal?: AbortSignal,
   ): Promise<SolverAttempt> {
-    const limit = Math.max(1, this.options.reactSteps ?? 6);
-    const messages: ModelMessage[] = [
-      {
-        role: "user",
-        content: fillPrompt(promptText("solver-v1.user.md"), {
-          context: renderSolverContext(context),
-          task: renderVisible(task),
-        }),
-      },
-    ];
-    const steps: string[] = [];
-    let inputTokens = 0;
-    let outputTokens = 0;
-    let calls = 0;
-    let answer = "";
-    for (let step = 1; step <= limit; step += 1) {
-      const last = step === limit;
-      const result = await model.generateText({
-        role: "solver",
-        system: reactSystemV1,
-        messages,
-        ...(last ? {} : { tools: { run_python: runPythonTool } }),
-        temperature: 0,
-        ...(signal === undefined ? {} : { abortSignal: signal }),
-      });
-      calls += 1;
-      inputTokens += result.usage.inputTokens;
-      outputTokens += result.usage.outputTokens;
-      answer = result.text;
-      const runs = result.toolCalls.filter((call) => call.toolName === "run_python");
-      if (runs.length === 0) break;
-      if (result.text.trim() !== "") steps.push(`thought: ${result.text.trim()}`);
-      messages.push({
-        role: "assistant",
-        content: [
-          ...(result.text === "" ? [] : [{ type: "text" as const, text: result.text }]),
-          ...result.toolCalls.map((call) => ({
-            type: "tool-call" as const,
-            toolCallId: call.toolCallId,
-            toolName: call.toolName,
-            input: call.input,
-          })),
-        ],
-      });
-      const observations = [];
-      for (const call of result.toolCalls) {
-        const code = (call.input as { code?: unknown } | null)?.code;
-        let observation: string;
-        if (call.toolName !== "run_python" || typeof code !== "string")
-          observation = `error: unknown tool ${call.toolName} or missing "code"`;
-        else {
-          const run = await runPythonFiles(
-            this.options.sandbox,
-            { "script.py": code },
-            "script.py",
-            {
-              timeoutMs: 20_000,
-              ...(signal === undefined ? {} : { signal }),
-            },
-          );
-          observation = `exit code: ${run.timedOut ? "timed out" : String(run.exitCode)}
-stdout:
-${run.stdout}
-stderr:
-${run.stderr}`;
-          steps.push(`act: run_python (${code.length} characters)`, `observe: ${observation}`);
-        }
-        observations.push({
-          type: "tool-result" as const,
-          toolCallId: call.toolCallId,
-          toolName: call.toolName,
-          output: { type: "text" as const, value: observation },
-        });
-      }
-      messages.push({ role: "tool", content: observations });
-    }
-    return { output: extractCode(answer), inputTokens, outputTokens, calls, steps };
+    return solvePythonReact({
+      model,
+      sandbox: this.options.sandbox,
+      system: reactSystemV1,
+      prompt: fillPrompt(promptText("solver-v1.user.md"), {
+        context: renderSolverContext(context),
+        task: renderVisible(task),
+      }),
+      ...(this.options.reactSteps === undefined ? {} : { steps: this.options.reactSteps }),
+      ...(signal === undefined ? {} : { signal }),
+    });
   }
 
   /**
@@ -296,7 +199,7 @@ ${run.stderr}`;
       role: "solver",
       system: selfCheckSystemV1,
       prompt: `# Task\n\n${renderVisible(task)}\n\nWrite the assert lines now.`,
-      temperature: 0,
+      temperature: roleTemperatures.solver,
       ...(signal === undefined ? {} : { abortSignal: signal }),
     });
     const checks = result.text

@@ -77,10 +77,44 @@ export interface CostRow {
   readonly inputTokens: number;
   readonly outputTokens: number;
   readonly relativeCost: number | undefined;
+  /**
+   * Dollars at the model's list price (`src/model/prices.ts`, or the config's override) for the
+   * model roles; embedding tokens are not priced. An estimate: cached input is priced as input.
+   */
+  readonly estimatedUsd?: number;
 }
 
-export function costRow(label: string, usage: RoleUsage, zeroShot: RoleUsage): CostRow {
-  return { label, usage, ...totalTokens(usage), relativeCost: relativeCost(usage, zeroShot) };
+/** A model's price per million input and output tokens. */
+export interface TokenPrice {
+  readonly input: number;
+  readonly output: number;
+}
+
+/** Dollars for the model roles of `usage` at `price` (embedder left out: another model). */
+export function estimatedDollars(usage: RoleUsage, price: TokenPrice): number {
+  let dollars = 0;
+  for (const role of roles) {
+    if (role === "embedder") continue;
+    const count = usage[role];
+    if (count === undefined) continue;
+    dollars += (count.inputTokens * price.input + count.outputTokens * price.output) / 1_000_000;
+  }
+  return dollars;
+}
+
+export function costRow(
+  label: string,
+  usage: RoleUsage,
+  zeroShot: RoleUsage,
+  price?: TokenPrice,
+): CostRow {
+  return {
+    label,
+    usage,
+    ...totalTokens(usage),
+    relativeCost: relativeCost(usage, zeroShot),
+    ...(price === undefined ? {} : { estimatedUsd: estimatedDollars(usage, price) }),
+  };
 }
 
 function pad(text: string, width: number, right = false): string {
@@ -89,7 +123,14 @@ function pad(text: string, width: number, right = false): string {
 
 /** A fixed-width table: one row per label, I/O per role, totals and relative cost. */
 export function renderCostTable(rows: readonly CostRow[]): string[] {
-  const header = ["", ...roles.map((role) => `${role} I/O`), "total I/O", "rel. cost"];
+  const priced = rows.some((row) => row.estimatedUsd !== undefined);
+  const header = [
+    "",
+    ...roles.map((role) => `${role} I/O`),
+    "total I/O",
+    "rel. cost",
+    ...(priced ? ["est. USD"] : []),
+  ];
   const body = rows.map((row) => [
     row.label,
     ...roles.map((role) => {
@@ -98,6 +139,7 @@ export function renderCostTable(rows: readonly CostRow[]): string[] {
     }),
     `${row.inputTokens}/${row.outputTokens}`,
     row.relativeCost === undefined ? "n/a" : `${row.relativeCost.toFixed(2)}x`,
+    ...(priced ? [row.estimatedUsd === undefined ? "n/a" : `$${row.estimatedUsd.toFixed(4)}`] : []),
   ]);
   const widths = header.map((_, column) =>
     Math.max(...[header, ...body].map((cells) => (cells[column] ?? "").length)),

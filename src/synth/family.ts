@@ -41,6 +41,12 @@ export interface AttemptScore {
    * they stay out of anything a model is shown.
    */
   readonly checks: readonly { readonly name: string; readonly status: string }[];
+  /**
+   * Evaluator feedback a model may be shown (the critic, as protocol C's "evaluation signals"):
+   * the failure's category in fixed words, e.g. "the function raised TypeError" — never test
+   * text, expected values or other evaluator-only data. Absent when a family gives none.
+   */
+  readonly feedback?: string;
 }
 
 /**
@@ -110,6 +116,10 @@ export interface TaskFamilyV1 {
   readonly visibleFields: readonly string[];
   /** Evaluator-only fields. */
   readonly hiddenFields: readonly string[];
+  /** Share of tasks the split puts in train (recorded in manifests); ½ when absent. */
+  readonly trainShare?: number;
+  /** Evaluator settings a run manifest records (dataset and its hash, interpreter, limits). */
+  readonly settings?: Readonly<Record<string, string | number>>;
   loadTasks(): Promise<readonly FamilyTask[]>;
   /** The tasks of a split, deterministic for a seed. */
   split(tasks: readonly FamilyTask[], split: Split, seed: number): readonly FamilyTask[];

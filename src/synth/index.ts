@@ -13,12 +13,21 @@ export { resolveEmbeddingModel } from "./config.js";
 export {
   type CostRow,
   costRow,
+  estimatedDollars,
   type RoleUsage,
   relativeCost,
   renderCostTable,
   roles,
+  type TokenPrice,
   totalTokens,
 } from "./cost.js";
+export {
+  type CriticCase,
+  type CriticInput,
+  type CriticTruncation,
+  clipText,
+  renderCriticCases,
+} from "./critic-input.js";
 export {
   type AttemptScore,
   type FamilyTask,
@@ -34,10 +43,31 @@ export {
   visibleView,
 } from "./family.js";
 export {
+  doctestAsserts,
+  type HumanEvalFamilyOptions,
+  HumanEvalTaskFamily,
+  humanEvalPathOf,
+  moduleOf,
+  scoreOf,
+} from "./humaneval.js";
+export {
+  defaultHumanEvalMemoryBytes,
+  defaultHumanEvalPython,
+  defaultHumanEvalTaskTimeoutMs,
+  type HumanEvalCheck,
+  type HumanEvalCheckOptions,
+  type HumanEvalOutcome,
+  type HumanEvalStatus,
+  humanEvalHarnessSource,
+  runHumanEvalChecks,
+} from "./humaneval-harness.js";
+export {
   type Attributions,
   attributionSchema,
+  caseQuotas,
   caseRatio,
   classifyTransitions,
+  countTransitions,
   type EpochReport,
   type OptimiseOptions,
   type OptimiseReport,
@@ -52,11 +82,13 @@ export {
   appendPoolEntry,
   type PoolEntry,
   poolEntrySchema,
+  poolSchemaVersion,
   readPool,
   renderEvidence,
 } from "./pool.js";
 export { promptVersion } from "./prompts.js";
-export { passRateOfChecks, runPythonFiles } from "./python-exec.js";
+export { hidingMounts, passRateOfChecks, runPythonFiles } from "./python-exec.js";
+export { type PythonReactOptions, solvePythonReact } from "./react.js";
 export {
   defaultTopK,
   EmbeddingIndex,
@@ -83,6 +115,18 @@ export {
   runMethod,
   type TaskRunRecord,
 } from "./run.js";
+export {
+  type CriticInputLimits,
+  criticInputLimits,
+  defaultEpochs,
+  defaultOptimiseSeed,
+  defaultSampleShare,
+  defaultTrainShare,
+  roleTemperatures,
+  type SynthSettings,
+  synthFormatVersion,
+  synthSettings,
+} from "./settings.js";
 export {
   applySlotPatch,
   diffSlotLibraries,

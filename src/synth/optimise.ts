@@ -8,12 +8,33 @@ import { z } from "zod";
 import { err, type Result } from "../core/result.js";
 import { type ModelClient, ModelOutputError } from "../model/index.js";
 import { createSeededRandom, type SeededRandom } from "../stats/index.js";
-import { addTokens, type CostRow, costRow, mergeUsage, type RoleUsage } from "./cost.js";
-import { type FamilyTask, renderVisible, type TaskFamilyV1, visibleView } from "./family.js";
+import {
+  addTokens,
+  type CostRow,
+  costRow,
+  mergeUsage,
+  type RoleUsage,
+  type TokenPrice,
+} from "./cost.js";
+import { type CriticInput, clipText, renderCriticCases } from "./critic-input.js";
+import type { FamilyTask, TaskFamilyV1 } from "./family.js";
 import type { PoolEntry } from "./pool.js";
 import { fillPrompt, promptText } from "./prompts.js";
-import type { RetrievalOptions } from "./retrieval.js";
+import { type RetrievalMethod, type RetrievalOptions, retrievalMethodOf } from "./retrieval.js";
 import { type Method, type MethodResult, runMethod, type TaskRunRecord } from "./run.js";
+import {
+  caseRatio,
+  criticInputLimits,
+  defaultEpochs,
+  defaultOptimiseSeed,
+  defaultSampleShare,
+  roleTemperatures,
+  type SynthSettings,
+  synthFormatVersion,
+  synthSettings,
+  type TransitionKind,
+  transitionKinds,
+} from "./settings.js";
 import {
   applySlotPatch,
   diffSlotLibraries,
@@ -28,21 +49,17 @@ import {
 } from "./slots.js";
 import type { LibraryStore, PatchRecord } from "./store.js";
 
-export const transitionKinds = [
-  "regression",
-  "improvement",
-  "persistent-success",
-  "persistent-failure",
-] as const;
-export type TransitionKind = (typeof transitionKinds)[number];
+export { caseRatio, type TransitionKind, transitionKinds };
 
-/** Cases drawn per kind, in the protocol's 3:2:1:1 ratio. */
-export const caseRatio: Readonly<Record<TransitionKind, number>> = {
-  regression: 3,
-  improvement: 2,
-  "persistent-success": 1,
-  "persistent-failure": 1,
-};
+/** Transitions per kind. */
+export const countTransitions = (
+  transitions: readonly Transition[],
+): Record<TransitionKind, number> => ({
+  regression: transitions.filter((each) => each.kind === "regression").length,
+  improvement: transitions.filter((each) => each.kind === "improvement").length,
+  "persistent-success": transitions.filter((each) => each.kind === "persistent-success").length,
+  "persistent-failure": transitions.filter((each) => each.kind === "persistent-failure").length,
+});
 
 export interface Transition {
   readonly taskId: string;
@@ -74,17 +91,55 @@ export function classifyTransitions(
   return transitions;
 }
 
-/** Up to `ratio × unit` cases of each kind, chosen at random (seeded) within the kind. */
+/**
+ * How many cases of each kind to draw: `ratio × unit` (3:2:1:1), and when a kind has fewer
+ * cases than its share, the shortfall goes to the kinds that have more, one case at a time to
+ * the kind whose `ratio / (drawn + 1)` is highest (ties in the order regression, improvement,
+ * persistent success, persistent failure) — so the requested `7 × unit` cases are drawn whenever
+ * that many exist, as close to 3:2:1:1 as the available cases allow.
+ */
+export function caseQuotas(
+  available: Readonly<Record<TransitionKind, number>>,
+  unit = 1,
+): Record<TransitionKind, number> {
+  const quotas = {} as Record<TransitionKind, number>;
+  let shortfall = 0;
+  for (const kind of transitionKinds) {
+    const wanted = caseRatio[kind] * unit;
+    quotas[kind] = Math.min(wanted, available[kind]);
+    shortfall += wanted - quotas[kind];
+  }
+  while (shortfall > 0) {
+    let best: TransitionKind | undefined;
+    for (const kind of transitionKinds) {
+      if (quotas[kind] >= available[kind]) continue;
+      if (
+        best === undefined ||
+        caseRatio[kind] / (quotas[kind] + 1) > caseRatio[best] / (quotas[best] + 1)
+      )
+        best = kind;
+    }
+    if (best === undefined) break;
+    quotas[best] += 1;
+    shortfall -= 1;
+  }
+  return quotas;
+}
+
+/**
+ * The cases the critic sees: `caseQuotas` of each kind, chosen at random (seeded) within the
+ * kind, in kind order.
+ */
 export function sampleCases(
   transitions: readonly Transition[],
   random: SeededRandom,
   unit = 1,
 ): Transition[] {
+  const quotas = caseQuotas(countTransitions(transitions), unit);
   const chosen: Transition[] = [];
   for (const kind of transitionKinds) {
     const pool = transitions.filter((transition) => transition.kind === kind);
-    const quota = caseRatio[kind] * unit;
-    for (let taken = 0; taken < quota && pool.length > 0; taken += 1) {
+    for (let taken = 0; taken < quotas[kind] && pool.length > 0; taken += 1) {
       const [picked] = pool.splice(random.nextBelow(pool.length), 1);
       if (picked !== undefined) chosen.push(picked);
     }
@@ -107,39 +162,6 @@ export const attributionSchema = z.strictObject({
 });
 export type Attributions = z.infer<typeof attributionSchema>["attributions"];
 
-function describeRun(label: string, record: TaskRunRecord): string {
-  return [
-    `### ${label}: score ${record.score.toFixed(2)} (${record.passed}/${record.total} checks passed)`,
-    // Check names only: messages and test source may quote hidden tests.
-    record.retrieval === undefined
-      ? "Retrieved: (none)"
-      : `Retrieved (${record.retrieval.method}): ${record.retrieval.hits.map((hit) => `${hit.taskId} (${hit.score})`).join(", ") || "(none)"}`,
-    record.skill === undefined
-      ? "Skill: (none)"
-      : `Skill${record.skill.valid ? "" : ` (rejected: ${record.skill.problems.join("; ")})`}:\n${record.skill.markdown.trimEnd()}`,
-    `Solver answer:\n${record.solverOutput.trimEnd()}`,
-  ].join("\n");
-}
-
-export function renderCases(
-  family: TaskFamilyV1,
-  tasks: ReadonlyMap<string, FamilyTask>,
-  cases: readonly Transition[],
-): string {
-  return cases
-    .map((transition) => {
-      const task = tasks.get(transition.taskId);
-      const visible = task === undefined ? "" : renderVisible(visibleView(family, task));
-      return [
-        `## Case ${transition.taskId} (${transition.kind})`,
-        visible,
-        describeRun("Previous run", transition.previous),
-        describeRun("Current run", transition.current),
-      ].join("\n\n");
-    })
-    .join("\n\n");
-}
-
 /** Tokens a failed structured call still consumed (both attempts), from the error's data. */
 function usageOfFailure(error: ModelOutputError): { inputTokens: number; outputTokens: number } {
   const usage = error.data.usage as { inputTokens?: unknown; outputTokens?: unknown } | undefined;
@@ -158,7 +180,11 @@ export interface EpochReport {
   readonly libraryVersion: string;
   readonly currentScore: number;
   readonly transitions: Readonly<Record<TransitionKind, number>>;
+  /** Cases drawn per kind (3:2:1:1, the shortfall of empty kinds redistributed). */
+  readonly quotas: Readonly<Record<TransitionKind, number>>;
   readonly cases: readonly { readonly taskId: string; readonly kind: TransitionKind }[];
+  /** The critic prompt's cases section: its size, bound and every cut made to fit it. */
+  readonly criticInput: Omit<CriticInput, "text">;
   readonly attributions: Attributions;
   readonly patch?: PatchRecord;
   /** The library version in force after this epoch. */
@@ -173,9 +199,16 @@ export const optimiseTargets = ["synth", "skillopt"] as const;
 export type OptimiseTarget = (typeof optimiseTargets)[number];
 
 export interface OptimiseReport {
+  readonly formatVersion: typeof synthFormatVersion;
   readonly family: string;
   readonly target: OptimiseTarget;
   readonly model: string;
+  /** Protocol C's numbers in force: epochs, share, 3:2:1:1, slot limits, temperatures, bounds. */
+  readonly settings: SynthSettings;
+  /** The family's evaluator settings (dataset hash, interpreter, limits), when it has any. */
+  readonly familySettings?: Readonly<Record<string, string | number>>;
+  /** `bm25` or `embedding:<model>`. */
+  readonly retrieval: RetrievalMethod;
   readonly startVersion: string;
   readonly finalVersion: string;
   readonly epochs: readonly EpochReport[];
@@ -195,6 +228,10 @@ export interface OptimiseOptions {
   readonly sampleShare?: number;
   readonly seed?: number;
   readonly retrieval?: RetrievalOptions;
+  /** The seed of the split `trainTasks` came from (recorded in the report). */
+  readonly splitSeed?: number;
+  /** The model's list price: cost rows then carry an estimate in dollars. */
+  readonly price?: TokenPrice;
   readonly concurrency?: number;
   readonly onProgress?: (line: string) => void;
   readonly signal?: AbortSignal;
@@ -215,18 +252,12 @@ function sampleTasks(
   return chosen;
 }
 
-const counts = (transitions: readonly Transition[]): Record<TransitionKind, number> => ({
-  regression: transitions.filter((each) => each.kind === "regression").length,
-  improvement: transitions.filter((each) => each.kind === "improvement").length,
-  "persistent-success": transitions.filter((each) => each.kind === "persistent-success").length,
-  "persistent-failure": transitions.filter((each) => each.kind === "persistent-failure").length,
-});
-
 export async function optimiseLibrary(options: OptimiseOptions): Promise<OptimiseReport> {
   const { family, model, store, pool } = options;
-  const epochs = options.epochs ?? 3;
-  const share = options.sampleShare ?? 0.25;
-  const random = createSeededRandom(options.seed ?? 1);
+  const epochs = options.epochs ?? defaultEpochs;
+  const share = options.sampleShare ?? defaultSampleShare;
+  const seed = options.seed ?? defaultOptimiseSeed;
+  const random = createSeededRandom(seed);
   const progress = options.onProgress ?? (() => {});
   const target: OptimiseTarget = options.target ?? "synth";
   // The same loop either way; only how a library is turned into the solver's skill differs.
@@ -273,6 +304,12 @@ export async function optimiseLibrary(options: OptimiseOptions): Promise<Optimis
     const current = await run(sample, optimised, library);
     const transitions = classifyTransitions(previous.records, current.records);
     const cases = sampleCases(transitions, random);
+    const criticInput = renderCriticCases(family, taskById, cases, pool);
+    if (criticInput.truncations.length > 0 || criticInput.omittedCases.length > 0)
+      progress(
+        `epoch ${epoch}: critic input ${criticInput.characters} characters (bound ${criticInput.limits.casesCharacters}); ${criticInput.truncations.length} texts cut, ${criticInput.omittedCases.length} cases left out`,
+      );
+    const { text: casesText, ...criticRecord } = criticInput;
     const base = {
       epoch,
       sample: sample.map((task) => task.id),
@@ -280,24 +317,29 @@ export async function optimiseLibrary(options: OptimiseOptions): Promise<Optimis
       referenceScore: previous.meanScore,
       libraryVersion: library.version,
       currentScore: current.meanScore,
-      transitions: counts(transitions),
+      transitions: countTransitions(transitions),
+      quotas: caseQuotas(countTransitions(transitions)),
       cases: cases.map((transition) => ({ taskId: transition.taskId, kind: transition.kind })),
+      criticInput: criticRecord,
     };
 
     let criticError: string | undefined;
     const critic = await model
       .generateObject(attributionSchema, {
         role: "critic",
-        temperature: 0.2,
-        system: promptText("critic-v1.system.md"),
+        temperature: roleTemperatures.critic,
+        system: promptText("critic-v2.system.md"),
         prompt: fillPrompt(promptText("critic-v1.user.md"), {
           libraryVersion: library.version,
           library: renderLibrary(library),
           slotDiff:
             reference === undefined
               ? "(the previous run was the zero-shot solver, without synthesis)"
-              : diffSlotLibraries(reference, library),
-          cases: renderCases(family, taskById, cases),
+              : clipText(
+                  diffSlotLibraries(reference, library),
+                  criticInputLimits.slotDiffCharacters,
+                ).text,
+          cases: casesText,
         }),
         ...(options.signal === undefined ? {} : { abortSignal: options.signal }),
       })
@@ -325,7 +367,7 @@ export async function optimiseLibrary(options: OptimiseOptions): Promise<Optimis
     const editor = await model
       .generateObject(slotPatchSchema, {
         role: "editor",
-        temperature: 0.2,
+        temperature: roleTemperatures.editor,
         system: fillPrompt(promptText("editor-v1.system.md"), {
           maxSlotsPerPatch: String(maxSlotsPerPatch),
           maxSlotsPerCategory: String(maxSlotsPerCategory),
@@ -399,16 +441,27 @@ export async function optimiseLibrary(options: OptimiseOptions): Promise<Optimis
 
   const zeroShot = zeroShotUsage ?? {};
   return {
+    formatVersion: synthFormatVersion,
     family: family.name,
     target,
     model: `${model.spec.provider}:${model.spec.model}`,
+    settings: synthSettings({
+      splitSeed: options.splitSeed ?? 0,
+      epochs,
+      sampleShare: share,
+      seed,
+      ...(family.trainShare === undefined ? {} : { trainShare: family.trainShare }),
+      ...(options.retrieval?.k === undefined ? {} : { topK: options.retrieval.k }),
+    }),
+    ...(family.settings === undefined ? {} : { familySettings: family.settings }),
+    retrieval: retrievalMethodOf(options.retrieval),
     startVersion,
     finalVersion: library.version,
     epochs: reports,
     usage,
     cost: [
-      costRow("zero-shot (epoch 1 sample)", zeroShot, zeroShot),
-      costRow("optimisation total", usage, zeroShot),
+      costRow("zero-shot (epoch 1 sample)", zeroShot, zeroShot, options.price),
+      costRow("optimisation total", usage, zeroShot, options.price),
     ],
   };
 }

@@ -8,11 +8,20 @@ import { dirname } from "node:path";
 import { z } from "zod";
 import { InputError } from "../core/errors.js";
 
+/**
+ * Schema 2 adds the split's seed and train share (so a run can tell a pool built on another
+ * split) and the family's feedback among the evaluator signals; schema 1 entries still read.
+ */
+export const poolSchemaVersion = 2;
+
 export const poolEntrySchema = z.strictObject({
-  schema: z.literal(1),
+  schema: z.union([z.literal(1), z.literal(2)]),
   family: z.string(),
   taskId: z.string(),
   split: z.enum(["train", "test"]),
+  /** The seed and train share of the split the task was drawn from (schema 2). */
+  splitSeed: z.number().int().optional(),
+  trainShare: z.number().optional(),
   model: z.string(),
   /** Target-visible fields only. */
   visible: z.record(z.string(), z.string()),
@@ -27,6 +36,7 @@ export const poolEntrySchema = z.strictObject({
   /** Evaluator-only signals: kept for audit, never rendered into a prompt. */
   evaluatorSignals: z.strictObject({
     checks: z.array(z.strictObject({ name: z.string(), status: z.string() })),
+    feedback: z.string().optional(),
   }),
   usage: z.strictObject({ inputTokens: z.number(), outputTokens: z.number() }),
   createdAt: z.string(),
@@ -76,7 +86,7 @@ export async function readPool(path: string): Promise<PoolEntry[]> {
       const issue = parsed.error.issues[0];
       throw new InputError(
         "synth.pool.entry",
-        `${issue?.message ?? "invalid"} (expected a pool entry of schema 1)`,
+        `${issue?.message ?? "invalid"} (expected a pool entry of schema 1 or 2)`,
         {
           file: path,
           line: index + 1,

@@ -3,10 +3,12 @@
  * work (the ReAct tool, Best-of-N self-checks). Only text the solver wrote is run, in a fresh
  * folder holding nothing else: hidden tests never come near it.
  */
+
+import { existsSync, mkdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { SandboxV1 } from "../env/index.js";
+import type { Mount, SandboxV1 } from "../env/index.js";
 
 /** Output shown back to a model is cut to this many characters (head and tail kept). */
 export const maxToolOutputCharacters = 4_000;
@@ -24,22 +26,66 @@ function clip(text: string): string {
   return `${text.slice(0, half)}\n[... ${text.length - maxToolOutputCharacters} characters cut ...]\n${text.slice(-half)}`;
 }
 
+const sandboxOwnTopLevel: ReadonlySet<string> = new Set(["tmp", "run", "dev", "proc"]);
+
 /**
- * Write `files` into a fresh folder and run `python3 <entry>` there: no network, a time limit,
- * the folder removed afterwards.
+ * Mounts that hide `paths` (e.g. a dataset holding hidden tests) inside the sandbox: an empty
+ * folder over each folder, an empty file over each file — both made inside `scratch`, a fresh
+ * folder of the caller's that it removes afterwards. Only existing paths, each resolved to its
+ * real path: a mount point the read-only host lacks (or reaches through a symbolic link) cannot
+ * be created, and the real one is what must be hidden. The root itself is never covered (that
+ * would hide the system). Nothing to hide with for the unsafe sandbox (no mount namespace).
+ */
+export function hidingMounts(
+  sandbox: SandboxV1,
+  paths: readonly string[] | undefined,
+  scratch: string,
+): Mount[] {
+  if (sandbox.kind === "unsafe") return [];
+  const real = (paths ?? [])
+    .filter((path) => existsSync(path))
+    .map((path) => realpathSync(path))
+    .filter((path) => path !== "/")
+    // The sandboxes give these folders fresh (bubblewrap a tmpfs, containers their own): the
+    // host's copy is not visible inside, and a mount point below them could not be made.
+    .filter((path) => !sandboxOwnTopLevel.has(path.split("/")[1] ?? ""));
+  if (real.length === 0) return [];
+  const emptyFolder = join(scratch, "folder");
+  const emptyFile = join(scratch, "file");
+  mkdirSync(emptyFolder, { recursive: true });
+  writeFileSync(emptyFile, "");
+  return [...new Set(real)].map((path) => ({
+    hostPath: statSync(path).isDirectory() ? emptyFolder : emptyFile,
+    sandboxPath: path,
+    readOnly: true,
+  }));
+}
+
+/**
+ * Write `files` into a fresh folder and run `<python> <entry>` there: no network, a time limit,
+ * the folder removed afterwards. `python` defaults to `python3` on the sandbox's PATH; a family
+ * that must not depend on the PATH (HumanEval) names its interpreter.
  */
 export async function runPythonFiles(
   sandbox: SandboxV1,
   files: Readonly<Record<string, string>>,
   entry: string,
-  options: { readonly timeoutMs?: number; readonly signal?: AbortSignal } = {},
+  options: {
+    readonly timeoutMs?: number;
+    readonly python?: string;
+    /** Host folders the script must not read; an empty folder is mounted over each. */
+    readonly hiddenPaths?: readonly string[];
+    readonly signal?: AbortSignal;
+  } = {},
 ): Promise<PythonRun> {
   const folder = await mkdtemp(join(tmpdir(), "skillsmith-synth-python-"));
+  const empty = await mkdtemp(join(tmpdir(), "skillsmith-synth-hidden-"));
   try {
+    const hidden = hidingMounts(sandbox, options.hiddenPaths, empty);
     for (const [name, content] of Object.entries(files))
       await writeFile(join(folder, name), content);
     const result = await sandbox.exec({
-      command: ["python3", entry],
+      command: [options.python ?? "python3", entry],
       workspace: folder,
       workspaceMountPath: "/workspace/scratch",
       // Without a mount namespace the folder is only reachable at its host path.
@@ -47,6 +93,7 @@ export async function runPythonFiles(
       network: "none",
       env: { PYTHONDONTWRITEBYTECODE: "1" },
       limits: { timeoutMs: options.timeoutMs ?? 20_000 },
+      ...(hidden.length === 0 ? {} : { extraMounts: hidden }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     });
     return {
@@ -57,6 +104,7 @@ export async function runPythonFiles(
     };
   } finally {
     await rm(folder, { recursive: true, force: true });
+    await rm(empty, { recursive: true, force: true });
   }
 }
 
@@ -93,12 +141,13 @@ export async function passRateOfChecks(
   solution: string,
   checks: string,
   signal?: AbortSignal,
+  interpreter: { readonly python?: string; readonly hiddenPaths?: readonly string[] } = {},
 ): Promise<{ passed: number; total: number }> {
   const run = await runPythonFiles(
     sandbox,
     { "solution.py": solution, "checks.txt": checks, "run_checks.py": checkRunner },
     "run_checks.py",
-    { timeoutMs: 20_000, ...(signal === undefined ? {} : { signal }) },
+    { timeoutMs: 20_000, ...interpreter, ...(signal === undefined ? {} : { signal }) },
   );
   const line = run.stdout.trim().split("\n").at(-1) ?? "";
   try {

@@ -6,8 +6,9 @@
 import { cosineSimilarity, type EmbeddingClient } from "../model/index.js";
 import type { VisibleTask } from "./family.js";
 import type { PoolEntry } from "./pool.js";
+import { defaultTopK } from "./settings.js";
 
-export const defaultTopK = 3;
+export { defaultTopK };
 
 export interface RetrievalHit {
   readonly taskId: string;

@@ -16,6 +16,7 @@ import {
   mergeUsage,
   type RoleUsage,
   renderCostTable,
+  type TokenPrice,
 } from "./cost.js";
 import {
   type FamilyTask,
@@ -33,6 +34,7 @@ import {
   type RetrievalRecord,
   retrieveEntries,
 } from "./retrieval.js";
+import { defaultTopK, type SynthSettings } from "./settings.js";
 import type { SlotLibrary } from "./slots.js";
 import { type SynthesisResult, synthesiseSkill } from "./synthesise.js";
 
@@ -72,6 +74,10 @@ export interface TaskRunRecord {
   readonly passed: number;
   readonly total: number;
   readonly flags: readonly string[];
+  /** Evaluation signals: check names and statuses (never their messages). */
+  readonly checks: readonly { readonly name: string; readonly status: string }[];
+  /** The family's model-visible feedback on the attempt (see `AttemptScore.feedback`). */
+  readonly feedback?: string;
   readonly solverOutput: string;
   readonly retrieval?: RetrievalRecord;
   /** The skill the solver was given (or that was rejected): discarded after the task, kept here. */
@@ -221,7 +227,7 @@ async function bestOfN(
 export async function runMethod(options: RunMethodOptions): Promise<MethodResult> {
   const { family, model, method, library, pool } = options;
   const retrievalOptions = options.retrieval ?? {};
-  const k = retrievalOptions.k ?? 3;
+  const k = retrievalOptions.k ?? defaultTopK;
   const samples = options.samples ?? defaultSamples;
   const temperature = options.sampleTemperature ?? defaultSampleTemperature;
   if (method === "best-of-n" && (!Number.isSafeInteger(samples) || samples < 1))
@@ -320,6 +326,8 @@ export async function runMethod(options: RunMethodOptions): Promise<MethodResult
       passed: score.passed,
       total: score.total,
       flags: score.flags,
+      checks: score.checks.map((check) => ({ name: check.name, status: check.status })),
+      ...(score.feedback === undefined ? {} : { feedback: score.feedback }),
       solverOutput: attempt.output,
       ...(retrieval === undefined ? {} : { retrieval }),
       ...(skill === undefined
@@ -361,6 +369,10 @@ export interface ComparisonReport {
   readonly model: string;
   readonly taskCount: number;
   readonly retrieval: RetrievalMethod;
+  /** Protocol C's numbers in force (top-k, temperatures, split seed and share …), when given. */
+  readonly settings?: SynthSettings;
+  /** Tasks in the pool : tasks run — protocol C's pool-to-test ratio, as it was. */
+  readonly poolTasks?: number;
   readonly results: readonly {
     readonly method: Method;
     readonly libraryVersion?: string;
@@ -379,12 +391,17 @@ export function compareMethods(
     model: string;
     taskCount: number;
     retrieval?: RetrievalMethod;
+    settings?: SynthSettings;
+    poolTasks?: number;
+    /** The model's list price: cost rows then carry an estimate in dollars. */
+    price?: TokenPrice;
   },
   results: readonly MethodResult[],
 ): ComparisonReport {
   const zeroShot = results.find((result) => result.method === "zero-shot")?.usage ?? {};
+  const { price, ...rest } = context;
   return {
-    ...context,
+    ...rest,
     retrieval: context.retrieval ?? "bm25",
     results: results.map((result) => ({
       method: result.method,
@@ -393,13 +410,18 @@ export function compareMethods(
       fallbacks: result.fallbacks,
       ...(result.samples === undefined ? {} : { samples: result.samples }),
     })),
-    cost: results.map((result) => costRow(result.method, result.usage, zeroShot)),
+    cost: results.map((result) => costRow(result.method, result.usage, zeroShot, price)),
   };
 }
 
 export function renderComparison(report: ComparisonReport): string[] {
   const lines = [
     `family ${report.family}, split ${report.split}, ${report.taskCount} tasks, model ${report.model}, retrieval ${report.retrieval}`,
+    ...(report.settings === undefined
+      ? []
+      : [
+          `top-k ${report.settings.topK}, split seed ${report.settings.split.seed} (train share ${report.settings.split.trainShare}), pool ${report.poolTasks ?? "?"} tasks : ${report.taskCount} run, temperatures solver ${report.settings.temperatures.solver} / synthesiser ${report.settings.temperatures.synthesiser}`,
+        ]),
     "",
     "method        score   fallbacks  library  notes",
   ];
@@ -409,7 +431,7 @@ export function renderComparison(report: ComparisonReport): string[] {
     );
   lines.push(
     "",
-    "cost (input/output tokens per role; relative cost (I + 2·O) / (I₀ + 2·O₀) vs zero-shot)",
+    `cost (input/output tokens per role; relative cost (I + 2·O) / (I₀ + 2·O₀) vs zero-shot${report.cost.some((row) => row.estimatedUsd !== undefined) ? `; est. USD at ${report.model}'s list price, embeddings not priced` : ""})`,
   );
   lines.push(...renderCostTable(report.cost));
   return lines;

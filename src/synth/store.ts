@@ -116,6 +116,20 @@ export class LibraryStore {
     return records;
   }
 
+  /**
+   * Keep an optimisation's report (settings, epochs, cost) as `optimisations/<time>.json`;
+   * returns the path.
+   */
+  async saveOptimisation(report: unknown, createdAt = new Date()): Promise<string> {
+    const path = join(
+      this.directory,
+      "optimisations",
+      `${createdAt.toISOString().replaceAll(":", "-")}.json`,
+    );
+    await writeFileAtomic(path, `${JSON.stringify(report, null, 2)}\n`);
+    return path;
+  }
+
   async savePatch(record: Omit<PatchRecord, "number">): Promise<PatchRecord> {
     const number = (await this.patches()).length + 1;
     const full: PatchRecord = { number, ...record };

@@ -29,8 +29,8 @@ import {
   type SandboxV1,
 } from "../env/index.js";
 import { formatModelSpec, type ModelClient } from "../model/index.js";
+import { renderSolverContext } from "./answers.js";
 import { suiteReactPreambleV1, suiteTaskV1 } from "./baseline-prompts.js";
-import { renderSolverContext } from "./builtin.js";
 import {
   type AttemptScore,
   attemptScoreOf,
@@ -46,6 +46,7 @@ import {
   type VisibleTask,
 } from "./family.js";
 import { fillPrompt } from "./prompts.js";
+import { roleTemperatures } from "./settings.js";
 
 export interface SuiteFamilyOptions {
   /** The suite folder (`suite.yaml` inside). */
@@ -265,7 +266,7 @@ export class SuiteTaskFamily implements TaskFamilyV1 {
         // The solver runs at temperature 0 unless a method samples; the harness sets none itself.
         transformParams: async ({ params }) => ({
           ...params,
-          temperature: settings.temperature ?? 0,
+          temperature: settings.temperature ?? roleTemperatures.solver,
           ...(settings.seed === undefined ? {} : { seed: settings.seed }),
         }),
       };

@@ -43,6 +43,7 @@ import {
 import { isFlagged } from "./resources/licence.js";
 import type { PreparedResource } from "./resources/types.js";
 import { cacheDownload, type FetchOptions, fetchRemoteResource } from "./resources/url.js";
+import type { KeyFrameSettings } from "./resources/video.js";
 import {
   acquireBuildLock,
   jsonText,
@@ -122,6 +123,9 @@ export interface BuildSummary {
   readonly reports: CandidateReport[];
 }
 
+/** Where the executability gate's render of a page is kept in an entry. */
+export const RENDER_FILE = "visual/render.png";
+
 function overviewOf(candidate: Candidate): string {
   const section = (title: string, text: string) =>
     `## ${title}\n\n${text === "" ? "Not stated in the source." : text}\n`;
@@ -198,6 +202,7 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
   let fetchDir: string | undefined;
   let lock: Awaited<ReturnType<typeof acquireBuildLock>> | undefined;
   let workDir: string | undefined;
+  let ownRunner: CodeRunner | undefined;
   try {
     const fetched: ResourceInput[] = [];
     for (const [index, spec] of specs.entries()) {
@@ -244,7 +249,19 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
     );
     const thresholds = manifest.thresholds;
     const prompt = await loadDistillerPrompt(options.domain, options.promptDir);
-    const runner = options.runner ?? (await defaultCodeRunner());
+    ownRunner =
+      options.runner === undefined
+        ? await defaultCodeRunner({
+            viewport: {
+              width: thresholds.render_viewport_width,
+              height: thresholds.render_viewport_height,
+            },
+            memoryBytes: thresholds.exec_memory_bytes,
+            // SKILLSMITH_CHROMIUM is read from the caller's environment (the CLI's, in tests).
+            ...(options.fetch?.env === undefined ? {} : { env: options.fetch.env }),
+          })
+        : undefined;
+    const runner = options.runner ?? (ownRunner as CodeRunner);
     progress(
       `wiki build: ${inputs.length} resources for domain ${options.domain} (prompt ${basename(prompt.file)})`,
     );
@@ -252,7 +269,9 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
     const prepared = new Map<string, PreparedResource>();
     const buildDir = workDir;
     for (const [index, input] of inputs.entries()) {
-      const resource = await prepareResource(input, join(buildDir, String(index)));
+      const resource = await prepareResource(input, join(buildDir, String(index)), {
+        keyFrames: keyFrameSettings(thresholds),
+      });
       prepared.set(resource.record.path, resource);
       const flag = isFlagged(resource.record.licence_flag)
         ? `  [licence ${resource.record.licence_flag}]`
@@ -346,10 +365,21 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
       reports,
     };
   } finally {
+    await ownRunner?.close?.();
     if (workDir !== undefined) await rm(workDir, { recursive: true, force: true });
     if (fetchDir !== undefined) await rm(fetchDir, { recursive: true, force: true });
     await lock?.release();
   }
+}
+
+/** The video connector's sampling numbers, as frozen in the wiki's thresholds. */
+export function keyFrameSettings(thresholds: Thresholds): KeyFrameSettings {
+  return {
+    sceneThreshold: thresholds.video_scene_threshold,
+    minSceneFrames: thresholds.video_min_scene_frames,
+    maxFrames: thresholds.video_max_frames,
+    frameSpacingSeconds: thresholds.video_frame_spacing_seconds,
+  };
 }
 
 /** The build's resources in order; the same manifest path twice is a mistake. */
@@ -462,12 +492,19 @@ async function gateCandidate(candidate: Candidate, context: GateContext): Promis
         : "verified";
   const files: Record<string, Uint8Array> = {};
   const paths: Record<"text" | "visual" | "code", string[]> = { text: [], visual: [], code: [] };
-  for (const modality of declaredModalities(candidate)) {
+  const modalities = declaredModalities(candidate);
+  for (const modality of modalities) {
     for (const file of staged.byModality[modality]) {
       const relativePath = modality === "visual" ? `visual/${file.path}` : file.path;
       if (file.data !== undefined) files[relativePath] = file.data;
       paths[modality].push(relativePath);
     }
+  }
+  // A page that rendered (HTML, CSS, SVG) keeps its screenshot as a visual.
+  if (executable.screenshot !== undefined && executable.screenshot.length > 0) {
+    files[RENDER_FILE] = executable.screenshot;
+    paths.visual.push(RENDER_FILE);
+    if (!modalities.includes("visual")) modalities.splice(modalities.indexOf("code"), 0, "visual");
   }
   const provenanceRecord = provenanceOf(candidate, resource);
   files["source/provenance.json"] = Buffer.from(
@@ -485,7 +522,7 @@ async function gateCandidate(candidate: Candidate, context: GateContext): Promis
     applicability: candidate.applicability,
     source: { type: resource.record.type },
     provenance: [provenanceRecord],
-    modalities_present: declaredModalities(candidate),
+    modalities_present: modalities,
     files: paths,
     code_language: candidate.codeLanguage,
     exec_ok: executable.execOk,

@@ -174,6 +174,11 @@ const LANGUAGE_ALIASES: Readonly<Record<string, string>> = {
   js: "javascript",
   node: "javascript",
   nodejs: "javascript",
+  htm: "html",
+  html5: "html",
+  xhtml: "html",
+  css3: "css",
+  "image/svg+xml": "svg",
 };
 
 /** Deterministic post-processing of one distilled skill into a candidate. */

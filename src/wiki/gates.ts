@@ -13,6 +13,7 @@ import type { SandboxV1 } from "../env/sandbox/types.js";
 import type { Candidate } from "./distill.js";
 import { normalisedName } from "./distill.js";
 import type { ModalityName, Thresholds } from "./meta.js";
+import { BrowserRenderer, isRenderedLanguage } from "./render.js";
 import type { PreparedResource } from "./resources/types.js";
 
 export const gateNames = [
@@ -152,16 +153,20 @@ export function modalityGate(candidate: Candidate, staged: StagedFiles): GateRes
 export interface RunOutcome {
   readonly status: "passed" | "failed" | "unavailable";
   readonly detail: string;
+  /** Rendered languages (HTML, CSS, SVG): a PNG of the render, kept as the visual modality. */
+  readonly screenshot?: Uint8Array;
 }
 
-/** Runs a candidate's code on its sample input; the executability gate's only dependency. */
 export interface RunLimits {
   readonly timeoutMs: number;
   readonly memoryBytes: number;
 }
 
+/** Runs a candidate's code on its sample input; the executability gate's only dependency. */
 export interface CodeRunner {
   run(code: string, language: string, input: string, limits: RunLimits): Promise<RunOutcome>;
+  /** Release what the runner holds (a browser); the runner's creator calls it. */
+  close?(): Promise<void>;
 }
 
 const RUNNERS: Readonly<Record<string, { file: string; command: (file: string) => string[] }>> = {
@@ -226,8 +231,33 @@ export class UnavailableRunner implements CodeRunner {
   }
 }
 
+/**
+ * Programs (python, bash, javascript) run in the sandbox; pages (html, css, svg) render in the
+ * browser. Each language goes to the runner registered for it; others are `unavailable`.
+ */
+export class LanguageRunner implements CodeRunner {
+  constructor(
+    private readonly programs: CodeRunner,
+    private readonly pages: CodeRunner,
+  ) {}
+
+  run(code: string, language: string, input: string, limits: RunLimits): Promise<RunOutcome> {
+    return (isRenderedLanguage(language) ? this.pages : this.programs).run(
+      code,
+      language,
+      input,
+      limits,
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.programs.close?.();
+    await this.pages.close?.();
+  }
+}
+
 /** The bubblewrap sandbox when it works on this machine, else a runner that says why not. */
-export async function defaultCodeRunner(): Promise<CodeRunner> {
+export async function defaultSandboxRunner(): Promise<CodeRunner> {
   try {
     const sandbox = new BubblewrapSandbox();
     await sandbox.probe();
@@ -237,11 +267,25 @@ export async function defaultCodeRunner(): Promise<CodeRunner> {
   }
 }
 
+/**
+ * The default runner: programs in the bubblewrap sandbox (when it works here), pages in headless
+ * Chromium (when it is installed). The caller closes it.
+ */
+export async function defaultCodeRunner(
+  options: {
+    viewport?: { width: number; height: number };
+    memoryBytes?: number;
+    env?: Readonly<Record<string, string | undefined>>;
+  } = {},
+): Promise<CodeRunner> {
+  return new LanguageRunner(await defaultSandboxRunner(), new BrowserRenderer(options));
+}
+
 export async function executabilityGate(
   candidate: Candidate,
   runner: CodeRunner,
   thresholds: Thresholds,
-): Promise<GateResult & { execOk: boolean | "unknown" }> {
+): Promise<GateResult & { execOk: boolean | "unknown"; screenshot?: Uint8Array }> {
   if (candidate.codeBody === null)
     return {
       gate: "executability",
@@ -259,7 +303,13 @@ export async function executabilityGate(
     },
   );
   if (outcome.status === "passed")
-    return { gate: "executability", status: "pass", detail: outcome.detail, execOk: true };
+    return {
+      gate: "executability",
+      status: "pass",
+      detail: outcome.detail,
+      execOk: true,
+      ...(outcome.screenshot === undefined ? {} : { screenshot: outcome.screenshot }),
+    };
   if (outcome.status === "failed")
     return { gate: "executability", status: "fail", detail: outcome.detail, execOk: false };
   return { gate: "executability", status: "unknown", detail: outcome.detail, execOk: "unknown" };

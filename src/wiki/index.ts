@@ -37,6 +37,7 @@ export {
   type GateName,
   type GateResult,
   gateNames,
+  LanguageRunner,
   type RunLimits,
   type RunOutcome,
   SandboxCodeRunner,
@@ -54,6 +55,7 @@ export * from "./meta.js";
 export {
   type AcquireOptions,
   type AcquireResult,
+  type AcquisitionFailure,
   acquireOnline,
   type ConnectorContext,
   connectorsFor,
@@ -65,6 +67,7 @@ export {
   type ResourceConnectorV1,
   ResourceListConnector,
 } from "./online.js";
+export { BrowserRenderer, isRenderedLanguage, RENDERED_LANGUAGES } from "./render.js";
 export {
   listResourceInputs,
   prepareResource,
@@ -73,6 +76,22 @@ export {
   resolveResourceArgument,
 } from "./resources/collect.js";
 export { recogniseLicence } from "./resources/licence.js";
+export { type TargetedQuery, targetedQuery } from "./resources/query.js";
+export {
+  type BackendEnvironment,
+  backendConfigOf,
+  createSearchBackend,
+  fillTemplate,
+  parseJsonPath,
+  type ResourceSearchBackendV1,
+  registerSearchBackend,
+  type SearchAnswer,
+  type SearchContext,
+  type SearchHit,
+  searchBackendKinds,
+  selectJsonPath,
+  TEMPLATE_VARIABLES,
+} from "./resources/search.js";
 export type { ExtractedUnit, PreparedResource } from "./resources/types.js";
 export {
   cloneRepository,

@@ -1,18 +1,30 @@
 /**
  * The wiki over MCP: list categories, list skills (paged cards), read one modality of a skill,
- * search (the two-stage selection), and `apply` backed by the per-domain capabilities. Served on
- * stdio, or on streamable HTTP bound to loopback and guarded by a bearer token.
+ * search (the BM25 shortlist with scores and a relevance threshold, or the two-stage selection),
+ * and `apply` backed by the per-domain capabilities. The verified entries are also served the
+ * standard way, by the MCP Skills extension (SEP-2640): each exported as an Agent Skills folder
+ * under `skill://<domain>/<name>/`. Served on stdio, or on streamable HTTP bound to loopback and
+ * guarded by a bearer token.
  */
-import { randomBytes, timingSafeEqual } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
 import { packageVersion } from "../core/paths.js";
 import type { ModelClient } from "../model/index.js";
+import {
+  type HttpMcpServer,
+  isServedSkill,
+  loadServedSkill,
+  registerSkillsExtension,
+  type ServedSkill,
+  type SkippedSkill,
+  serveMcpHttp,
+  serveMcpStdio,
+} from "../skill/index.js";
 import { applyCapability, type CapabilitiesManifest, loadCapabilities } from "./capabilities.js";
+import { exportEntry } from "./export.js";
 import { type CodeRunner, defaultCodeRunner } from "./gates.js";
 import { modalityNames } from "./meta.js";
 import { cardOf, searchSkills, WikiSearch } from "./search.js";
@@ -20,12 +32,62 @@ import { listDomains, readModality, readTaxonomy, readWikiManifest } from "./sto
 
 export const MCP_PAGE_SIZE = 50;
 
+/**
+ * The BM25 score a shortlist hit needs to count as a candidate for the task. The same default as
+ * `wiki search --online --min-score`: on the example wiki a matching query scores 5 or more, a
+ * query sharing one common word with a card scores below 2.
+ */
+export const DEFAULT_MIN_SCORE = 2;
+
 export interface WikiServerState {
   readonly root: string;
   readonly search: WikiSearch;
   readonly capabilities: Map<string, CapabilitiesManifest>;
   readonly runner: CodeRunner;
   readonly model?: ModelClient;
+  /** The verified entries as Agent Skills, served by the Skills extension. */
+  readonly skills: readonly ServedSkill[];
+  /** Entries that could not be served as skills, and why. */
+  readonly skippedSkills: readonly SkippedSkill[];
+  readonly minScore: number;
+}
+
+/**
+ * Every verified entry exported as an Agent Skills folder (what `wiki export` writes), read into
+ * memory under `<domain>/<name>`; a second entry with the same exported name goes under
+ * `<domain>/<first 12 characters of its id>/<name>`.
+ */
+async function servedWikiSkills(
+  search: WikiSearch,
+): Promise<{ skills: ServedSkill[]; skipped: SkippedSkill[] }> {
+  const scratch = await mkdtemp(join(tmpdir(), "skillsmith-wiki-skills-"));
+  const skills: ServedSkill[] = [];
+  const skipped: SkippedSkill[] = [];
+  try {
+    for (const entry of search.eligible(false)) {
+      const parent = join(scratch, entry.meta.skill_id);
+      const exported = await exportEntry(entry, parent).catch((error: unknown) => error as Error);
+      if (exported instanceof Error || !exported.validation.valid) {
+        skipped.push({
+          path: entry.dir,
+          reason: exported instanceof Error ? exported.message : "the exported skill is invalid",
+        });
+        continue;
+      }
+      const taken = skills.some(
+        (skill) => skill.skillPath === `${entry.meta.domain}/${exported.name}`,
+      );
+      const skillPath = taken
+        ? `${entry.meta.domain}/${entry.meta.skill_id.slice(0, 12)}/${exported.name}`
+        : `${entry.meta.domain}/${exported.name}`;
+      const loaded = await loadServedSkill(exported.dir, skillPath);
+      if (isServedSkill(loaded)) skills.push(loaded);
+      else skipped.push({ path: entry.dir, reason: loaded.reason });
+    }
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+  return { skills, skipped };
 }
 
 /**
@@ -34,17 +96,21 @@ export interface WikiServerState {
  */
 export async function openWikiServer(
   root: string,
-  options: { model?: ModelClient; runner?: CodeRunner } = {},
+  options: { model?: ModelClient; runner?: CodeRunner; minScore?: number } = {},
 ): Promise<WikiServerState> {
   await readWikiManifest(root);
   const capabilities = await loadCapabilities(root);
   const search = await WikiSearch.open(root);
   const runner = options.runner ?? (await defaultCodeRunner());
+  const served = await servedWikiSkills(search);
   return {
     root,
     search,
     capabilities,
     runner,
+    skills: served.skills,
+    skippedSkills: served.skipped,
+    minScore: options.minScore ?? DEFAULT_MIN_SCORE,
     ...(options.model === undefined ? {} : { model: options.model }),
   };
 }
@@ -63,6 +129,7 @@ function failure(message: string) {
 /** A fresh MCP server over the shared state (one per HTTP request in stateless mode). */
 export function createWikiMcpServer(state: WikiServerState): McpServer {
   const server = new McpServer({ name: "skillsmith-wiki", version: packageVersion() });
+  registerSkillsExtension(server, state.skills);
   const byId = new Map(state.search.entries.map((entry) => [entry.meta.skill_id, entry]));
 
   server.registerTool(
@@ -153,23 +220,57 @@ export function createWikiMcpServer(state: WikiServerState): McpServer {
   server.registerTool(
     "search",
     {
-      description:
-        "Find skills for a task: BM25 shortlist (K=20) over name, tags, applicability and category, then (select=true, needs a model) a model picks at most 5 with a reason each.",
+      description: `Find skills for a task. BM25 over name, tags, applicability and category gives a shortlist (K=20) with a score per card; only cards scoring at least min_score (default ${state.minScore}) are candidates, and with none the answer is an empty list, not the nearest misses. select=true (needs a model) lets a model pick at most 5 of the candidates with a reason each.`,
       inputSchema: {
         query: z.string().min(1),
         select: z.boolean().optional(),
         include_unverified: z.boolean().optional(),
+        min_score: z.number().min(0).optional().describe("BM25 score a card needs to count"),
       },
     },
-    async ({ query, select, include_unverified }) => {
+    async ({ query, select, include_unverified, min_score }) => {
       if (select === true && state.model === undefined)
         return failure("selection needs a model: start the server with --model <spec>");
+      const threshold = min_score ?? state.minScore;
       const result = await searchSkills(state.search, query, {
         strategy: select === true ? "select" : "bm25-only",
         ...(state.model === undefined ? {} : { model: state.model }),
         ...(include_unverified === undefined ? {} : { includeUnverified: include_unverified }),
       });
-      return json(result);
+      const candidates = result.shortlist.filter((hit) => hit.score >= threshold);
+      const scoreOf = new Map(result.shortlist.map((hit) => [hit.card.skill_id, hit.score]));
+      const max = state.search.thresholds.select_max;
+      const selected =
+        select === true
+          ? result.selected.map((pick) => ({
+              ...pick,
+              score: scoreOf.get(pick.card.skill_id) ?? 0,
+              above_threshold: (scoreOf.get(pick.card.skill_id) ?? 0) >= threshold,
+            }))
+          : candidates.slice(0, max).map((hit) => ({
+              card: hit.card,
+              score: hit.score,
+              reason: `BM25 score ${hit.score.toFixed(3)} ≥ ${threshold}`,
+            }));
+      const best = result.shortlist[0]?.score ?? 0;
+      return json({
+        query,
+        strategy: result.strategy,
+        threshold: { min_score: threshold, scoring: "BM25 (k1, b from the wiki's thresholds)" },
+        best_score: best,
+        shortlist: candidates,
+        below_threshold: result.shortlist.length - candidates.length,
+        selected,
+        rejected_ids: result.rejected_ids,
+        ...(candidates.length === 0
+          ? {
+              note:
+                result.shortlist.length === 0
+                  ? "no skill shares a word with the query"
+                  : `no skill fits: the best score is ${best.toFixed(3)}, below the threshold ${threshold}`,
+            }
+          : {}),
+      });
     },
   );
 
@@ -204,69 +305,15 @@ export function createWikiMcpServer(state: WikiServerState): McpServer {
 
 /** Serve on this process's stdin/stdout until the client closes the stream. */
 export async function serveWikiStdio(state: WikiServerState): Promise<void> {
-  const server = createWikiMcpServer(state);
-  const transport = new StdioServerTransport();
-  const closed = new Promise<void>((resolve) => {
-    transport.onclose = () => resolve();
-    process.stdin.once("end", () => resolve());
-  });
-  await server.connect(transport);
-  await closed;
-  await server.close();
+  await serveMcpStdio(() => createWikiMcpServer(state));
 }
 
-export interface HttpWikiServer {
-  readonly url: string;
-  readonly token: string;
-  close(): Promise<void>;
-}
-
-function tokenMatches(header: string | undefined, token: string): boolean {
-  const presented = Buffer.from(header?.startsWith("Bearer ") === true ? header.slice(7) : "");
-  const expected = Buffer.from(token);
-  return presented.length === expected.length && timingSafeEqual(presented, expected);
-}
+export type HttpWikiServer = HttpMcpServer;
 
 /** Streamable HTTP (stateless) on 127.0.0.1, every request checked for the bearer token. */
 export async function serveWikiHttp(
   state: WikiServerState,
   options: { port?: number; token?: string } = {},
 ): Promise<HttpWikiServer> {
-  const token = options.token ?? randomBytes(24).toString("base64url");
-  const handle = async (request: IncomingMessage, response: ServerResponse) => {
-    if (!tokenMatches(request.headers.authorization, token)) {
-      response
-        .writeHead(401, { "content-type": "application/json", "www-authenticate": "Bearer" })
-        .end('{"error":"missing or wrong bearer token"}');
-      return;
-    }
-    if (new URL(request.url ?? "/", "http://127.0.0.1").pathname !== "/mcp") {
-      response.writeHead(404).end();
-      return;
-    }
-    const server = createWikiMcpServer(state);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    response.on("close", () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(request, response);
-  };
-  const http: Server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
-      if (!response.headersSent) response.writeHead(500, { "content-type": "text/plain" });
-      response.end(error instanceof Error ? error.message : String(error));
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    http.once("error", reject);
-    http.listen(options.port ?? 0, "127.0.0.1", () => resolve());
-  });
-  const address = http.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${address.port}/mcp`,
-    token,
-    close: () => new Promise<void>((resolve) => http.close(() => resolve())),
-  };
+  return serveMcpHttp(() => createWikiMcpServer(state), options);
 }

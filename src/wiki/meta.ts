@@ -72,22 +72,66 @@ export const skillMetaSchema = z.strictObject({
 });
 export type SkillMeta = z.infer<typeof skillMetaSchema>;
 
+/** The card fields stage 1 may index (the paper: all four; the public code: name, applicability, tags). */
+export const shortlistFields = ["name", "tags", "applicability", "category_path"] as const;
+export type ShortlistField = (typeof shortlistFields)[number];
+
+/**
+ * The shortlist's size: `"k"` is the paper's fixed K (`shortlist_k`); `"max(5n,25)"` is the
+ * public Resource2Skill code's candidate pool, five times the selection size n, at least 25.
+ */
+export const shortlistSizeRules = ["k", "max(5n,25)"] as const;
+export type ShortlistSizeRule = (typeof shortlistSizeRules)[number];
+
+/**
+ * Every number protocol B fixes, with the project's own, frozen in `wiki.json` by the first
+ * build. Fields added after format 1 was first written carry defaults, so a manifest written
+ * before them reads as built with the defaults of that time (which are these).
+ */
 export const thresholdsSchema = z.strictObject({
   /** Completeness: minimum characters of the text body after whitespace normalisation. */
   min_text_chars: z.number().int().positive(),
   /** Completeness: maximum tags kept after normalisation. */
   max_tags: z.number().int().positive(),
-  /** Executability: wall-clock limit of one sandboxed run. */
+  /** Executability: wall-clock limit of one sandboxed run (and of one page render). */
   exec_timeout_ms: z.number().int().positive(),
   /** Executability: memory limit of one sandboxed run. */
   exec_memory_bytes: z.number().int().positive(),
-  /** Search stage 1 shortlist size. */
+  /** Executability of HTML/CSS/SVG: the browser viewport a page is laid out and shot in. */
+  render_viewport_width: z.number().int().positive().default(1280),
+  render_viewport_height: z.number().int().positive().default(800),
+  /** Search stage 1 shortlist size K (the paper's 20). */
   shortlist_k: z.number().int().positive(),
-  /** Search stage 2: at most this many selected. */
+  /** How the shortlist size is chosen: K, or the public code's pool max(5n, 25). */
+  shortlist_size: z.enum(shortlistSizeRules).default("k"),
+  /** The card fields stage 1 indexes. */
+  shortlist_fields: z
+    .array(z.enum(shortlistFields))
+    .min(1)
+    .default([...shortlistFields]),
+  /** Score factor of entries with a visual modality (1 = none; the public code uses 1.25). */
+  shortlist_visual_boost: z.number().min(1).default(1),
+  /** Search stage 2: at most this many selected (n). */
   select_max: z.number().int().positive(),
+  /** Stage 2 cards: the most tokens one card may take (4 characters a token). */
+  card_max_tokens: z.number().int().positive().default(500),
   /** BM25 parameters. */
   bm25_k1: z.number().positive(),
   bm25_b: z.number().min(0).max(1),
+  /** Online acquisition: the most skills one online pool may hold. */
+  online_budget_max: z.number().int().positive().default(100),
+  /** Online acquisition: resources taken from each search backend per query. */
+  online_resources_per_backend: z.number().int().positive().default(3),
+  /** Online acquisition: the most task terms in one targeted query. */
+  online_query_terms: z.number().int().positive().default(6),
+  /** Videos: scene score above which a frame starts a new scene (ffmpeg's `scene`, 0–1). */
+  video_scene_threshold: z.number().min(0).max(1).default(0.3),
+  /** Videos: scene sampling needs at least this many key frames, else equal windows. */
+  video_min_scene_frames: z.number().int().positive().default(2),
+  /** Videos: the most key frames one video contributes. */
+  video_max_frames: z.number().int().positive().default(8),
+  /** Videos, equal windows: about one frame per this many seconds. */
+  video_frame_spacing_seconds: z.number().positive().default(2),
 });
 export type Thresholds = z.infer<typeof thresholdsSchema>;
 
@@ -96,10 +140,23 @@ export const defaultThresholds: Thresholds = {
   max_tags: 12,
   exec_timeout_ms: 10_000,
   exec_memory_bytes: 512 * 1024 * 1024,
+  render_viewport_width: 1280,
+  render_viewport_height: 800,
   shortlist_k: 20,
+  shortlist_size: "k",
+  shortlist_fields: [...shortlistFields],
+  shortlist_visual_boost: 1,
   select_max: 5,
+  card_max_tokens: 500,
   bm25_k1: 1.2,
   bm25_b: 0.75,
+  online_budget_max: 100,
+  online_resources_per_backend: 3,
+  online_query_terms: 6,
+  video_scene_threshold: 0.3,
+  video_min_scene_frames: 2,
+  video_max_frames: 8,
+  video_frame_spacing_seconds: 2,
 };
 
 /** `<wiki>/wiki.json`: written by the first build, then frozen (later builds reuse it). */
@@ -132,6 +189,35 @@ export const resourceRecordSchema = z.strictObject({
     .optional(),
   /** Downloaded documents: the Content-Type the server sent. */
   content_type: z.string().optional(),
+  /** Repositories read in part (a code search hit): the only files hashed and read. */
+  focus: z.array(z.string().min(1)).min(1).optional(),
+  /** Repositories: source files their grammar could not parse (no regions from them). */
+  unparsed: z.array(z.string().min(1)).optional(),
+  /** Videos: how the key frames were chosen, with the numbers used, and their times. */
+  key_frames: z
+    .strictObject({
+      method: z.enum(["scene", "equal-windows"]),
+      /** Equal windows: why scene sampling was not used. */
+      fallback_reason: z.string().optional(),
+      scene_threshold: z.number().min(0).max(1),
+      min_scene_frames: z.number().int().positive(),
+      max_frames: z.number().int().positive(),
+      frame_spacing_seconds: z.number().positive(),
+      duration_seconds: z.number().nonnegative(),
+      times_seconds: z.array(z.number().nonnegative()),
+    })
+    .optional(),
+  /** Videos: where the transcript came from (a file beside the video, a track inside it, none). */
+  transcript: z
+    .strictObject({
+      source: z.enum(["sidecar", "embedded", "none"]),
+      /** Sidecar: the file (as in `companions`); embedded: the ffmpeg stream, e.g. `0:s:0`. */
+      from: z.string().optional(),
+      codec: z.string().optional(),
+      language: z.string().optional(),
+      cues: z.number().int().nonnegative(),
+    })
+    .optional(),
 });
 export type ResourceRecord = z.infer<typeof resourceRecordSchema>;
 

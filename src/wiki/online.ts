@@ -1,34 +1,55 @@
 /**
- * Online acquisition: when the offline wiki has no adequate candidate for a task, query the
- * configured resource connectors, distil and gate what they return with the same build, and
- * put accepted skills in a separate online pool for that task or split (budget ≤ 100). The pool
- * is its own wiki folder, never merged into the offline wiki, and `pool.json` records every
- * acquisition (query, resources, failures, outcomes) for the run's records.
+ * Online acquisition: when the offline wiki has no adequate candidate for a task, issue a
+ * targeted query (built from the task: `resources/query.ts`) to the configured resource search
+ * backends (GitHub repository and code search, any JSON search endpoint, local folders:
+ * `resources/search.ts`), fetch each result through the URL connectors, distil and gate it with
+ * the same build as the offline wiki, and put accepted skills in a separate online pool for
+ * that task or split (budget ≤ 100). The pool is its own wiki folder, never merged into the
+ * offline wiki, and `pool.json` records every acquisition: the task, the query, each request,
+ * each resource, each failure and the outcomes.
  *
- * Connectors: a local folder of resources, a resource list (paths and URLs), and URLs (pages,
- * images, videos, git repositories). A connector ranks its resources against the query by BM25
- * over their names and text; URL resources are fetched to be ranked, and one that cannot be
- * fetched is skipped and recorded rather than failing the search that triggered acquisition.
+ * A backend that is down, slow, rate-limited or answers garbage, and a result that cannot be
+ * fetched, are recorded under `failed` and skipped; the rest of the acquisition goes on. Every
+ * fetch goes to a temporary folder, entries are written atomically by the build and `pool.json`
+ * is replaced atomically, so a failure leaves nothing half-written.
+ *
+ * Resources the user supplied (`--resources`: folders, lists, URLs) are connectors that rank
+ * what they hold against the query by BM25, as before.
  */
-import { mkdir, mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { z } from "zod";
 import { InputError, InternalError, isSkillsmithError } from "../core/errors.js";
 import { writeFileAtomic } from "../core/fs.js";
 import type { ModelClient } from "../model/index.js";
-import { Bm25Index } from "./bm25.js";
 import { type BuildSummary, buildWiki } from "./build.js";
 import type { CodeRunner } from "./gates.js";
-import { type ResourceType, WIKI_FORMAT_VERSION } from "./meta.js";
+import { defaultThresholds, WIKI_FORMAT_VERSION } from "./meta.js";
 import {
   listResourceInputs,
   type ResourceInput,
   type ResourceSpec,
   resolveResourceArgument,
 } from "./resources/collect.js";
+import { type TargetedQuery, targetedQuery } from "./resources/query.js";
 import { repositoryFiles } from "./resources/repository.js";
-import { type FetchOptions, fetchRemoteResource, looksLikeUrl } from "./resources/url.js";
+import {
+  DEFAULT_SEARCH_TIMEOUT_MS,
+  type ResourceSearchBackendV1,
+  rankResources,
+  type SearchAnswer,
+  type SearchHit,
+} from "./resources/search.js";
+import {
+  type FetchedResource,
+  type FetchOptions,
+  fetchRemoteResource,
+  looksLikeUrl,
+  manifestPathOf,
+  parseResourceUrl,
+  type RemoteResourceSpec,
+} from "./resources/url.js";
 import type { SearchResult } from "./search.js";
 import { jsonText, listEntries, readJsonFile } from "./store.js";
 
@@ -60,8 +81,6 @@ export function needsAcquisition(result: SearchResult, minScore: number): boolea
   if (best < minScore) return true;
   return result.strategy === "select" && result.selected.length === 0;
 }
-
-const TEXT_SAMPLE_BYTES = 64 * 1024;
 
 /**
  * A connector over a list of resources, local or URLs: resources are ranked by BM25 over their
@@ -112,10 +131,7 @@ export class ResourceListConnector implements ResourceConnectorV1 {
         context.onFailure?.(spec.remote.path, error);
       }
     }
-    const texts: string[] = [];
-    for (const input of inputs) texts.push(await describe(input));
-    const index = Bm25Index.build(texts, { k1: 1.2, b: 0.75 });
-    return index.search(query, limit).map((hit) => inputs[hit.doc] as ResourceInput);
+    return rankResources(query, inputs, limit);
   }
 }
 
@@ -172,39 +188,41 @@ export async function connectorsFor(
   return connectors;
 }
 
-async function describe(input: ResourceInput): Promise<string> {
-  const read = async (path: string) => {
-    try {
-      return (await readFile(path)).subarray(0, TEXT_SAMPLE_BYTES).toString("utf8");
-    } catch {
-      return "";
-    }
-  };
-  const name = input.path.replace(/[^A-Za-z0-9]+/g, " ");
-  const byType: Record<ResourceType, () => Promise<string>> = {
-    article: async () => (await read(input.absolutePath)).replace(/<[^>]+>/g, " "),
-    repository: async () => {
-      const files = await repositoryFiles(input.absolutePath);
-      const readme = files.find((file) => /^readme/i.test(file));
-      return `${files.join(" ")} ${readme === undefined ? "" : await read(join(input.absolutePath, readme))}`;
-    },
-    video: async () => {
-      const stem = input.absolutePath.replace(/\.[^.]+$/, "");
-      return `${await read(`${stem}.srt`)} ${await read(`${stem}.vtt`)}`;
-    },
-    image: async () => read(`${input.absolutePath}.txt`),
-  };
-  return `${name}\n${await byType[input.type]()}`;
-}
+const failureSchema = z.strictObject({
+  /** The backend or connector. */
+  connector: z.string(),
+  /** What was being done: the search request, or fetching one result. */
+  stage: z.enum(["search", "fetch"]).optional(),
+  /** The request or the result's URL (or path). */
+  path: z.string(),
+  /** The error's code (`wiki.search.timeout`, `wiki.url.status`, …). */
+  code: z.string().optional(),
+  error: z.string(),
+});
+export type AcquisitionFailure = z.infer<typeof failureSchema>;
 
 export const poolRecordSchema = z.strictObject({
   format: z.literal(WIKI_FORMAT_VERSION),
   budget: z.number().int().positive().max(ONLINE_POOL_BUDGET_LIMIT),
   acquisitions: z.array(
     z.strictObject({
+      /** The task that triggered the acquisition. */
       query: z.string(),
+      /** The targeted query's words (uncovered by the offline shortlist first). */
+      terms: z.array(z.string()).optional(),
       at: z.string().datetime(),
       connectors: z.array(z.string()),
+      /** Each backend's request as sent (no credentials) and how many results it gave. */
+      searches: z
+        .array(
+          z.strictObject({
+            connector: z.string(),
+            request: z.string(),
+            hits: z.number().int().nonnegative(),
+            total: z.number().int().nonnegative().optional(),
+          }),
+        )
+        .optional(),
       resources: z.array(
         z.strictObject({
           connector: z.string(),
@@ -216,10 +234,8 @@ export const poolRecordSchema = z.strictObject({
           fetched_at: z.string().datetime().optional(),
         }),
       ),
-      /** Resources a connector could not fetch (skipped). */
-      failed: z
-        .array(z.strictObject({ connector: z.string(), path: z.string(), error: z.string() }))
-        .optional(),
+      /** Searches that failed and results that could not be fetched (skipped). */
+      failed: z.array(failureSchema).optional(),
       accepted: z.array(z.string()),
       outcomes: z.record(z.string(), z.number().int().nonnegative()),
     }),
@@ -228,33 +244,127 @@ export const poolRecordSchema = z.strictObject({
 export type PoolRecord = z.infer<typeof poolRecordSchema>;
 
 export interface AcquireOptions {
+  /** The task (its text is what the targeted query is built from). */
   readonly query: string;
   /** The pool's wiki folder; must not be (or be inside) the offline wiki. */
   readonly pool: string;
   readonly offlineWiki: string;
   readonly domain: string;
-  readonly connectors: readonly ResourceConnectorV1[];
+  /** Search backends to query. */
+  readonly backends?: readonly ResourceSearchBackendV1[];
+  /** Resources the user supplied, ranked against the query. */
+  readonly connectors?: readonly ResourceConnectorV1[];
+  /** Card texts of the offline shortlist: the query leads with the task words they lack. */
+  readonly covered?: readonly string[];
   readonly model: ModelClient;
   /** At most this many skills in the pool, at most 100. */
   readonly budget: number;
+  /** Resources taken from each backend or connector (default 3). */
   readonly resourcesPerConnector?: number;
+  /** Most words in the targeted query (default 6). */
+  readonly maxTerms?: number;
+  /** Time limit of one search request (default 15 s). */
+  readonly searchTimeoutMs?: number;
   /** Timeouts and size caps of URL resources. */
   readonly fetch?: FetchOptions;
   readonly runner?: CodeRunner;
   readonly now?: () => Date;
   readonly onProgress?: (line: string) => void;
+  readonly signal?: AbortSignal;
 }
 
 export interface AcquireResult {
   readonly pool: string;
+  readonly query: TargetedQuery;
+  readonly searches: NonNullable<PoolRecord["acquisitions"][number]["searches"]>;
   readonly resources: number;
-  /** Resources the connectors could not fetch (skipped). */
-  readonly failed: { connector: string; path: string; error: string }[];
+  /** Searches that failed and results that could not be fetched (skipped). */
+  readonly failed: AcquisitionFailure[];
+  /** Every backend failed to answer (and no connector was given): nothing could be looked at. */
+  readonly allFailed: boolean;
   readonly summary: BuildSummary | null;
   readonly poolSize: number;
 }
 
-/** Acquire skills for one query into the online pool. */
+function failureOf(
+  connector: string,
+  stage: "search" | "fetch",
+  path: string,
+  error: unknown,
+): AcquisitionFailure {
+  return {
+    connector,
+    stage,
+    path,
+    ...(isSkillsmithError(error) ? { code: error.code } : {}),
+    error: error instanceof Error ? error.message : String(error),
+  };
+}
+
+/** Only the web may be named by a search result: never a local path or an ssh/git/file URL. */
+const RESULT_SCHEMES = new Set(["http", "https"]);
+
+/** Fetch one URL search hit through the URL connectors into `dir`. */
+async function fetchHit(
+  hit: Extract<SearchHit, { kind: "url" }>,
+  backend: string,
+  dir: string,
+  options: FetchOptions,
+  clones: Map<string, Promise<FetchedResource>>,
+): Promise<ResourceInput> {
+  const where = { field: `result of ${backend}` };
+  const parsed = parseResourceUrl(hit.url, where);
+  if (!RESULT_SCHEMES.has(parsed.scheme))
+    throw new InputError(
+      "wiki.search.result-scheme",
+      `${hit.url}: a search result may only name an http or https resource, not a ${parsed.scheme} URL`,
+      where,
+    );
+  const url = hit.ref === undefined ? parsed : { ...parsed, ref: hit.ref };
+  const spec: RemoteResourceSpec = {
+    path: hit.manifestPath ?? manifestPathOf(url),
+    url,
+    where,
+    ...(hit.type === undefined ? {} : { type: hit.type }),
+    ...(hit.licence === undefined ? {} : { declaredLicence: hit.licence }),
+  };
+  // Several code hits in one repository at one commit share one clone.
+  const key = `${url.href}#${url.ref ?? ""}`;
+  let fetching = (hit.type ?? url.impliedType) === "repository" ? clones.get(key) : undefined;
+  if (fetching === undefined) {
+    fetching = fetchRemoteResource(spec, join(dir, String(clones.size)), options);
+    if ((hit.type ?? url.impliedType) === "repository") clones.set(key, fetching);
+  }
+  let fetched: FetchedResource;
+  try {
+    fetched = await fetching;
+  } catch (error) {
+    clones.delete(key);
+    throw error;
+  }
+  if (hit.files !== undefined) {
+    // The files come from the search answer: each must be a regular file of the checkout (no
+    // `../`, no symlink), or the hit is refused here rather than failing the whole build.
+    const present = new Set(await repositoryFiles(fetched.absolutePath));
+    const absent = hit.files.filter((file) => !present.has(file));
+    if (absent.length > 0)
+      throw new InputError(
+        "wiki.search.result-file",
+        `${spec.path}: the repository at ${fetched.origin.commit ?? "its default branch"} has no file ${absent.map((file) => JSON.stringify(file)).join(", ")}`,
+        where,
+      );
+  }
+  return {
+    absolutePath: fetched.absolutePath,
+    path: spec.path,
+    type: fetched.type,
+    remote: fetched.origin,
+    ...(hit.licence === undefined ? {} : { declaredLicence: hit.licence }),
+    ...(hit.files === undefined ? {} : { focus: hit.files }),
+  };
+}
+
+/** Acquire skills for one task into the online pool. */
 export async function acquireOnline(options: AcquireOptions): Promise<AcquireResult> {
   if (
     !Number.isInteger(options.budget) ||
@@ -275,8 +385,16 @@ export async function acquireOnline(options: AcquireOptions): Promise<AcquireRes
       "the online pool must live outside the offline wiki, which it is never merged into",
       { file: pool },
     );
+  const backends = options.backends ?? [];
+  const connectors = options.connectors ?? [];
+  const perSource = options.resourcesPerConnector ?? defaultThresholds.online_resources_per_backend;
+  const query = targetedQuery(options.query, {
+    domain: options.domain,
+    maxTerms: options.maxTerms ?? defaultThresholds.online_query_terms,
+    ...(options.covered === undefined ? {} : { covered: options.covered }),
+  });
   const now = options.now ?? (() => new Date());
-  await mkdir(pool, { recursive: true });
+  const progress = options.onProgress ?? (() => {});
   const recordPath = join(pool, POOL_RECORD_FILE);
   let record: PoolRecord = {
     format: WIKI_FORMAT_VERSION,
@@ -289,31 +407,89 @@ export async function acquireOnline(options: AcquireOptions): Promise<AcquireRes
     if (!(error instanceof InputError && error.code === "wiki.file.unreadable")) throw error;
   }
   const found: { connector: string; index: number; input: ResourceInput }[] = [];
-  const failed: { connector: string; path: string; error: string }[] = [];
+  const failed: AcquisitionFailure[] = [];
+  const searches: AcquireResult["searches"] = [];
   const identity = (input: ResourceInput) =>
     input.remote === undefined ? input.absolutePath : input.path;
+  const add = (connector: string, index: number, input: ResourceInput) => {
+    if (!found.some((each) => identity(each.input) === identity(input)))
+      found.push({ connector, index, input });
+  };
+  const fetchOptions: FetchOptions = {
+    ...(options.now === undefined ? {} : { now: options.now }),
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    ...options.fetch,
+  };
   const workDir = await mkdtemp(join(tmpdir(), "skillsmith-online-"));
   let summary: BuildSummary | null = null;
+  let answered = connectors.length;
+  progress(
+    `online acquisition for "${options.query}": query "${query.text}"${query.uncovered.length === 0 ? "" : ` (not in the wiki: ${query.uncovered.join(", ")})`}`,
+  );
   try {
-    for (const [index, connector] of options.connectors.entries()) {
+    const clones = new Map<string, Promise<FetchedResource>>();
+    for (const [index, backend] of backends.entries()) {
+      let answer: SearchAnswer;
+      try {
+        answer = await backend.search(query, perSource, {
+          timeoutMs: options.searchTimeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS,
+          ...(options.signal === undefined ? {} : { signal: options.signal }),
+        });
+      } catch (error) {
+        // A backend's bug is not an answer to record: only its typed failures are.
+        if (!isSkillsmithError(error) || error.family === "internal") throw error;
+        failed.push(failureOf(backend.name, "search", query.text, error));
+        progress(`  search ${backend.name} failed: ${error.message}`);
+        continue;
+      }
+      answered += 1;
+      const hits = answer.hits.slice(0, perSource);
+      searches.push({
+        connector: backend.name,
+        request: answer.request,
+        hits: hits.length,
+        ...(answer.total === undefined ? {} : { total: answer.total }),
+      });
+      progress(`  ${backend.name}: ${hits.length} results (${answer.request})`);
+      for (const hit of hits) {
+        if (hit.kind === "local") {
+          add(backend.name, index, hit.input);
+          continue;
+        }
+        try {
+          add(
+            backend.name,
+            index,
+            await fetchHit(
+              hit,
+              backend.name,
+              join(workDir, `backend-${index}`),
+              fetchOptions,
+              clones,
+            ),
+          );
+        } catch (error) {
+          if (!isSkillsmithError(error) || error.family === "internal") throw error;
+          failed.push(failureOf(backend.name, "fetch", hit.manifestPath ?? hit.url, error));
+          progress(`  skipped ${hit.manifestPath ?? hit.url}: ${error.message}`);
+        }
+      }
+    }
+    for (const [position, connector] of connectors.entries()) {
+      const index = backends.length + position;
       const context: ConnectorContext = {
         workDir,
-        ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+        fetch: fetchOptions,
         onFailure: (path, error) => {
-          failed.push({ connector: connector.name, path, error: error.message });
-          options.onProgress?.(`  skipped ${path}: ${error.message}`);
+          failed.push(failureOf(connector.name, "fetch", path, error));
+          progress(`  skipped ${path}: ${error.message}`);
         },
       };
-      for (const input of await connector.find(
-        options.query,
-        options.resourcesPerConnector ?? 3,
-        context,
-      ))
-        if (!found.some((each) => identity(each.input) === identity(input)))
-          found.push({ connector: connector.name, index, input });
+      for (const input of await connector.find(options.query, perSource, context))
+        add(connector.name, index, input);
     }
-    options.onProgress?.(
-      `online acquisition for "${options.query}": ${found.length} resources from ${options.connectors.length} connectors`,
+    progress(
+      `online acquisition: ${found.length} resources from ${backends.length + connectors.length} sources${failed.length === 0 ? "" : `, ${failed.length} failures`}`,
     );
     if (found.length > 0)
       summary = await buildWiki({
@@ -334,8 +510,10 @@ export async function acquireOnline(options: AcquireOptions): Promise<AcquireRes
     outcomes[report.outcome] = (outcomes[report.outcome] ?? 0) + 1;
   record.acquisitions.push({
     query: options.query,
+    terms: [...query.terms],
     at: now().toISOString(),
-    connectors: options.connectors.map((connector) => connector.name),
+    connectors: [...backends.map((each) => each.name), ...connectors.map((each) => each.name)],
+    searches,
     resources: found.map(({ connector, index, input }) => ({
       connector,
       path: poolPath(index, input),
@@ -349,11 +527,15 @@ export async function acquireOnline(options: AcquireOptions): Promise<AcquireRes
       .map((report) => report.skill_id),
     outcomes,
   });
+  await mkdir(pool, { recursive: true });
   await writeFileAtomic(recordPath, jsonText(poolRecordSchema.parse(record)));
   return {
     pool,
+    query,
+    searches,
     resources: found.length,
     failed,
+    allFailed: backends.length + connectors.length > 0 && answered === 0,
     summary,
     poolSize: (await listEntries(pool, options.domain)).length,
   };

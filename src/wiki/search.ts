@@ -14,7 +14,13 @@ import { packageRoot } from "../core/paths.js";
 import type { EmbeddingClient, ModelClient } from "../model/index.js";
 import { Bm25Index } from "./bm25.js";
 import { CardEmbeddings, EMBEDDING_MODEL_VARIABLE, rankByCosine } from "./embedding.js";
-import type { SkillMeta, Thresholds } from "./meta.js";
+import {
+  type ShortlistField,
+  type ShortlistSizeRule,
+  type SkillMeta,
+  shortlistFields,
+  type Thresholds,
+} from "./meta.js";
 import { listEntries, readWikiManifest, type WikiEntry } from "./store.js";
 
 export const selectionStrategies = [
@@ -59,16 +65,46 @@ export function cardOf(meta: SkillMeta): SkillCard {
   };
 }
 
-/** The text stage 1 indexes for a card: name ⊕ tags ⊕ applicability ⊕ category path. */
+/**
+ * The text stage 1 indexes for a card: name ⊕ tags ⊕ applicability ⊕ category path (the
+ * paper's four fields), or the given subset in that order.
+ */
 export function indexedText(
   card: Pick<SkillCard, "skill_name" | "tags" | "applicability" | "category_path">,
+  fields: readonly ShortlistField[] = shortlistFields,
 ): string {
-  return [
-    card.skill_name,
-    card.tags.join(" "),
-    card.applicability,
-    card.category_path.join(" "),
-  ].join("\n");
+  const text: Record<ShortlistField, string> = {
+    name: card.skill_name,
+    tags: card.tags.join(" "),
+    applicability: card.applicability,
+    category_path: card.category_path.join(" "),
+  };
+  return shortlistFields
+    .filter((field) => fields.includes(field))
+    .map((field) => text[field])
+    .join("\n");
+}
+
+/** How one search built its shortlist; recorded in every search result. */
+export interface ShortlistConfig {
+  /** The shortlist size used. */
+  readonly k: number;
+  /** `k` (the paper's fixed K) or `max(5n,25)` (the public code's pool, n = selection size). */
+  readonly size: ShortlistSizeRule;
+  readonly fields: readonly ShortlistField[];
+  /** Score factor of entries with a visual modality (1 = none). */
+  readonly visual_boost: number;
+}
+
+export interface ShortlistOptions {
+  /** An explicit K (with size `k`). */
+  readonly k?: number;
+  readonly size?: ShortlistSizeRule;
+  /** n, for size `max(5n,25)` (default the wiki's select_max). */
+  readonly selectMax?: number;
+  readonly fields?: readonly ShortlistField[];
+  readonly visualBoost?: number;
+  readonly includeUnverified?: boolean;
 }
 
 export interface ShortlistHit {
@@ -79,6 +115,9 @@ export interface ShortlistHit {
 /** An in-memory search over a wiki's cards; built once, queried many times (the MCP server keeps one). */
 export class WikiSearch {
   private readonly embeddings = new Map<EmbeddingClient, CardEmbeddings>();
+  /** Indexes over other field sets than the four, built when first asked for. */
+  private readonly fieldIndexes = new Map<string, Bm25Index>();
+  private visualMask: Uint8Array | undefined;
 
   private constructor(
     readonly entries: readonly WikiEntry[],
@@ -120,17 +159,65 @@ export class WikiSearch {
     return store;
   }
 
-  /** Stage 1: the BM25 shortlist (K from the wiki's thresholds unless given). */
-  shortlist(
-    query: string,
-    options: { k?: number; includeUnverified?: boolean } = {},
-  ): ShortlistHit[] {
-    const k = options.k ?? this.thresholds.shortlist_k;
-    const hits = this.index.search(
-      query,
-      k,
-      options.includeUnverified === true ? undefined : this.verified,
+  /** The shortlist settings a search uses: options > the wiki's recorded defaults. */
+  shortlistConfig(options: ShortlistOptions = {}): ShortlistConfig {
+    const size = options.size ?? this.thresholds.shortlist_size;
+    const n = options.selectMax ?? this.thresholds.select_max;
+    const fields = shortlistFields.filter((field) =>
+      (options.fields ?? this.thresholds.shortlist_fields).includes(field),
     );
+    return {
+      k: size === "max(5n,25)" ? Math.max(5 * n, 25) : (options.k ?? this.thresholds.shortlist_k),
+      size,
+      fields,
+      visual_boost: options.visualBoost ?? this.thresholds.shortlist_visual_boost,
+    };
+  }
+
+  private indexFor(fields: readonly ShortlistField[]): Bm25Index {
+    if (fields.length === shortlistFields.length) return this.index;
+    const key = fields.join(",");
+    let index = this.fieldIndexes.get(key);
+    if (index === undefined) {
+      index = Bm25Index.build(
+        this.entries.map((entry) => indexedText(entry.meta, fields)),
+        { k1: this.thresholds.bm25_k1, b: this.thresholds.bm25_b },
+      );
+      this.fieldIndexes.set(key, index);
+    }
+    return index;
+  }
+
+  /**
+   * Stage 1: the BM25 shortlist (K, fields and visual boost from the wiki's thresholds unless
+   * given). With a boost, the best K of the entries with a visual and the best K of the others
+   * are merged on boosted scores: the boost is uniform within each group, so this is exactly
+   * the top K of every entry's boosted score.
+   */
+  shortlist(query: string, options: ShortlistOptions = {}): ShortlistHit[] {
+    const config = this.shortlistConfig(options);
+    const index = this.indexFor(config.fields);
+    const eligible = options.includeUnverified === true ? undefined : this.verified;
+    let hits: { doc: number; score: number }[];
+    if (config.visual_boost === 1) hits = index.search(query, config.k, eligible);
+    else {
+      this.visualMask ??= Uint8Array.from(this.entries, (entry) =>
+        entry.meta.modalities_present.includes("visual") ? 1 : 0,
+      );
+      const visual = this.visualMask;
+      const group = (wanted: number) =>
+        Uint8Array.from(visual, (flag, doc) =>
+          flag === wanted && (eligible === undefined || eligible[doc] === 1) ? 1 : 0,
+        );
+      hits = [
+        ...index
+          .search(query, config.k, group(1))
+          .map((hit) => ({ doc: hit.doc, score: hit.score * config.visual_boost })),
+        ...index.search(query, config.k, group(0)),
+      ]
+        .sort((left, right) => right.score - left.score || left.doc - right.doc)
+        .slice(0, config.k);
+    }
     return hits.map((hit) => {
       const entry = this.entries[hit.doc];
       if (entry === undefined) throw new RangeError(`no entry ${hit.doc}`);
@@ -163,6 +250,8 @@ export interface SearchResult {
   readonly rejected_ids: string[];
   /** The embedding strategies: the model that embedded query and cards. */
   readonly embedding_model?: string;
+  /** How the shortlist was built: K, its size rule, the fields indexed, the visual boost. */
+  readonly shortlist_config?: ShortlistConfig;
 }
 
 async function selectorPrompt(max: number): Promise<string> {
@@ -238,6 +327,10 @@ export interface SearchOptions {
   readonly k?: number;
   readonly max?: number;
   readonly seed?: number;
+  /** Shortlist size rule, fields and visual boost (default: the wiki's recorded defaults). */
+  readonly shortlistSize?: ShortlistSizeRule;
+  readonly fields?: readonly ShortlistField[];
+  readonly visualBoost?: number;
 }
 
 export async function searchSkills(
@@ -247,13 +340,24 @@ export async function searchSkills(
 ): Promise<SearchResult> {
   const strategy = options.strategy ?? "bm25-only";
   const max = options.max ?? search.thresholds.select_max;
-  const shortlist = search.shortlist(query, {
+  const shortlistOptions: ShortlistOptions = {
     ...(options.k === undefined ? {} : { k: options.k }),
     ...(options.includeUnverified === undefined
       ? {}
       : { includeUnverified: options.includeUnverified }),
-  });
-  const base = { query, strategy, shortlist, rejected_ids: [] as string[] };
+    ...(options.shortlistSize === undefined ? {} : { size: options.shortlistSize }),
+    selectMax: max,
+    ...(options.fields === undefined ? {} : { fields: options.fields }),
+    ...(options.visualBoost === undefined ? {} : { visualBoost: options.visualBoost }),
+  };
+  const shortlist = search.shortlist(query, shortlistOptions);
+  const base = {
+    query,
+    strategy,
+    shortlist,
+    rejected_ids: [] as string[],
+    shortlist_config: search.shortlistConfig(shortlistOptions),
+  };
   switch (strategy) {
     case "none":
       return { ...base, selected: [] };

@@ -3,8 +3,10 @@
  * `skillsmith synth` run in-process with its cost table read back.
  */
 import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import { Command } from "commander";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { registerSynth } from "../../src/cli/commands/synth.js";
@@ -19,6 +21,39 @@ import {
   type FamilyTask,
 } from "../../src/synth/index.js";
 import type { Cleanup } from "./temporary.js";
+
+/** HumanEval as shipped in `../shared` (read-only, never copied into the project). */
+export const humanEvalFixture = join(
+  import.meta.dirname,
+  "..",
+  "..",
+  "..",
+  "shared",
+  "fixtures",
+  "humaneval",
+  "HumanEval.jsonl.gz",
+);
+export const hasHumanEval = existsSync(humanEvalFixture);
+
+/** The HumanEval family's interpreter: Debian's, whatever the PATH finds first. */
+export const hasDebianPython = existsSync("/usr/bin/python3");
+
+/** The fixture's records as the file holds them (test code may read the evaluator-only fields). */
+export interface HumanEvalRecord {
+  task_id: string;
+  prompt: string;
+  canonical_solution: string;
+  test: string;
+  entry_point: string;
+}
+
+export async function humanEvalRecords(): Promise<HumanEvalRecord[]> {
+  return gunzipSync(await readFile(humanEvalFixture))
+    .toString("utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as HumanEvalRecord);
+}
 
 /** Scoring runs the hidden tests with real pytest; without it those tests cannot run. */
 export const hasPytest =
@@ -132,7 +167,8 @@ export async function runSynthCli(
 
 /**
  * The row of `synth run`'s cost table (the lines from the "rel. cost" header on) starting with
- * `label`, and its last column, the relative cost ("1.41x").
+ * `label`, and its relative cost ("1.41x": the one cell of that form; an "est. USD" column may
+ * follow it).
  */
 export function costRow(
   stdout: string,
@@ -142,5 +178,11 @@ export function costRow(
   const line = lines
     .slice(lines.findIndex((each) => each.includes("rel. cost")))
     .find((each) => each.startsWith(label));
-  return { line, relative: line?.trim().split(/\s+/).at(-1) };
+  return {
+    line,
+    relative: line
+      ?.trim()
+      .split(/\s+/)
+      .find((cell) => /^(\d+\.\d{2}x|n\/a)$/.test(cell)),
+  };
 }

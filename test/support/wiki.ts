@@ -4,7 +4,7 @@
  * and distiller answers for the scripted model server.
  */
 import { spawn } from "node:child_process";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
@@ -63,6 +63,56 @@ Open the colour picker on the toolbar.
 00:00:01,500 --> 00:00:03,000
 Pick a contrast ratio of at least four and a half to one.
 `;
+
+async function ffmpeg(args: string[]): Promise<void> {
+  const result = await runProcess("ffmpeg", ["-nostdin", "-v", "error", "-y", ...args]);
+  if (result.exitCode !== 0) throw new Error(`ffmpeg ${args.join(" ")}: ${result.stderr}`);
+}
+
+/**
+ * A video of solid-colour scenes (160×120, 10 fps), cut at the running sums of the scenes'
+ * lengths, with `subtitles` (SubRip text) as a mov_text track inside the file when given.
+ */
+export async function writeSceneVideo(
+  file: string,
+  scenes: readonly { colour: string; seconds: number }[],
+  subtitles?: string,
+): Promise<void> {
+  const plain = subtitles === undefined ? file : `${file}.plain.mp4`;
+  await ffmpeg([
+    ...scenes.flatMap((scene) => [
+      "-f",
+      "lavfi",
+      "-i",
+      `color=c=${scene.colour}:s=160x120:d=${scene.seconds}:r=10`,
+    ]),
+    "-filter_complex",
+    `${scenes.map((_, index) => `[${index}]`).join("")}concat=n=${scenes.length}:v=1:a=0,format=yuv420p`,
+    plain,
+  ]);
+  if (subtitles === undefined) return;
+  const srt = `${file}.subtitles.srt`;
+  await writeFile(srt, subtitles);
+  await ffmpeg([
+    "-i",
+    plain,
+    "-i",
+    srt,
+    "-map",
+    "0:v",
+    "-map",
+    "1:s",
+    "-c:v",
+    "copy",
+    "-c:s",
+    "mov_text",
+    "-metadata:s:s:0",
+    "language=eng",
+    file,
+  ]);
+  await rm(plain, { force: true });
+  await rm(srt, { force: true });
+}
 
 /** Write the four resources into `root` and return their manifest paths. */
 export async function writeResources(

@@ -2,13 +2,87 @@ import { stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { UsageError } from "../../core/errors.js";
 import { readManifest } from "../store/manifest.js";
-import { RESULTS_FILE, ResultsStore } from "../store/results.js";
+import {
+  type AttemptRecord,
+  RESULTS_FILE,
+  ResultsStore,
+  type RunResult,
+} from "../store/results.js";
 import { type BenchReport, type BuildReportOptions, buildReport } from "./report.js";
+
+/** Which part of a run a report covers (`bench report --skill … --requirement …`). */
+export interface ReportFilter {
+  /** Skill ids; none means every skill. */
+  readonly skills?: readonly string[];
+  /**
+   * Requirement ids (`r1`), or `skill/requirement` to name one skill's requirement; none means
+   * every requirement.
+   */
+  readonly requirements?: readonly string[];
+}
+
+function matches(filter: ReportFilter, key: { skill: string; requirement: string }): boolean {
+  const skills = filter.skills ?? [];
+  const requirements = filter.requirements ?? [];
+  if (skills.length > 0 && !skills.includes(key.skill)) return false;
+  if (
+    requirements.length > 0 &&
+    !requirements.includes(key.requirement) &&
+    !requirements.includes(`${key.skill}/${key.requirement}`)
+  ) {
+    return false;
+  }
+  return true;
+}
+
+/**
+ * Keep the results and attempts the filter names. A skill or requirement that names nothing in
+ * the run is a usage error listing what exists, so a typo never yields an empty report that
+ * looks like a finished one.
+ */
+export function filterRuns(
+  results: readonly RunResult[],
+  attempts: readonly AttemptRecord[],
+  filter: ReportFilter,
+): { results: RunResult[]; attempts: AttemptRecord[] } {
+  const keys = [...results, ...attempts];
+  const skills = [...new Set(keys.map((key) => key.skill))].sort();
+  for (const skill of filter.skills ?? []) {
+    if (!skills.includes(skill)) {
+      throw new UsageError(
+        "report-unknown-skill",
+        `--skill ${skill}: no run of that skill in this run directory (skills: ${skills.join(", ") || "none"})`,
+      );
+    }
+  }
+  const inSkills = keys.filter((key) => matches({ skills: filter.skills ?? [] }, key));
+  const requirementIds = new Set(
+    inSkills.flatMap((key) => [key.requirement, `${key.skill}/${key.requirement}`]),
+  );
+  for (const requirement of filter.requirements ?? []) {
+    if (!requirementIds.has(requirement)) {
+      const known = [...new Set(inSkills.map((key) => `${key.skill}/${key.requirement}`))].sort();
+      throw new UsageError(
+        "report-unknown-requirement",
+        `--requirement ${requirement}: no run of that requirement${(filter.skills ?? []).length > 0 ? " in the selected skills" : ""} (requirements: ${known.slice(0, 20).join(", ") || "none"}${known.length > 20 ? ", …" : ""})`,
+      );
+    }
+  }
+  return {
+    results: results.filter((result) => matches(filter, result)),
+    attempts: attempts.filter((attempt) => matches(filter, attempt)),
+  };
+}
+
+export interface ReportRunDirOptions
+  extends Omit<BuildReportOptions, "manifest" | "attempts" | "filter"> {
+  readonly filter?: ReportFilter;
+}
 
 /** The report of a run directory, read from its store and manifest (read-only; nothing runs). */
 export async function reportRunDir(
   runDir: string,
-  options: Omit<BuildReportOptions, "manifest" | "infraAttempts"> = {},
+  options: ReportRunDirOptions = {},
 ): Promise<BenchReport> {
   const directory = resolve(runDir);
   if ((await stat(join(directory, RESULTS_FILE)).catch(() => undefined)) === undefined) {
@@ -20,13 +94,27 @@ export async function reportRunDir(
   const manifest = await readManifest(directory);
   const store = ResultsStore.openReadOnly(directory);
   try {
-    const infraAttempts = store
-      .attempts()
-      .filter((attempt) => attempt.outcome === "infra_error").length;
-    return buildReport(store.results(), {
-      ...options,
+    const { filter, ...rest } = options;
+    const active =
+      filter !== undefined &&
+      ((filter.skills ?? []).length > 0 || (filter.requirements ?? []).length > 0);
+    const selected = active
+      ? filterRuns(store.results(), store.attempts(), filter)
+      : { results: store.results(), attempts: store.attempts() };
+    return buildReport(selected.results, {
+      ...rest,
       ...(manifest === undefined ? {} : { manifest }),
-      infraAttempts,
+      attempts: selected.attempts,
+      ...(active
+        ? {
+            filter: {
+              ...((filter.skills ?? []).length > 0 ? { skills: filter.skills } : {}),
+              ...((filter.requirements ?? []).length > 0
+                ? { requirements: filter.requirements }
+                : {}),
+            },
+          }
+        : {}),
     });
   } finally {
     store.close();

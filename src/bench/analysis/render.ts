@@ -1,6 +1,16 @@
 /** The verdict table and aggregate views of a `BenchReport` as plain text for people. */
+
+import { flagDefinition } from "../../env/index.js";
 import type { SkillClass } from "../../stats/index.js";
-import type { BenchReport, Profile } from "./report.js";
+import { printable } from "./excerpt.js";
+import {
+  type BenchReport,
+  type FlagCount,
+  type Profile,
+  type RequirementOutcome,
+  type RunDetail,
+  runNeedsExplanation,
+} from "./report.js";
 
 const CLASS_NAMES: Record<SkillClass, string> = {
   golden: "Golden",
@@ -53,11 +63,99 @@ function seconds(milliseconds: number): string {
   return `${(milliseconds / 1000).toFixed(1)}s`;
 }
 
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
+function verdict(profile: Profile): string {
+  if (profile.unscorable !== null) return "unscorable";
+  return profile.class === null ? "-" : CLASS_NAMES[profile.class];
+}
+
+function flagLabels(flags: readonly string[]): string {
+  // An unknown flag's label is its id, which came from the store: no terminal control in it.
+  return flags.map((flag) => printable(flagDefinition(flag).label)).join(", ");
+}
+
+function flagCounts(counts: readonly FlagCount[]): string {
+  return counts
+    .map(
+      (count) =>
+        `${count.label} ${plural(count.runs, "run")} (${plural(count.requirements, "requirement")})`,
+    )
+    .join(", ");
+}
+
+/** The short form of a requirement's outcome in the profile's one-line summary. */
+function outcomeText(outcome: RequirementOutcome): string {
+  if (!outcome.measurement.measurable) return `${outcome.id} not measured`;
+  return `${outcome.id} ${points(outcome.delta)}${outcome.timeout ? " (timeout)" : ""}`;
+}
+
+/**
+ * The flagged runs of a requirement: flags, exit code, evidence and the verifier output's
+ * telling lines. Runs that say the same (both arms failing to collect alike) share one entry.
+ */
+function runLines(runs: readonly RunDetail[]): string[] {
+  const groups = new Map<string, { names: string[]; lines: string[] }>();
+  for (const run of runs) {
+    const exit =
+      run.verifier === undefined
+        ? " (no verifier run)"
+        : ` (verifier exit ${run.verifier.exitCode ?? "none"})`;
+    const body = [
+      ...(run.verifier?.evidence ?? [])
+        .slice(0, 4)
+        .map((line) => `      evidence: ${printable(line)}`),
+      ...run.excerpt.map((line) => `      | ${line}`),
+    ];
+    const head = `${flagLabels(run.flags)}${exit}`;
+    const key = JSON.stringify([head, body]);
+    const group = groups.get(key) ?? { names: [], lines: [head, ...body] };
+    group.names.push(`${run.arm}#${run.repeat}`);
+    groups.set(key, group);
+  }
+  return [...groups.values()].flatMap(({ names, lines: [head, ...body] }) => [
+    `    ${names.join(", ")} ${head}`,
+    ...body,
+  ]);
+}
+
+/** The lines under a profile for each requirement with a flag, not measured, or lost runs. */
+function requirementLines(outcome: RequirementOutcome): string[] {
+  const flagged = [...outcome.detail.without, ...outcome.detail.with].filter(runNeedsExplanation);
+  if (outcome.measurement.measurable && outcome.flags.length === 0 && outcome.lost.length === 0)
+    return [];
+  const parts: string[] = [];
+  if (outcome.flags.length > 0)
+    parts.push(
+      `flags: ${flagLabels(outcome.flags)}${outcome.weakVerifier && outcome.measurement.measurable ? " (counted in the verdict)" : ""}`,
+    );
+  if (!outcome.measurement.measurable) parts.push(`not measured: ${outcome.measurement.reason}`);
+  const lines = [`  ${outcome.id}: ${parts.join("; ") || "runs lost to infrastructure"}`];
+  lines.push(...runLines(flagged));
+  for (const run of outcome.lost) {
+    lines.push(
+      `    ${run.arm}#${run.repeat} lost to infrastructure after ${plural(run.attempts, "attempt")}: ${run.lastError}`,
+    );
+  }
+  return lines;
+}
+
 /** Lines of the text report: the verdict table first, then the views behind it. */
 export function renderReportText(report: BenchReport): string[] {
   const lines: string[] = [];
   if (report.suite !== undefined)
     lines.push(`suite ${report.suite.name} (${report.suite.path})`, "");
+  if (report.filter !== undefined) {
+    const parts = [
+      ...(report.filter.skills === undefined ? [] : [`skills ${report.filter.skills.join(", ")}`]),
+      ...(report.filter.requirements === undefined
+        ? []
+        : [`requirements ${report.filter.requirements.join(", ")}`]),
+    ];
+    lines.push(`filtered to ${parts.join("; ")}: verdicts cover these runs only`, "");
+  }
   if (report.profiles.length === 0) {
     lines.push("no results yet");
     return lines;
@@ -84,27 +182,32 @@ export function renderReportText(report: BenchReport): string[] {
         percent(profile.with),
         points(profile.delta),
         pValue(profile.p),
-        profile.class === null ? "-" : CLASS_NAMES[profile.class],
+        verdict(profile),
         activation(profile),
-        sensitivity(profile),
+        profile.unscorable === null ? sensitivity(profile) : "-",
       ]),
     ]),
   );
-  lines.push("");
+  const { measurement } = report;
+  lines.push(
+    "",
+    `verdicts use measurable pairs only: ${measurement.measurable} of ${plural(measurement.pairs, "pair")} measured${measurement.unmeasured.length === 0 ? "" : `; the ${measurement.unmeasured.length} left out are listed below with the reason`}`,
+    "",
+  );
   for (const profile of report.profiles) {
-    const deltas = profile.requirements
-      .map(
-        (outcome) => `${outcome.id} ${points(outcome.delta)}${outcome.timeout ? " (timeout)" : ""}`,
-      )
-      .join(", ");
-    lines.push(`${profile.config} / ${profile.skill}: ${deltas}`);
+    lines.push(
+      `${profile.config} / ${profile.skill}: measured ${profile.measured.measurable} of ${plural(profile.measured.total, "requirement")}; ${profile.requirements.map(outcomeText).join(", ")}`,
+    );
+    if (profile.unscorable !== null) lines.push(`  unscorable: ${profile.unscorable}`);
+    for (const outcome of profile.requirements) lines.push(...requirementLines(outcome));
+    if (profile.flagCounts.length > 0) lines.push(`  flags: ${flagCounts(profile.flagCounts)}`);
     for (const note of profile.notes) lines.push(`  note: ${note}`);
   }
   lines.push("");
   for (const config of report.configs) {
-    const classes = `${config.classes.golden} golden, ${config.classes.harmful} harmful, ${config.classes.ineffective} ineffective`;
+    const classes = `${config.classes.golden} golden, ${config.classes.harmful} harmful, ${config.classes.ineffective} ineffective${config.unscorable === 0 ? "" : `, ${config.unscorable} unscorable`}`;
     lines.push(
-      `${config.config}${config.agent === undefined ? "" : ` (${config.agent}${config.model === undefined ? "" : ` ${config.model}`})`}: pass ratio ${percent(config.without)} → ${percent(config.with)} (${points(config.delta)}) over ${config.pairs} pairs; ${classes}`,
+      `${config.config}${config.agent === undefined ? "" : ` (${config.agent}${config.model === undefined ? "" : ` ${config.model}`})`}: pass ratio ${percent(config.without)} → ${percent(config.with)} (${points(config.delta)}) over ${config.pairs} pairs${config.unmeasuredPairs === 0 ? "" : ` (${config.unmeasuredPairs} not measurable, left out)`}; ${classes}`,
     );
     for (const arm of ["without", "with"] as const) {
       const usage = config.usage[arm];
@@ -133,7 +236,15 @@ export function renderReportText(report: BenchReport): string[] {
       );
     }
   }
-  if (pairs.timeouts > 0) lines.push(`pairs with a timeout: ${pairs.timeouts}`);
+  if (pairs.timeouts > 0)
+    lines.push(`measured pairs with a timeout (agent or verifier): ${pairs.timeouts}`);
+  if (report.flagCounts.length > 0)
+    lines.push(`flags over all runs: ${flagCounts(report.flagCounts)}`);
+  if (report.unscorable.length > 0) {
+    lines.push(`unscorable (nothing measurable, no verdict): ${report.unscorable.length}`);
+    for (const item of report.unscorable)
+      lines.push(`  ${item.config} / ${item.skill}: ${item.reason}`);
+  }
   for (const correlation of report.correlations) {
     lines.push(
       `correlation of skill Δ, ${correlation.configs[0]} vs ${correlation.configs[1]} (${correlation.skills} skills): Pearson ${correlation.pearson === null ? "undefined" : correlation.pearson.toFixed(2)}, Spearman ${correlation.spearman === null ? "undefined" : correlation.spearman.toFixed(2)}`,
@@ -146,8 +257,9 @@ export function renderReportText(report: BenchReport): string[] {
   }
   if (report.runs.infraAttempts > 0) {
     lines.push(
-      `attempts lost to infrastructure (re-run, never scored): ${report.runs.infraAttempts}`,
+      `attempts lost to infrastructure (re-run, never scored): ${report.runs.infraAttempts}${report.measurement.lostRuns === 0 ? "" : `; ${plural(report.measurement.lostRuns, "run")} never scored, every attempt lost`}`,
     );
   }
-  return lines;
+  // Everything above can hold run text (reasons name unknown flags, errors, skill ids).
+  return lines.map(printable);
 }

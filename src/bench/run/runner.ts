@@ -28,8 +28,11 @@ import { packageVersion } from "../../core/paths.js";
 import { runProcess } from "../../core/process.js";
 import {
   createSandbox,
+  DEFAULT_SANDBOX_LIMITS,
   defaultCacheDir,
   diagnoseCollectionError,
+  flagForLimit,
+  type LimitEnforcement,
   materialiseWorkspace,
   type PreparedBase,
   prepareBase,
@@ -39,7 +42,12 @@ import {
   treeDigest,
   withPreparedRuntime,
 } from "../../env/index.js";
-import { redactSecrets, secretsFromEnvironment } from "../../model/index.js";
+import {
+  redactKnownSecrets,
+  redactSecrets,
+  registerSecret,
+  secretsFromEnvironment,
+} from "../../model/index.js";
 import type { SuiteCheck } from "../check/check.js";
 import {
   MANIFEST_FORMAT,
@@ -64,7 +72,7 @@ import type { ExcludedPart, Suite, SuiteRequirement, SuiteSkill } from "../suite
 import { verifiersNeedPython } from "./environments.js";
 import { gateRuns } from "./gate.js";
 import { Predictions } from "./predictions.js";
-import { runSuiteVerifier } from "./verifier.js";
+import { defaultTimeoutMs as defaultVerifierTimeoutMs, runSuiteVerifier } from "./verifier.js";
 
 export type SandboxKind = "local" | "container" | "unsafe";
 
@@ -383,13 +391,15 @@ export function plannedKeys(
 export async function openSandbox(
   kind: SandboxKind,
   onWarning?: (message: string) => void,
+  /** Folders and files no workload may see (suite, run, cache, predictions), wherever they are. */
+  hiddenPaths: readonly string[] = [],
 ): Promise<SandboxV1> {
   if (kind === "unsafe") {
     onWarning?.(
       "warning: running agents and verifiers WITHOUT a sandbox (--sandbox unsafe): they can read and write anything this user can",
     );
   }
-  return createSandbox({ kind });
+  return kind === "local" ? createSandbox({ kind, hiddenPaths }) : createSandbox({ kind });
 }
 
 /** The inputs of a run, checked, before anything is written or a sandbox is opened. */
@@ -501,6 +511,7 @@ export async function openRunDirectory(
   plan: RunPlan,
   options: RunSuiteOptions,
   sandboxKind: string,
+  enforcement?: LimitEnforcement,
 ): Promise<OpenRun> {
   const { suite, runDir, configurations, predictions, repeats, concurrency, maxAttempts } = plan;
   const now = new Date().toISOString();
@@ -522,6 +533,15 @@ export async function openRunDirectory(
       ...(options.budgetUsd === undefined ? {} : { budgetUsd: options.budgetUsd }),
     },
     sandbox: sandboxKind,
+    sandboxLimits: {
+      defaults: {
+        ...DEFAULT_SANDBOX_LIMITS,
+        verifierTimeoutSeconds: defaultVerifierTimeoutMs / 1000,
+      },
+      ...(enforcement === undefined
+        ? {}
+        : { enforcement: { ...enforcement, notes: [...enforcement.notes] } }),
+    },
     ...(predictions === undefined
       ? {}
       : {
@@ -609,9 +629,18 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
   const sandbox =
     typeof options.sandbox === "object"
       ? options.sandbox
-      : await openSandbox(options.sandbox ?? "local", options.onWarning);
+      : await openSandbox(options.sandbox ?? "local", options.onWarning, [
+          suite.root,
+          runDir,
+          options.cacheDir ?? defaultCacheDir(),
+          ...(plan.predictions === undefined ? [] : [plan.predictions.file]),
+        ]);
 
-  const opened = await openRunDirectory(plan, options, sandbox.kind);
+  const enforcement = sandbox.limitEnforcement?.();
+  for (const note of enforcement?.notes ?? []) {
+    if (note.includes("NOT")) options.onWarning?.(`warning: sandbox limits: ${note}`);
+  }
+  const opened = await openRunDirectory(plan, options, sandbox.kind, enforcement);
   const { store, planned, alreadyDone } = opened;
   let { manifest } = opened;
   try {
@@ -849,6 +878,8 @@ export async function executeWithRetries(
 function modelFor(configuration: Configuration, context: ExecutionContext): AgentModel {
   const spec = modelSpecOf(configuration);
   const endpoint = endpointFor(configuration, context);
+  // Whatever path the key takes from here, the store and the CLI output remove it.
+  registerSecret(endpoint?.apiKey);
   return {
     spec,
     ...(endpoint?.baseUrl === undefined ? {} : { baseUrl: endpoint.baseUrl }),
@@ -909,6 +940,9 @@ export async function executeRun(
             ? {}
             : { memoryBytes: configuration.limits.memoryMb * 1024 * 1024 }),
           ...(configuration.limits.cpus === undefined ? {} : { cpus: configuration.limits.cpus }),
+          ...(configuration.limits.processes === undefined
+            ? {}
+            : { maxProcesses: configuration.limits.processes }),
         },
         sandbox,
         taskId: `${skill.id}/${requirement.id}`,
@@ -956,6 +990,7 @@ export async function executeRun(
         scratch,
         ...(base.environment === undefined ? {} : { image: base.environment.image }),
         ...(limits?.memoryMb === undefined ? {} : { memoryBytes: limits.memoryMb * 1024 * 1024 }),
+        ...(limits?.processes === undefined ? {} : { maxProcesses: limits.processes }),
         ...(limits?.cpus === undefined ? {} : { cpus: limits.cpus }),
         ...(signal === undefined ? {} : { signal }),
       }).catch((error: unknown) => {
@@ -975,6 +1010,9 @@ export async function executeRun(
     if (apiKey !== undefined) secrets.push(apiKey);
     const redacted = redactSecrets(trajectory, secrets);
 
+    // The agent's process tree ran out of memory or processes: the run scores 0 with the flag.
+    const agentLimit =
+      trajectory.limitHit === undefined ? undefined : flagForLimit(trajectory.limitHit.limit);
     const timedOut = trajectory.status === "timeout";
     // A verifier that cannot import what the requirement asks to create measured the agent's
     // failure to deliver (0), not a verifier fault.
@@ -1002,11 +1040,17 @@ export async function executeRun(
           : trajectory.status === "agent_error"
             ? "agent_error"
             : "completed",
-      passRatio: timedOut ? 0 : (verification?.passRatio ?? 0),
+      passRatio: timedOut || agentLimit !== undefined ? 0 : (verification?.passRatio ?? 0),
       passed: verification?.passed ?? 0,
       total: verification?.total ?? 0,
       checks: verification?.checks ?? [],
-      flags: [...(timedOut ? ["agent-timeout"] : []), ...verifierFlags],
+      flags: [
+        ...new Set([
+          ...(timedOut ? ["agent-timeout"] : []),
+          ...(agentLimit === undefined ? [] : [agentLimit]),
+          ...verifierFlags,
+        ]),
+      ],
       trajectory: redacted,
       // Harnesses that show no skills (replay, none, oracle) cannot tell: unknown, not "no".
       skillActivated: trajectory.skillsShownSource === "none" ? null : trajectory.skillActivated,
@@ -1031,7 +1075,9 @@ export async function executeRun(
               output: capVerifierOutput(redactSecrets(verification.output, secrets)),
               exitCode: verification.exitCode,
               durationMs: verification.durationMs,
-              ...(diagnosisEvidence.length === 0 ? {} : { evidence: diagnosisEvidence }),
+              ...(verification.evidence.length + diagnosisEvidence.length === 0
+                ? {}
+                : { evidence: [...verification.evidence, ...diagnosisEvidence] }),
             },
           }),
     };
@@ -1050,8 +1096,10 @@ export async function executeRun(
 export async function storeRunResult(
   store: ResultsStore,
   runDir: string,
-  result: RunResult,
+  unredacted: RunResult,
 ): Promise<RunResult> {
+  // Redacted before anything is written, the trajectory file included.
+  const result = redactKnownSecrets(unredacted);
   const trajectory = result.trajectory as { rawLog?: unknown } | null;
   const rawLog = typeof trajectory?.rawLog === "string" ? trajectory.rawLog : "";
   let stored = result;

@@ -8,6 +8,7 @@ import { cp, mkdir, readFile, rm } from "node:fs/promises";
 import { dirname, join, posix } from "node:path";
 import {
   type CheckResult,
+  flagForLimit,
   isCollectionError,
   type Mount,
   parseRunnerSummary,
@@ -27,6 +28,8 @@ export interface SuiteVerifierRun {
   readonly timedOut: boolean;
   readonly durationMs: number;
   readonly output: string;
+  /** Why a flag was set, one line each (the sandbox limit that was hit). */
+  readonly evidence: readonly string[];
 }
 
 export interface RunSuiteVerifierOptions {
@@ -39,11 +42,13 @@ export interface RunSuiteVerifierOptions {
   readonly scratch: string;
   readonly image?: string;
   readonly memoryBytes?: number;
+  readonly maxProcesses?: number;
   readonly cpus?: number;
   readonly signal?: AbortSignal;
 }
 
-const defaultTimeoutMs = 10 * 60_000;
+/** A verifier's wall-time limit when neither it nor its environment names one (in manifests). */
+export const defaultTimeoutMs = 10 * 60_000;
 
 function within(path: string, folder: string): string | undefined {
   const relativePath = posix.relative(folder, path);
@@ -103,6 +108,7 @@ export async function runSuiteVerifier(
     limits: {
       timeoutMs: (verifier.timeoutSeconds ?? defaultTimeoutMs / 1000) * 1000,
       ...(options.memoryBytes === undefined ? {} : { memoryBytes: options.memoryBytes }),
+      ...(options.maxProcesses === undefined ? {} : { maxProcesses: options.maxProcesses }),
       ...(options.cpus === undefined ? {} : { cpus: options.cpus }),
     },
     ...(unsafe ? {} : { extraMounts: mounts }),
@@ -124,7 +130,10 @@ export async function runSuiteVerifier(
     checks = summary === undefined ? [] : [...summary.checks];
   }
   const flags: string[] = [];
-  if (execution.timedOut) flags.push("timeout");
+  // A limit the sandbox saw hit is the verdict on the run, never a collection error.
+  const limitHit =
+    execution.limitHit ?? (execution.timedOut ? { limit: "time" as const } : undefined);
+  if (limitHit !== undefined) flags.push(flagForLimit(limitHit.limit));
   else if (isCollectionError(checks, output, execution.exitCode)) flags.push("collection-error");
 
   let passed = checks.filter((check) => check.status === "pass").length;
@@ -140,7 +149,7 @@ export async function runSuiteVerifier(
     }
   }
   if (total === 0 && flags.length === 0) flags.push("no-checks");
-  if (flags.includes("timeout") || flags.includes("collection-error")) passRatio = 0;
+  if (limitHit !== undefined || flags.includes("collection-error")) passRatio = 0;
   return {
     checks,
     passed,
@@ -151,6 +160,7 @@ export async function runSuiteVerifier(
     timedOut: execution.timedOut,
     durationMs: execution.durationMs,
     output,
+    evidence: execution.limitHit === undefined ? [] : [execution.limitHit.detail],
   };
 }
 

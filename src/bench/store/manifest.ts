@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { InputError, UsageError } from "../../core/errors.js";
 import { writeFileAtomic } from "../../core/fs.js";
+import { redactKnownSecrets } from "../../model/redact.js";
 import { type Configuration, configurationSchema } from "../suite/schema.js";
 
 export const MANIFEST_FILE = "manifest.json";
@@ -31,6 +32,29 @@ export const manifestSchema = z.object({
     maxAttempts: z.number().int().positive(),
   }),
   sandbox: z.string(),
+  /**
+   * The limits every agent and verifier process tree got when its suite named none, and how this
+   * machine enforced them (absent in manifests written before limits were recorded).
+   */
+  sandboxLimits: z
+    .object({
+      defaults: z.object({
+        memoryBytes: z.number(),
+        maxProcesses: z.number(),
+        verifierTimeoutSeconds: z.number(),
+      }),
+      enforcement: z
+        .object({
+          mechanism: z.string(),
+          memory: z.boolean(),
+          processes: z.boolean(),
+          cpu: z.boolean(),
+          detectsHits: z.boolean(),
+          notes: z.array(z.string()),
+        })
+        .optional(),
+    })
+    .optional(),
   predictions: z.object({ path: z.string(), digest: z.string() }).optional(),
   /** No randomness is used by the runner itself; recorded so a reader need not wonder. */
   seeds: z.record(z.string(), z.number()),
@@ -93,7 +117,11 @@ export async function readManifest(runDir: string): Promise<RunManifest | undefi
 }
 
 export async function writeManifest(runDir: string, manifest: RunManifest): Promise<void> {
-  await writeFileAtomic(join(runDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+  // Command lines and configurations may name keys: the manifest is redacted like the store.
+  await writeFileAtomic(
+    join(runDir, MANIFEST_FILE),
+    `${JSON.stringify(redactKnownSecrets(manifest), null, 2)}\n`,
+  );
 }
 
 function sameConfiguration(left: Configuration, right: Configuration): boolean {

@@ -1,8 +1,10 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { InputError } from "../../core/errors.js";
+import { registerSecret } from "../../model/redact.js";
 import {
   capVerifierOutput,
   RESULTS_FILE,
@@ -144,6 +146,84 @@ describe("ResultsStore format versions", () => {
     database.exec("CREATE TABLE other (x)");
     database.close();
     expect(() => ResultsStore.openReadOnly(directory)).toThrow(/not a skillsmith results store/);
+  });
+
+  it("never writes into a SQLite file of someone else's, and names it", () => {
+    const database = new Database(join(directory, RESULTS_FILE));
+    database.exec("CREATE TABLE other (x)");
+    database.close();
+    expect(() => ResultsStore.open(directory)).toThrow(/not a skillsmith results store/);
+    const check = new Database(join(directory, RESULTS_FILE), { readonly: true });
+    const tables = check.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all();
+    check.close();
+    expect(tables).toEqual([{ name: "other" }]);
+  });
+
+  it("turns a garbage or truncated file into one input error naming the file", async () => {
+    const file = join(directory, RESULTS_FILE);
+    await writeFile(file, "this is not an SQLite database, just text\n".repeat(200));
+    for (const open of [
+      () => ResultsStore.open(directory),
+      () => ResultsStore.openReadOnly(directory),
+    ]) {
+      const error = (() => {
+        try {
+          open().close();
+          return undefined;
+        } catch (caught) {
+          return caught as InputError;
+        }
+      })();
+      expect(error).toBeInstanceOf(InputError);
+      expect(error?.code).toBe("results-store-damaged");
+      expect(error?.message).toContain(file);
+      expect(error?.message).toContain("move it aside");
+    }
+    // A real store cut in half: its pages are gone, not its header.
+    await rm(file);
+    const writer = ResultsStore.open(directory);
+    for (let repeat = 1; repeat <= 40; repeat += 1) {
+      writer.recordResult({ ...scored, repeat, trajectory: { log: "x".repeat(2_000) } });
+    }
+    writer.close();
+    const { size } = await stat(file);
+    await truncate(file, Math.floor(size / 2));
+    expect(() => {
+      const reader = ResultsStore.openReadOnly(directory);
+      try {
+        reader.results();
+      } finally {
+        reader.close();
+      }
+    }).toThrow(/results-store|damaged|not a readable results store/);
+  });
+
+  it("redacts every field of a result and an attempt's error on the way in", () => {
+    registerSecret("store-boundary-secret-91c2");
+    const store = ResultsStore.open(directory);
+    try {
+      store.recordInfraAttempt({
+        ...key,
+        attempt: 1,
+        error: "endpoint said store-boundary-secret-91c2",
+        costUsd: 0,
+        startedAt: scored.startedAt,
+        finishedAt: scored.finishedAt,
+      });
+      store.recordResult({
+        ...scored,
+        checks: [
+          { name: "t", status: "fail", message: "assert 'store-boundary-secret-91c2' == ''" },
+        ],
+        verifier: { output: "key store-boundary-secret-91c2", exitCode: 1, durationMs: 1 },
+      });
+      const [stored] = store.results();
+      expect(stored?.checks[0]?.message).toBe("assert '[REDACTED]' == ''");
+      expect(stored?.verifier?.output).toBe("key [REDACTED]");
+      expect(store.attempts()[0]?.error).toBe("endpoint said [REDACTED]");
+    } finally {
+      store.close();
+    }
   });
 
   it("keeps the head and the tail of long verifier output", () => {

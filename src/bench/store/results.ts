@@ -5,11 +5,12 @@
  * of `attempts`. A row is written in one transaction after everything it references (trajectory
  * files) is on disk, so a `kill -9` at any moment leaves either the whole result or nothing.
  */
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
-import { InputError } from "../../core/errors.js";
+import { InfrastructureError, InputError, isSkillsmithError } from "../../core/errors.js";
 import type { CheckResult } from "../../env/index.js";
+import { redactKnownSecrets } from "../../model/redact.js";
 
 export const RESULTS_FILE = "results.sqlite";
 export const TRAJECTORIES_FOLDER = "trajectories";
@@ -238,6 +239,22 @@ function migrate(database: Database.Database, file: string, readOnly: boolean): 
     );
   }
   if (version === RESULTS_STORE_VERSION) return;
+  // Version 0 is either a new, empty file or a 0.1 store (which has a results table); a file
+  // with other tables is someone else's database, never to be written into.
+  if (version === 0) {
+    const tables = (
+      database.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as {
+        name: string;
+      }[]
+    ).map((table) => table.name);
+    if (tables.length > 0 && !tables.includes("results")) {
+      throw new InputError(
+        "results-store-foreign",
+        `not a skillsmith results store (it holds tables ${tables.slice(0, 5).join(", ")}); use a new --out folder`,
+        { file },
+      );
+    }
+  }
   if (readOnly) {
     // Reading an older file without writing it: only additive migrations exist so far, and
     // `fromRow` reads a missing column as absent, so an old file reads as it is.
@@ -264,23 +281,122 @@ function migrate(database: Database.Database, file: string, readOnly: boolean): 
   })();
 }
 
+/** SQLite's and the file system's codes for a file that is not a (whole) database. */
+const DAMAGED = new Set(["SQLITE_NOTADB", "SQLITE_CORRUPT", "SQLITE_CORRUPT_VTAB"]);
+const NO_SPACE = new Set(["SQLITE_FULL", "ENOSPC", "EDQUOT"]);
+const NOT_WRITABLE = new Set([
+  "SQLITE_READONLY",
+  "SQLITE_READONLY_DIRECTORY",
+  "SQLITE_READONLY_DBMOVED",
+  "SQLITE_CANTOPEN",
+  "SQLITE_PERM",
+  "SQLITE_IOERR_WRITE",
+  "EACCES",
+  "EPERM",
+  "EROFS",
+]);
+
+function codeOf(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : "";
+}
+
+/**
+ * A failure of the store's file as one sentence naming the file and what to do, typed so the
+ * CLI exits 2 (a damaged file the user must move aside) or 3 (the disk or folder), without a
+ * stack trace. SQLite writes each result in one transaction, so a failed write stores nothing
+ * half and everything committed before it stays.
+ */
+export function storeFailure(error: unknown, file: string): Error {
+  if (isSkillsmithError(error)) return error;
+  const code = codeOf(error);
+  const detail = error instanceof Error ? error.message : String(error);
+  if (DAMAGED.has(code) || code.startsWith("SQLITE_CORRUPT")) {
+    return new InputError(
+      "results-store-damaged",
+      `not a readable results store (damaged or not an SQLite file: ${detail}); move it aside and run again, or use a new --out folder`,
+      { file },
+      { cause: error },
+    );
+  }
+  if (NO_SPACE.has(code) || code.startsWith("SQLITE_FULL")) {
+    return new InfrastructureError(
+      "results-store-disk-full",
+      `${file}: no space left on the device; free space and run again (results stored so far are kept)`,
+      { cause: error, data: { file } },
+    );
+  }
+  if (
+    NOT_WRITABLE.has(code) ||
+    code.startsWith("SQLITE_READONLY") ||
+    code.startsWith("SQLITE_CANTOPEN")
+  ) {
+    return new InfrastructureError(
+      "results-store-unwritable",
+      `${file}: cannot be written (${detail}); make the run folder writable or choose another --out folder`,
+      { cause: error, data: { file } },
+    );
+  }
+  if (code.startsWith("SQLITE_")) {
+    return new InfrastructureError(
+      "results-store-failed",
+      `${file}: the results store failed (${detail}); stored results are kept, run again to retry`,
+      { cause: error, data: { file } },
+    );
+  }
+  return error instanceof Error ? error : new Error(detail);
+}
+
+/**
+ * Create the run directory. Node's recursive mkdir reports ENOENT when the nearest existing
+ * folder is on a read-only file system; the real reason is found by asking that folder.
+ */
+function makeRunDirectory(runDir: string): void {
+  try {
+    mkdirSync(runDir, { recursive: true });
+  } catch (error) {
+    let folder = dirname(runDir);
+    while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder);
+    accessSync(folder, constants.W_OK);
+    throw error;
+  }
+}
+
 export class ResultsStore {
   private readonly database: Database.Database;
+  private readonly file: string;
 
   private constructor(
     readonly runDir: string,
     readOnly: boolean,
   ) {
-    if (!readOnly) mkdirSync(runDir, { recursive: true });
-    const file = join(runDir, RESULTS_FILE);
-    this.database = new Database(file, { readonly: readOnly, fileMustExist: readOnly });
-    this.database.pragma("busy_timeout = 5000");
-    if (!readOnly) {
-      this.database.pragma("journal_mode = WAL");
-      // FULL: a committed result survives a power cut, not only a killed process.
-      this.database.pragma("synchronous = FULL");
+    this.file = join(runDir, RESULTS_FILE);
+    const file = this.file;
+    let database: Database.Database | undefined;
+    try {
+      if (!readOnly) makeRunDirectory(runDir);
+      database = new Database(file, { readonly: readOnly, fileMustExist: readOnly });
+      database.pragma("busy_timeout = 5000");
+      if (!readOnly) {
+        database.pragma("journal_mode = WAL");
+        // FULL: a committed result survives a power cut, not only a killed process.
+        database.pragma("synchronous = FULL");
+      }
+      migrate(database, file, readOnly);
+    } catch (error) {
+      database?.close();
+      throw storeFailure(error, file);
     }
-    migrate(this.database, file, readOnly);
+    this.database = database;
+  }
+
+  /** Run one operation on the database, turning its failure into `storeFailure`'s sentence. */
+  private guarded<T>(operation: () => T): T {
+    try {
+      return operation();
+    } catch (error) {
+      throw storeFailure(error, this.file);
+    }
   }
 
   static open(runDir: string): ResultsStore {
@@ -296,6 +412,10 @@ export class ResultsStore {
   }
 
   has(key: RunKey): boolean {
+    return this.guarded(() => this.hasRow(key));
+  }
+
+  private hasRow(key: RunKey): boolean {
     const row = this.database
       .prepare(
         "SELECT 1 FROM results WHERE config = ? AND skill = ? AND requirement = ? AND arm = ? AND repeat = ?",
@@ -340,14 +460,24 @@ export class ResultsStore {
   }
 
   recordInfraAttempt(record: Omit<AttemptRecord, "outcome">): void {
-    this.insertAttempt({ ...record, outcome: "infra_error" });
+    const safe = redactKnownSecrets(record);
+    this.guarded(() => this.insertAttempt({ ...safe, outcome: "infra_error" }));
   }
 
   /**
    * Store a scored result and its attempt in one transaction. The primary key makes a second
    * result for the same key fail instead of counting twice.
    */
-  recordResult(result: RunResult, attemptError?: string): void {
+  recordResult(unredacted: RunResult, unredactedAttemptError?: string): void {
+    // The boundary where results leave the run: every field, present or future, is redacted
+    // here (known keys and token shapes), whatever the harness or verifier already did.
+    const result = redactKnownSecrets(unredacted);
+    const attemptError =
+      unredactedAttemptError === undefined ? undefined : redactKnownSecrets(unredactedAttemptError);
+    this.guarded(() => this.insertResult(result, attemptError));
+  }
+
+  private insertResult(result: RunResult, attemptError: string | undefined): void {
     const insert = this.database.prepare(`INSERT INTO results VALUES (
       @config, @skill, @requirement, @arm, @repeat, @status, @pass_ratio, @passed, @total,
       @checks_json, @flags_json, @trajectory_json, @trajectory_file, @skill_activated,
@@ -402,6 +532,10 @@ export class ResultsStore {
   }
 
   results(): RunResult[] {
+    return this.guarded(() => this.readResults());
+  }
+
+  private readResults(): RunResult[] {
     const rows = this.database
       .prepare("SELECT * FROM results ORDER BY config, skill, requirement, arm, repeat")
       .all() as Array<Omit<ResultRow, "verifier_json"> & { verifier_json?: string | null }>;
@@ -409,6 +543,10 @@ export class ResultsStore {
   }
 
   attempts(): AttemptRecord[] {
+    return this.guarded(() => this.readAttempts());
+  }
+
+  private readAttempts(): AttemptRecord[] {
     const rows = this.database.prepare("SELECT * FROM attempts ORDER BY id").all() as Array<{
       config: string;
       skill: string;

@@ -34,6 +34,8 @@ export const configurationLimitsSchema = z.strictObject({
   timeoutSeconds: positiveNumber,
   memoryMb: positiveInteger.optional(),
   cpus: positiveNumber.optional(),
+  /** Tasks (processes and threads) of the agent's process tree at once; 512 when absent. */
+  processes: positiveInteger.optional(),
   maxTurns: positiveInteger.optional(),
 });
 
@@ -93,6 +95,8 @@ export const repositorySchema = z
 export const environmentLimitsSchema = z.strictObject({
   cpus: positiveNumber.optional(),
   memoryMb: positiveInteger.optional(),
+  /** Tasks (processes and threads) of each verifier's process tree at once; 512 when absent. */
+  processes: positiveInteger.optional(),
   /** Limit on each command run inside the environment (setup, verifier). */
   commandTimeoutSeconds: positiveNumber.optional(),
 });

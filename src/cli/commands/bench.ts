@@ -636,11 +636,26 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
     .command("report")
     .description("Print the verdicts of a run directory: utility profiles, pooled figures, pairs")
     .argument("<run-dir>", "a run directory written by `bench run`")
+    .option(
+      "--skill <id>",
+      "report only this skill (repeatable); its verdict covers the selected runs only",
+      collect,
+    )
+    .option(
+      "--requirement <id>",
+      "report only this requirement, by id or skill/requirement (repeatable)",
+      collect,
+    )
     .option("--json", "print the report data as JSON")
     .option("--html <file>", "also write a self-contained HTML report (charts, tables) to <file>")
-    .action(async (runDir: string, options: { json?: boolean; html?: string }) => {
+    .action(async (runDir: string, options: ReportOptions) => {
       const directory = resolve(io.cwd, runDir);
-      const report = await reportRunDir(directory);
+      const report = await reportRunDir(directory, {
+        filter: {
+          ...(options.skill === undefined ? {} : { skills: options.skill }),
+          ...(options.requirement === undefined ? {} : { requirements: options.requirement }),
+        },
+      });
       if (options.html !== undefined) {
         const target = resolve(io.cwd, options.html);
         await writeFileAtomic(target, renderHtmlReport(report, { source: directory }));
@@ -649,6 +664,13 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
       if (options.json === true) printJson(io, report);
       else if (options.html === undefined) printLines(io, renderReportText(report));
     });
+}
+
+interface ReportOptions {
+  readonly json?: boolean;
+  readonly html?: string;
+  readonly skill?: string[];
+  readonly requirement?: string[];
 }
 
 function commandLineOptions(options: RunOptions): string[] {

@@ -1,14 +1,28 @@
-import { resolve } from "node:path";
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import { type Command, Option } from "commander";
 import { UsageError } from "../../core/errors.js";
 import { createSandbox, defaultCacheDir, type SandboxV1 } from "../../env/index.js";
-import { createEmbeddingClient, ModelCallCache, ModelClient } from "../../model/index.js";
+import {
+  createEmbeddingClient,
+  loadModelConfig,
+  ModelCallCache,
+  ModelClient,
+  priceFor,
+} from "../../model/index.js";
 import {
   BuiltinTaskFamily,
   buildPool,
   compareMethods,
+  defaultEpochs,
+  defaultOptimiseSeed,
+  defaultSampleShare,
   defaultSplitSeed,
+  defaultTopK,
+  defaultTrainShare,
   type FamilyTask,
+  HumanEvalTaskFamily,
+  humanEvalPathOf,
   LibraryStore,
   type Method,
   type MethodResult,
@@ -25,7 +39,10 @@ import {
   runMethod,
   type Split,
   SuiteTaskFamily,
+  synthFormatVersion,
+  synthSettings,
   type TaskFamilyV1,
+  type TokenPrice,
 } from "../../synth/index.js";
 import { type CliIo, type CommandContext, log, printJson, printLines } from "../context.js";
 
@@ -40,6 +57,8 @@ interface CommonFlags {
   unsafeNoSandbox?: boolean;
   cache?: string;
   maxTurns?: string;
+  python?: string;
+  taskTimeout?: string;
   json?: boolean;
 }
 
@@ -64,7 +83,7 @@ function addCommon(command: Command): Command {
   return command
     .option(
       "--family <name>",
-      "task family: builtin, or suite:<suite-dir> (each requirement of a bench suite is a task, solved by the builtin coding agent)",
+      "task family: builtin; suite:<suite-dir> (each requirement of a bench suite is a task, solved by the builtin coding agent); humaneval:<HumanEval.jsonl[.gz] or its folder>",
       "builtin",
     )
     .option(
@@ -81,26 +100,45 @@ function addCommon(command: Command): Command {
       "run hidden tests (and a suite family's agent commands) on the host without isolation",
     )
     .option("--max-turns <n>", "suite family: agent turns per attempt", "30")
+    .option(
+      "--python <path>",
+      "humaneval: the interpreter of the hidden checks and the solver's own scripts (default /usr/bin/python3)",
+    )
+    .option("--task-timeout <seconds>", "humaneval: time limit of one task's hidden check", "10")
     .option("--cache <file.sqlite>", "reuse identical model calls from this call cache")
     .option("--json", "print a JSON document instead of text");
 }
 
 async function openFamily(flags: CommonFlags, io: CliIo): Promise<TaskFamilyV1> {
   const suitePath = flags.family.startsWith("suite:") ? flags.family.slice(6) : undefined;
-  if (flags.family !== "builtin" && (suitePath === undefined || suitePath === ""))
+  const humanEvalPath = humanEvalPathOf(flags.family);
+  if (
+    flags.family !== "builtin" &&
+    (suitePath === undefined || suitePath === "") &&
+    (humanEvalPath === undefined || humanEvalPath === "")
+  )
     throw new UsageError(
       "synth.family.unknown",
-      `--family: unknown task family "${flags.family}" (available: builtin, suite:<suite-dir>)`,
+      `--family: unknown task family "${flags.family}" (available: builtin, suite:<suite-dir>, humaneval:<path>)`,
+    );
+  if (flags.familyDir !== undefined && flags.family !== "builtin")
+    throw new UsageError(
+      "synth.family.dir",
+      "--family-dir is for the builtin family; suite and humaneval families name their path: --family suite:<dir>, --family humaneval:<path>",
     );
   const sandbox: SandboxV1 = await createSandbox(
     flags.unsafeNoSandbox === true ? { kind: "unsafe" } : { kind: "local" },
   );
+  if (humanEvalPath !== undefined)
+    return new HumanEvalTaskFamily({
+      path: resolve(io.cwd, humanEvalPath),
+      sandbox,
+      ...(flags.python === undefined ? {} : { python: flags.python }),
+      taskTimeoutMs: integer(flags.taskTimeout ?? "10", "--task-timeout", 1) * 1000,
+      // Earlier runs' answers and scores live here: an answer must not read them either.
+      hiddenPaths: [resolve(io.cwd, ".skillsmith")],
+    });
   if (suitePath !== undefined) {
-    if (flags.familyDir !== undefined)
-      throw new UsageError(
-        "synth.family.dir",
-        "--family-dir is for the builtin family; a suite family names its folder: --family suite:<dir>",
-      );
     return new SuiteTaskFamily({
       directory: resolve(io.cwd, suitePath),
       sandbox,
@@ -119,11 +157,7 @@ async function selectTasks(
   split: Split,
   flags: CommonFlags,
 ): Promise<readonly FamilyTask[]> {
-  let tasks = family.split(
-    await family.loadTasks(),
-    split,
-    integer(flags.splitSeed, "--split-seed", 0),
-  );
+  let tasks = family.split(await family.loadTasks(), split, splitSeedOf(flags));
   if (flags.tasks !== undefined) {
     const wanted = flags.tasks.split(",").map((id) => id.trim());
     const known = new Set(tasks.map((task) => task.id));
@@ -138,6 +172,49 @@ async function selectTasks(
   if (flags.limit !== undefined) tasks = tasks.slice(0, integer(flags.limit, "--limit", 1));
   return tasks;
 }
+
+const splitSeedOf = (flags: CommonFlags): number => integer(flags.splitSeed, "--split-seed", 0);
+
+/** The model's list price (config override, else the built-in table); undefined when unknown. */
+function priceOf(model: ModelClient, io: CliIo): TokenPrice | undefined {
+  const prices = loadModelConfig({ cwd: io.cwd, env: io.env }).config.prices ?? {};
+  return priceFor(model.spec, prices);
+}
+
+const embeddingOption = [
+  "--embedding-model <spec>",
+  "retrieve by embedding similarity, e.g. openai:text-embedding-3-small (default: $SKILLSMITH_EMBEDDING_MODEL, else synth.embeddingModel of the config, else BM25)",
+] as const;
+
+/**
+ * Retrieval as the flags ask: top-k and, when an embedding model is configured, its client —
+ * resolved (and built) before any model call, so a bad spec costs nothing.
+ */
+function retrievalOf(
+  flags: { readonly topK: string; readonly embeddingModel?: string },
+  io: CliIo,
+): {
+  retrieval: RetrievalOptions;
+  embedding: ReturnType<typeof resolveEmbeddingModel>;
+  topK: number;
+} {
+  const embedding = resolveEmbeddingModel(flags.embeddingModel, io);
+  const topK = integer(flags.topK, "--top-k", 1);
+  return {
+    embedding,
+    topK,
+    retrieval: {
+      k: topK,
+      ...(embedding === undefined
+        ? {}
+        : { embedding: createEmbeddingClient({ spec: embedding.spec, env: io.env, cwd: io.cwd }) }),
+    },
+  };
+}
+
+/** Where a run log's manifest goes: beside it, `.jsonl` replaced by `.manifest.json`. */
+const manifestPathOf = (logPath: string): string =>
+  `${logPath.endsWith(".jsonl") ? logPath.slice(0, -".jsonl".length) : logPath}.manifest.json`;
 
 function parseSplit(value: string): Split {
   if (value !== "train" && value !== "test")
@@ -192,11 +269,13 @@ export function registerSynth(program: Command, context: CommandContext): void {
       const tasks = await selectTasks(family, split, flags);
       const path = resolve(io.cwd, flags.out ?? `${defaultStore(family.name)}/pool.jsonl`);
       const model = openModel(flags, io);
+      const splitSeed = splitSeedOf(flags);
       const result = await buildPool({
         family,
         model,
         tasks,
         split,
+        splitSeed,
         path,
         concurrency: integer(flags.concurrency, "--concurrency", 1),
         onProgress: (line) => log(io, line),
@@ -206,6 +285,8 @@ export function registerSynth(program: Command, context: CommandContext): void {
         pool: path,
         family: family.name,
         split,
+        splitSeed,
+        trainShare: family.trainShare ?? defaultTrainShare,
         added: result.added,
         skipped: result.skipped,
         meanScoreAdded:
@@ -240,6 +321,7 @@ export function registerSynth(program: Command, context: CommandContext): void {
       )
       .option("--split <split>", "train or test", "test")
       .addOption(new Option("--method <method>", "one method (default: all)").choices(methods))
+      .option("--top-k <n>", "retrieved pool entries per task", String(defaultTopK))
       .option("--samples <n>", "best-of-n: samples per task (N)", "4")
       .option("--sample-temperature <t>", "best-of-n: temperature of the samples", "0.8")
       .option(
@@ -253,10 +335,7 @@ export function registerSynth(program: Command, context: CommandContext): void {
         "--log <file.jsonl>",
         "run log: every task's record, skill included (default .skillsmith/synth/<family>/runs/<time>.jsonl)",
       )
-      .option(
-        "--embedding-model <spec>",
-        "retrieve by embedding similarity, e.g. openai:text-embedding-3-small (default: $SKILLSMITH_EMBEDDING_MODEL, else synth.embeddingModel of the config, else BM25)",
-      ),
+      .option(...embeddingOption),
   ).action(
     closingCaches(
       async (
@@ -268,6 +347,7 @@ export function registerSynth(program: Command, context: CommandContext): void {
           library?: string;
           log?: string;
           embeddingModel?: string;
+          topK: string;
           samples: string;
           sampleTemperature: string;
           skilloptStore?: string;
@@ -282,17 +362,7 @@ export function registerSynth(program: Command, context: CommandContext): void {
             `--sample-temperature: expected a number in (0, 2], got "${flags.sampleTemperature}"`,
           );
         // Resolved (and its client built) before any model call, so a bad spec costs nothing.
-        const embedding = resolveEmbeddingModel(flags.embeddingModel, io);
-        const retrieval: RetrievalOptions =
-          embedding === undefined
-            ? {}
-            : {
-                embedding: createEmbeddingClient({
-                  spec: embedding.spec,
-                  env: io.env,
-                  cwd: io.cwd,
-                }),
-              };
+        const { retrieval, embedding, topK } = retrievalOf(flags, io);
         const family = await openFamily(flags, io);
         const split = parseSplit(flags.split);
         const tasks = await selectTasks(family, split, flags);
@@ -307,8 +377,25 @@ export function registerSynth(program: Command, context: CommandContext): void {
         if (pool.length === 0 && chosen.some((method) => method !== "zero-shot"))
           throw new UsageError(
             "synth.pool.empty",
-            `the pool ${poolPath} holds no ${family.name} attempts: run "skillsmith synth pool --family ${family.name} --split train --model <spec>" first`,
+            `the pool ${poolPath} holds no ${family.name} attempts: run "skillsmith synth pool --family ${flags.family} --split train --model <spec>" first`,
           );
+        if (split === "test") {
+          // Test tasks stay held out (protocol C): a pool built on another split would let
+          // retrieval hand the synthesiser attempts (and scores) of the very tasks under test.
+          const testIds = new Set(
+            family
+              .split(await family.loadTasks(), "test", splitSeedOf(flags))
+              .map((task) => task.id),
+          );
+          const leaked = [...new Set(pool.map((entry) => entry.taskId))].filter((id) =>
+            testIds.has(id),
+          );
+          if (leaked.length > 0)
+            throw new UsageError(
+              "synth.pool.test-tasks",
+              `the pool ${poolPath} holds attempts on ${leaked.length} task(s) of the test split (split seed ${splitSeedOf(flags)}), e.g. ${leaked.slice(0, 3).join(", ")}: build the pool on the training split with the same --split-seed`,
+            );
+        }
         const store = new LibraryStore(resolve(io.cwd, flags.store ?? defaultStore(family.name)));
         const library = await store.load(flags.library ?? (await store.current()));
         const skilloptStore = new LibraryStore(
@@ -358,6 +445,7 @@ export function registerSynth(program: Command, context: CommandContext): void {
             }),
           );
         }
+        const price = priceOf(model, io);
         const report = compareMethods(
           {
             family: family.name,
@@ -365,16 +453,54 @@ export function registerSynth(program: Command, context: CommandContext): void {
             model: flags.model,
             taskCount: tasks.length,
             retrieval: retrievalMethodOf(retrieval),
+            settings: synthSettings({
+              splitSeed: splitSeedOf(flags),
+              topK,
+              ...(family.trainShare === undefined ? {} : { trainShare: family.trainShare }),
+            }),
+            poolTasks: new Set(pool.map((entry) => entry.taskId)).size,
+            ...(price === undefined ? {} : { price }),
           },
           results,
+        );
+        const manifestPath = manifestPathOf(logPath);
+        await mkdir(dirname(manifestPath), { recursive: true });
+        await writeFile(
+          manifestPath,
+          `${JSON.stringify(
+            {
+              formatVersion: synthFormatVersion,
+              kind: "synth-run",
+              createdAt: new Date().toISOString(),
+              family: flags.family,
+              ...(family.settings === undefined ? {} : { familySettings: family.settings }),
+              pool: poolPath,
+              store: store.directory,
+              library: library.version,
+              methods: chosen,
+              samples,
+              sampleTemperature,
+              log: logPath,
+              report,
+            },
+            null,
+            2,
+          )}\n`,
         );
         if (flags.json === true)
           printJson(io, {
             ...report,
             log: logPath,
+            manifest: manifestPath,
             records: results.flatMap((result) => result.records),
           });
-        else printLines(io, [...renderComparison(report), "", `run log: ${logPath}`]);
+        else
+          printLines(io, [
+            ...renderComparison(report),
+            "",
+            `run log: ${logPath}`,
+            `manifest: ${manifestPath}`,
+          ]);
       },
     ),
   );
@@ -385,9 +511,19 @@ export function registerSynth(program: Command, context: CommandContext): void {
       .description(
         "Meta-prompt optimisation: bounded, audited slot-library patches kept only when they score better",
       )
-      .option("--epochs <n>", "epochs", "3")
-      .option("--sample <share>", "share of the training split run per epoch", "0.25")
-      .option("--seed <n>", "seed of the epoch samples and case sampling", "1")
+      .option("--epochs <n>", "epochs", String(defaultEpochs))
+      .option(
+        "--sample <share>",
+        "share of the training split run per epoch",
+        String(defaultSampleShare),
+      )
+      .option(
+        "--seed <n>",
+        "seed of the epoch samples and case sampling",
+        String(defaultOptimiseSeed),
+      )
+      .option("--top-k <n>", "retrieved pool entries per task", String(defaultTopK))
+      .option(...embeddingOption)
       .addOption(
         new Option(
           "--target <target>",
@@ -408,12 +544,15 @@ export function registerSynth(program: Command, context: CommandContext): void {
           epochs: string;
           sample: string;
           seed: string;
+          topK: string;
+          embeddingModel?: string;
           target: OptimiseTarget;
           pool?: string;
           store?: string;
         },
       ) => {
         const { io } = context;
+        const { retrieval, embedding } = retrievalOf(flags, io);
         const family = await openFamily(flags, io);
         const trainTasks = await selectTasks(family, "train", flags);
         const poolPath = resolve(io.cwd, flags.pool ?? `${defaultStore(family.name)}/pool.jsonl`);
@@ -430,12 +569,17 @@ export function registerSynth(program: Command, context: CommandContext): void {
               `${defaultStore(family.name)}${flags.target === "skillopt" ? "/skillopt" : ""}`,
           ),
         );
+        const model = openModel(flags, io);
+        const price = priceOf(model, io);
         const report = await optimiseLibrary({
           family,
-          model: openModel(flags, io),
+          model,
           trainTasks,
           pool,
           store,
+          splitSeed: splitSeedOf(flags),
+          retrieval,
+          ...(price === undefined ? {} : { price }),
           target: flags.target,
           epochs: integer(flags.epochs, "--epochs", 1),
           sampleShare: share(flags.sample, "--sample"),
@@ -443,19 +587,25 @@ export function registerSynth(program: Command, context: CommandContext): void {
           concurrency: integer(flags.concurrency, "--concurrency", 1),
           onProgress: (line) => log(io, line),
         });
+        const reportPath = await store.saveOptimisation({
+          ...report,
+          ...(embedding === undefined ? {} : { embeddingFrom: embedding.from }),
+        });
         if (flags.json === true) {
-          printJson(io, report);
+          printJson(io, { ...report, reportPath });
           return;
         }
         const lines = [
           `library ${report.startVersion} -> ${report.finalVersion} (target ${report.target}, store ${store.directory})`,
+          `epochs ${report.settings.optimisation.epochs}, ${report.settings.optimisation.sampleShare * 100}% of ${trainTasks.length} training tasks each, cases ${Object.values(report.settings.optimisation.caseRatio).join(":")}, ≤ ${report.settings.slots.maxSlotsPerPatch} slots per patch, critic/editor at temperature ${report.settings.temperatures.critic}, retrieval ${report.retrieval} (top-k ${report.settings.topK})`,
         ];
         for (const epoch of report.epochs)
           lines.push(
-            `epoch ${epoch.epoch}: ${epoch.reference} ${epoch.referenceScore.toFixed(3)} -> ${epoch.libraryVersion} ${epoch.currentScore.toFixed(3)}; transitions ${JSON.stringify(epoch.transitions)}; patch ${epoch.patch?.number ?? "-"} ${epoch.patch?.status ?? ""}${epoch.patch === undefined ? "" : `: ${epoch.patch.reason}`}`,
+            `epoch ${epoch.epoch}: ${epoch.reference} ${epoch.referenceScore.toFixed(3)} -> ${epoch.libraryVersion} ${epoch.currentScore.toFixed(3)}; transitions ${JSON.stringify(epoch.transitions)}; cases ${epoch.cases.length} (critic input ${epoch.criticInput.characters} characters); patch ${epoch.patch?.number ?? "-"} ${epoch.patch?.status ?? ""}${epoch.patch === undefined ? "" : `: ${epoch.patch.reason}`}`,
           );
         lines.push("", "cost (relative to the zero-shot run of the epoch-1 sample)");
         lines.push(...renderCostTable(report.cost));
+        lines.push("", `report: ${reportPath}`);
         printLines(io, lines);
       },
     ),

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { type Command, Option } from "commander";
 import { InputError, UsageError } from "../../core/errors.js";
 import { packageRoot } from "../../core/paths.js";
@@ -8,22 +8,35 @@ import { type BuildSummary, buildWiki } from "../../wiki/build.js";
 import { EMBEDDING_MODEL_VARIABLE, resolveSearchEmbeddingModel } from "../../wiki/embedding.js";
 import { exportEntry } from "../../wiki/export.js";
 import { openWikiServer, serveWikiHttp, serveWikiStdio } from "../../wiki/mcp.js";
+import { type ShortlistField, type ShortlistSizeRule, shortlistFields } from "../../wiki/meta.js";
 import {
+  type AcquireResult,
+  type AcquisitionFailure,
   acquireOnline,
   connectorsFor,
   needsAcquisition,
   ONLINE_POOL_BUDGET_LIMIT,
   type ResourceConnectorV1,
 } from "../../wiki/online.js";
+import {
+  backendConfigOf,
+  createSearchBackend,
+  GITHUB_API_URL,
+  GITHUB_API_URL_VARIABLE,
+  type ResourceSearchBackendV1,
+  searchConfigFileSchema,
+} from "../../wiki/resources/search.js";
 import { looksLikeUrl } from "../../wiki/resources/url.js";
 import {
+  indexedText,
+  type SearchOptions,
   type SearchResult,
   type SelectionStrategy,
   searchSkills,
   selectionStrategies,
   WikiSearch,
 } from "../../wiki/search.js";
-import { findEntry } from "../../wiki/store.js";
+import { findEntry, readJsonFile } from "../../wiki/store.js";
 import { type CliIo, type CommandContext, log, printJson, printLines } from "../context.js";
 
 export interface WikiCommandOptions {
@@ -171,6 +184,24 @@ export function registerWiki(
       `for --strategy embedding and bm25+embedding, e.g. openai:text-embedding-3-small (else ${EMBEDDING_MODEL_VARIABLE}, else "wiki.embeddingModel" in skillsmith.config.json)`,
     )
     .option("--include-unverified", "also search reference-only and unverified entries")
+    .addOption(
+      new Option(
+        "--selection <preset>",
+        "stage-1 defaults: paper (K=20 over name, tags, applicability, category path) or public-code (a pool of max(5n,25) over name, applicability, tags, visuals ×1.25)",
+      ).choices(["paper", "public-code"]),
+    )
+    .option(
+      "--shortlist-size <K|max(5n,25)>",
+      "stage-1 shortlist size: a number K, or max(5n,25) (default: the wiki's recorded K, 20)",
+    )
+    .option(
+      "--fields <list>",
+      `fields stage 1 indexes, comma-separated from ${shortlistFields.join(",")} (default all four)`,
+    )
+    .option(
+      "--visual-boost <x>",
+      "multiply the BM25 score of entries with a visual by x ≥ 1 (default 1: none; the public code uses 1.25)",
+    )
     .option(
       "--online",
       "when nothing adequate is found, acquire skills from --resources into a separate online pool",
@@ -179,6 +210,23 @@ export function registerWiki(
       "--resources <dir|manifest|url...>",
       "for --online: folders of resources, resource lists and URLs to acquire from",
     )
+    .option(
+      "--search <backend...>",
+      "for --online: search backends to query: github (repositories), github:code (needs GITHUB_TOKEN), folder:<dir>, json:<url template>",
+    )
+    .option(
+      "--results-path <json-path>",
+      "for --search json:<template>: JSON path to the result URLs in the answer, e.g. '$.items[*].url'",
+    )
+    .option(
+      "--search-config <file>",
+      'for --online: a JSON file {"backends": [{"kind": "github" | "json-endpoint" | "folder", ...}]}',
+    )
+    .option(
+      "--github-api-url <url>",
+      `for --search github…: the REST API base URL (else ${GITHUB_API_URL_VARIABLE}, else ${GITHUB_API_URL})`,
+    )
+    .option("--search-timeout <seconds>", "for --online: time limit of one search request", "15")
     .option(
       "--pool <dir>",
       "for --online: the online pool (a wiki of its own)",
@@ -198,7 +246,7 @@ export function registerWiki(
     .option("--json", "print a JSON document")
     .addHelpText(
       "after",
-      `\nOnline acquisition (--online --domain <d> --model <spec> --resources ...): when the best BM25 score is\nbelow --min-score, or the selector (--select) picks none, the connectors are queried, what they return\nis distilled and gated like \`wiki build\`, and accepted skills go to --pool (never the offline wiki),\nwhose pool.json records each acquisition. The pool is then searched with the same strategy.`,
+      `\nOnline acquisition (--online --domain <d> --model <spec> --search ... | --resources ...): when the best\nBM25 score is below --min-score, or the selector (--select) picks none, a targeted query is built from\nthe task (its words minus function words, those the shortlist lacks first, at most 6) and sent to each\nsearch backend; each result is fetched like a URL resource, distilled and gated like \`wiki build\`, and\naccepted skills go to --pool (never the offline wiki), whose pool.json records the query, every request,\nresource and failure. A backend that is down, slow, rate-limited or answers garbage is reported and\nskipped; when none answers the command exits 3. The pool is then searched with the same strategy.\n\nBackends: github (GET /search/repositories; GITHUB_TOKEN optional), github:code (GET /search/code;\nGITHUB_TOKEN required), folder:<dir>, json:<url template> with --results-path: template variables\n{searchTerms} {count} {startIndex} {startPage} {language} {domain} {task} {apiKey}, e.g.\n--search 'json:https://search.example/api?q={searchTerms}&n={count}' --results-path '$.results[*].url'.`,
     )
     .action(
       async (
@@ -212,8 +260,17 @@ export function registerWiki(
           seed: string;
           embeddingModel?: string;
           includeUnverified?: boolean;
+          selection?: "paper" | "public-code";
+          shortlistSize?: string;
+          fields?: string;
+          visualBoost?: string;
           online?: boolean;
           resources?: string[];
+          search?: string[];
+          resultsPath?: string;
+          searchConfig?: string;
+          githubApiUrl?: string;
+          searchTimeout: string;
           pool: string;
           budget: string;
           minScore: string;
@@ -238,6 +295,7 @@ export function registerWiki(
           ...(embedding === undefined ? {} : { embedding }),
           includeUnverified: flags.includeUnverified === true,
           seed: parseCount(flags.seed, "--seed"),
+          ...selectionOptions(flags),
         };
         const result = await searchSkills(search, query, searchOptions);
         if (online === undefined) {
@@ -245,9 +303,19 @@ export function registerWiki(
           else printLines(io, renderSearch(result));
           return;
         }
-        const report = await acquireIfNeeded(io, query, result, offlineWiki, online, searchOptions);
+        const report = await acquireIfNeeded(
+          io,
+          query,
+          result,
+          search,
+          offlineWiki,
+          online,
+          searchOptions,
+        );
         if (flags.json === true) printJson(io, { ...result, online: report });
         else printLines(io, [...renderSearch(result), ...renderOnline(report)]);
+        // Nothing could be asked: every backend was down, slow, rate-limited or broken.
+        if (report.all_failed === true) context.exit(3);
       },
     );
 
@@ -282,46 +350,98 @@ export function registerWiki(
     )
     .addHelpText(
       "after",
-      "\nstdio by default. With --http: streamable HTTP on 127.0.0.1 at /mcp, requests need\n`Authorization: Bearer <token>`; the URL and a generated token are printed on stdout as JSON.\nRefuses to start when a domain's capabilities.json names an implementation that does not exist.",
+      "\nstdio by default. With --http: streamable HTTP on 127.0.0.1 at /mcp, requests need\n`Authorization: Bearer <token>`; the URL and a generated token are printed on stdout as JSON.\nRefuses to start when a domain's capabilities.json names an implementation that does not exist.\nThe verified entries are also served by the MCP Skills extension (SEP-2640): skills/list,\nskills/get and skill://<domain>/<name>/... resources, each entry exported as `wiki export` does.",
     )
     .option("--wiki <dir>", "the wiki folder (default ./skills_wiki, else the example wiki)")
     .option("--http", "serve streamable HTTP on loopback instead of stdio")
     .option("--port <n>", "port for --http (0 picks a free one)", "0")
     .option("--model <spec>", "selector model for search with select=true")
-    .action(async (flags: { wiki?: string; http?: boolean; port: string; model?: string }) => {
-      const { io } = context;
-      const root = wikiToRead(io, flags.wiki);
-      const state = await openWikiServer(
-        root,
-        flags.model === undefined ? {} : { model: modelFor(io, flags.model) },
-      );
-      if (flags.http !== true) {
-        log(io, `serving ${state.search.entries.length} skills from ${root} over MCP on stdio`);
-        await serveWikiStdio(state);
-        return;
-      }
-      const port = parseCount(flags.port, "--port");
-      if (port > 65_535)
-        throw new UsageError("cli.port", `--port: expected 0 to 65535, got ${port}`);
-      const server = await serveWikiHttp(state, { port });
-      printJson(io, { url: server.url, token: server.token });
-      log(
-        io,
-        `serving ${state.search.entries.length} skills from ${root} at ${server.url} (bearer token on stdout)`,
-      );
-      await (options.waitForStop ?? waitForTerminationSignal)();
-      await server.close();
-    });
+    .option(
+      "--min-score <score>",
+      "BM25 score a search hit needs to count as a candidate",
+      String(DEFAULT_MIN_SCORE),
+    )
+    .action(
+      async (flags: {
+        wiki?: string;
+        http?: boolean;
+        port: string;
+        model?: string;
+        minScore: string;
+      }) => {
+        const { io } = context;
+        const root = wikiToRead(io, flags.wiki);
+        const minScore = Number(flags.minScore);
+        if (!Number.isFinite(minScore) || minScore < 0)
+          throw new UsageError(
+            "cli.wiki.min-score",
+            `--min-score: expected a non-negative number, got "${flags.minScore}"`,
+          );
+        const state = await openWikiServer(root, {
+          minScore,
+          ...(flags.model === undefined ? {} : { model: modelFor(io, flags.model) }),
+        });
+        if (flags.http !== true) {
+          log(io, `serving ${state.search.entries.length} skills from ${root} over MCP on stdio`);
+          await serveWikiStdio(state);
+          return;
+        }
+        const port = parseCount(flags.port, "--port");
+        if (port > 65_535)
+          throw new UsageError("cli.port", `--port: expected 0 to 65535, got ${port}`);
+        const server = await serveWikiHttp(state, { port });
+        printJson(io, { url: server.url, token: server.token });
+        log(
+          io,
+          `serving ${state.search.entries.length} skills from ${root} at ${server.url} (bearer token on stdout)`,
+        );
+        await (options.waitForStop ?? waitForTerminationSignal)();
+        await server.close();
+      },
+    );
 }
 
 interface OnlinePlan {
   readonly domain: string;
   readonly model: ModelClient;
   readonly connectors: ResourceConnectorV1[];
+  readonly backends: ResourceSearchBackendV1[];
   readonly pool: string;
   readonly budget: number;
   readonly minScore: number;
   readonly timeoutMs: number;
+  readonly searchTimeoutMs: number;
+}
+
+/** The search backends of `--search` and `--search-config`, each checked now. */
+async function searchBackendsFor(
+  io: CliIo,
+  flags: { search?: string[]; resultsPath?: string; searchConfig?: string; githubApiUrl?: string },
+): Promise<ResourceSearchBackendV1[]> {
+  const backends: ResourceSearchBackendV1[] = [];
+  for (const [index, spec] of (flags.search ?? []).entries())
+    backends.push(
+      createSearchBackend(
+        backendConfigOf(spec, {
+          ...(flags.resultsPath === undefined ? {} : { resultsPath: flags.resultsPath }),
+          ...(flags.githubApiUrl === undefined ? {} : { githubApiUrl: flags.githubApiUrl }),
+        }),
+        { env: io.env, cwd: io.cwd, where: { field: `--search[${index}]` } },
+      ),
+    );
+  if (flags.searchConfig !== undefined) {
+    const file = resolve(io.cwd, flags.searchConfig);
+    const config = await readJsonFile(file, searchConfigFileSchema);
+    for (const [index, each] of config.backends.entries())
+      backends.push(
+        createSearchBackend(each, {
+          env: io.env,
+          cwd: dirname(file),
+          where: { file, field: `backends.${index}` },
+        }),
+      );
+  }
+  return backends;
 }
 
 async function onlinePlan(
@@ -330,6 +450,11 @@ async function onlinePlan(
     domain?: string;
     model?: string;
     resources?: string[];
+    search?: string[];
+    resultsPath?: string;
+    searchConfig?: string;
+    githubApiUrl?: string;
+    searchTimeout: string;
     pool: string;
     budget: string;
     minScore: string;
@@ -340,10 +465,22 @@ async function onlinePlan(
     throw new UsageError("cli.wiki.online", "--online needs --domain <domain> (the pool's domain)");
   if (flags.model === undefined)
     throw new UsageError("cli.wiki.online", "--online needs --model <spec> (the distiller)");
-  if (flags.resources === undefined || flags.resources.length === 0)
+  if (
+    (flags.resources ?? []).length === 0 &&
+    (flags.search ?? []).length === 0 &&
+    flags.searchConfig === undefined
+  )
     throw new UsageError(
       "cli.wiki.online",
-      "--online needs --resources <dir|manifest|url...> to acquire from",
+      "--online needs something to acquire from: --search <backend...>, --search-config <file> or --resources <dir|manifest|url...>",
+    );
+  if (
+    flags.resultsPath !== undefined &&
+    !(flags.search ?? []).some((each) => each.startsWith("json:"))
+  )
+    throw new UsageError(
+      "cli.wiki.results-path",
+      "--results-path belongs to --search json:<template>",
     );
   const budget = parseCount(flags.budget, "--budget");
   if (budget < 1 || budget > ONLINE_POOL_BUDGET_LIMIT)
@@ -360,11 +497,15 @@ async function onlinePlan(
   return {
     domain: flags.domain,
     model: modelFor(io, flags.model),
-    connectors: await connectorsFor(flags.resources.map((each) => resourceArgument(io, each))),
+    connectors: await connectorsFor(
+      (flags.resources ?? []).map((each) => resourceArgument(io, each)),
+    ),
+    backends: await searchBackendsFor(io, flags),
     pool: resolve(io.cwd, flags.pool),
     budget,
     minScore,
     timeoutMs: parseSeconds(flags.fetchTimeout, "--fetch-timeout"),
+    searchTimeoutMs: parseSeconds(flags.searchTimeout, "--search-timeout"),
   };
 }
 
@@ -373,8 +514,13 @@ interface OnlineReport {
   /** Why acquisition ran, or why it was not needed. */
   readonly reason: string;
   readonly pool: string;
+  /** The targeted query's words. */
+  readonly terms?: readonly string[];
+  readonly searches?: AcquireResult["searches"];
   readonly resources?: number;
-  readonly failed?: { connector: string; path: string; error: string }[];
+  readonly failed?: AcquisitionFailure[];
+  /** Every backend failed to answer: the command exits 3. */
+  readonly all_failed?: boolean;
   readonly summary?: Omit<BuildSummary, "reports"> | null;
   readonly pool_size?: number;
   /** The pool searched with the same query and strategy. */
@@ -385,6 +531,7 @@ async function acquireIfNeeded(
   io: CliIo,
   query: string,
   result: SearchResult,
+  offline: WikiSearch,
   offlineWiki: string,
   plan: OnlinePlan,
   searchOptions: Parameters<typeof searchSkills>[2],
@@ -407,6 +554,11 @@ async function acquireIfNeeded(
     offlineWiki,
     domain: plan.domain,
     connectors: plan.connectors,
+    backends: plan.backends,
+    covered: result.shortlist.map((hit) => indexedText(hit.card)),
+    resourcesPerConnector: offline.thresholds.online_resources_per_backend,
+    maxTerms: offline.thresholds.online_query_terms,
+    searchTimeoutMs: plan.searchTimeoutMs,
     model: plan.model,
     budget: plan.budget,
     fetch: { timeoutMs: plan.timeoutMs, env: io.env },
@@ -424,8 +576,11 @@ async function acquireIfNeeded(
     triggered: true,
     reason,
     pool: acquired.pool,
+    terms: acquired.query.terms,
+    searches: acquired.searches,
     resources: acquired.resources,
     failed: acquired.failed,
+    all_failed: acquired.allFailed,
     summary: acquired.summary === null ? null : (totals as Omit<BuildSummary, "reports">),
     pool_size: acquired.poolSize,
     ...(poolResult === undefined ? {} : { result: poolResult }),
@@ -435,10 +590,17 @@ async function acquireIfNeeded(
 function renderOnline(report: OnlineReport): string[] {
   if (!report.triggered) return [`online acquisition not needed (${report.reason})`];
   const lines = [
-    `online acquisition (${report.reason}): ${report.resources ?? 0} resources, pool ${report.pool} holds ${report.pool_size ?? 0} skills`,
+    `online acquisition (${report.reason}): query "${(report.terms ?? []).join(" ")}", ${report.resources ?? 0} resources, pool ${report.pool} holds ${report.pool_size ?? 0} skills`,
   ];
+  for (const search of report.searches ?? [])
+    lines.push(`  ${search.connector}: ${search.hits} results  ${search.request}`);
   for (const failure of report.failed ?? [])
-    lines.push(`  skipped ${failure.path}: ${failure.error}`);
+    lines.push(
+      failure.stage === "search"
+        ? `  FAILED ${failure.connector}: ${failure.error}`
+        : `  skipped ${failure.path}: ${failure.error}`,
+    );
+  if (report.all_failed === true) lines.push("  no search backend answered: nothing was acquired");
   if (report.summary !== undefined && report.summary !== null)
     lines.push(...renderSummary({ ...report.summary, reports: [] }).map((line) => `  ${line}`));
   if (report.result !== undefined)
@@ -463,8 +625,76 @@ function renderSummary(summary: BuildSummary): string[] {
   return lines;
 }
 
+/** The public Resource2Skill code's stage-1 settings (core/skill_wiki/bm25.py). */
+const PUBLIC_CODE_SELECTION = {
+  shortlistSize: "max(5n,25)",
+  fields: ["name", "applicability", "tags"],
+  visualBoost: 1.25,
+} as const;
+
+/** Stage-1 settings from --selection, --shortlist-size, --fields, --visual-boost (flag > preset). */
+function selectionOptions(flags: {
+  selection?: "paper" | "public-code";
+  shortlistSize?: string;
+  fields?: string;
+  visualBoost?: string;
+}): Pick<SearchOptions, "k" | "shortlistSize" | "fields" | "visualBoost"> {
+  const preset =
+    flags.selection === "public-code"
+      ? PUBLIC_CODE_SELECTION
+      : flags.selection === "paper"
+        ? { shortlistSize: "k" as const, fields: shortlistFields, visualBoost: 1 }
+        : {};
+  const options: {
+    k?: number;
+    shortlistSize?: ShortlistSizeRule;
+    fields?: readonly ShortlistField[];
+    visualBoost?: number;
+  } = { ...preset };
+  if (flags.selection === "paper") options.k = 20;
+  if (flags.shortlistSize !== undefined) {
+    const value = flags.shortlistSize.replace(/\s+/g, "");
+    if (value === "max(5n,25)" || value === "pool") options.shortlistSize = "max(5n,25)";
+    else {
+      const k = Number(value);
+      if (!Number.isInteger(k) || k < 1)
+        throw new UsageError(
+          "cli.wiki.shortlist-size",
+          `--shortlist-size: expected a positive integer K or max(5n,25), got "${flags.shortlistSize}"`,
+        );
+      options.shortlistSize = "k";
+      options.k = k;
+    }
+  }
+  if (flags.fields !== undefined) {
+    const fields = flags.fields.split(",").map((field) => field.trim());
+    const unknown = fields.filter(
+      (field) => !(shortlistFields as readonly string[]).includes(field),
+    );
+    if (unknown.length > 0 || fields.length === 0)
+      throw new UsageError(
+        "cli.wiki.fields",
+        `--fields: unknown field${unknown.length === 1 ? "" : "s"} ${unknown.join(", ")}; expected some of ${shortlistFields.join(", ")}`,
+      );
+    options.fields = fields as ShortlistField[];
+  }
+  if (flags.visualBoost !== undefined) {
+    const boost = Number(flags.visualBoost);
+    if (!Number.isFinite(boost) || boost < 1)
+      throw new UsageError(
+        "cli.wiki.visual-boost",
+        `--visual-boost: expected a number ≥ 1, got "${flags.visualBoost}"`,
+      );
+    options.visualBoost = boost;
+  }
+  return options;
+}
+
 function renderSearch(result: SearchResult): string[] {
-  const lines = [`shortlist (${result.shortlist.length}) for "${result.query}":`];
+  const config = result.shortlist_config;
+  const lines = [
+    `shortlist (${result.shortlist.length}) for "${result.query}"${config === undefined ? "" : ` — K ${config.k} (${config.size}) over ${config.fields.join(" ⊕ ")}, visual boost ×${config.visual_boost}`}:`,
+  ];
   for (const [position, hit] of result.shortlist.entries())
     lines.push(
       `  ${String(position + 1).padStart(2)}. ${hit.score.toFixed(3)}  ${hit.card.skill_id.slice(0, 12)}  ${hit.card.skill_name}  [${hit.card.category_path.join("/")}]`,

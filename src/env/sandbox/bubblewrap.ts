@@ -19,13 +19,25 @@ import {
   startLoopbackBridge,
 } from "./loopback.js";
 import { normalizeMountPath } from "./mount-path.js";
-import type { SandboxExecRequest, SandboxExecResult, SandboxV1 } from "./types.js";
+import {
+  type LimitEnforcement,
+  type LimitHit,
+  type Mount,
+  type SandboxExecRequest,
+  type SandboxExecResult,
+  type SandboxV1,
+  withDefaultLimits,
+} from "./types.js";
 
 /**
- * The `local` sandbox: bubblewrap. The host is visible read-only, the workspace read-write at its
- * fixed path, `/tmp` and `/run` are private, there is no network unless asked, the workload runs
- * in its own pid namespace (so killing bwrap takes everything inside with it) and without
- * capabilities (root inside could otherwise remount the host read-write).
+ * The `local` sandbox: bubblewrap. The workload sees the system folders toolchains need
+ * (`/usr`, `/bin`, `/sbin`, `/lib*`) and a curated `/etc` read-only, its workspace read-write at
+ * its fixed path, its explicit extra mounts, and nothing else of the host: no home folders, no
+ * `/root`, `/home`, `/opt`, `/var`, `/srv`, `/mnt`, `/work`, so no suite, run, cache or other
+ * run's folder wherever those live (outside the system folders). `/tmp` and `/run` are private,
+ * there is no network unless asked, the workload runs in its own pid namespace (so killing bwrap
+ * takes everything inside with it) and without capabilities (root inside could otherwise remount
+ * the host read-write).
  *
  * Limits: a cgroup per run (memory, pids, cpu) when the cgroup filesystem is writable, which is
  * the only precise way for root; otherwise `prlimit` (data segment, and processes for non-root
@@ -40,7 +52,10 @@ export interface BubblewrapSandboxOptions {
   readonly bwrapPath?: string;
   /** PATH used to find `bwrap` (defaults to this process's PATH). */
   readonly searchPath?: string;
-  /** Host paths to hide behind an empty tmpfs (e.g. credential folders). */
+  /**
+   * Host paths to hide even where the sandbox shows their folder (a suite, run or cache folder
+   * under /usr/local): folders behind an empty tmpfs, files behind /dev/null.
+   */
   readonly hiddenPaths?: readonly string[];
   /** Node binary for the loopback forwarder inside; defaults to the one running us. */
   readonly nodePath?: string;
@@ -48,18 +63,55 @@ export interface BubblewrapSandboxOptions {
   readonly cgroupLayout?: CgroupLayout | null;
 }
 
-export interface LimitEnforcement {
-  readonly mechanism: "cgroup-v1" | "cgroup-v2" | "prlimit";
-  readonly memory: boolean;
-  readonly processes: boolean;
-  readonly cpu: boolean;
-}
-
 const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-/** Top-level host folders we never replace with an empty one to make room for a mount point. */
-const SYSTEM_TOP_LEVEL = new Set(["usr", "etc", "bin", "sbin", "lib", "lib64", "var", "opt"]);
-/** Provided fresh by bwrap itself (or private tmpfs), never bound from the host. */
-const NOT_FROM_HOST = new Set(["proc", "dev", "tmp", "run"]);
+/**
+ * Host folders every sandbox sees, read-only: programs and their libraries. Symbolic links among
+ * them (`/bin` → `usr/bin` on merged-/usr systems) are recreated as links.
+ */
+export const SYSTEM_FOLDERS = ["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"] as const;
+/**
+ * What of `/etc` a sandbox sees: name resolution, the dynamic linker's cache, time zone, TLS
+ * roots, Debian's alternatives links and Python's site configuration. An allow-list, because a
+ * deny-list misses whatever the next package puts there: `shadow`, `gshadow`, `sudoers`,
+ * `ssh/` host keys, `ssl/private`, `environment`, `npmrc`, `pip.conf`, `gitconfig` (which may
+ * hold tokens), container registry credentials and the like are never shown.
+ */
+export const ETC_ALLOWLIST = [
+  "passwd",
+  "group",
+  "hosts",
+  "hostname",
+  "resolv.conf",
+  "nsswitch.conf",
+  "host.conf",
+  "gai.conf",
+  "protocols",
+  "services",
+  "networks",
+  "ld.so.cache",
+  "ld.so.conf",
+  "ld.so.conf.d",
+  "localtime",
+  "timezone",
+  "alternatives",
+  "ssl/certs",
+  "ssl/openssl.cnf",
+  "ca-certificates",
+  "ca-certificates.conf",
+  "mime.types",
+  "os-release",
+  "debian_version",
+  "lsb-release",
+  "locale.alias",
+  "locale.conf",
+  "shells",
+  "profile",
+  "bash.bashrc",
+  "inputrc",
+  "magic",
+  "magic.mime",
+  "fonts",
+] as const;
 
 export function findOnPath(
   program: string,
@@ -106,16 +158,38 @@ export class BubblewrapSandbox implements SandboxV1 {
       options.cgroupLayout === undefined ? detectCgroupLayout() : options.cgroupLayout;
   }
 
-  /** How memory, process and CPU limits are enforced on this machine. */
+  /** How memory, process and CPU limits are enforced on this machine, honestly. */
   limitEnforcement(): LimitEnforcement {
     if (this.cgroupLayout !== null) {
+      const enforced = SandboxCgroup.enforces(this.cgroupLayout);
+      const notes = [
+        `one cgroup per sandbox (${this.cgroupLayout.version === 2 ? "v2" : "v1"}) caps the whole process tree`,
+        ...(enforced.memory ? [] : ["memory: NOT enforced (no writable memory controller)"]),
+        ...(enforced.processes ? [] : ["processes: NOT enforced (no writable pids controller)"]),
+        ...(enforced.cpu ? [] : ["cpu: NOT enforced (no writable cpu controller)"]),
+      ];
       return {
         mechanism: this.cgroupLayout.version === 2 ? "cgroup-v2" : "cgroup-v1",
-        ...SandboxCgroup.enforces(this.cgroupLayout),
+        ...enforced,
+        detectsHits: true,
+        notes,
       };
     }
     const isRoot = process.getuid?.() === 0;
-    return { mechanism: "prlimit", memory: true, processes: !isRoot, cpu: false };
+    return {
+      mechanism: "prlimit",
+      memory: true,
+      processes: !isRoot,
+      cpu: false,
+      detectsHits: false,
+      notes: [
+        "memory: RLIMIT_DATA per process, not per tree (several processes together can exceed it); a hit shows as the workload's own allocation error and is not reported as oom",
+        isRoot
+          ? "processes: NOT enforced (RLIMIT_NPROC does not bind root and no writable pids cgroup exists)"
+          : "processes: RLIMIT_NPROC, which counts every process of this user, not only the sandbox's",
+        "cpu: NOT enforced (no writable cpu cgroup)",
+      ],
+    };
   }
 
   /**
@@ -149,16 +223,15 @@ export class BubblewrapSandbox implements SandboxV1 {
     }
     const started = performance.now();
     const enforcement = this.limitEnforcement();
-    const { memoryBytes, maxProcesses, cpus } = request.limits;
-    const wantsCgroup =
-      memoryBytes !== undefined || maxProcesses !== undefined || cpus !== undefined;
+    // Every tree is limited: the request's numbers, else the defaults.
+    const { memoryBytes, maxProcesses, cpus } = withDefaultLimits(request.limits);
     let cgroup: SandboxCgroup | undefined;
     let bridge: LoopbackBridge | undefined;
     try {
-      if (wantsCgroup && this.cgroupLayout !== null) {
+      if (this.cgroupLayout !== null) {
         cgroup = await SandboxCgroup.create(this.cgroupLayout, {
-          ...(memoryBytes === undefined ? {} : { memoryBytes }),
-          ...(maxProcesses === undefined ? {} : { maxProcesses }),
+          memoryBytes,
+          maxProcesses,
           ...(cpus === undefined ? {} : { cpus }),
         });
       }
@@ -167,7 +240,7 @@ export class BubblewrapSandbox implements SandboxV1 {
 
       const bwrapArguments = this.bwrapArguments(request, bridge);
       let argv = [this.bwrapPath, ...bwrapArguments];
-      if (cgroup === undefined && wantsCgroup && enforcement.mechanism === "prlimit") {
+      if (cgroup === undefined && enforcement.mechanism === "prlimit") {
         argv = [
           ...prlimitPrefix(memoryBytes, enforcement.processes ? maxProcesses : undefined),
           ...argv,
@@ -198,7 +271,26 @@ export class BubblewrapSandbox implements SandboxV1 {
         ...(request.onStdout === undefined ? {} : { onStdout: request.onStdout }),
         ...(request.onStderr === undefined ? {} : { onStderr: request.onStderr }),
       });
-      const oomKilled = cgroup === undefined ? false : (await cgroup.oomKills()) > 0;
+      const oomKills = cgroup === undefined ? 0 : await cgroup.oomKills();
+      const processHits = cgroup === undefined ? 0 : await cgroup.processLimitHits();
+      const oomKilled = oomKills > 0;
+      const limitHit: LimitHit | undefined =
+        oomKills > 0
+          ? {
+              limit: "memory",
+              detail: `memory limit of ${formatBytes(memoryBytes)} reached: the OOM killer stopped ${oomKills} process(es)`,
+            }
+          : processHits > 0
+            ? {
+                limit: "processes",
+                detail: `process limit of ${maxProcesses} reached: ${processHits} fork(s) refused`,
+              }
+            : result.timedOut
+              ? {
+                  limit: "time",
+                  detail: `wall-time limit of ${request.limits.timeoutMs} ms reached: the process tree was killed`,
+                }
+              : undefined;
       return {
         exitCode:
           result.spawnError !== undefined
@@ -210,6 +302,7 @@ export class BubblewrapSandbox implements SandboxV1 {
         timedOut: result.timedOut,
         oomKilled,
         durationMs: performance.now() - started,
+        ...(limitHit === undefined ? {} : { limitHit }),
       };
     } finally {
       // Kill whatever survived (a daemon that escaped the session) before the group goes away.
@@ -228,40 +321,58 @@ export class BubblewrapSandbox implements SandboxV1 {
         { field: "workspaceMountPath" },
       );
     }
-    const targets = [mountPath, ...(request.extraMounts ?? []).map((mount) => mount.sandboxPath)];
-    const replacedTopLevel = new Set<string>();
-    for (const target of targets) {
+    const extraMounts = [...(request.extraMounts ?? []), ...this.nodeMounts(bridge)];
+    for (const target of [mountPath, ...extraMounts.map((mount) => mount.sandboxPath)]) {
       const top = target.split("/")[1] ?? "";
-      // A mount point that does not exist on the read-only host cannot be created there; give
-      // its top-level folder an empty tmpfs instead, unless that would hide the system.
-      if (!existsSync(target) && !NOT_FROM_HOST.has(top)) {
-        if (SYSTEM_TOP_LEVEL.has(top)) {
-          throw new InputError(
-            "SANDBOX_MOUNT_PATH",
-            `cannot create mount point ${target} inside the read-only system folder /${top}`,
-            { field: "workspaceMountPath" },
-          );
-        }
-        replacedTopLevel.add(top);
+      // A mount point inside a read-only system folder cannot be created; anywhere else bwrap
+      // creates it in its own (empty) root.
+      if (!existsSync(target) && isSystemFolder(top)) {
+        throw new InputError(
+          "SANDBOX_MOUNT_PATH",
+          `cannot create mount point ${target} inside the read-only system folder /${top}`,
+          { field: "workspaceMountPath" },
+        );
       }
     }
 
     const args: string[] = [];
-    for (const entry of readdirSync("/")) {
-      if (NOT_FROM_HOST.has(entry) || replacedTopLevel.has(entry)) continue;
+    for (const entry of SYSTEM_FOLDERS) {
       const path = `/${entry}`;
       const stat = lstatSync(path, { throwIfNoEntry: false });
       if (stat === undefined) continue;
       if (stat.isSymbolicLink()) args.push("--symlink", readlinkSync(path), path);
       else args.push("--ro-bind", path, path);
     }
-    for (const top of replacedTopLevel) args.push("--tmpfs", `/${top}`);
+    args.push("--dir", "/etc");
+    for (const entry of ETC_ALLOWLIST) {
+      const path = `/etc/${entry}`;
+      if (existsSync(path)) args.push("--ro-bind", path, path);
+    }
+    // Python's site configuration lives in /etc/python3.X on Debian.
+    for (const entry of readdirSync("/etc")) {
+      if (/^python3(\.\d+)?$/.test(entry)) args.push("--ro-bind", `/etc/${entry}`, `/etc/${entry}`);
+    }
     args.push("--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run");
+    args.push("--tmpfs", "/var/tmp");
+    // `python` for verifiers written against images that have one (SWE-Skills-Bench runs
+    // `python -m pytest`): the system's python3, under a name, when the system has no `python`.
+    // The caller's `python` (pyenv under a home folder) is hidden, so this is the interpreter a
+    // verifier gets either way, and it is the one Debian's pytest is installed for.
+    const python = pythonAlias();
+    if (python !== undefined) {
+      args.push("--dir", SHIM_FOLDER, "--symlink", python, `${SHIM_FOLDER}/python`);
+    }
     for (const hidden of this.hiddenPaths) {
-      if (existsSync(hidden)) args.push("--tmpfs", hidden);
+      // Only what would otherwise be visible (inside a system folder or the curated /etc): a
+      // mount anywhere else would create the path in the sandbox's own root for nothing.
+      const top = hidden.split("/")[1] ?? "";
+      if (!isSystemFolder(top) && top !== "etc") continue;
+      const stat = lstatSync(hidden, { throwIfNoEntry: false });
+      if (stat?.isDirectory() === true) args.push("--tmpfs", hidden);
+      else if (stat !== undefined) args.push("--ro-bind", "/dev/null", hidden);
     }
     args.push("--bind", request.workspace, mountPath);
-    for (const mount of request.extraMounts ?? []) {
+    for (const mount of extraMounts) {
       args.push(mount.readOnly ? "--ro-bind" : "--bind", mount.hostPath, mount.sandboxPath);
     }
     if (request.network === "host") {
@@ -312,10 +423,25 @@ export class BubblewrapSandbox implements SandboxV1 {
     return args;
   }
 
+  /**
+   * The loopback forwarder runs the host's node inside; when that node is not under a system
+   * folder (nvm, a tarball under /opt or a home), its installation is mounted read-only, alone.
+   */
+  private nodeMounts(bridge: LoopbackBridge | undefined): Mount[] {
+    if (bridge === undefined) return [];
+    const top = this.nodePath.split("/")[1] ?? "";
+    if (isSystemFolder(top)) return [];
+    const prefix = posix.dirname(posix.dirname(this.nodePath));
+    return [{ hostPath: prefix, sandboxPath: prefix, readOnly: true }];
+  }
+
   private environment(request: SandboxExecRequest): Record<string, string> {
     // A fresh, small environment: the host's variables (API keys, tokens) do not leak in.
     return {
-      PATH: process.env.PATH ?? DEFAULT_PATH,
+      PATH:
+        pythonAlias() === undefined
+          ? sandboxPath(process.env.PATH, request)
+          : `${sandboxPath(process.env.PATH, request)}:${SHIM_FOLDER}`,
       HOME: "/tmp",
       TMPDIR: "/tmp",
       LANG: "C.UTF-8",
@@ -323,6 +449,49 @@ export class BubblewrapSandbox implements SandboxV1 {
       ...request.env,
     };
   }
+}
+
+/** Where the sandbox's own command aliases live (on its private /run). */
+const SHIM_FOLDER = "/run/skillsmith-bin";
+
+/** The system python3 to alias as `python`, when the system folders have no `python` itself. */
+function pythonAlias(): string | undefined {
+  const systemPath = DEFAULT_PATH;
+  if (findOnPath("python", systemPath) !== null) return undefined;
+  return findOnPath("python3", systemPath) ?? undefined;
+}
+
+function isSystemFolder(top: string): boolean {
+  return (SYSTEM_FOLDERS as readonly string[]).includes(top);
+}
+
+/**
+ * The caller's PATH without the folders the sandbox does not show (pyenv shims and cargo under a
+ * home folder, a checkout's node_modules/.bin): a PATH entry into a hidden folder would make
+ * `python3` mean something else inside than outside, or nothing. What remains are system folders
+ * and folders the request mounts; the default PATH when nothing remains.
+ */
+export function sandboxPath(hostPath: string | undefined, request: SandboxExecRequest): string {
+  const mounted = [
+    normalizeMountPath(request.workspaceMountPath),
+    ...(request.extraMounts ?? []).map((mount) => normalizeMountPath(mount.sandboxPath)),
+  ];
+  const visible = (entry: string) => {
+    const folder = posix.normalize(entry);
+    const top = folder.split("/")[1] ?? "";
+    if (isSystemFolder(top)) return true;
+    return mounted.some((root) => folder === root || folder.startsWith(`${root}/`));
+  };
+  const kept = (hostPath ?? DEFAULT_PATH)
+    .split(":")
+    .filter((entry) => posix.isAbsolute(entry) && visible(entry));
+  const unique = [...new Set(kept)];
+  return unique.length === 0 ? DEFAULT_PATH : unique.join(":");
+}
+
+function formatBytes(bytes: number): string {
+  const mebibytes = bytes / (1024 * 1024);
+  return mebibytes >= 1024 ? `${mebibytes / 1024} GiB` : `${Math.round(mebibytes)} MiB`;
 }
 
 function prlimitPrefix(memoryBytes?: number, maxProcesses?: number): string[] {

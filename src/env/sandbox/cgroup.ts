@@ -110,6 +110,7 @@ export class SandboxCgroup {
     /** Every group folder we created (one for v2, one per controller for v1). */
     readonly folders: readonly string[],
     private readonly memoryFolder: string | undefined,
+    private readonly pidsFolder: string | undefined,
   ) {}
 
   static async create(layout: CgroupLayout, limits: CgroupLimits): Promise<SandboxCgroup> {
@@ -118,7 +119,7 @@ export class SandboxCgroup {
     if (layout.version === 2) {
       const folder = join(layout.parent, name);
       await mkdir(folder);
-      const group = new SandboxCgroup(layout, [folder], folder);
+      const group = new SandboxCgroup(layout, [folder], folder, folder);
       try {
         if (limits.memoryBytes !== undefined) {
           await writeFile(join(folder, "memory.max"), String(limits.memoryBytes));
@@ -142,7 +143,8 @@ export class SandboxCgroup {
     }
     const folders: string[] = [];
     let memoryFolder: string | undefined;
-    const group = () => new SandboxCgroup(layout, folders, memoryFolder);
+    let pidsFolder: string | undefined;
+    const group = () => new SandboxCgroup(layout, folders, memoryFolder, pidsFolder);
     try {
       if (layout.memory !== undefined) {
         memoryFolder = join(layout.memory, name);
@@ -161,6 +163,7 @@ export class SandboxCgroup {
         const folder = join(layout.pids, name);
         await mkdir(folder);
         folders.push(folder);
+        pidsFolder = folder;
         if (limits.maxProcesses !== undefined) {
           await writeFile(join(folder, "pids.max"), String(limits.maxProcesses));
         }
@@ -204,6 +207,14 @@ export class SandboxCgroup {
     const file = this.layout.version === 2 ? "memory.events" : "memory.oom_control";
     const text = (await readFile(join(this.memoryFolder, file), "utf8").catch(() => "")) as string;
     const match = /^oom_kill (\d+)$/m.exec(text);
+    return match?.[1] === undefined ? 0 : Number(match[1]);
+  }
+
+  /** How many times a fork or clone failed because the group was at its process limit. */
+  async processLimitHits(): Promise<number> {
+    if (this.pidsFolder === undefined) return 0;
+    const text = await readFile(join(this.pidsFolder, "pids.events"), "utf8").catch(() => "");
+    const match = /^max (\d+)$/m.exec(text);
     return match?.[1] === undefined ? 0 : Number(match[1]);
   }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createReadStream, existsSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -21,12 +21,15 @@ import {
   startLoopbackBridge,
 } from "./loopback.js";
 import { normalizeMountPath } from "./mount-path.js";
-import type {
-  SandboxExecRequest,
-  SandboxExecResult,
-  SandboxPrepareRequest,
-  SandboxPrepareResult,
-  SandboxV1,
+import {
+  type LimitEnforcement,
+  type LimitHit,
+  type SandboxExecRequest,
+  type SandboxExecResult,
+  type SandboxPrepareRequest,
+  type SandboxPrepareResult,
+  type SandboxV1,
+  withDefaultLimits,
 } from "./types.js";
 
 /**
@@ -43,6 +46,20 @@ export const SANDBOX_LABEL = "io.skillsmith.sandbox";
 const ENVIRONMENT_REPOSITORY = "localhost/skillsmith-env";
 const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
 const STDIN_PATH = "/run/skillsmith-stdin";
+/** Where the limit report is written inside (a host folder of ours, bind-mounted). */
+const LIMITS_DIRECTORY = "/run/skillsmith-limits";
+/**
+ * Runs the workload as a child, then copies the container's own cgroup counters (v1 and v2
+ * spellings) to the report with shell builtins only: after a fork bomb no fork may succeed, and
+ * the engine removes the group with the container, so the host cannot read it afterwards. The
+ * shell is PID 1, so it writes last: nothing the workload left running outlives it. A workload
+ * can spoil the report (it runs as the same user); that can only make its own run look limited.
+ */
+const LIMITS_WRAPPER = `"$@"; status=$?
+{ for file in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events /sys/fs/cgroup/pids/pids.events /sys/fs/cgroup/pids.events; do
+  if [ -r "$file" ]; then while read -r line; do echo "$file $line"; done < "$file"; fi
+done; } > ${LIMITS_DIRECTORY}/report 2>/dev/null
+exit $status`;
 
 export interface DockerConnection {
   readonly docker: Docker;
@@ -144,6 +161,20 @@ export class ContainerSandbox implements SandboxV1 {
   ): Promise<ContainerSandbox> {
     const { docker } = await connectDocker(options.env === undefined ? {} : { env: options.env });
     return new ContainerSandbox({ ...options, docker });
+  }
+
+  limitEnforcement(): LimitEnforcement {
+    return {
+      mechanism: "container-engine",
+      memory: true,
+      processes: true,
+      cpu: true,
+      detectsHits: true,
+      notes: [
+        "the engine's cgroup caps the whole container (Memory = MemorySwap, PidsLimit, NanoCpus)",
+        "hits are read from the container's own cgroup counters just before it exits",
+      ],
+    };
   }
 
   async imageId(name: string): Promise<string | undefined> {
@@ -302,9 +333,12 @@ export class ContainerSandbox implements SandboxV1 {
     let bridge: LoopbackBridge | undefined;
     let container: Docker.Container | undefined;
     let inputFolder: string | undefined;
+    let limitsFolder: string | undefined;
     try {
       if (ports.length > 0) bridge = await startLoopbackBridge(ports);
+      limitsFolder = await mkdtemp(join(tmpdir(), "skillsmith-limits-"));
       const binds = [
+        `${limitsFolder}:${LIMITS_DIRECTORY}:rw`,
         `${request.workspace}:${mountPath}:rw`,
         ...(request.extraMounts ?? []).map(
           (mount) => `${mount.hostPath}:${mount.sandboxPath}:${mount.readOnly ? "ro" : "rw"}`,
@@ -331,7 +365,9 @@ export class ContainerSandbox implements SandboxV1 {
         binds.push(`${join(inputFolder, "stdin")}:${STDIN_PATH}:ro`);
         command = ["/bin/sh", "-c", `exec "$@" < ${STDIN_PATH}`, "sh", ...command];
       }
-      const { memoryBytes, maxProcesses, cpus } = request.limits;
+      command = ["/bin/sh", "-c", LIMITS_WRAPPER, "sh", ...command];
+      // Every container is limited: the request's numbers, else the defaults.
+      const { memoryBytes, maxProcesses, cpus } = withDefaultLimits(request.limits);
       const environment = {
         HOME: "/tmp",
         LANG: "C.UTF-8",
@@ -356,8 +392,9 @@ export class ContainerSandbox implements SandboxV1 {
           HostConfig: {
             Binds: binds,
             NetworkMode: request.network === "host" ? "host" : "none",
-            ...(memoryBytes === undefined ? {} : { Memory: memoryBytes, MemorySwap: memoryBytes }),
-            ...(maxProcesses === undefined ? {} : { PidsLimit: maxProcesses }),
+            Memory: memoryBytes,
+            MemorySwap: memoryBytes,
+            PidsLimit: maxProcesses,
             ...(cpus === undefined ? {} : { NanoCpus: Math.round(cpus * 1e9) }),
           },
         }),
@@ -390,20 +427,59 @@ export class ContainerSandbox implements SandboxV1 {
       // The attach stream may still carry the last bytes after the exit is reported.
       await Promise.race([output.done, new Promise((resolve) => setTimeout(resolve, 2_000))]);
       const state = (await container.inspect()).State;
+      const counters = await readLimitReport(join(limitsFolder, "report"));
+      const oomKills = Math.max(counters.oomKills, state.OOMKilled ? 1 : 0);
+      const limitHit: LimitHit | undefined =
+        oomKills > 0
+          ? {
+              limit: "memory",
+              detail: `memory limit of ${Math.round(memoryBytes / (1024 * 1024))} MiB reached: the OOM killer stopped ${oomKills} process(es)`,
+            }
+          : counters.processLimitHits > 0
+            ? {
+                limit: "processes",
+                detail: `process limit of ${maxProcesses} reached: ${counters.processLimitHits} fork(s) refused`,
+              }
+            : timedOut
+              ? {
+                  limit: "time",
+                  detail: `wall-time limit of ${request.limits.timeoutMs} ms reached: the container was killed`,
+                }
+              : undefined;
       return {
         exitCode: state.ExitCode,
         stdout: output.stdout(),
         stderr: output.stderr(),
         timedOut,
-        oomKilled: state.OOMKilled,
+        oomKilled: oomKills > 0,
         durationMs: performance.now() - started,
+        ...(limitHit === undefined ? {} : { limitHit }),
       };
     } finally {
       await container?.remove({ force: true, v: true }).catch(() => undefined);
       await bridge?.close();
       if (inputFolder !== undefined) await rm(inputFolder, { recursive: true, force: true });
+      if (limitsFolder !== undefined) await rm(limitsFolder, { recursive: true, force: true });
     }
   }
+}
+
+/** The OOM kills and refused forks in the report `LIMITS_WRAPPER` wrote (zeros when absent). */
+async function readLimitReport(
+  path: string,
+): Promise<{ oomKills: number; processLimitHits: number }> {
+  const text = await readFile(path, "utf8").catch(() => "");
+  let oomKills = 0;
+  let processLimitHits = 0;
+  for (const line of text.split("\n")) {
+    const [file = "", key = "", value = ""] = line.split(" ");
+    const count = Number(value);
+    if (!Number.isFinite(count)) continue;
+    if (file.includes("memory") && key === "oom_kill") oomKills = Math.max(oomKills, count);
+    if (file.includes("pids") && key === "max")
+      processLimitHits = Math.max(processLimitHits, count);
+  }
+  return { oomKills, processLimitHits };
 }
 
 /**

@@ -2,7 +2,9 @@ export {
   BubblewrapSandbox,
   type BubblewrapSandboxOptions,
   bubblewrapMissingError,
-  type LimitEnforcement,
+  ETC_ALLOWLIST,
+  SYSTEM_FOLDERS,
+  sandboxPath,
 } from "./bubblewrap.js";
 export { type CgroupLayout, detectCgroupLayout } from "./cgroup.js";
 export {
@@ -19,5 +21,11 @@ export {
 export { environmentKey, generateDockerfile } from "./dockerfile.js";
 export { SandboxUnavailableError } from "./errors.js";
 export { type CreateSandboxOptions, createSandbox } from "./factory.js";
+export {
+  type CredentialProxy,
+  type CredentialProxyOptions,
+  startCredentialProxy,
+} from "./loopback.js";
 export type * from "./types.js";
-export { UnsafeSandbox } from "./unsafe.js";
+export { DEFAULT_SANDBOX_LIMITS, withDefaultLimits } from "./types.js";
+export { environmentWithoutCredentials, UnsafeSandbox } from "./unsafe.js";

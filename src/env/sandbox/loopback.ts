@@ -1,5 +1,20 @@
+import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createConnection, createServer, type Server, type Socket } from "node:net";
+import {
+  createServer as createHttpServer,
+  type Server as HttpServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type OutgoingHttpHeaders,
+} from "node:http";
+import { request as httpsRequest } from "node:https";
+import {
+  type AddressInfo,
+  createConnection,
+  createServer,
+  type Server,
+  type Socket,
+} from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -114,3 +129,130 @@ for (const port of ports) {
   servers.push(server);
 }
 `;
+
+/**
+ * An HTTP forwarder on the host's loopback that holds a model endpoint's real key, so the key
+ * never enters a sandbox. The agent is given `url` and `dummyKey`; each request must carry the
+ * dummy key (as `x-api-key` or `Authorization: Bearer`, the Anthropic and OpenAI spellings), which
+ * is replaced with the real one before the request goes on to the upstream endpoint (http or
+ * https). A request without the dummy key is refused, so the forwarder is no open door for other
+ * processes on this machine. Streaming responses (SSE) pass through as they arrive.
+ */
+export interface CredentialProxy {
+  /** Host port on 127.0.0.1, to list in `loopbackPorts`. */
+  readonly port: number;
+  /** The endpoint as the agent must call it: this forwarder, with the upstream's path. */
+  readonly url: string;
+  /** The per-run key the agent sends; worthless anywhere but here. */
+  readonly dummyKey: string;
+  close(): Promise<void>;
+}
+
+export interface CredentialProxyOptions {
+  /** The real endpoint's base URL (`https://api.anthropic.com`, `http://127.0.0.1:4000/v1`). */
+  readonly upstream: string;
+  /** The real key; without one, the dummy is removed and nothing is added. */
+  readonly apiKey?: string;
+}
+
+/** Hop-by-hop headers are the connection's own and never forwarded (RFC 9110, 7.6.1). */
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "host",
+]);
+
+function forwardable(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
+  const kept: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined && !HOP_BY_HOP.has(name.toLowerCase())) kept[name] = value;
+  }
+  return kept;
+}
+
+export async function startCredentialProxy(
+  options: CredentialProxyOptions,
+): Promise<CredentialProxy> {
+  const upstream = new URL(options.upstream);
+  if (upstream.protocol !== "http:" && upstream.protocol !== "https:") {
+    throw new RangeError(`model endpoint ${options.upstream} is not an http(s) URL`);
+  }
+  const dummyKey = `skillsmith-run-${randomBytes(16).toString("hex")}`;
+  const send = upstream.protocol === "https:" ? httpsRequest : httpRequest;
+  const server: HttpServer = createHttpServer((incoming, outgoing) => {
+    const apiKeyHeader = incoming.headers["x-api-key"];
+    const authorization = incoming.headers.authorization;
+    const carriesDummy = apiKeyHeader === dummyKey || authorization === `Bearer ${dummyKey}`;
+    if (!carriesDummy) {
+      incoming.resume();
+      outgoing.writeHead(401, { "content-type": "application/json" });
+      outgoing.end(
+        JSON.stringify({
+          type: "error",
+          error: { type: "authentication_error", message: "skillsmith model bridge: unknown key" },
+        }),
+      );
+      return;
+    }
+    const headers = forwardable(incoming.headers);
+    delete headers["x-api-key"];
+    delete headers.authorization;
+    if (options.apiKey !== undefined) {
+      if (apiKeyHeader !== undefined) headers["x-api-key"] = options.apiKey;
+      if (authorization !== undefined) headers.authorization = `Bearer ${options.apiKey}`;
+    }
+    const forwarded = send(
+      {
+        protocol: upstream.protocol,
+        hostname: upstream.hostname.replace(/^\[|\]$/g, ""),
+        port: upstream.port === "" ? undefined : Number(upstream.port),
+        method: incoming.method,
+        path: incoming.url,
+        headers,
+      },
+      (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, forwardable(answer.headers));
+        answer.pipe(outgoing);
+        answer.on("error", () => outgoing.destroy());
+      },
+    );
+    forwarded.on("error", (error) => {
+      if (outgoing.headersSent) {
+        outgoing.destroy();
+        return;
+      }
+      outgoing.writeHead(502, { "content-type": "application/json" });
+      outgoing.end(
+        JSON.stringify({
+          type: "error",
+          error: { type: "api_error", message: `model endpoint unreachable: ${error.message}` },
+        }),
+      );
+    });
+    incoming.pipe(forwarded);
+    outgoing.on("close", () => forwarded.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const path = upstream.pathname.replace(/\/+$/, "");
+  return {
+    port,
+    url: `http://127.0.0.1:${port}${path}`,
+    dummyKey,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

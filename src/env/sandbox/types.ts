@@ -15,9 +15,44 @@ export type NetworkPolicy =
 export interface ResourceLimits {
   /** Wall-clock limit; on expiry the whole process tree is killed and `timedOut` is set. */
   readonly timeoutMs: number;
+  /** Memory of the whole process tree; `DEFAULT_SANDBOX_LIMITS.memoryBytes` when absent. */
   readonly memoryBytes?: number;
+  /**
+   * Tasks (processes and threads) of the whole tree at once; `DEFAULT_SANDBOX_LIMITS.maxProcesses`
+   * when absent.
+   */
   readonly maxProcesses?: number;
   readonly cpus?: number;
+}
+
+/**
+ * The limits every sandboxed process tree gets when its request names none, so no agent or
+ * verifier ever runs unlimited (a fork bomb or an 8 GiB allocation once succeeded). Threads count
+ * as tasks for the process limit (the kernel's pids controller counts both); 512 leaves room for
+ * agent CLIs (a few dozen threads each) and test runners with worker pools.
+ */
+export const DEFAULT_SANDBOX_LIMITS = {
+  memoryBytes: 4 * 1024 * 1024 * 1024,
+  maxProcesses: 512,
+} as const;
+
+/** `limits` with the defaults filled in: what a backend actually enforces. */
+export function withDefaultLimits(
+  limits: ResourceLimits,
+): ResourceLimits & { readonly memoryBytes: number; readonly maxProcesses: number } {
+  return {
+    ...limits,
+    memoryBytes: limits.memoryBytes ?? DEFAULT_SANDBOX_LIMITS.memoryBytes,
+    maxProcesses: limits.maxProcesses ?? DEFAULT_SANDBOX_LIMITS.maxProcesses,
+  };
+}
+
+/** Which limit stopped (or constrained) a workload, and the evidence, for flags and reports. */
+export interface LimitHit {
+  /** `memory` → flag `oom`, `processes` → `process-limit`, `time` → `timeout`. */
+  readonly limit: "memory" | "processes" | "time";
+  /** One line for a reader: the limit and what showed it was hit. */
+  readonly detail: string;
 }
 
 export interface Mount {
@@ -61,6 +96,12 @@ export interface SandboxExecResult {
   /** True when the memory limit killed the workload (known for containers; best effort elsewhere). */
   readonly oomKilled: boolean;
   readonly durationMs: number;
+  /**
+   * The limit the workload hit, when the backend could tell: the OOM killer struck in its group,
+   * a fork failed at the process limit, or the wall clock ran out. Memory wins over processes over
+   * time, since a tree that ran out of memory or processes often hangs until the clock runs out.
+   */
+  readonly limitHit?: LimitHit;
 }
 
 /** A setup recipe (from setup detection): what to install on top of a base image. */
@@ -98,9 +139,24 @@ export interface SandboxPrepareResult {
   readonly durationMs: number;
 }
 
+/** How a backend enforces the limits on this machine, honestly (recorded in run manifests). */
+export interface LimitEnforcement {
+  readonly mechanism: "cgroup-v1" | "cgroup-v2" | "prlimit" | "container-engine" | "none";
+  /** Whether each limit is enforced at all (see `notes` for how precisely). */
+  readonly memory: boolean;
+  readonly processes: boolean;
+  readonly cpu: boolean;
+  /** Whether hitting the memory / process limit is detected and reported as `limitHit`. */
+  readonly detectsHits: boolean;
+  /** What is and is not enforced, one sentence each, for the run manifest and warnings. */
+  readonly notes: readonly string[];
+}
+
 export interface SandboxV1 {
   readonly specificationVersion: "v1";
   readonly kind: "local" | "container" | "unsafe";
+  /** How memory, process and CPU limits are enforced here; absent when unknown. */
+  limitEnforcement?(): LimitEnforcement;
   exec(request: SandboxExecRequest): Promise<SandboxExecResult>;
   /**
    * Build the environment for a (repository, commit, recipe) once and reuse it after. Only

@@ -179,3 +179,10 @@ export function pairMeasurement(
 export function flagsForceZero(flags: readonly string[]): boolean {
   return flags.some((flag) => flagDefinition(flag).effect !== "note");
 }
+
+/** The flag for a sandbox limit the workload hit (`SandboxExecResult.limitHit`). */
+export function flagForLimit(
+  limit: "memory" | "processes" | "time",
+): Extract<RunFlag, "oom" | "process-limit" | "timeout"> {
+  return limit === "memory" ? "oom" : limit === "processes" ? "process-limit" : "timeout";
+}

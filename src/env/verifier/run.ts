@@ -12,6 +12,7 @@ import {
 import { isAbsolute, join, normalize, relative, sep } from "node:path";
 import { InputError } from "../../core/errors.js";
 import type { SandboxV1 } from "../sandbox/types.js";
+import { flagForLimit } from "./flags.js";
 import { parseJunitXml } from "./junit.js";
 import { parseRunnerSummary, stripAnsi } from "./summary.js";
 import type { CheckResult, VerifierFlag, VerifierResult, VerifierSpec } from "./types.js";
@@ -62,7 +63,9 @@ export async function runVerifier(options: RunVerifierOptions): Promise<Verifier
   const summary = junit === undefined ? parseRunnerSummary(output) : undefined;
   const checks: readonly CheckResult[] = junit ?? summary?.checks ?? [];
   const flags: VerifierFlag[] = [];
-  if (execution.timedOut) flags.push("timeout");
+  // A sandbox limit that was hit is the verdict on the run, never a collection error.
+  if (execution.limitHit !== undefined) flags.push(flagForLimit(execution.limitHit.limit));
+  else if (execution.timedOut) flags.push("timeout");
   else if (isCollectionError(checks, output, execution.exitCode)) flags.push("collection-error");
   else if (checks.length === 0) flags.push("no-checks");
 

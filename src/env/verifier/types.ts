@@ -14,7 +14,7 @@ export interface CheckResult {
  * Why a verifier scored 0 regardless of its checks. Distinct flags so a report can tell a broken
  * verifier (no checks, collection error) from an agent that ran out of time.
  */
-export type VerifierFlag = "no-checks" | "collection-error" | "timeout";
+export type VerifierFlag = "no-checks" | "collection-error" | "timeout" | "oom" | "process-limit";
 
 /** A file a verifier brings into the workspace. */
 export interface VerifierFile {

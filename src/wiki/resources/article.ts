@@ -1,13 +1,15 @@
 /**
  * Article connector: HTML → readable article (Mozilla Readability over linkedom) → paragraphs.
  * Paragraphs are the block elements of the readable content in document order: text paragraphs,
- * list items, headings and code blocks, each whitespace-normalised (code keeps its lines).
+ * list items, headings, definition terms (API signatures in generated docs), quotes and code
+ * blocks, each whitespace-normalised (code keeps its lines).
  */
 import { Readability } from "@mozilla/readability";
 import { parseHTML } from "linkedom";
+import { recogniseLicence } from "./licence.js";
 import type { ExtractedUnit } from "./types.js";
 
-const BLOCKS = "h1, h2, h3, h4, p, li, pre, blockquote";
+const BLOCKS = "h1, h2, h3, h4, p, li, dt, pre, blockquote";
 const MIN_PARAGRAPH_CHARS = 20;
 
 export interface ReadableArticle {
@@ -17,6 +19,19 @@ export interface ReadableArticle {
   readonly declaredLicence: string | null;
 }
 
+/**
+ * A licence stated in one of the page's first comments, as generated documentation does
+ * (texinfo puts the manual's permission notice there): its SPDX id, when recognised.
+ */
+function commentLicence(html: string): string | null {
+  for (const [index, match] of [...html.matchAll(/<!--([\s\S]*?)-->/g)].entries()) {
+    if (index >= 3) break;
+    const recognised = recogniseLicence(match[1]);
+    if (recognised.licence !== null) return recognised.licence;
+  }
+  return null;
+}
+
 export function readArticle(html: string): ReadableArticle {
   const { document } = parseHTML(html);
   const declared =
@@ -24,7 +39,7 @@ export function readArticle(html: string): ReadableArticle {
       .querySelector('meta[name="license"], meta[name="dc.rights"], meta[name="DC.rights"]')
       ?.getAttribute("content") ??
     document.querySelector('link[rel="license"], a[rel="license"]')?.getAttribute("href") ??
-    null;
+    commentLicence(html);
   const title = document.querySelector("title")?.textContent?.trim() ?? "";
   // Readability mutates the document it reads, so the licence was read first.
   // biome-ignore lint/suspicious/noExplicitAny: linkedom's Document is DOM-compatible but typed separately
@@ -46,7 +61,15 @@ export function readArticle(html: string): ReadableArticle {
     if (text === "") continue;
     paragraphs.push(element.tagName === "PRE" ? `\`\`\`\n${text}\n\`\`\`` : text);
   }
-  return { title: article?.title?.trim() || title, paragraphs, declaredLicence: declared };
+  // Readability shortens titles at separators such as ":"; a cut inside brackets ("The Basics
+  // (libffi: the portable …)" → "the portable …)") is worse than the page's own title.
+  const shortened = article?.title?.trim() ?? "";
+  const balanced = (shortened.match(/\(/g) ?? []).length === (shortened.match(/\)/g) ?? []).length;
+  return {
+    title: shortened !== "" && balanced ? shortened : title,
+    paragraphs,
+    declaredLicence: declared,
+  };
 }
 
 export function paragraphUnits(article: ReadableArticle): ExtractedUnit[] {

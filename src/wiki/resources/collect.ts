@@ -13,10 +13,16 @@ import { runProcess } from "../../core/process.js";
 import { type ResourceRecord, type ResourceType, resourceTypes } from "../meta.js";
 import { readJsonFile } from "../store.js";
 import { paragraphUnits, readArticle } from "./article.js";
-import { flagOfDeclared, type LicenceGuess, recogniseLicence } from "./licence.js";
+import {
+  flagOfDeclared,
+  type LicenceGuess,
+  recogniseLicence,
+  recogniseLicenceFiles,
+} from "./licence.js";
 import {
   extractCodeRegions,
   LICENCE_FILE_PATTERN,
+  OTHER_LICENCE_FILE_PATTERN,
   readmeContext,
   repositoryFiles,
   repositoryHash,
@@ -29,7 +35,13 @@ import {
   type RemoteOrigin,
   type RemoteResourceSpec,
 } from "./url.js";
-import { extractVideoUnits, parseSubtitles } from "./video.js";
+import {
+  DEFAULT_KEY_FRAME_SETTINGS,
+  embeddedTranscript,
+  extractVideoUnits,
+  type KeyFrameSettings,
+  parseSubtitles,
+} from "./video.js";
 
 const ARTICLE_EXTENSIONS = new Set([".html", ".htm"]);
 const VIDEO_EXTENSIONS = new Set([".mp4", ".webm", ".mkv", ".mov", ".avi"]);
@@ -76,6 +88,12 @@ export interface ResourceInput {
   readonly declaredLicence?: string;
   /** Set when the resource was fetched from a URL (then `absolutePath` is the local copy). */
   readonly remote?: RemoteOrigin;
+  /**
+   * Repositories read in part (the file a code search found): only these files (relative,
+   * forward slashes) are hashed and cut into units, and a file without a top-level definition
+   * is one whole-file unit. The licence and README are still read from the whole checkout.
+   */
+  readonly focus?: readonly string[];
 }
 
 /** One resource named by a `--resources` argument: on disk already, or a URL to fetch. */
@@ -257,6 +275,11 @@ function sha256(data: Uint8Array): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
+export interface PrepareOptions {
+  /** Video key-frame sampling (default: scene changes at 0.3, at most 8 frames). */
+  readonly keyFrames?: KeyFrameSettings;
+}
+
 /**
  * Preprocess one resource. `workDir` receives derived files (frames, normalised images) that
  * live only as long as the build.
@@ -264,8 +287,10 @@ function sha256(data: Uint8Array): string {
 export async function prepareResource(
   input: ResourceInput,
   workDir: string,
+  options: PrepareOptions = {},
 ): Promise<PreparedResource> {
   const companions: string[] = [];
+  let extras: Pick<ResourceRecord, "key_frames" | "transcript" | "focus" | "unparsed"> = {};
   let licence: LicenceGuess = { licence: null, flag: "unknown" };
   let units: ExtractedUnit[] = [];
   let context = "";
@@ -273,10 +298,35 @@ export async function prepareResource(
   switch (input.type) {
     case "repository": {
       const files = await repositoryFiles(input.absolutePath);
-      hash = await repositoryHash(input.absolutePath, files);
+      const read =
+        input.focus === undefined ? files : files.filter((file) => input.focus?.includes(file));
+      if (input.focus !== undefined) {
+        const absent = input.focus.filter((file) => !files.includes(file));
+        if (absent.length > 0)
+          throw new InputError(
+            "wiki.resources.focus-missing",
+            `${input.path}: the repository has no ${absent.map((file) => `"${file}"`).join(", ")}`,
+            { file: input.path },
+          );
+        extras = { focus: [...read] };
+      }
+      hash = await repositoryHash(input.absolutePath, read);
       const licenceFile = files.find((file) => LICENCE_FILE_PATTERN.test(file));
-      if (licenceFile !== undefined)
-        licence = recogniseLicence(await readFile(join(input.absolutePath, licenceFile), "utf8"));
+      const otherLicenceFiles = files.filter(
+        (file) => file !== licenceFile && OTHER_LICENCE_FILE_PATTERN.test(file),
+      );
+      const licenceText = async (name: string) => ({
+        name,
+        text: await readFile(join(input.absolutePath, name), "utf8"),
+      });
+      if (licenceFile !== undefined || otherLicenceFiles.length > 0) {
+        const others = [];
+        for (const name of otherLicenceFiles) others.push(await licenceText(name));
+        licence = recogniseLicenceFiles(
+          licenceFile === undefined ? undefined : await licenceText(licenceFile),
+          others,
+        );
+      }
       if (licence.flag === "unknown" && files.includes("package.json")) {
         const declared = (
           JSON.parse((await readOptional(join(input.absolutePath, "package.json"))) ?? "{}") as {
@@ -285,7 +335,12 @@ export async function prepareResource(
         ).license;
         if (typeof declared === "string") licence = flagOfDeclared(declared);
       }
-      units = await extractCodeRegions(input.absolutePath, files);
+      const unparsed: string[] = [];
+      units = await extractCodeRegions(input.absolutePath, read, {
+        wholeFiles: input.focus !== undefined,
+        unparsed,
+      });
+      if (unparsed.length > 0) extras = { ...extras, unparsed };
       context = await readmeContext(input.absolutePath, files);
       break;
     }
@@ -311,18 +366,50 @@ export async function prepareResource(
         input.absolutePath.length - extname(input.absolutePath).length,
       );
       let cues: ReturnType<typeof parseSubtitles> = [];
+      let transcript: NonNullable<ResourceRecord["transcript"]> = { source: "none", cues: 0 };
       for (const extension of [".srt", ".vtt"]) {
         const subtitles = await readOptional(`${stem}${extension}`);
         if (subtitles === undefined) continue;
         cues = parseSubtitles(subtitles);
-        companions.push(
-          `${input.path.slice(0, input.path.length - extname(input.path).length)}${extension}`,
-        );
+        const companion = `${input.path.slice(0, input.path.length - extname(input.path).length)}${extension}`;
+        companions.push(companion);
+        transcript = { source: "sidecar", from: companion, cues: cues.length };
         break;
+      }
+      // No file beside the video: a text subtitle track inside it is the transcript.
+      if (transcript.source === "none") {
+        const embedded = await embeddedTranscript(input.absolutePath);
+        if (embedded !== undefined) {
+          cues = embedded.cues;
+          transcript = {
+            source: "embedded",
+            from: embedded.stream,
+            codec: embedded.codec,
+            ...(embedded.language === undefined ? {} : { language: embedded.language }),
+            cues: cues.length,
+          };
+        }
       }
       const frames = join(workDir, "frames");
       await mkdir(frames, { recursive: true });
-      units = await extractVideoUnits(input.absolutePath, cues, frames);
+      const settings = options.keyFrames ?? DEFAULT_KEY_FRAME_SETTINGS;
+      const extraction = await extractVideoUnits(input.absolutePath, cues, frames, settings);
+      units = extraction.units;
+      extras = {
+        key_frames: {
+          method: extraction.plan.method,
+          ...(extraction.plan.fallbackReason === undefined
+            ? {}
+            : { fallback_reason: extraction.plan.fallbackReason }),
+          scene_threshold: settings.sceneThreshold,
+          min_scene_frames: settings.minSceneFrames,
+          max_frames: settings.maxFrames,
+          frame_spacing_seconds: settings.frameSpacingSeconds,
+          duration_seconds: Number(extraction.durationSeconds.toFixed(3)),
+          times_seconds: extraction.plan.frames.map((frame) => Number(frame.atSeconds.toFixed(3))),
+        },
+        transcript,
+      };
       context =
         cues.length === 0
           ? "(no transcript)"
@@ -361,6 +448,7 @@ export async function prepareResource(
     licence: licence.licence,
     licence_flag: licence.flag,
     companions,
+    ...extras,
     ...(input.remote === undefined
       ? {}
       : {

@@ -33,11 +33,6 @@ const rules: readonly LicenceRule[] = [
     flag: "restrictive",
     pattern: /\bCC[- ]BY[- ]ND\b|Attribution-NoDerivatives/i,
   },
-  {
-    id: "proprietary",
-    flag: "restrictive",
-    pattern: /all rights reserved|proprietary|^UNLICENSED$/im,
-  },
   { id: "AGPL-3.0", flag: "copyleft", pattern: /\bAGPL|GNU AFFERO GENERAL PUBLIC LICENSE/i },
   { id: "LGPL-3.0", flag: "copyleft", pattern: /\bLGPL|GNU LESSER GENERAL PUBLIC LICENSE/i },
   { id: "GPL-3.0", flag: "copyleft", pattern: /\bGPL-3|GNU GENERAL PUBLIC LICENSE\s+Version 3/i },
@@ -72,6 +67,13 @@ const rules: readonly LicenceRule[] = [
     flag: "permissive",
     pattern: /^Unlicense$|This is free and unencumbered software/im,
   },
+  // Last: BSD and MIT texts say "All rights reserved." too, and then grant the rights; only a
+  // text that grants nothing recognised is proprietary.
+  {
+    id: "proprietary",
+    flag: "restrictive",
+    pattern: /all rights reserved|proprietary|^UNLICENSED$/im,
+  },
 ];
 
 export interface LicenceGuess {
@@ -100,4 +102,36 @@ export function flagOfDeclared(licence: string): LicenceGuess {
 /** Whether a resource's licence should be pointed out to the user. */
 export function isFlagged(flag: LicenceFlag): boolean {
   return flag === "unknown" || flag === "restrictive";
+}
+
+const FLAG_ORDER: readonly LicenceFlag[] = ["permissive", "copyleft", "unknown", "restrictive"];
+
+/**
+ * A repository's licence from several licence files (`LICENSE` and `LICENSE.APACHE`,
+ * `LICENSE-MIT`, …): the primary file when it is recognised; else, when the primary file names
+ * each of the others, their licences — `A OR B` (flag: the most permissive) if it says
+ * "either", `A AND B` (flag: the most restrictive) otherwise; with no primary file, `A AND B`.
+ * Anything else stays unknown.
+ */
+export function recogniseLicenceFiles(
+  primary: { name: string; text: string } | undefined,
+  others: readonly { name: string; text: string }[],
+): LicenceGuess {
+  if (primary !== undefined) {
+    const direct = recogniseLicence(primary.text);
+    if (direct.flag !== "unknown") return direct;
+  }
+  const recognised = others.map((each) => ({ ...each, guess: recogniseLicence(each.text) }));
+  if (recognised.length === 0 || recognised.some((each) => each.guess.licence === null))
+    return { licence: null, flag: "unknown" };
+  if (primary !== undefined && !recognised.every((each) => primary.text.includes(each.name)))
+    return { licence: null, flag: "unknown" };
+  const either = primary !== undefined && /\beither\b/i.test(primary.text);
+  const ids = [...new Set(recognised.map((each) => each.guess.licence as string))];
+  const flags = recognised.map((each) => FLAG_ORDER.indexOf(each.guess.flag));
+  const flag = FLAG_ORDER[either ? Math.min(...flags) : Math.max(...flags)] ?? "unknown";
+  return {
+    licence: ids.length === 1 ? (ids[0] ?? null) : ids.join(either ? " OR " : " AND "),
+    flag,
+  };
 }

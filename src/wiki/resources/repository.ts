@@ -138,23 +138,70 @@ function nameOf(node: SyntaxNode): string {
   return "";
 }
 
-/** Top-level definitions of every source file with a known grammar. */
+/** Languages of whole-file units, by extension (files without a grammar). */
+const WHOLE_FILE_LANGUAGES: Readonly<Record<string, string>> = {
+  ".css": "css",
+  ".html": "html",
+  ".htm": "html",
+  ".svg": "svg",
+  ".md": "markdown",
+  ".yml": "yaml",
+  ".yaml": "yaml",
+  ".json": "json",
+  ".toml": "toml",
+};
+
+/**
+ * Top-level definitions of every source file with a known grammar. With `wholeFiles` (a
+ * repository read in part, e.g. the file a code search found), a file without a grammar or
+ * without a top-level definition is one unit, the whole file, so nothing found is left unread.
+ */
 export async function extractCodeRegions(
   root: string,
   files: readonly string[],
+  options: { wholeFiles?: boolean; unparsed?: string[] } = {},
 ): Promise<ExtractedUnit[]> {
   const units: ExtractedUnit[] = [];
   initialised ??= Parser.init();
   await initialised;
-  const parser = new Parser();
+  let parser = new Parser();
   try {
     for (const file of files) {
-      const grammar = grammars[extname(file).toLowerCase()];
-      if (grammar === undefined) continue;
+      const extension = extname(file).toLowerCase();
+      const grammar = grammars[extension];
+      if (grammar === undefined && options.wholeFiles !== true) continue;
       const data = await readFile(join(root, file));
       if (data.length > MAX_FILE_BYTES) continue;
+      const before = units.length;
+      const wholeFile = () => {
+        const text = data.toString("utf8");
+        if (units.length > before || text.trim() === "") return;
+        units.push({
+          index: units.length,
+          kind: "code-region",
+          locator: `${file}:1-${text.split("\n").length} whole file`,
+          text,
+          language: grammar?.language ?? WHOLE_FILE_LANGUAGES[extension] ?? extension.slice(1),
+        });
+      };
+      if (grammar === undefined) {
+        wholeFile();
+        continue;
+      }
       parser.setLanguage(await languageFor(grammar.grammar));
-      const tree = parser.parse(data.toString("utf8"));
+      let tree: ReturnType<typeof parser.parse>;
+      try {
+        tree = parser.parse(data.toString("utf8"));
+      } catch {
+        // Some grammars' scanners need runtime functions web-tree-sitter lacks (the bash grammar
+        // throws on `case … esac`): that file has no regions, the rest of the repository does.
+        // The parser may be left inconsistent, so the next file gets a new one.
+        options.unparsed?.push(file);
+        parser.delete();
+        parser = new Parser();
+        if (options.wholeFiles === true) wholeFile();
+        continue;
+      }
       try {
         for (const node of tree.rootNode.namedChildren) {
           if (!grammar.nodes.includes(node.type)) continue;
@@ -174,6 +221,7 @@ export async function extractCodeRegions(
       } finally {
         tree.delete();
       }
+      if (options.wholeFiles === true) wholeFile();
     }
   } finally {
     parser.delete();
@@ -192,3 +240,5 @@ export async function readmeContext(root: string, files: readonly string[]): Pro
 }
 
 export const LICENCE_FILE_PATTERN = /^(licen[cs]e|copying)(\.md|\.txt)?$/i;
+/** Further licence files at the top of a repository: `LICENSE.APACHE`, `LICENSE-MIT`, … */
+export const OTHER_LICENCE_FILE_PATTERN = /^(licen[cs]e|copying)[.-][A-Za-z0-9.-]+$/i;

@@ -13,6 +13,8 @@ export interface ExtractedUnit {
   /** Frames and images: an absolute path of the image file to show the model and copy. */
   readonly imagePath?: string;
   readonly mediaType?: string;
+  /** Video frames: the time of the frame, in seconds from the start. */
+  readonly atSeconds?: number;
 }
 
 /** A resource after deterministic preprocessing: what the distiller reads. */

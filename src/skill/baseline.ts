@@ -1,0 +1,142 @@
+/**
+ * Audit baselines: the findings a reviewer has looked at and accepted. A baseline lists finding
+ * ids (see `findingId`), so it keeps matching when a flagged line moves and stops matching when
+ * the flagged text changes. Applying one marks its findings `suppressed`: they are still shown,
+ * they no longer fail the audit, and ids that no longer occur are returned as stale.
+ */
+import { readFile } from "node:fs/promises";
+import { relative } from "node:path";
+import { z } from "zod";
+import { InputError } from "../core/errors.js";
+import { writeFileAtomic } from "../core/fs.js";
+import type { AuditFinding, AuditReport, AuditSeverity } from "./types.js";
+
+export const BASELINE_FORMAT = "skillsmith-audit-baseline";
+export const BASELINE_VERSION = 1;
+
+const baselineSchema = z.object({
+  format: z.literal(BASELINE_FORMAT),
+  version: z.literal(BASELINE_VERSION),
+  created: z.string().optional(),
+  findings: z.array(
+    z.object({
+      id: z.string().regex(/^[0-9a-f]{16}$/),
+      code: z.string(),
+      skill: z.string().optional(),
+      file: z.string().optional(),
+      line: z.number().int().positive().optional(),
+      message: z.string().optional(),
+      reason: z.string().optional(),
+    }),
+  ),
+});
+
+export type AuditBaseline = z.infer<typeof baselineSchema>;
+
+/** Severities from most to least severe; `--fail-on X` fails on X and everything above it. */
+export const AUDIT_SEVERITIES: readonly AuditSeverity[] = ["high", "medium", "low"];
+
+const rank: Readonly<Record<AuditSeverity, number>> = { high: 0, medium: 1, low: 2 };
+
+/** Whether a finding counts against `failOn` (suppressed findings never do). */
+export function findingFails(finding: AuditFinding, failOn: AuditSeverity): boolean {
+  return finding.suppressed !== true && rank[finding.severity] <= rank[failOn];
+}
+
+/** Whether the report fails an audit that fails on `failOn` and above. */
+export function auditFails(report: AuditReport, failOn: AuditSeverity = "high"): boolean {
+  return report.findings.some((finding) => findingFails(finding, failOn));
+}
+
+/** A baseline accepting every finding of `reports`. */
+export function createBaseline(reports: readonly AuditReport[], now = new Date()): AuditBaseline {
+  const findings: AuditBaseline["findings"] = [];
+  const seen = new Set<string>();
+  for (const report of reports) {
+    for (const finding of report.findings) {
+      if (finding.id === undefined || seen.has(finding.id)) continue;
+      seen.add(finding.id);
+      findings.push({
+        id: finding.id,
+        code: finding.code,
+        skill: report.path.split(/[\\/]/).at(-1) ?? report.path,
+        file: relative(report.path, finding.file).split("\\").join("/"),
+        ...(finding.line === undefined ? {} : { line: finding.line }),
+        message: finding.message,
+      });
+    }
+  }
+  return {
+    format: BASELINE_FORMAT,
+    version: BASELINE_VERSION,
+    created: now.toISOString(),
+    findings,
+  };
+}
+
+export async function writeBaseline(path: string, baseline: AuditBaseline): Promise<void> {
+  await writeFileAtomic(path, `${JSON.stringify(baseline, null, 2)}\n`);
+}
+
+/** Read and check a baseline file; a damaged one is an `InputError` naming the file and field. */
+export async function readBaseline(path: string): Promise<AuditBaseline> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    throw new InputError(
+      "baseline-unreadable",
+      `cannot read the baseline: ${(error as Error).message}`,
+      {
+        file: path,
+      },
+    );
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new InputError(
+      "baseline-not-json",
+      `the baseline is not JSON: ${(error as Error).message}`,
+      {
+        file: path,
+      },
+    );
+  }
+  const parsed = baselineSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue?.path.join(".") ?? "";
+    throw new InputError(
+      "baseline-invalid",
+      `not a ${BASELINE_FORMAT} version ${BASELINE_VERSION} file: ${field === "" ? "" : `${field}: `}${issue?.message ?? "invalid"}`,
+      { file: path, ...(field === "" ? {} : { field }) },
+    );
+  }
+  return parsed.data;
+}
+
+export interface BaselineResult {
+  readonly reports: AuditReport[];
+  /** Baseline ids no current finding has: fixed findings, to be dropped from the baseline. */
+  readonly stale: string[];
+}
+
+/** Mark the findings a baseline accepts as `suppressed`. */
+export function applyBaseline(
+  reports: readonly AuditReport[],
+  baseline: AuditBaseline,
+): BaselineResult {
+  const accepted = new Set(baseline.findings.map((finding) => finding.id));
+  const used = new Set<string>();
+  const marked = reports.map((report) => ({
+    ...report,
+    findings: report.findings.map((finding) => {
+      if (finding.id === undefined || !accepted.has(finding.id)) return finding;
+      used.add(finding.id);
+      return { ...finding, suppressed: true };
+    }),
+  }));
+  return { reports: marked, stale: [...accepted].filter((id) => !used.has(id)) };
+}

@@ -1,0 +1,110 @@
+/**
+ * The skills lock file: which skill came from which git source at which commit, with a hash of
+ * its content, so that `skill check` can tell a local edit from an upstream update and `skill
+ * update` can re-pin. Format `skillsmith-skills-lock`, version 1, documented in README.md here.
+ * Like the vercel `skills` CLI's lock it is keyed by skill name and records the source, its URL
+ * and the path inside the repository; unlike it, it pins a commit and hashes the installed files
+ * ourselves rather than trusting a hosting service's tree id.
+ */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { z } from "zod";
+import { InputError } from "../core/errors.js";
+import { writeFileAtomic } from "../core/fs.js";
+
+export const LOCK_FORMAT = "skillsmith-skills-lock";
+export const LOCK_VERSION = 1;
+/** In a project: committed beside the code, like any lock file. */
+export const PROJECT_LOCK_FILE = "skillsmith-lock.json";
+
+const entrySchema = z.object({
+  source: z.string().min(1),
+  url: z.string().min(1),
+  ref: z.string().nullable(),
+  commit: z.string().regex(/^[0-9a-f]{40}$/),
+  path: z.string(),
+  contentHash: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+  agents: z.array(z.string().min(1)).min(1),
+  mode: z.enum(["copy", "symlink"]),
+  installedAt: z.string(),
+  updatedAt: z.string(),
+});
+
+const lockSchema = z.object({
+  format: z.literal(LOCK_FORMAT),
+  version: z.literal(LOCK_VERSION),
+  skills: z.record(z.string(), entrySchema),
+});
+
+export type LockEntry = z.infer<typeof entrySchema>;
+export type SkillsLock = z.infer<typeof lockSchema>;
+
+export function emptyLock(): SkillsLock {
+  return { format: LOCK_FORMAT, version: LOCK_VERSION, skills: {} };
+}
+
+/** The global lock: `$XDG_STATE_HOME/skillsmith/skills-lock.json` (default `~/.local/state`). */
+export function globalLockFile(
+  home: string,
+  env: Readonly<Record<string, string | undefined>>,
+): string {
+  const state = env.XDG_STATE_HOME?.trim();
+  return join(
+    state === undefined || state === "" ? join(home, ".local", "state") : state,
+    "skillsmith",
+    "skills-lock.json",
+  );
+}
+
+/** Read a lock file; a missing one is empty, a damaged or foreign one is an `InputError`. */
+export async function readLock(path: string): Promise<SkillsLock> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return emptyLock();
+    throw new InputError(
+      "lock-unreadable",
+      `cannot read the lock file: ${(error as Error).message}`,
+      { file: path },
+    );
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new InputError(
+      "lock-not-json",
+      `the lock file is not JSON: ${(error as Error).message}`,
+      { file: path },
+    );
+  }
+  const version = (value as { version?: unknown } | null)?.version;
+  if (typeof version === "number" && version > LOCK_VERSION)
+    throw new InputError(
+      "lock-newer",
+      `the lock file is version ${version}; this skillsmith reads version ${LOCK_VERSION} (upgrade skillsmith)`,
+      { file: path, field: "version" },
+    );
+  const parsed = lockSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue?.path.join(".") ?? "";
+    throw new InputError(
+      "lock-invalid",
+      `not a ${LOCK_FORMAT} version ${LOCK_VERSION} file: ${field === "" ? "" : `${field}: `}${issue?.message ?? "invalid"}`,
+      { file: path, ...(field === "" ? {} : { field }) },
+    );
+  }
+  return parsed.data;
+}
+
+export async function writeLock(path: string, lock: SkillsLock): Promise<void> {
+  const sorted: SkillsLock = {
+    ...lock,
+    skills: Object.fromEntries(
+      Object.entries(lock.skills).sort(([left], [right]) => (left < right ? -1 : 1)),
+    ),
+  };
+  await writeFileAtomic(path, `${JSON.stringify(sorted, null, 2)}\n`);
+}

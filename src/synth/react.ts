@@ -1,0 +1,109 @@
+/**
+ * The ReAct baseline for Python families: think, act (run a script of the solver's own through
+ * `run_python`, in the sandbox, in an empty folder), observe, repeat; the final step is offered
+ * no tool, so the loop ends with an answer. Hidden tests are never on the machine the tool runs on.
+ */
+import { jsonSchema, type ModelMessage, tool } from "ai";
+import type { SandboxV1 } from "../env/index.js";
+import type { ModelClient } from "../model/index.js";
+import { extractCode } from "./answers.js";
+import { reactToolDescriptionV1 } from "./baseline-prompts.js";
+import type { SolverAttempt } from "./family.js";
+import { runPythonFiles } from "./python-exec.js";
+import { roleTemperatures } from "./settings.js";
+
+/** The `run_python` tool offered to the ReAct solver: declared only, run by us in the sandbox. */
+const runPythonTool = tool({
+  description: reactToolDescriptionV1,
+  inputSchema: jsonSchema<{ code: string }>({
+    type: "object",
+    properties: { code: { type: "string", description: "the complete Python 3 script" } },
+    required: ["code"],
+    additionalProperties: false,
+  }),
+});
+
+export interface PythonReactOptions {
+  readonly model: ModelClient;
+  readonly sandbox: SandboxV1;
+  readonly system: string;
+  /** The first user message: the solver context and the visible task. */
+  readonly prompt: string;
+  /** Model calls the loop may make (the last one is offered no tool); default 6. */
+  readonly steps?: number;
+  /** The interpreter `run_python` uses (default: `python3` on the sandbox's PATH). */
+  readonly python?: string;
+  /** Host folders the solver's scripts must not read (the dataset with the hidden tests). */
+  readonly hiddenPaths?: readonly string[];
+  readonly signal?: AbortSignal;
+}
+
+export async function solvePythonReact(options: PythonReactOptions): Promise<SolverAttempt> {
+  const { model, signal } = options;
+  const limit = Math.max(1, options.steps ?? 6);
+  const messages: ModelMessage[] = [{ role: "user", content: options.prompt }];
+  const steps: string[] = [];
+  let inputTokens = 0;
+  let outputTokens = 0;
+  let calls = 0;
+  let answer = "";
+  for (let step = 1; step <= limit; step += 1) {
+    const last = step === limit;
+    const result = await model.generateText({
+      role: "solver",
+      system: options.system,
+      messages,
+      ...(last ? {} : { tools: { run_python: runPythonTool } }),
+      temperature: roleTemperatures.solver,
+      ...(signal === undefined ? {} : { abortSignal: signal }),
+    });
+    calls += 1;
+    inputTokens += result.usage.inputTokens;
+    outputTokens += result.usage.outputTokens;
+    answer = result.text;
+    const runs = result.toolCalls.filter((call) => call.toolName === "run_python");
+    if (runs.length === 0) break;
+    if (result.text.trim() !== "") steps.push(`thought: ${result.text.trim()}`);
+    messages.push({
+      role: "assistant",
+      content: [
+        ...(result.text === "" ? [] : [{ type: "text" as const, text: result.text }]),
+        ...result.toolCalls.map((call) => ({
+          type: "tool-call" as const,
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          input: call.input,
+        })),
+      ],
+    });
+    const observations = [];
+    for (const call of result.toolCalls) {
+      const code = (call.input as { code?: unknown } | null)?.code;
+      let observation: string;
+      if (call.toolName !== "run_python" || typeof code !== "string")
+        observation = `error: unknown tool ${call.toolName} or missing "code"`;
+      else {
+        const run = await runPythonFiles(options.sandbox, { "script.py": code }, "script.py", {
+          timeoutMs: 20_000,
+          ...(options.python === undefined ? {} : { python: options.python }),
+          ...(options.hiddenPaths === undefined ? {} : { hiddenPaths: options.hiddenPaths }),
+          ...(signal === undefined ? {} : { signal }),
+        });
+        observation = `exit code: ${run.timedOut ? "timed out" : String(run.exitCode)}
+stdout:
+${run.stdout}
+stderr:
+${run.stderr}`;
+        steps.push(`act: run_python (${code.length} characters)`, `observe: ${observation}`);
+      }
+      observations.push({
+        type: "tool-result" as const,
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        output: { type: "text" as const, value: observation },
+      });
+    }
+    messages.push({ role: "tool", content: observations });
+  }
+  return { output: extractCode(answer), inputTokens, outputTokens, calls, steps };
+}

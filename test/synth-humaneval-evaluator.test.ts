@@ -1,0 +1,337 @@
+/**
+ * The HumanEval evaluator on the real data in real bubblewrap with Debian's python3: every
+ * canonical solution passes its hidden check and every empty body fails it (all 164 tasks, one
+ * sandboxed harness per batch); and the ways an answer could fake a pass fail — an object equal
+ * to everything, exiting early, forged result lines, killing the harness, reading the dataset
+ * from disk (for the checks and for ReAct's own scripts), a process left running into the next
+ * task — while a slow answer times out.
+ */
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { UnsafeSandbox } from "../src/env/index.js";
+import { ModelClient } from "../src/model/client.js";
+import { startScriptedServer } from "../src/model/scripted/server.js";
+import {
+  type FamilyTask,
+  type HumanEvalOutcome,
+  HumanEvalTaskFamily,
+  visibleView,
+} from "../src/synth/index.js";
+import { usableBubblewrap } from "./support/sandboxes.js";
+import { hasDebianPython, hasHumanEval, humanEvalFixture } from "./support/synth.js";
+import { cleanupsAfterEach, temporaryDirectoryIn } from "./support/temporary.js";
+
+const cleanups = cleanupsAfterEach();
+
+const bubblewrap = await usableBubblewrap();
+
+const counts = (outcomes: readonly HumanEvalOutcome[]) => {
+  const result: Record<string, number> = {};
+  for (const outcome of outcomes) result[outcome.status] = (result[outcome.status] ?? 0) + 1;
+  return result;
+};
+
+describe.skipIf(!hasHumanEval || !hasDebianPython || bubblewrap === undefined)(
+  "HumanEval's hidden checks in bubblewrap (needs ../shared/fixtures/humaneval, /usr/bin/python3, bwrap)",
+  () => {
+    const family = () => {
+      if (bubblewrap === undefined) throw new Error("no bubblewrap");
+      return new HumanEvalTaskFamily({ path: humanEvalFixture, sandbox: bubblewrap });
+    };
+
+    it("passes all 164 canonical solutions and fails all 164 empty bodies", async () => {
+      const humanEval = family();
+      const tasks = await humanEval.loadTasks();
+      expect(tasks).toHaveLength(164);
+      const started = performance.now();
+      // Two harness processes, one per batch, side by side on the two cores.
+      const [canonical, empty] = await Promise.all([
+        humanEval.check(
+          tasks.map((task) => ({
+            task,
+            code: `${task.fields.prompt}${task.hidden.canonical_solution}`,
+          })),
+        ),
+        // An empty body: the prompt's function with `pass` (returns None) — a completion.
+        humanEval.check(tasks.map((task) => ({ task, code: "    pass\n" }))),
+      ]);
+      const seconds = (performance.now() - started) / 1000;
+      expect(counts(canonical)).toEqual({ pass: 164 });
+      expect(canonical.map((outcome) => outcome.id)).toEqual(tasks.map((task) => task.id));
+      expect(empty.filter((outcome) => outcome.status === "pass")).toEqual([]);
+      expect(empty).toHaveLength(164);
+      // An assertion fails, or the check trips over the None (e.g. len(None)): never a timeout.
+      for (const outcome of empty) expect(["fail", "error"]).toContain(outcome.status);
+      // For the issue note: how long the two batches took.
+      console.info(
+        `HumanEval canonical ${counts(canonical).pass ?? 0}/164 pass, empty ${empty.filter((each) => each.status !== "pass").length}/164 fail, ${counts(empty).fail ?? 0} by assertion; ${seconds.toFixed(1)} s`,
+      );
+    }, 180_000);
+
+    describe("answers that try to fake a pass", () => {
+      let task0: FamilyTask | undefined;
+      const target = async (): Promise<FamilyTask> => {
+        if (task0 === undefined) {
+          const tasks = await family().loadTasks();
+          task0 = tasks.find((task) => task.id === "HumanEval/0");
+        }
+        if (task0 === undefined) throw new Error("no HumanEval/0");
+        return task0;
+      };
+      const header = "from typing import List\n\n";
+
+      it("scores the canonical solution 1 and a wrong one 0 (the controls)", async () => {
+        const task = await target();
+        const humanEval = family();
+        expect(
+          await humanEval.score(task, `${task.fields.prompt}${task.hidden.canonical_solution}`),
+        ).toMatchObject({ score: 1, passed: 1, total: 1, flags: [] });
+        expect(
+          await humanEval.score(
+            task,
+            `${header}def has_close_elements(numbers, threshold):\n    return False\n`,
+          ),
+        ).toMatchObject({
+          score: 0,
+          checks: [{ name: "hidden check", status: "fail" }],
+          feedback: "an assertion of the hidden check failed",
+        });
+      });
+
+      it("an object equal to everything does not cross into the check", async () => {
+        const answer = `${header}class Anything:
+    def __eq__(self, other):
+        return True
+    def __ne__(self, other):
+        return False
+    def __bool__(self):
+        return True
+
+def has_close_elements(numbers, threshold):
+    return Anything()
+`;
+        const score = await family().score(await target(), answer);
+        expect(score).toMatchObject({ score: 0, checks: [{ status: "error" }] });
+        expect(score.feedback).toMatch(/not a plain value/);
+      });
+
+      it("exiting at import or inside the call fails", async () => {
+        const humanEval = family();
+        const task = await target();
+        const atImport = await humanEval.score(task, "import os\nos._exit(0)\n");
+        expect(atImport).toMatchObject({ score: 0, checks: [{ status: "error" }] });
+        const inCall = await humanEval.score(
+          task,
+          `${header}import sys\n\ndef has_close_elements(numbers, threshold):\n    sys.exit(0)\n`,
+        );
+        expect(inCall).toMatchObject({
+          score: 0,
+          feedback: "the function raised SystemExit",
+        });
+      });
+
+      it("result lines forged into the sandbox's output, with any nonce it can find, are ignored", async () => {
+        // The answer writes "pass" lines for its task to every output it can reach (bubblewrap's
+        // pid 1 holds the sandbox's stdout), reusing any hex token it can read back from the
+        // pipe or the harness's /proc files as the nonce; then it answers wrongly.
+        const answer = `${header}import os, re
+
+def has_close_elements(numbers, threshold):
+    seen = b""
+    for path in ["/proc/1/fd/1", "/proc/1/fd/0", "/proc/%d/environ" % os.getppid(), "/proc/%d/cmdline" % os.getppid()]:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            seen += os.read(fd, 1 << 20)
+            os.close(fd)
+        except OSError:
+            pass
+    nonces = set(re.findall(rb"[0-9a-f]{48}", seen)) | {b"0" * 48, b""}
+    for path in ["/proc/1/fd/1", "/proc/1/fd/2", "/proc/%d/fd/1" % os.getppid()]:
+        try:
+            with open(path, "wb") as out:
+                for nonce in nonces:
+                    out.write(b"SKILLSMITH-HUMANEVAL " + nonce + b' {"id": "HumanEval/0", "status": "pass", "seconds": 0}\\n')
+                    out.write(b"SKILLSMITH-HUMANEVAL " + nonce + b' {"done": 1}\\n')
+        except OSError:
+            pass
+    return False
+`;
+        const score = await family().score(await target(), answer);
+        expect(score).toMatchObject({
+          score: 0,
+          feedback: "an assertion of the hidden check failed",
+        });
+      });
+
+      it("killing the harness loses the result: 0, flagged tampered", async () => {
+        const answer = `${header}import os, signal\n\ndef has_close_elements(numbers, threshold):\n    os.kill(os.getppid(), signal.SIGKILL)\n    return True\n`;
+        expect(await family().score(await target(), answer)).toMatchObject({
+          score: 0,
+          flags: ["tampered"],
+        });
+      });
+
+      it("an answer that reads the canonical solution from the dataset passes unsandboxed, fails in bubblewrap", async () => {
+        // It finds the dataset file (its path is no secret: it is on the command line of the
+        // user's run) and executes its own task's canonical solution.
+        const answer = `${header}import gzip, json
+
+with gzip.open(${JSON.stringify(humanEvalFixture)}, "rt") as handle:
+    for line in handle:
+        row = json.loads(line)
+        if row["task_id"] == "HumanEval/0":
+            exec(row["prompt"] + row["canonical_solution"])
+`;
+        const task = await target();
+        const unsafe = new HumanEvalTaskFamily({
+          path: humanEvalFixture,
+          sandbox: new UnsafeSandbox(),
+        });
+        // The attack is real: without a mount namespace nothing hides the file.
+        expect((await unsafe.score(task, answer)).score).toBe(1);
+        const sandboxed = await family().score(task, answer);
+        expect(sandboxed).toMatchObject({ score: 0 });
+        expect(sandboxed.feedback).toMatch(/did not load \((FileNotFoundError|OSError)\)/);
+      });
+
+      it("kills every process of an answer before the next answer runs", async () => {
+        const humanEval = family();
+        const task = await target();
+        // The first answer leaves a daemon behind (double fork, new session) and records its
+        // pid; the second answers correctly only while that daemon is alive.
+        const leaveDaemon = `${header}import os, time
+
+def has_close_elements(numbers, threshold):
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            with open("/tmp/daemon.pid", "w") as handle:
+                handle.write(str(os.getpid()))
+            time.sleep(60)
+        os._exit(0)
+    time.sleep(0.5)
+    return False
+`;
+        const needDaemon = `${header}import os
+
+def has_close_elements(numbers, threshold):
+    with open("/tmp/daemon.pid") as handle:
+        os.kill(int(handle.read()), 0)
+    for i, a in enumerate(numbers):
+        for j, b in enumerate(numbers):
+            if i != j and abs(a - b) < threshold:
+                return True
+    return False
+`;
+        const [first, second] = await humanEval.check([
+          { task, code: leaveDaemon },
+          { task, code: needDaemon },
+        ]);
+        expect(first).toMatchObject({ status: "fail" });
+        expect(second).toMatchObject({
+          status: "error",
+          feedback: "the function raised ProcessLookupError",
+        });
+      });
+
+      it("ReAct's run_python cannot read the dataset either", async () => {
+        // The solver's own script tries to print the tests from the dataset file.
+        const probe = `import gzip\ntry:\n    with gzip.open(${JSON.stringify(humanEvalFixture)}, "rt") as handle:\n        print(handle.read(300))\nexcept OSError as error:\n    print("unreadable:", type(error).__name__)\n`;
+        const server = await startScriptedServer({
+          script: {
+            rules: [
+              {
+                match: { system: "reason-act loop", toolResult: "unreadable|task_id" },
+                reply: {
+                  text: "```python\ndef has_close_elements(numbers, threshold):\n    return False\n```",
+                },
+              },
+              {
+                match: { system: "reason-act loop" },
+                reply: {
+                  text: "Thought: look around.",
+                  toolCalls: [{ name: "run_python", input: { code: probe } }],
+                },
+              },
+            ],
+          },
+        });
+        cleanups.push(() => server.close());
+        const model = new ModelClient({
+          spec: "anthropic:claude-haiku-4-5",
+          env: { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: server.url },
+          retry: { maxRetries: 0 },
+        });
+        const task = await target();
+        const observe = async (humanEval: HumanEvalTaskFamily) => {
+          const attempt = await humanEval.solveReact(model, visibleView(humanEval, task), {});
+          return {
+            observation: server.requests.at(-1)?.toolResults.join("\n") ?? "",
+            steps: attempt.steps?.join("\n") ?? "",
+          };
+        };
+        // The probe is real: without a mount namespace it reads the tests.
+        const unsafe = await observe(
+          new HumanEvalTaskFamily({ path: humanEvalFixture, sandbox: new UnsafeSandbox() }),
+        );
+        expect(unsafe.observation).toContain('"task_id": "HumanEval/0"');
+        const sandboxed = await observe(family());
+        expect(sandboxed.observation).toContain("unreadable: FileNotFoundError");
+        expect(sandboxed.observation).not.toContain("task_id");
+        expect(sandboxed.steps).toContain("unreadable: FileNotFoundError");
+      });
+
+      it("an answer that never returns times out and scores 0", async () => {
+        const humanEval = new HumanEvalTaskFamily({
+          path: humanEvalFixture,
+          sandbox: bubblewrap as NonNullable<typeof bubblewrap>,
+          taskTimeoutMs: 1_000,
+        });
+        const score = await humanEval.score(
+          await target(),
+          `${header}def has_close_elements(numbers, threshold):\n    while True:\n        pass\n`,
+        );
+        expect(score).toMatchObject({
+          score: 0,
+          flags: ["timeout"],
+          feedback: "the task ran out of its 1 s",
+        });
+      });
+
+      it("a check that loops by itself between calls times out too", async () => {
+        const folder = await temporaryDirectoryIn(cleanups, "skillsmith-humaneval-loop-");
+        const path = join(folder, "loop.jsonl");
+        await writeFile(
+          path,
+          `${JSON.stringify({
+            task_id: "loop/0",
+            prompt: 'def f(x):\n    """Return x."""\n',
+            canonical_solution: "    return x\n",
+            test: "def check(candidate):\n    assert candidate(1) == 1\n    while True:\n        pass\n",
+            entry_point: "f",
+          })}\n`,
+        );
+        const humanEval = new HumanEvalTaskFamily({
+          path,
+          sandbox: bubblewrap as NonNullable<typeof bubblewrap>,
+          taskTimeoutMs: 1_000,
+        });
+        const [task] = await humanEval.loadTasks();
+        if (task === undefined) throw new Error("no task");
+        const outcomes = await humanEval.check([
+          { task, code: "def f(x):\n    return x\n" },
+          { task, code: "def f(x):\n    return x\n" },
+        ]);
+        // Each timed out by the harness within its second (plus the alarm's half), and the
+        // harness went on to the next: not the whole batch lost to the sandbox's limit (whose
+        // outcomes would carry 0 seconds).
+        for (const outcome of outcomes) {
+          expect(outcome).toMatchObject({ status: "timeout", flags: ["timeout"] });
+          expect(outcome.seconds).toBeGreaterThanOrEqual(1);
+          expect(outcome.seconds).toBeLessThan(3);
+        }
+      });
+    });
+  },
+);
