@@ -120,6 +120,42 @@ describe("validateVerifier", () => {
     );
   });
 
+  it.skipIf(!hasPytest)(
+    "does not call a verifier that cannot import the module to be created a problem",
+    async () => {
+      const importsDeliverable: VerifierSpec = {
+        files: [
+          {
+            path: "verifier_tests/test_stats.py",
+            content: "from stats import mean\n\ndef test_mean():\n    assert mean([1, 3]) == 2\n",
+          },
+        ],
+        command: "python3 -m pytest -q -p no:cacheprovider verifier_tests",
+        timeoutMs: 120_000,
+      };
+      const asked = await validateVerifier({
+        base,
+        verifier: importsDeliverable,
+        sandbox: new UnsafeSandbox(),
+        requirement: { fileOperations: ["stats.py"] },
+      });
+      expect(asked.negative.flags).toEqual(["collection-error"]);
+      expect(asked.negativeDiagnosis?.kind).toBe("deliverable-missing");
+      expect(asked.problems.filter((problem) => problem.startsWith("negative control"))).toEqual(
+        [],
+      );
+      // Without the requirement nothing says stats.py is a deliverable: a problem, explained.
+      const unknown = await validateVerifier({
+        base,
+        verifier: importsDeliverable,
+        sandbox: new UnsafeSandbox(),
+      });
+      expect(unknown.problems[0]).toMatch(
+        /negative control: verifier flagged collection-error \(stats cannot be imported/,
+      );
+    },
+  );
+
   it("rejects a reference patch that does not apply", async () => {
     await expect(
       validateVerifier({
