@@ -572,7 +572,10 @@ export function checkJson(check: SuiteCheck): {
   };
 }
 
-/** The text table of `bench check`. */
+/** Lines of a broken verifier's output shown under the table. */
+const OUTPUT_LINES_SHOWN = 12;
+
+/** The text table of `bench check`, then the output of each broken verifier. */
 export function renderCheckText(check: SuiteCheck): string[] {
   const lines: string[] = [];
   const rows = check.requirements.map((requirement) => [
@@ -600,6 +603,21 @@ export function renderCheckText(check: SuiteCheck): string[] {
     if (environment.status === "failed") {
       lines.push(`environment of ${environment.skill} failed: ${environment.reason ?? ""}`);
     }
+  }
+  // What a broken verifier printed, so the reason can be checked without another run.
+  for (const requirement of check.requirements) {
+    const output = requirement.untouched?.output.trim();
+    if (requirement.status !== "broken" || output === undefined || output === "") continue;
+    const all = output.split("\n");
+    // From the first error pytest reports (`E   …`), else the end, where summaries are.
+    const first = all.findIndex((line) => /^E\s{2,}\S/.test(line));
+    const shown =
+      first < 0 ? all.slice(-OUTPUT_LINES_SHOWN) : all.slice(first, first + OUTPUT_LINES_SHOWN);
+    lines.push(
+      "",
+      `${requirement.skill}/${requirement.requirement}: the verifier's output (${first < 0 ? "last" : "from its first error,"} ${shown.length} lines):`,
+    );
+    lines.push(...shown.map((line) => `  | ${line}`));
   }
   return lines;
 }
