@@ -63,7 +63,8 @@ export interface SkillEnvironmentOptions {
   readonly onLog?: (line: string) => void;
 }
 
-function repositorySource(skill: SuiteSkill): RepositorySource {
+/** Where a suite skill's repository comes from, as `prepareBase` takes it. */
+export function repositorySource(skill: SuiteSkill): RepositorySource {
   const source = skill.repository?.source;
   if (source === undefined)
     throw new UsageError("no-repository", `skill ${skill.id} has no repository`);

@@ -36,7 +36,6 @@ import {
   materialiseWorkspace,
   type PreparedBase,
   prepareBase,
-  type RepositorySource,
   type SandboxV1,
   type SetupNetworkChoice,
   treeDigest,
@@ -69,7 +68,7 @@ import {
 import { loadSuiteSelection, type SuiteSelection, selectFromSuite } from "../suite/load.js";
 import type { AgentKind, Configuration } from "../suite/schema.js";
 import type { ExcludedPart, Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
-import { verifiersNeedPython } from "./environments.js";
+import { repositorySource, verifiersNeedPython } from "./environments.js";
 import { gateRuns } from "./gate.js";
 import { Predictions } from "./predictions.js";
 import { defaultTimeoutMs as defaultVerifierTimeoutMs, runSuiteVerifier } from "./verifier.js";
@@ -287,18 +286,6 @@ function isUserMistake(error: unknown): boolean {
 /** An error's message, or the thrown value as text. */
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function environmentSource(source: Suite["skills"][number]["repository"]): RepositorySource {
-  if (source === undefined) throw new UsageError("no-repository", "skill has no repository");
-  switch (source.source.kind) {
-    case "url":
-      return { kind: "git-url", url: source.source.url };
-    case "path":
-      return { kind: "local-path", path: source.source.path };
-    case "bundle":
-      return { kind: "bundle", path: source.source.path };
-  }
 }
 
 /** Configurations of this invocation: selected by id, then with the agent/model overrides. */
@@ -586,7 +573,7 @@ export function preparedBases(
       if (repository === undefined)
         throw new UsageError("no-repository", `skill ${skill.id} has no repository`);
       promise = prepareBase({
-        source: environmentSource(repository),
+        source: repositorySource(skill),
         commit: repository.commit,
         setup: repository.setupChoice,
         sandbox,
