@@ -246,7 +246,8 @@ describe("bench generate", () => {
       ).toContain("# Arithmetic care");
       expect(await readFile(join(skillRoot, "skill.yaml"), "utf8")).toContain(commit);
     },
-    20_000,
+    // Each verifier check is two pytest runs: the verifier's inventory, then the control.
+    60_000,
   );
 
   it.skipIf(!hasPytest)(
@@ -273,7 +274,8 @@ describe("bench generate", () => {
       );
       expect(written).toBe(mulTests);
     },
-    20_000,
+    // Each verifier check is two pytest runs: the verifier's inventory, then the control.
+    60_000,
   );
 
   it.skipIf(!hasPytest)(
@@ -295,7 +297,8 @@ describe("bench generate", () => {
       );
       expect(verifierYaml).toContain("weak: true");
     },
-    20_000,
+    // Each verifier check is two pytest runs: the verifier's inventory, then the control.
+    60_000,
   );
 
   it.skipIf(!hasPytest)(
@@ -329,7 +332,8 @@ describe("bench generate", () => {
         expect.objectContaining({ requirement: "mul", rounds: 2, weak: false, tests: 3 }),
       ]);
     },
-    20_000,
+    // Each verifier check is two pytest runs: the verifier's inventory, then the control.
+    60_000,
   );
 
   it("exits 2 naming --repo when the commit is missing", async () => {

@@ -222,7 +222,8 @@ describe("verifier pass ratios are the same in every sandbox", () => {
     const label = sandbox.available ? sandbox.name : `${sandbox.name} (missing ${sandbox.missing})`;
     it.skipIf(!sandbox.available || !hasPytest)(`${label}: pytest with JUnit → 3/4`, async () => {
       const result = await runOn(calcBase, sandbox.make(), pytestJunitVerifier);
-      expect(result.source).toBe("junit");
+      // A pytest verifier is read from skillsmith's channel, not from the JUnit file it writes.
+      expect(result.source).toBe("channel");
       expect(result.flags).toEqual([]);
       expect(result.total).toBe(4);
       expect(result.passed).toBe(3);
@@ -238,8 +239,9 @@ describe("verifier pass ratios are the same in every sandbox", () => {
 
     it.skipIf(!sandbox.available || !hasPytest)(`${label}: pytest summary → 3/5`, async () => {
       const result = await runOn(calcBase, sandbox.make(), pytestSummaryVerifier);
-      expect(result.source).toBe("summary");
-      expect(result.runner).toBe("pytest");
+      // Without a JUnit file too: the console summary is never what a pytest run is scored from.
+      expect(result.source).toBe("channel");
+      expect(result.evidence).toEqual([]);
       expect(result.passRatio).toBe(0.6);
       const statuses = Object.fromEntries(
         result.checks.map((check) => [check.name.split("::").pop(), check.status]),
@@ -376,6 +378,8 @@ describe("verifier runner", () => {
       expect(withoutJunit.flags).toEqual(["collection-error"]);
       expect(withoutJunit.passRatio).toBe(0);
     },
+    // Two verifiers, each listed (the inventory) and then run: four pytest sessions.
+    60_000,
   );
 
   it("flags a node verifier whose import fails as a collection error", async () => {

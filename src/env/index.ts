@@ -38,6 +38,53 @@ export {
   RUN_FLAGS,
   type RunFlag,
 } from "./verifier/flags.js";
+export {
+  assessChannelRun,
+  type ChannelRunInput,
+  type IntegrityAssessment,
+  type IntegrityFlag,
+  judgeResult,
+  junitName,
+} from "./verifier/integrity/assess.js";
+export {
+  type Canary,
+  type CanaryPlan,
+  canarySource,
+  matchesFunctionPatterns,
+  planCanaries,
+} from "./verifier/integrity/canary.js";
+export {
+  type ChannelHello,
+  type ChannelOutcome,
+  type ChannelRecord,
+  ChannelServer,
+} from "./verifier/integrity/channel.js";
+export {
+  type DefinedTest,
+  type InventoryModule,
+  inventoryFromRun,
+  moduleOf,
+  type OpaqueInventory,
+  type PytestInventory,
+  type VerifierInventory,
+} from "./verifier/integrity/inventory.js";
+export {
+  CHANNEL_MOUNT_PATH,
+  openVerifierChannel,
+  PLUGIN_MODULE,
+  pluginSourcePath,
+  type VerifierChannel,
+} from "./verifier/integrity/plugin.js";
+export {
+  type ChannelAdditions,
+  InventoryMemo,
+  injectCanaries,
+  junitShortfall,
+  runWithChannel,
+  type ScoredChannelRun,
+  takeInventory,
+  withLimitHit,
+} from "./verifier/integrity/session.js";
 export { parseJunitXml } from "./verifier/junit.js";
 export {
   findKeywordOnlyChecks,

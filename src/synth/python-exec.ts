@@ -4,6 +4,7 @@
  * folder holding nothing else: hidden tests never come near it.
  */
 
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -76,6 +77,8 @@ export async function runPythonFiles(
     /** Host folders the script must not read; an empty folder is mounted over each. */
     readonly hiddenPaths?: readonly string[];
     readonly signal?: AbortSignal;
+    /** Standard input for the script. */
+    readonly input?: string;
   } = {},
 ): Promise<PythonRun> {
   const folder = await mkdtemp(join(tmpdir(), "skillsmith-synth-python-"));
@@ -94,6 +97,7 @@ export async function runPythonFiles(
       env: { PYTHONDONTWRITEBYTECODE: "1" },
       limits: { timeoutMs: options.timeoutMs ?? 20_000 },
       ...(hidden.length === 0 ? {} : { extraMounts: hidden }),
+      ...(options.input === undefined ? {} : { input: options.input }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     });
     return {
@@ -110,32 +114,44 @@ export async function runPythonFiles(
 
 /**
  * Runs each `assert` line of `checks.txt` against `solution.py` on its own and prints
- * `{"passed": p, "total": t}`: one failing line does not hide the others.
+ * `<marker> {"passed": p, "total": t}`. The marker is a per-run random string read from stdin
+ * before the solution runs, so a solution cannot simply print a result line of its own (it can
+ * still dig the marker out of the interpreter's frames: these are the solver's own self-checks,
+ * used to choose among its samples, never a hidden test's score).
  */
 const checkRunner = `import json
+import sys
 
-with open("checks.txt", encoding="utf-8") as handle:
-    lines = [line.strip() for line in handle.read().splitlines()]
-lines = [line for line in lines if line.startswith("assert")]
-passed = 0
-namespace = {"__name__": "solution"}
-try:
-    with open("solution.py", encoding="utf-8") as handle:
-        exec(compile(handle.read(), "solution.py", "exec"), namespace)
-    loaded = True
-except BaseException:
-    loaded = False
-if loaded:
-    for line in lines:
-        try:
-            exec(line, dict(namespace))
-            passed += 1
-        except BaseException:
-            pass
-print(json.dumps({"passed": passed, "total": len(lines)}))
+
+def run(marker):
+    with open("checks.txt", encoding="utf-8") as handle:
+        lines = [line.strip() for line in handle.read().splitlines()]
+    lines = [line for line in lines if line.startswith("assert")]
+    passed = 0
+    namespace = {"__name__": "solution"}
+    try:
+        with open("solution.py", encoding="utf-8") as handle:
+            exec(compile(handle.read(), "solution.py", "exec"), namespace)
+        loaded = True
+    except BaseException:
+        loaded = False
+    if loaded:
+        for line in lines:
+            try:
+                exec(line, dict(namespace))
+                passed += 1
+            except BaseException:
+                pass
+    sys.stdout.write(marker + " " + json.dumps({"passed": passed, "total": len(lines)}) + "\\n")
+
+
+run(sys.stdin.readline().strip())
 `;
 
-/** The share of `assert` lines a candidate module passes (0 when it cannot run or times out). */
+/**
+ * The share of `assert` lines a candidate module passes (0 when it cannot run, times out, or
+ * prints anything but exactly one result line with this run's marker).
+ */
 export async function passRateOfChecks(
   sandbox: SandboxV1,
   solution: string,
@@ -143,22 +159,30 @@ export async function passRateOfChecks(
   signal?: AbortSignal,
   interpreter: { readonly python?: string; readonly hiddenPaths?: readonly string[] } = {},
 ): Promise<{ passed: number; total: number }> {
+  const marker = randomBytes(16).toString("hex");
   const run = await runPythonFiles(
     sandbox,
     { "solution.py": solution, "checks.txt": checks, "run_checks.py": checkRunner },
     "run_checks.py",
-    { timeoutMs: 20_000, ...interpreter, ...(signal === undefined ? {} : { signal }) },
+    {
+      timeoutMs: 20_000,
+      ...interpreter,
+      input: `${marker}\n`,
+      ...(signal === undefined ? {} : { signal }),
+    },
   );
-  const line = run.stdout.trim().split("\n").at(-1) ?? "";
+  const total = checks.split("\n").filter((l) => l.trim().startsWith("assert")).length;
+  const lines = run.stdout.split("\n").filter((line) => line.startsWith(`${marker} `));
+  if (lines.length !== 1) return { passed: 0, total };
   try {
-    const parsed = JSON.parse(line) as { passed?: unknown; total?: unknown };
+    const parsed = JSON.parse((lines[0] ?? "").slice(marker.length + 1)) as {
+      passed?: unknown;
+      total?: unknown;
+    };
     if (typeof parsed.passed === "number" && typeof parsed.total === "number")
-      return { passed: parsed.passed, total: parsed.total };
+      return { passed: Math.min(parsed.passed, total), total };
   } catch {
     // A module that kills the interpreter (or a timeout) prints nothing usable: no pass.
   }
-  return {
-    passed: 0,
-    total: checks.split("\n").filter((l) => l.trim().startsWith("assert")).length,
-  };
+  return { passed: 0, total };
 }

@@ -81,6 +81,20 @@ export function newFilePatch(path: string, text: string): string {
 }
 
 /**
+ * Patch text creating each file of `files` (path → content) in a repository that has none of
+ * them; each content is written with a final newline.
+ */
+export function newFilesPatch(files: Readonly<Record<string, string>>): string {
+  return Object.entries(files)
+    .map(([path, content]) => {
+      const lines = content.endsWith("\n") ? content.slice(0, -1).split("\n") : content.split("\n");
+      const body = lines.map((line) => `+${line}\n`).join("");
+      return `diff --git a/${path} b/${path}\nnew file mode 100644\n--- /dev/null\n+++ b/${path}\n@@ -0,0 +1,${lines.length} @@\n${body}`;
+    })
+    .join("");
+}
+
+/**
  * Writes `<root>/repo` and a suite at `<root>/suite` with one configuration, `replay` (agent
  * replay, 30 s timeout), and requirements r1…r<requirements> asking for `out/r<k>.txt` holding
  * the word good. Requirement k's verifier sleeps `verifierSleepSeconds` (so kills can land while

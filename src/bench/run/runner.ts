@@ -71,7 +71,11 @@ import type { ExcludedPart, Suite, SuiteRequirement, SuiteSkill } from "../suite
 import { repositorySource, verifiersNeedPython } from "./environments.js";
 import { gateRuns } from "./gate.js";
 import { Predictions } from "./predictions.js";
-import { defaultTimeoutMs as defaultVerifierTimeoutMs, runSuiteVerifier } from "./verifier.js";
+import {
+  defaultTimeoutMs as defaultVerifierTimeoutMs,
+  runSuiteVerifier,
+  suiteVerifierInventory,
+} from "./verifier.js";
 
 export type SandboxKind = "local" | "container" | "unsafe";
 
@@ -906,6 +910,32 @@ export async function executeRun(
       configuration.limits.timeoutSeconds,
       skill.agentLimits?.timeoutSeconds ?? Number.POSITIVE_INFINITY,
     );
+    const limits = skill.environment?.limits;
+    const verifier = {
+      ...requirement.verifier,
+      ...(requirement.verifier.timeoutSeconds === undefined &&
+      limits?.commandTimeoutSeconds !== undefined
+        ? { timeoutSeconds: limits.commandTimeoutSeconds }
+        : {}),
+    };
+    const verifierTarget = {
+      sandbox,
+      verifier,
+      workspaceMountPath: workspace.mountPath,
+      ...(base.environment === undefined ? {} : { image: base.environment.image }),
+      ...(limits?.memoryMb === undefined ? {} : { memoryBytes: limits.memoryMb * 1024 * 1024 }),
+      ...(limits?.processes === undefined ? {} : { maxProcesses: limits.processes }),
+      ...(limits?.cpus === undefined ? {} : { cpus: limits.cpus }),
+      ...(signal === undefined ? {} : { signal }),
+    };
+    // The verifier's test ids, fixed before the agent runs, in an untouched copy of the base.
+    const inventory = await suiteVerifierInventory({
+      ...verifierTarget,
+      untouched: { digest: workspaceDigest, materialise: () => materialiseWorkspace(base) },
+    }).catch((error: unknown) => {
+      if (isUserMistake(error)) throw error;
+      throw new InfraFailure(`verifier inventory could not be taken: ${messageOf(error)}`);
+    });
     const withSkill = key.arm === "with";
     const skillPath = withSkill ? skill.skillFolders[0] : undefined;
     const agentStarted = performance.now();
@@ -961,25 +991,11 @@ export async function executeRun(
     const verifierStarted = performance.now();
     let verification: Awaited<ReturnType<typeof runSuiteVerifier>> | undefined;
     if (trajectory.status !== "timeout") {
-      const limits = skill.environment?.limits;
-      const verifier = {
-        ...requirement.verifier,
-        ...(requirement.verifier.timeoutSeconds === undefined &&
-        limits?.commandTimeoutSeconds !== undefined
-          ? { timeoutSeconds: limits.commandTimeoutSeconds }
-          : {}),
-      };
       verification = await runSuiteVerifier({
-        sandbox,
-        verifier,
+        ...verifierTarget,
         workspace: workspace.path,
-        workspaceMountPath: workspace.mountPath,
         scratch,
-        ...(base.environment === undefined ? {} : { image: base.environment.image }),
-        ...(limits?.memoryMb === undefined ? {} : { memoryBytes: limits.memoryMb * 1024 * 1024 }),
-        ...(limits?.processes === undefined ? {} : { maxProcesses: limits.processes }),
-        ...(limits?.cpus === undefined ? {} : { cpus: limits.cpus }),
-        ...(signal === undefined ? {} : { signal }),
+        inventory,
       }).catch((error: unknown) => {
         if (isUserMistake(error)) throw error;
         throw new InfraFailure(
@@ -1062,9 +1078,14 @@ export async function executeRun(
               output: capVerifierOutput(redactSecrets(verification.output, secrets)),
               exitCode: verification.exitCode,
               durationMs: verification.durationMs,
+              source: verification.source,
               ...(verification.evidence.length + diagnosisEvidence.length === 0
                 ? {}
-                : { evidence: [...verification.evidence, ...diagnosisEvidence] }),
+                : {
+                    evidence: [...verification.evidence, ...diagnosisEvidence].map((line) =>
+                      redactSecrets(line, secrets),
+                    ),
+                  }),
             },
           }),
     };

@@ -1,18 +1,31 @@
+import { createHash } from "node:crypto";
 import {
   chmod,
   copyFile,
   lstat,
   mkdir,
+  mkdtemp,
   readdir,
   readFile,
   rm,
   stat,
   writeFile,
 } from "node:fs/promises";
-import { isAbsolute, join, normalize, relative, sep } from "node:path";
+import { tmpdir } from "node:os";
+import { isAbsolute, join, normalize, posix, relative, sep } from "node:path";
 import { InputError } from "../../core/errors.js";
-import type { SandboxV1 } from "../sandbox/types.js";
+import type { Mount, SandboxExecResult, SandboxV1 } from "../sandbox/types.js";
 import { flagForLimit } from "./flags.js";
+import type { VerifierInventory } from "./integrity/inventory.js";
+import {
+  type ChannelAdditions,
+  InventoryMemo,
+  injectCanaries,
+  junitShortfall,
+  runWithChannel,
+  takeInventory,
+  withLimitHit,
+} from "./integrity/session.js";
 import { parseJunitXml } from "./junit.js";
 import { parseRunnerSummary, stripAnsi } from "./summary.js";
 import type { CheckResult, VerifierFlag, VerifierResult, VerifierSpec } from "./types.js";
@@ -27,47 +40,218 @@ export interface RunVerifierOptions {
   /** Container backends: the prepared image (`PreparedBase.environment.image`). */
   readonly image?: string;
   readonly signal?: AbortSignal;
+  /** The verifier's inventory when already taken (`verifierInventory`); taken here otherwise. */
+  readonly inventory?: VerifierInventory;
 }
 
 const defaultTimeoutMs = 10 * 60_000;
+/** Beyond this many files a verifier's files are not each made read-only (mount count). */
+const READ_ONLY_FILE_LIMIT = 256;
 
-/**
- * Copy a verifier into a finished workspace, run it in the sandbox without network, and score it.
- * Checks come from the JUnit report when the verifier names one and it was written, else from
- * the runner's summary in the output. The pass ratio is passed / collected checks; a run that
- * timed out, collected nothing or crashed while collecting scores 0 with a flag saying which.
- */
-export async function runVerifier(options: RunVerifierOptions): Promise<VerifierResult> {
-  const { verifier, workspace } = options;
+/** The workspace-relative paths of a verifier's files. */
+async function verifierFileList(verifier: VerifierSpec): Promise<string[]> {
+  const files = (verifier.files ?? []).map((file) => normalize(file.path).split(sep).join("/"));
+  if (verifier.directory !== undefined) {
+    const directory = verifier.directory;
+    for (const entry of await readdir(directory, { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile()) continue;
+      files.push(relative(directory, join(entry.parentPath, entry.name)).split(sep).join("/"));
+    }
+  }
+  return [...new Set(files)].sort();
+}
+
+interface Placement {
+  readonly unsafe: boolean;
+  readonly files: readonly string[];
+  readonly resultsPath: string | undefined;
+  verifierFile(sandboxPath: string): string | undefined;
+  /** A path inside the sandbox → its location (`workspace:…`, else itself). */
+  locate(sandboxPath: string): string;
+  sandboxPathOf(file: string): string;
+  execute(additions: ChannelAdditions): Promise<SandboxExecResult>;
+}
+
+/** Install the verifier's files into `workspace` and say how to run it there. */
+async function place(
+  options: Omit<RunVerifierOptions, "inventory" | "workspace">,
+  workspace: string,
+): Promise<Placement> {
+  const { verifier, sandbox } = options;
   await installVerifierFiles(workspace, verifier);
   const resultsPath =
     verifier.resultsFile === undefined
       ? undefined
       : await safeTarget(workspace, verifier.resultsFile, "resultsFile");
-
+  const files = await verifierFileList(verifier);
+  const unsafe = sandbox.kind === "unsafe";
+  const root = unsafe ? workspace : options.workspaceMountPath;
+  const results =
+    verifier.resultsFile === undefined
+      ? undefined
+      : normalize(verifier.resultsFile).split(sep).join("/");
+  // The verifier's files cannot be rewritten by the code they test while they run.
+  const readOnly: Mount[] = files
+    .filter((file) => file !== results)
+    .slice(0, READ_ONLY_FILE_LIMIT)
+    .map((file) => ({
+      hostPath: join(workspace, file),
+      sandboxPath: posix.join(options.workspaceMountPath, file),
+      readOnly: true,
+    }));
   const command =
     typeof verifier.command === "string" ? ["sh", "-c", verifier.command] : [...verifier.command];
-  const execution = await options.sandbox.exec({
-    command,
-    workspace,
-    workspaceMountPath: options.workspaceMountPath,
-    network: "none",
-    limits: { ...verifier.limits, timeoutMs: verifier.timeoutMs ?? defaultTimeoutMs },
-    ...(verifier.env === undefined ? {} : { env: verifier.env }),
-    ...(options.image === undefined ? {} : { image: options.image }),
-    ...(options.signal === undefined ? {} : { signal: options.signal }),
-  });
+  return {
+    unsafe,
+    files,
+    resultsPath,
+    verifierFile: (sandboxPath) => {
+      const file = posix.relative(root, sandboxPath);
+      return files.includes(file) ? file : undefined;
+    },
+    locate: (sandboxPath) => {
+      const file = posix.relative(root, sandboxPath);
+      return file.startsWith("..") || posix.isAbsolute(file) ? sandboxPath : `workspace:${file}`;
+    },
+    sandboxPathOf: (file) => posix.join(root, file),
+    execute: (additions) =>
+      sandbox.exec({
+        command,
+        workspace,
+        workspaceMountPath: options.workspaceMountPath,
+        network: "none",
+        limits: { ...verifier.limits, timeoutMs: verifier.timeoutMs ?? defaultTimeoutMs },
+        env: { ...verifier.env, ...additions.env },
+        ...(unsafe ? {} : { extraMounts: [...readOnly, ...additions.mounts] }),
+        ...(options.image === undefined ? {} : { image: options.image }),
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      }),
+  };
+}
 
+const inventories = new InventoryMemo();
+
+async function inventoryKey(options: Omit<RunVerifierOptions, "workspace" | "inventory">) {
+  const { verifier } = options;
+  const hash = createHash("sha256");
+  hash.update(
+    JSON.stringify([
+      options.sandbox.kind,
+      options.image ?? "",
+      options.workspaceMountPath,
+      verifier.command,
+      verifier.env ?? {},
+      verifier.resultsFile ?? "",
+    ]),
+  );
+  for (const file of verifier.files ?? []) {
+    hash.update(`\0${file.path}\0${file.mode ?? ""}\0`);
+    hash.update(file.content);
+  }
+  if (verifier.directory !== undefined) {
+    for (const file of await verifierFileList({ command: "", directory: verifier.directory })) {
+      hash.update(`\0${file}\0`);
+      hash.update(await readFile(join(verifier.directory, file)));
+    }
+  }
+  return hash.digest("hex");
+}
+
+/**
+ * A verifier's inventory (`integrity/inventory.ts`): its command in `inventory` mode in a
+ * workspace holding nothing but the verifier's own files. Taken once per verifier, sandbox and
+ * image in this process.
+ */
+export async function verifierInventory(
+  options: Omit<RunVerifierOptions, "workspace" | "inventory">,
+): Promise<VerifierInventory> {
+  return inventories.get(await inventoryKey(options), async () => {
+    const scratch = await mkdtemp(join(tmpdir(), "skillsmith-inventory-"));
+    try {
+      const placement = await place(options, scratch);
+      return await takeInventory({
+        hostPaths: placement.unsafe,
+        ...(options.verifier.env === undefined ? {} : { env: options.verifier.env }),
+        execute: (additions) => placement.execute(additions),
+        readJunit: async () =>
+          placement.resultsPath === undefined ? undefined : readJunitReports(placement.resultsPath),
+        verifierFile: (path) => placement.verifierFile(path),
+        locate: (path) => placement.locate(path),
+      });
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  });
+}
+
+/**
+ * Copy a verifier into a finished workspace, run it in the sandbox without network, and score it.
+ * A pytest verifier is scored from skillsmith's channel (its plugin, canaries and cross-checks:
+ * `integrity/`); any other from the JUnit report when the verifier names one and it was written,
+ * else from the runner's summary in the output. The pass ratio is passed / collected checks; a
+ * run that timed out, collected nothing, crashed while collecting or was tampered with scores 0
+ * with a flag saying which.
+ */
+export async function runVerifier(options: RunVerifierOptions): Promise<VerifierResult> {
+  const inventory = options.inventory ?? (await verifierInventory(options));
+  const placement = await place(options, options.workspace);
+  const { resultsPath } = placement;
+
+  if (inventory.kind === "pytest") {
+    const plan = await injectCanaries(inventory, (file) => join(options.workspace, file));
+    const root = placement.unsafe ? options.workspace : options.workspaceMountPath;
+    const { execution, assessment } = await runWithChannel({
+      inventory,
+      plan,
+      sandboxPathOf: (file) => placement.sandboxPathOf(file),
+      locate: (path) => placement.locate(path),
+      hostPaths: placement.unsafe,
+      ...(options.verifier.env === undefined ? {} : { env: options.verifier.env }),
+      execute: (additions) => placement.execute(additions),
+      readJunit: async () =>
+        resultsPath === undefined
+          ? undefined
+          : ((await readJunitReports(resultsPath)) ?? "missing"),
+      // The verifier's files live in the workspace: every conftest.py there is in the repository.
+      conftestAllowed: (path) => !posix.relative(root, path).startsWith(".."),
+    });
+    const limitedRun = withLimitHit(assessment, execution);
+    return {
+      checks: assessment.checks,
+      passed: assessment.passed,
+      total: assessment.total,
+      passRatio: limitedRun.passRatio,
+      flags: limitedRun.flags,
+      source: "channel",
+      evidence: limitedRun.evidence,
+      exitCode: execution.exitCode,
+      timedOut: execution.timedOut,
+      durationMs: execution.durationMs,
+      stdout: execution.stdout,
+      stderr: execution.stderr,
+    };
+  }
+
+  const execution = await placement.execute({ env: {}, mounts: [] });
   const junit = resultsPath === undefined ? undefined : await readJunitReports(resultsPath);
   const output = stripAnsi(`${execution.stdout}\n${execution.stderr}`);
   const summary = junit === undefined ? parseRunnerSummary(output) : undefined;
   const checks: readonly CheckResult[] = junit ?? summary?.checks ?? [];
   const flags: VerifierFlag[] = [];
+  const evidence: string[] = [];
   // A sandbox limit that was hit is the verdict on the run, never a collection error.
-  if (execution.limitHit !== undefined) flags.push(flagForLimit(execution.limitHit.limit));
-  else if (execution.timedOut) flags.push("timeout");
+  if (execution.limitHit !== undefined) {
+    flags.push(flagForLimit(execution.limitHit.limit));
+    evidence.push(execution.limitHit.detail);
+  } else if (execution.timedOut) flags.push("timeout");
   else if (isCollectionError(checks, output, execution.exitCode)) flags.push("collection-error");
   else if (checks.length === 0) flags.push("no-checks");
+  const limited = execution.limitHit !== undefined || execution.timedOut;
+  const shortfall = limited ? undefined : junitShortfall(inventory.junitChecks, junit);
+  if (shortfall !== undefined) {
+    flags.push("tampered");
+    evidence.push(shortfall);
+  }
 
   const passed = checks.filter((check) => check.status === "pass").length;
   return {
@@ -78,6 +262,7 @@ export async function runVerifier(options: RunVerifierOptions): Promise<Verifier
     flags,
     source: junit !== undefined ? "junit" : summary !== undefined ? "summary" : "none",
     ...(summary === undefined ? {} : { runner: summary.runner }),
+    evidence,
     exitCode: execution.exitCode,
     timedOut: execution.timedOut,
     durationMs: execution.durationMs,

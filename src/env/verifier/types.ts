@@ -14,7 +14,13 @@ export interface CheckResult {
  * Why a verifier scored 0 regardless of its checks. Distinct flags so a report can tell a broken
  * verifier (no checks, collection error) from an agent that ran out of time.
  */
-export type VerifierFlag = "no-checks" | "collection-error" | "timeout" | "oom" | "process-limit";
+export type VerifierFlag =
+  | "no-checks"
+  | "collection-error"
+  | "timeout"
+  | "oom"
+  | "process-limit"
+  | "tampered";
 
 /** A file a verifier brings into the workspace. */
 export interface VerifierFile {
@@ -54,8 +60,10 @@ export interface VerifierResult {
   /** passed / total, or 0 when flagged or nothing was collected. */
   readonly passRatio: number;
   readonly flags: readonly VerifierFlag[];
-  /** Where the checks were read from. */
-  readonly source: "junit" | "summary" | "none";
+  /** Where the checks were read from: skillsmith's pytest channel, a JUnit report, the console. */
+  readonly source: "channel" | "junit" | "summary" | "none";
+  /** Why a flag was set, one line each (`tampered`: which cross-check failed, on which ids). */
+  readonly evidence: readonly string[];
   /** Which runner's summary format matched (when `source` is `summary`). */
   readonly runner?: "pytest" | "node-test" | "vitest" | "go-test";
   readonly exitCode: number | null;

@@ -1,0 +1,78 @@
+/**
+ * One verifier run's channel folder: a private host folder holding a copy of skillsmith's pytest
+ * plugin and the channel's socket, mounted read-only into the sandbox, plus the environment that
+ * makes pytest load the plugin first (`PYTEST_ADDOPTS=-p …`, `PYTHONPATH`). Read-only: the code
+ * under test can connect to the socket (Linux checks no write permission on a socket's mount)
+ * but cannot replace the plugin, plant a socket of its own, or leave anything behind.
+ */
+import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, posix } from "node:path";
+import { packageRoot } from "../../../core/paths.js";
+import type { Mount } from "../../sandbox/types.js";
+import { type ChannelHello, type ChannelOutcome, ChannelServer } from "./channel.js";
+
+export const PLUGIN_MODULE = "skillsmith_verifier_channel";
+/** Where the channel folder appears inside bubblewrap and container sandboxes. */
+export const CHANNEL_MOUNT_PATH = "/run/skillsmith-verifier";
+const SOCKET_NAME = "channel.sock";
+
+/** The plugin's source in the installed package (shipped through `package.json` `files`). */
+export function pluginSourcePath(): string {
+  return join(packageRoot(), "src", "env", "verifier", "python", `${PLUGIN_MODULE}.py`);
+}
+
+export interface VerifierChannel {
+  /** Environment for the verifier's process (merge over the verifier's own). */
+  readonly env: Readonly<Record<string, string>>;
+  /** The read-only mount of the channel folder; none for the unsafe sandbox. */
+  readonly mounts: readonly Mount[];
+  /** Stop listening, collect what arrived and remove the folder. */
+  finish(): Promise<ChannelOutcome>;
+}
+
+/**
+ * A channel folder under the system temporary folder (a Unix socket path has to stay under 108
+ * bytes, so not under a caller's possibly deep scratch folder). `hostPaths`: the sandbox has no
+ * mount namespace (`unsafe`), so the plugin is told the host paths.
+ */
+export async function openVerifierChannel(
+  hello: ChannelHello,
+  options: { readonly hostPaths: boolean; readonly env?: Readonly<Record<string, string>> },
+): Promise<VerifierChannel> {
+  const base = tmpdir().length > 60 ? "/tmp" : tmpdir();
+  const folder = await mkdtemp(join(base, "skillsmith-channel-"));
+  try {
+    await mkdir(join(folder, "python"));
+    await copyFile(pluginSourcePath(), join(folder, "python", `${PLUGIN_MODULE}.py`));
+    const server = await ChannelServer.listen(join(folder, SOCKET_NAME), hello);
+    const inside = options.hostPaths ? folder : CHANNEL_MOUNT_PATH;
+    const own = options.env ?? {};
+    const env: Record<string, string> = {
+      PYTEST_ADDOPTS: joinNonEmpty(" ", `-p ${PLUGIN_MODULE}`, own.PYTEST_ADDOPTS),
+      PYTHONPATH: joinNonEmpty(":", posix.join(inside, "python"), own.PYTHONPATH),
+      SKILLSMITH_VERIFIER_CHANNEL: posix.join(inside, SOCKET_NAME),
+      PYTHONDONTWRITEBYTECODE: "1",
+    };
+    return {
+      env,
+      mounts: options.hostPaths
+        ? []
+        : [{ hostPath: folder, sandboxPath: CHANNEL_MOUNT_PATH, readOnly: true }],
+      finish: async () => {
+        try {
+          return await server.finish();
+        } finally {
+          await rm(folder, { recursive: true, force: true });
+        }
+      },
+    };
+  } catch (error) {
+    await rm(folder, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+function joinNonEmpty(separator: string, first: string, second: string | undefined): string {
+  return second === undefined || second === "" ? first : `${first}${separator}${second}`;
+}

@@ -1,0 +1,199 @@
+/**
+ * The two verifier runs the integrity checks need, independent of where a verifier's files live
+ * (`runVerifier` copies them into the workspace, suite verifiers mount them beside it): the
+ * inventory run (the command in `inventory` mode on an empty workspace) and a scored run with
+ * the channel open. Callers supply `execute`, which runs the command in their sandbox with the
+ * channel's environment and mounts added, and the path mappings only they know.
+ */
+import { readFile, writeFile } from "node:fs/promises";
+import type { Mount, SandboxExecResult } from "../../sandbox/types.js";
+import { flagForLimit } from "../flags.js";
+import type { CheckResult } from "../types.js";
+import { assessChannelRun, type IntegrityAssessment, type IntegrityFlag } from "./assess.js";
+import { type Canary, type CanaryPlan, canarySource, planCanaries } from "./canary.js";
+import type { ChannelOutcome } from "./channel.js";
+import {
+  inventoryFromRun,
+  type Locate,
+  type PytestInventory,
+  type VerifierInventory,
+} from "./inventory.js";
+import { openVerifierChannel } from "./plugin.js";
+
+export interface ChannelAdditions {
+  readonly env: Readonly<Record<string, string>>;
+  readonly mounts: readonly Mount[];
+}
+
+export interface IntegritySessionOptions {
+  /** Run the verifier's command with these added; resolves when its process tree has ended. */
+  readonly execute: (additions: ChannelAdditions) => Promise<SandboxExecResult>;
+  /** The sandbox has no mount namespace (`unsafe`): the plugin gets host paths. */
+  readonly hostPaths: boolean;
+  /** The verifier's own environment, merged with the channel's (PYTEST_ADDOPTS, PYTHONPATH). */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** Take a verifier's inventory: its command, plugin in `inventory` mode, an empty workspace. */
+export async function takeInventory(
+  options: IntegritySessionOptions & {
+    readonly readJunit: () => Promise<readonly CheckResult[] | undefined>;
+    readonly verifierFile: (sandboxPath: string) => string | undefined;
+    readonly locate: Locate;
+  },
+): Promise<VerifierInventory> {
+  const channel = await openVerifierChannel(
+    { mode: "inventory", canaries: [] },
+    { hostPaths: options.hostPaths, ...(options.env === undefined ? {} : { env: options.env }) },
+  );
+  let execution: SandboxExecResult;
+  let outcome: ChannelOutcome;
+  try {
+    execution = await options.execute({ env: channel.env, mounts: channel.mounts });
+  } finally {
+    outcome = await channel.finish();
+  }
+  return inventoryFromRun({
+    outcome,
+    exitCode: execution.exitCode,
+    timedOut: execution.timedOut,
+    junit: await options.readJunit(),
+    verifierFile: options.verifierFile,
+    locate: options.locate,
+    output: `${execution.stdout}\n${execution.stderr}`,
+  });
+}
+
+/**
+ * Plan this run's canaries and append them to the module they join, in the run's own copy of
+ * the verifier (`hostFile` maps a verifier-relative file to that copy). Undefined when the
+ * verifier has no module to put them in.
+ */
+export async function injectCanaries(
+  inventory: PytestInventory,
+  hostFile: (file: string) => string,
+): Promise<CanaryPlan | undefined> {
+  const sources = new Map<string, string>();
+  for (const module of inventory.modules) {
+    if (module.file === undefined || !module.file.endsWith(".py")) continue;
+    const text = await readFile(hostFile(module.file), "utf8").catch(() => undefined);
+    if (text !== undefined) sources.set(module.file, text);
+  }
+  const usable: PytestInventory = {
+    ...inventory,
+    modules: inventory.modules.filter(
+      (module) => module.file !== undefined && sources.has(module.file),
+    ),
+  };
+  const plan = planCanaries(usable, (file) => sources.get(file) ?? "");
+  if (plan === undefined) return undefined;
+  const source = sources.get(plan.file) ?? "";
+  await writeFile(hostFile(plan.file), `${source}${canarySource(plan, source)}`);
+  return plan;
+}
+
+export interface ScoredChannelRun {
+  readonly execution: SandboxExecResult;
+  readonly assessment: IntegrityAssessment;
+  readonly canaries: readonly Canary[];
+}
+
+/**
+ * Run the verifier with the channel open and assess what came back. `plan` is this run's
+ * canaries (`injectCanaries`); `sandboxPathOf` maps a verifier file to where the sandbox shows it,
+ * so the plugin can recognise them by file and name.
+ */
+export async function runWithChannel(
+  options: IntegritySessionOptions & {
+    readonly inventory: PytestInventory;
+    readonly plan: CanaryPlan | undefined;
+    readonly sandboxPathOf: (file: string) => string;
+    readonly readJunit: () => Promise<readonly CheckResult[] | "missing" | undefined>;
+    readonly conftestAllowed: (sandboxPath: string) => boolean;
+    readonly locate: Locate;
+  },
+): Promise<ScoredChannelRun> {
+  const { plan } = options;
+  const canaries = plan?.canaries ?? [];
+  const canaryFile = plan === undefined ? "" : options.sandboxPathOf(plan.file);
+  const channel = await openVerifierChannel(
+    { mode: "run", canaries: canaries.map((canary) => `${canaryFile}::${canary.name}`) },
+    { hostPaths: options.hostPaths, ...(options.env === undefined ? {} : { env: options.env }) },
+  );
+  let execution: SandboxExecResult;
+  let outcome: ChannelOutcome;
+  try {
+    execution = await options.execute({ env: channel.env, mounts: channel.mounts });
+  } finally {
+    outcome = await channel.finish();
+  }
+  const assessment = assessChannelRun({
+    inventory: options.inventory,
+    canaries,
+    outcome,
+    exitCode: execution.exitCode,
+    timedOut: execution.timedOut,
+    junit: await options.readJunit(),
+    conftestAllowed: options.conftestAllowed,
+    locate: options.locate,
+  });
+  return { execution, assessment, canaries };
+}
+
+/**
+ * For verifiers the channel cannot serve: the scored run's JUnit report must list at least the
+ * checks the one written with an empty workspace lists (fewer: some were removed). Evidence, or
+ * undefined when the check holds.
+ */
+export function junitShortfall(
+  inventoryChecks: number,
+  checks: readonly CheckResult[] | undefined,
+): string | undefined {
+  if (inventoryChecks === 0) return undefined;
+  if (checks === undefined) {
+    return `junit: the JUnit report is gone, though the verifier writes one (${inventoryChecks} check(s)) even with an empty workspace`;
+  }
+  if (checks.length >= inventoryChecks) return undefined;
+  return `id set: the JUnit report lists ${checks.length} check(s), fewer than the ${inventoryChecks} it lists with an empty workspace`;
+}
+
+/**
+ * A sandbox limit the verifier hit (`SandboxExecResult.limitHit`; a timeout counts) is the
+ * verdict on the run: its flag (`oom`, `process-limit`, `timeout`) first, with the limit's own
+ * detail as evidence, score 0. Whatever else the assessment found stays beside it.
+ */
+export function withLimitHit(
+  assessment: IntegrityAssessment,
+  execution: SandboxExecResult,
+): {
+  readonly flags: readonly (IntegrityFlag | ReturnType<typeof flagForLimit>)[];
+  readonly evidence: readonly string[];
+  readonly passRatio: number;
+} {
+  const hit = execution.limitHit ?? (execution.timedOut ? { limit: "time" as const } : undefined);
+  if (hit === undefined) return assessment;
+  const flag = flagForLimit(hit.limit);
+  return {
+    flags: [flag, ...assessment.flags.filter((other) => other !== flag && other !== "no-checks")],
+    evidence: [
+      ...(execution.limitHit === undefined ? [] : [execution.limitHit.detail]),
+      ...assessment.evidence,
+    ],
+    passRatio: 0,
+  };
+}
+
+/** A memo of inventories by key; a failed inventory is retried by the next caller. */
+export class InventoryMemo {
+  private readonly entries = new Map<string, Promise<VerifierInventory>>();
+
+  get(key: string, take: () => Promise<VerifierInventory>): Promise<VerifierInventory> {
+    let entry = this.entries.get(key);
+    if (entry === undefined) {
+      entry = take();
+      this.entries.set(key, entry);
+      entry.catch(() => this.entries.delete(key));
+    }
+    return entry;
+  }
+}

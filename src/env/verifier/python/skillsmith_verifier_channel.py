@@ -1,0 +1,762 @@
+"""skillsmith's pytest plugin: each test's outcome, streamed to skillsmith over a private channel.
+
+pytest loads this module with ``-p`` (skillsmith sets ``PYTEST_ADDOPTS`` and ``PYTHONPATH``)
+before any conftest or test module is imported, so it runs before the code under test. At import
+it connects to the Unix socket named by ``SKILLSMITH_VERIFIER_CHANNEL`` (the listener accepts
+exactly one connection, then disappears) and reads one line from skillsmith: a per-run key, the
+mode and the run's canary test ids. The key never passes through the environment or argv. Every
+record it sends is a JSON object with a sequence number, authenticated with HMAC-SHA256 under
+that key; skillsmith rejects a record out of sequence or with a bad tag.
+
+What it reports is what it observed, not only what pytest's reports say: plain test functions
+are wrapped at call time, so a report saying "passed" for a function that raised (or never ran)
+shows up as a contradiction; pytest's runner internals are checked for replacement before each
+test; test functions are checked against the code collected; plugins registered after the
+session started are reported. skillsmith's side (``integrity/assess.ts``) decides.
+
+Modes: ``inventory`` collects without running anything and reports the collected test ids, the
+modules that failed to collect (with the test ids their source defines, read with ``ast``), and
+ends the session with exit status 1 so skillsmith learns whether the command passes pytest's exit
+status on; ``run`` runs the tests and reports every outcome.
+
+Written for Python >= 3.6 and pytest >= 6.2, standard library only. The source of truth for the
+protocol is ``src/env/verifier/integrity/channel.ts``; see ``src/env/verifier/README.md``.
+"""
+
+import ast
+import builtins
+import fnmatch
+import hashlib
+import hmac
+import json
+import os
+import random
+import socket
+import sys
+import traceback
+
+import _pytest.main
+import _pytest.python
+import _pytest.reports
+import _pytest.runner
+import pytest
+
+PROTOCOL = 1
+_MESSAGE_LIMIT = 2000
+
+# Bound now: code under test that later replaces module attributes (json.dumps, hmac.new, ...)
+# does not change what this plugin calls.
+_dumps = json.dumps
+_loads = json.loads
+_hmac_new = hmac.new
+_sha256 = hashlib.sha256
+_getpid = os.getpid
+_format_exception = traceback.format_exception
+_gettrace = sys.gettrace
+_getprofile = sys.getprofile
+_SHUT_RDWR = socket.SHUT_RDWR
+
+
+def _unwrap(value):
+    return getattr(value, "__func__", value)
+
+
+def _internals():
+    """The runner internals whose replacement would let code under test forge outcomes."""
+    watched = [
+        ("_pytest.python.Function.runtest", lambda: _pytest.python.Function.runtest),
+        ("_pytest.python.Function.setup", lambda: _pytest.python.Function.setup),
+        ("_pytest.python.pytest_pyfunc_call", lambda: _pytest.python.pytest_pyfunc_call),
+        ("_pytest.runner.runtestprotocol", lambda: _pytest.runner.runtestprotocol),
+        ("_pytest.runner.call_and_report", lambda: _pytest.runner.call_and_report),
+        ("_pytest.runner.call_runtest_hook", lambda: _pytest.runner.call_runtest_hook),
+        ("_pytest.runner.pytest_runtest_protocol", lambda: _pytest.runner.pytest_runtest_protocol),
+        ("_pytest.runner.pytest_runtest_call", lambda: _pytest.runner.pytest_runtest_call),
+        ("_pytest.runner.pytest_runtest_makereport", lambda: _pytest.runner.pytest_runtest_makereport),
+        ("_pytest.runner.CallInfo.from_call", lambda: _unwrap(_pytest.runner.CallInfo.from_call)),
+        (
+            "_pytest.reports.TestReport.from_item_and_call",
+            lambda: _unwrap(_pytest.reports.TestReport.from_item_and_call),
+        ),
+        ("_pytest.reports.TestReport.__init__", lambda: _pytest.reports.TestReport.__init__),
+        ("_pytest.main.pytest_runtestloop", lambda: _pytest.main.pytest_runtestloop),
+        ("builtins.AssertionError", lambda: builtins.AssertionError),
+    ]
+    try:
+        import pluggy._callers as callers
+
+        watched.append(("pluggy._callers._multicall", lambda: callers._multicall))
+    except ImportError:  # pluggy < 1.0 keeps it elsewhere; the hook results are still checked
+        pass
+    present = []
+    for name, get in watched:
+        try:
+            present.append((name, get, _unwrap(get())))
+        except AttributeError:  # not in this pytest version
+            pass
+    return present
+
+
+_WATCHED = _internals()
+
+
+def _replaced_internals():
+    replaced = []
+    for name, get, original in _WATCHED:
+        try:
+            current = _unwrap(get())
+        except Exception:  # deleted outright
+            current = None
+        if current is not original:
+            replaced.append(name)
+    return replaced
+
+
+def _describe(value):
+    kind = value if isinstance(value, type) else type(value)
+    module = getattr(kind, "__module__", "?")
+    name = getattr(kind, "__qualname__", kind.__name__)
+    return name if module == "builtins" else "%s.%s" % (module, name)
+
+
+def _foreign_tracer(tracer):
+    """A trace or profile function that is not coverage's or the debugger's, described."""
+    if tracer is None:
+        return None
+    module = str(getattr(tracer, "__module__", None) or type(tracer).__module__)
+    if module.startswith(("coverage", "pdb", "bdb")):
+        return None
+    name = getattr(tracer, "__qualname__", None) or type(tracer).__qualname__
+    return "%s (%s)" % (name, module)
+
+
+def _message(report):
+    crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
+    text = getattr(crash, "message", None)
+    if text is None:
+        longrepr = getattr(report, "longrepr", None)
+        if isinstance(longrepr, tuple) and len(longrepr) == 3:
+            text = str(longrepr[2])
+        elif longrepr is not None:
+            lines = str(longrepr).strip().splitlines()
+            text = lines[-1] if lines else None
+    if not text:
+        return None
+    return str(text)[:_MESSAGE_LIMIT]
+
+
+class _Channel:
+    """The connection to skillsmith: one socket, one key, one sequence."""
+
+    __slots__ = ("_connection", "_send", "_mac", "_sequence", "_open", "mode", "canaries", "error")
+
+    def __init__(self, path):
+        self._open = False
+        self._sequence = 0
+        self.error = None
+        self.mode = "run"
+        self.canaries = ()
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        connection.settimeout(30)
+        connection.connect(path)
+        received = b""
+        while not received.endswith(b"\n"):
+            chunk = connection.recv(65536)
+            if not chunk:
+                raise ConnectionError("skillsmith closed the channel during the handshake")
+            received += chunk
+        hello = _loads(received.decode("utf-8"))
+        if hello.get("protocol") != PROTOCOL:
+            raise ConnectionError("skillsmith speaks channel protocol %r" % hello.get("protocol"))
+        self._mac = _hmac_new(bytes.fromhex(hello["key"]), digestmod=_sha256)
+        self.mode = hello.get("mode", "run")
+        self.canaries = tuple(hello.get("canaries", ()))
+        self._connection = connection
+        self._send = connection.sendall
+        self._open = True
+
+    def send(self, record):
+        if not self._open:
+            return
+        self._sequence += 1
+        record = dict(record)
+        record["seq"] = self._sequence
+        body = _dumps(record, sort_keys=True, default=str).encode("utf-8")
+        tag = self._mac.copy()
+        tag.update(body)
+        try:
+            self._send(tag.hexdigest().encode("ascii") + b" " + body + b"\n")
+        except OSError as error:
+            # The channel was closed under us: skillsmith sees the records stop.
+            self._open = False
+            self.error = str(error)
+
+    def close(self):
+        """No record after the session's last: the socket is shut and closed, not only idle."""
+        self._open = False
+        try:
+            self._connection.shutdown(_SHUT_RDWR)
+        except OSError:
+            pass
+        self._connection.close()
+
+
+def _connect():
+    path = os.environ.get("SKILLSMITH_VERIFIER_CHANNEL")
+    if not path:
+        return None
+    return _Channel(path)
+
+
+def _preloaded_from_workspace():
+    """Modules already imported from the workspace when pytest loads this plugin: code under test
+    that ran before any plugin (a shadowed standard-library module, a ``PYTHONPATH`` into the
+    workspace). An honest session has none: test code is imported later."""
+    workspace = os.environ.get("SKILLSMITH_WORKSPACE")
+    if not workspace:
+        return []
+    root = os.path.abspath(workspace) + os.sep
+    found = []
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str) and os.path.abspath(file).startswith(root):
+            found.append("%s (%s)" % (name, file))
+    return sorted(found)
+
+
+_preloaded = _preloaded_from_workspace()
+_channel = _connect()
+_armed = False
+_session_items = {}
+_tests = {}
+_collected_code = {}
+_module_sources = {}
+_canary_items = {}
+
+
+def _send(record):
+    if _channel is not None:
+        _channel.send(record)
+
+
+def _safely(function, *args):
+    """Our hooks never break pytest: an internal failure becomes a record and the run goes on."""
+    try:
+        return function(*args)
+    except Exception as error:
+        try:
+            _send(
+                {
+                    "type": "plugin-error",
+                    "where": function.__name__,
+                    "error": "".join(_format_exception(type(error), error, error.__traceback__))[-_MESSAGE_LIMIT:],
+                }
+            )
+        except Exception:
+            pass
+        return None
+
+
+def _path_of(node):
+    path = getattr(node, "path", None)
+    if path is None:
+        path = getattr(node, "fspath", None)
+    return None if path is None else str(path)
+
+
+def _python_patterns(config, name, default):
+    try:
+        value = config.getini(name)
+    except (ValueError, KeyError):
+        return list(default)
+    return list(value) if value else list(default)
+
+
+def _matches(name, patterns):
+    for pattern in patterns:
+        if name.startswith(pattern):
+            return True
+        if any(character in pattern for character in "*?[") and fnmatch.fnmatch(name, pattern):
+            return True
+    return False
+
+
+def _dotted(node):
+    if isinstance(node, ast.Attribute):
+        return _dotted(node.value) + "." + node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Call):
+        return _dotted(node.func)
+    return ""
+
+
+def _parametrize_count(decorator):
+    """Instances a ``parametrize`` mark makes at least (1 when its values are not a literal)."""
+    if not isinstance(decorator, ast.Call) or not _dotted(decorator.func).endswith("parametrize"):
+        return None
+    values = decorator.args[1] if len(decorator.args) > 1 else None
+    for keyword in decorator.keywords:
+        if keyword.arg == "argvalues":
+            values = keyword.value
+    if isinstance(values, (ast.List, ast.Tuple)) and not any(isinstance(element, ast.Starred) for element in values.elts):
+        return max(1, len(values.elts))
+    return 1
+
+
+def _marks_count(decorators):
+    count, parametrised = 1, False
+    for decorator in decorators:
+        instances = _parametrize_count(decorator)
+        if instances is not None:
+            count *= instances
+            parametrised = True
+    return count, parametrised
+
+
+def _pytestmark(body):
+    marks = []
+    for statement in body:
+        if isinstance(statement, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "pytestmark" for target in statement.targets
+        ):
+            value = statement.value
+            marks.extend(value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value])
+    return marks
+
+
+def _plugin_names(value):
+    """The module names a ``pytest_plugins`` value declares (a string or a sequence of them)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [name for name in value if isinstance(name, str)]
+    return []
+
+
+def _declared_in_source(source):
+    """``pytest_plugins`` declared at the top of a module's source (literal values only)."""
+    names = []
+    for statement in ast.parse(source).body:
+        if isinstance(statement, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "pytest_plugins" for target in statement.targets
+        ):
+            try:
+                names.extend(_plugin_names(ast.literal_eval(statement.value)))
+            except ValueError:
+                pass
+    return names
+
+
+def _defined_tests(source, module_nodeid, config):
+    """Test ids a module's source defines, for a module that could not be collected."""
+    functions = _python_patterns(config, "python_functions", ["test"])
+    classes = _python_patterns(config, "python_classes", ["Test"])
+    tree = ast.parse(source)
+    found = []
+    module_marks = _pytestmark(tree.body)
+    top_classes = {statement.name: statement for statement in tree.body if isinstance(statement, ast.ClassDef)}
+
+    def methods_of(definition, seen):
+        members = {}
+        for base in definition.bases:
+            name = _dotted(base)
+            if name in top_classes and name not in seen:
+                members.update(methods_of(top_classes[name], seen | {name}))
+        for statement in definition.body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                members[statement.name] = statement
+        return members
+
+    def visit_class(definition, prefix, inherited_marks):
+        bases = [_dotted(base) for base in definition.bases]
+        unittest_case = any(name.endswith("TestCase") for name in bases)
+        if not unittest_case:
+            if not _matches(definition.name, classes):
+                return
+            if any(
+                isinstance(statement, ast.FunctionDef) and statement.name in ("__init__", "__new__")
+                for statement in definition.body
+            ):
+                return
+        marks = inherited_marks + list(definition.decorator_list) + _pytestmark(definition.body)
+        for name, member in sorted(methods_of(definition, {definition.name}).items()):
+            if (name.startswith("test") if unittest_case else _matches(name, functions)):
+                count, parametrised = _marks_count(marks + list(member.decorator_list))
+                found.append(
+                    {"base": prefix + "::" + definition.name + "::" + name, "min": count, "parametrised": parametrised}
+                )
+        for statement in definition.body:
+            if isinstance(statement, ast.ClassDef) and not unittest_case:
+                visit_class(statement, prefix + "::" + definition.name, marks)
+
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and _matches(statement.name, functions):
+            count, parametrised = _marks_count(module_marks + list(statement.decorator_list))
+            found.append({"base": module_nodeid + "::" + statement.name, "min": count, "parametrised": parametrised})
+        elif isinstance(statement, ast.ImportFrom):
+            for alias in statement.names:
+                name = alias.asname or alias.name
+                if _matches(name, functions):
+                    found.append({"base": module_nodeid + "::" + name, "min": 1, "parametrised": False})
+        elif isinstance(statement, ast.ClassDef):
+            visit_class(statement, module_nodeid, module_marks)
+    return found
+
+
+def _definition_lines(path):
+    """``qualified name -> (def line, first decorator line)`` of a test file, read once."""
+    if path in _module_sources:
+        return _module_sources[path]
+    lines = {}
+    try:
+        with open(path, "rb") as handle:
+            tree = ast.parse(handle.read())
+
+        def visit(body, prefix):
+            for statement in body:
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    first = statement.decorator_list[0].lineno if statement.decorator_list else statement.lineno
+                    lines[prefix + statement.name] = (statement.lineno, first)
+                elif isinstance(statement, ast.ClassDef):
+                    visit(statement.body, prefix + statement.name + ".")
+
+        visit(tree.body, "")
+    except (OSError, SyntaxError, ValueError):
+        pass
+    _module_sources[path] = lines
+    return lines
+
+
+def _function_of(item):
+    if type(item) is not _pytest.python.Function:
+        return None
+    function = _unwrap(getattr(item, "obj", None))
+    return function if hasattr(function, "__code__") else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Hooks. pluggy passes arguments by the names in each hook's signature, so every hook is a plain
+# function with pytest's parameter names that hands its work to ``_safely``.
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    _safely(_configure, config)
+
+
+def _configure(config):
+    config.pluginmanager.register(_CallObserver(), "skillsmith-verifier-observer")
+    _send(
+        {
+            "type": "start",
+            "mode": _channel.mode if _channel is not None else None,
+            "pid": _getpid(),
+            "python": sys.version.split()[0],
+            "pytest": pytest.__version__,
+            "rootdir": str(getattr(config, "rootpath", getattr(config, "rootdir", ""))),
+            "python_functions": _python_patterns(config, "python_functions", ["test"]),
+            "preloaded": _preloaded,
+        }
+    )
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session):
+    # Plugins registered from here on did not come from the command line or pytest itself.
+    global _armed
+    _armed = True
+
+
+def pytest_plugin_registered(plugin, manager):
+    _safely(_registered, plugin, manager)
+
+
+def _registered(plugin, manager):
+    if not _armed:
+        return
+    file = getattr(plugin, "__file__", None)
+    _send(
+        {
+            "type": "registered",
+            "name": str(manager.get_name(plugin)),
+            "object": _describe(plugin) if file is None else str(getattr(plugin, "__name__", "?")),
+            "file": None if file is None else str(file),
+            "conftest": file is not None and os.path.basename(str(file)) == "conftest.py",
+        }
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    _safely(_collect_report, collector, outcome)
+
+
+def _collect_report(collector, outcome):
+    report = outcome.get_result()
+    if not getattr(report, "failed", False):
+        return
+    path = _path_of(collector)
+    record = {"type": "collect-error", "nodeid": report.nodeid, "message": _message(report), "path": path}
+    if isinstance(collector, pytest.Module):
+        if _channel is not None and _channel.mode == "inventory" and path is not None:
+            with open(path, "rb") as handle:
+                source = handle.read()
+            record["defined"] = _defined_tests(source, report.nodeid, collector.config)
+            record["declared_plugins"] = _declared_in_source(source)
+    _send(record)
+
+
+def pytest_itemcollected(item):
+    _safely(_item_collected, item)
+
+
+def _item_collected(item):
+    # Canaries are named by file and function, not node id: pytest's root folder (and so every
+    # node id's prefix) may differ between the inventory and this run.
+    if _channel is not None and "%s::%s" % (_path_of(item), item.name) in _channel.canaries:
+        _canary_items[item.nodeid] = item
+    function = _function_of(item)
+    if function is None:
+        return
+    code = function.__code__
+    record = {"function": function, "code": code, "origin": None}
+    path = _path_of(item)
+    if path is not None:
+        qualified = getattr(function, "__qualname__", function.__name__)
+        lines = _definition_lines(path)
+        if qualified in lines:
+            if os.path.abspath(code.co_filename) != os.path.abspath(path):
+                record["origin"] = "its code comes from %s, not from %s" % (code.co_filename, path)
+            elif code.co_firstlineno not in lines[qualified]:
+                record["origin"] = "its code starts at line %d, the definition at line %d" % (
+                    code.co_firstlineno,
+                    lines[qualified][0],
+                )
+    _collected_code[item.nodeid] = record
+
+
+def _insertion_points(items, start, end):
+    """Indexes in ``items[start:end]`` (one module's run) where a canary can go without moving
+    anything out of its class: the start, the end, and every boundary of a class or function."""
+    points = [start, end]
+    for index in range(start + 1, end):
+        before, after = items[index - 1], items[index]
+        if before.parent is not after.parent or isinstance(after.parent, pytest.Module):
+            points.append(index)
+    return sorted(set(points))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    _safely(_place_canaries, config, items)
+
+
+def _place_canaries(config, items):
+    if _channel is None or _channel.mode != "run" or not _canary_items:
+        return
+    canaries = [item for _, item in sorted(_canary_items.items())]
+    remaining = [item for item in items if item.nodeid not in _canary_items]
+    # A selection option of the verifier (-k, -m, --deselect) may have dropped the canaries:
+    # they are skillsmith's, not the verifier's, so they go back in, inside their own module.
+    module = canaries[0].parent
+    positions = [index for index, item in enumerate(remaining) if item.parent is module or item.parent.parent is module]
+    start, end = (positions[0], positions[-1] + 1) if positions else (len(remaining), len(remaining))
+    # With -x / --maxfail / --sw the first failure ends the session: canaries go last, so the
+    # must-fail one never stops the verifier's own checks.
+    stops_early = bool(config.getoption("maxfail", 0)) or bool(config.getoption("stepwise", False))
+    generator = random.SystemRandom()
+    for canary in canaries:
+        index = end if stops_early else generator.choice(_insertion_points(remaining, start, end))
+        remaining.insert(index, canary)
+        end += 1
+    items[:] = remaining
+
+
+def pytest_collection_finish(session):
+    _safely(_collection_finish, session)
+
+
+def _collection_finish(session):
+    items = []
+    declared = set()
+    for item in session.items:
+        _session_items[item.nodeid] = item
+        declared.update(_plugin_names(getattr(getattr(item, "module", None), "pytest_plugins", ())))
+        plain = type(item) is _pytest.python.Function and isinstance(item.parent, pytest.Module)
+        items.append(
+            {
+                "nodeid": item.nodeid,
+                "path": _path_of(item),
+                "kind": "function" if plain else "other",
+                "name": str(getattr(item, "originalname", None) or item.name),
+            }
+        )
+    # Plugins the verifier's own test modules load (``pytest_plugins``) register during collection.
+    _send({"type": "collected", "items": items, "declared_plugins": sorted(declared)})
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):
+    # Inventory: collecting was the whole point; nothing runs.
+    if _channel is not None and _channel.mode == "inventory":
+        return True
+    return None
+
+
+def _state(nodeid):
+    state = _tests.get(nodeid)
+    if state is None:
+        state = _tests[nodeid] = {
+            "phases": {},
+            "observed": "not-called",
+            "wrapper": None,
+            "probes": [],
+            "messages": {},
+        }
+    return state
+
+
+def _probe(item, state):
+    problems = ["%s was replaced" % name for name in _replaced_internals()]
+    if "runtest" in vars(item):
+        problems.append("the item's runtest was replaced")
+    for label, tracer in (("trace", _gettrace()), ("profile", _getprofile())):
+        foreign = _foreign_tracer(tracer)
+        if foreign is not None:
+            problems.append("a %s function is installed: %s" % (label, foreign))
+    module = getattr(getattr(item, "module", None), "__dict__", {})
+    if "AssertionError" in module:
+        problems.append("the test module's AssertionError was replaced")
+    collected = _collected_code.get(item.nodeid)
+    function = _function_of(item)
+    if collected is not None:
+        if collected["origin"] is not None:
+            problems.append("the test function is not the one defined: " + collected["origin"])
+        if function is not collected["function"]:
+            problems.append("the test function was replaced after collection")
+        elif function.__code__ is not collected["code"]:
+            problems.append("the test function's code was replaced after collection")
+    state["probes"].extend(problems)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item):
+    _safely(_before_call, item)
+
+
+def _before_call(item):
+    state = _state(item.nodeid)
+    _probe(item, state)
+    function = _function_of(item)
+    # Coroutine and async-generator functions (CO_COROUTINE | CO_ASYNC_GENERATOR) are left alone.
+    if function is None or function.__code__.co_flags & 0x280:
+        state["observed"] = "unobserved"
+        return
+    original = item.obj
+
+    def observed(*args, **kwargs):
+        state["observed"] = "called"
+        try:
+            result = original(*args, **kwargs)
+        except BaseException as error:
+            state["observed"] = "raised " + _describe(error)
+            raise
+        state["observed"] = "returned"
+        return result
+
+    state["restore"] = original
+    item.obj = observed
+
+
+def _restore(item, state):
+    if "restore" in state:
+        item.obj = state.pop("restore")
+
+
+class _CallObserver:
+    """The call phase as the hook sees it, for items whose function cannot be wrapped; also puts
+    the test function back before pytest builds the report (tracebacks are cut at it)."""
+
+    @pytest.hookimpl(hookwrapper=True, trylast=True)
+    def pytest_runtest_call(self, item):
+        outcome = yield
+        _safely(self._after_call, item, outcome)
+
+    @staticmethod
+    def _after_call(item, outcome):
+        state = _state(item.nodeid)
+        _restore(item, state)
+        excinfo = outcome.excinfo
+        state["wrapper"] = "returned" if excinfo is None else "raised " + _describe(excinfo[0])
+
+
+def pytest_runtest_logreport(report):
+    _safely(_log_report, report)
+
+
+def _log_report(report):
+    if report.when not in ("setup", "call", "teardown"):
+        return
+    state = _state(report.nodeid)
+    phases = state["phases"]
+    if report.when in phases:
+        state["probes"].append("the %s phase was reported twice" % report.when)
+    phases[report.when] = report.outcome
+    if hasattr(report, "wasxfail"):
+        state["xfail"] = True
+    if report.outcome != "passed":
+        message = _message(report)
+        if message is not None:
+            state["messages"][report.when] = message
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    _safely(_log_finish, nodeid)
+
+
+def _log_finish(nodeid):
+    state = _state(nodeid)
+    item = _session_items.get(nodeid)
+    if item is not None:
+        _restore(item, state)
+    _send(
+        {
+            "type": "result",
+            "nodeid": nodeid,
+            "phases": state["phases"],
+            "observed": state["observed"],
+            "wrapper": state["wrapper"],
+            "xfail": bool(state.get("xfail")),
+            "messages": state["messages"],
+            "probes": state["probes"],
+        }
+    )
+    _tests.pop(nodeid, None)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    _safely(_session_finish, session, exitstatus)
+    if _channel is not None and _channel.mode == "inventory":
+        # Tell skillsmith whether the verifier's command passes pytest's exit status on.
+        session.exitstatus = 1
+
+
+def _session_finish(session, exitstatus):
+    _send(
+        {
+            "type": "finish",
+            "exitstatus": int(exitstatus),
+            "testsfailed": int(getattr(session, "testsfailed", 0)),
+            "testscollected": int(getattr(session, "testscollected", 0)),
+            "shouldstop": str(session.shouldstop) if session.shouldstop else None,
+            "shouldfail": str(session.shouldfail) if session.shouldfail else None,
+            "maxfail": int(session.config.getoption("maxfail", 0) or 0),
+            "replaced": _replaced_internals(),
+            "unfinished": sorted(_tests),
+        }
+    )
+    if _channel is not None:
+        _channel.close()
