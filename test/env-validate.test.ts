@@ -103,22 +103,28 @@ describe("validateVerifier", () => {
       expect(validation.problems).toHaveLength(2);
       expect(validation.problems[0]).toContain("already pass on the untouched repository");
     },
+    // Each verifier run is two pytest sessions (the inventory, then the run): minutes on a busy machine.
+    180_000,
   );
 
-  it.skipIf(!hasPytest)("names the checks a partial reference solution fails", async () => {
-    const validation = await validateVerifier({
-      base,
-      verifier,
-      sandbox: new UnsafeSandbox(),
-      reference: { files: [{ path: "calc.py", content: fixedSub }] },
-    });
-    // add and sub pass; mul and the keyword check do not: 2 of 4.
-    expect(validation.positive?.passRatio).toBe(0.5);
-    expect(validation.referenceFailures.map(shortName)).toEqual(["test_mul", "test_mul_keyword"]);
-    expect(validation.problems.some((problem) => problem.startsWith("positive control"))).toBe(
-      true,
-    );
-  });
+  it.skipIf(!hasPytest)(
+    "names the checks a partial reference solution fails",
+    async () => {
+      const validation = await validateVerifier({
+        base,
+        verifier,
+        sandbox: new UnsafeSandbox(),
+        reference: { files: [{ path: "calc.py", content: fixedSub }] },
+      });
+      // add and sub pass; mul and the keyword check do not: 2 of 4.
+      expect(validation.positive?.passRatio).toBe(0.5);
+      expect(validation.referenceFailures.map(shortName)).toEqual(["test_mul", "test_mul_keyword"]);
+      expect(validation.problems.some((problem) => problem.startsWith("positive control"))).toBe(
+        true,
+      );
+    },
+    180_000,
+  );
 
   it.skipIf(!hasPytest)(
     "does not call a verifier that cannot import the module to be created a problem",
@@ -154,6 +160,7 @@ describe("validateVerifier", () => {
         /negative control: verifier flagged collection-error \(stats cannot be imported/,
       );
     },
+    180_000,
   );
 
   it("rejects a reference patch that does not apply", async () => {

@@ -96,7 +96,7 @@ export async function gateRuns(gate: GateOptions): Promise<Gate> {
         const last = progress.last;
         if (last === undefined) return;
         log(
-          `check ${progress.done}/${progress.total} ${last.skill}/${last.requirement}: ${last.status}${last.untouchedPassRatio === null ? "" : ` (${Math.round(last.untouchedPassRatio * 100)}% untouched)`}${last.status === "ok" ? "" : ` — ${last.reason}`}`,
+          `check ${progress.done}/${progress.total} ${last.skill}/${last.requirement}: ${last.status}${last.untouchedPassRatio === null ? "" : ` (${Math.round(last.untouchedPassRatio * 1000) / 10}% untouched)`}${last.cached ? " [cached]" : ""}${last.status === "ok" ? "" : ` — ${last.reason}`}`,
         );
       },
     });

@@ -600,12 +600,25 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
         const check = summary.check;
         const counts = { ok: 0, weak: 0, broken: 0 };
         for (const requirement of check?.requirements ?? []) counts[requirement.status] += 1;
+        // A broken requirement of a skill whose environment failed is stored as that failure.
+        const failedSkills = new Set(
+          (summary.environmentFailures ?? []).map((entry) => entry.skill),
+        );
+        const brokenBySetup = (check?.requirements ?? []).filter(
+          (requirement) => requirement.status === "broken" && failedSkills.has(requirement.skill),
+        ).length;
+        const brokenParts = [
+          ...(counts.broken - brokenBySetup > 0 || brokenBySetup === 0
+            ? [`${counts.broken - brokenBySetup} flagged broken-verifier`]
+            : []),
+          ...(brokenBySetup > 0 ? [`${brokenBySetup} flagged environment-failure`] : []),
+        ];
         printLines(io, [
           "",
           ...(check === undefined
             ? ["verifier check skipped (--no-check)"]
             : [
-                `verifier check: ${counts.ok} ok, ${counts.weak} weak (run, flagged weak-verifier), ${counts.broken} broken (not run, flagged broken-verifier)`,
+                `verifier check: ${counts.ok} ok, ${counts.weak} weak (run, flagged weak-verifier), ${counts.broken} broken (not run: ${brokenParts.join(", ")})`,
               ]),
           ...(summary.environmentFailures ?? []).map(
             (failure) => `environment of ${failure.skill} failed (not run): ${failure.reason}`,

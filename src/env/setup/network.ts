@@ -64,7 +64,10 @@ export async function probeUrl(url: string, timeoutMs = 4_000): Promise<NetworkP
 export async function probePackageIndex(language: SetupLanguage): Promise<NetworkProbe> {
   const url = packageIndexUrl(language);
   if (url === undefined) {
-    return { reachable: false, detail: `no package index to ask for a ${language} project` };
+    return {
+      reachable: false,
+      detail: `no package index to ask for ${language === "unknown" ? "a project of no known ecosystem" : `a ${language} project`}`,
+    };
   }
   return probeUrl(url);
 }

@@ -572,8 +572,10 @@ async function runSetupOf(parts: SetupParts): Promise<BuiltSetup> {
       }
       if (outcome.outcome === "failed") {
         const text = formatSetupLog(report());
+        // Summaries print the message's first line only: it ends with the output's last line.
+        const lastLine = outcome.outputTail.trimEnd().split("\n").pop()?.trim() ?? "";
         throw new SetupFailedError(
-          `setup command \`${step.command}\` ${outcome.timedOut ? "timed out" : `failed with exit code ${outcome.exitCode}`} (setup ${network}):\n${outcome.outputTail}`,
+          `setup command \`${step.command}\` ${outcome.timedOut ? "timed out" : `failed with exit code ${outcome.exitCode}`} (setup ${network})${lastLine === "" ? "" : `: ${lastLine}`}\n${outcome.outputTail}`,
           report(),
           text,
         );
