@@ -231,10 +231,12 @@ async function excludedRequirementChecks(
       continue;
     }
     const folder = join(suite.root, SKILLS_FOLDER, part.skill, REQUIREMENTS_FOLDER);
-    const requirements = (await readdir(folder, { withFileTypes: true }).catch(() => []))
-      .filter((entry) => entry.isDirectory() && !entry.name.startsWith("."))
-      .map((entry) => entry.name)
-      .sort(naturalCompare);
+    const requirements =
+      part.requirements ??
+      (await readdir(folder, { withFileTypes: true }).catch(() => []))
+        .filter((entry) => entry.isDirectory() && !entry.name.startsWith("."))
+        .map((entry) => entry.name)
+        .sort(naturalCompare);
     for (const requirement of requirements.length === 0 ? ["*"] : requirements) {
       checks.push({ skill: part.skill, requirement, reason, ...base });
     }

@@ -297,7 +297,17 @@ export async function validateSuite(
         (problem) => !inspected.requirementProblems.has(problem),
       );
       if (inspected.skill === undefined) {
-        excluded.push({ skill: id, problems: errorsSince(problems, before) });
+        // Only what the selection asks for is left out (and later reported as broken).
+        const selected = inspected.requirementIds.filter((requirement) =>
+          selectedRequirement(options, id, requirement),
+        );
+        if (selected.length > 0 || (options.requirements ?? []).length === 0) {
+          excluded.push({
+            skill: id,
+            requirements: selected,
+            problems: errorsSince(problems, before),
+          });
+        }
       } else {
         for (const [requirement, requirementProblems] of inspected.excludedRequirements) {
           excluded.push({ skill: id, requirement, problems: requirementProblems });

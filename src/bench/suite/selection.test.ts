@@ -152,6 +152,17 @@ describe("the runnable part of a suite with errors", () => {
     ]);
     // Without `partial` the same suite does not load.
     await expect(loadSuite(broken)).rejects.toBeInstanceOf(InputError);
+
+    // A left-out skill counts only the selected requirements: `explicit` has r1 only, so
+    // selecting r2 leaves out detected/r2 alone, and selecting r1 leaves out explicit's r1.
+    const onlyR2 = await validateSuite(broken, { requirements: ["r2"] });
+    expect(onlyR2.excluded.map((part) => [part.skill, part.requirement])).toEqual([
+      ["detected", "r2"],
+    ]);
+    const onlyR1 = await validateSuite(broken, { requirements: ["explicit/r1"] });
+    expect(onlyR1.excluded.map((part) => [part.skill, part.requirements])).toEqual([
+      ["explicit", ["r1"]],
+    ]);
   });
 });
 

@@ -103,6 +103,8 @@ export interface ExcludedPart {
   readonly skill: string;
   /** Absent when the whole skill is left out. */
   readonly requirement?: string;
+  /** A whole skill left out: its requirement folders that the selection asks for. */
+  readonly requirements?: readonly string[];
   readonly problems: readonly SuiteProblem[];
 }
 
