@@ -24,14 +24,10 @@ import { ClaudeCodeHarness } from "../src/agents/claude-code.js";
 import { findAgentCli } from "../src/agents/cli-locate.js";
 import { runSuite } from "../src/bench/run/runner.js";
 import { ResultsStore } from "../src/bench/store/results.js";
-import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
+import type { ScriptedServer } from "../src/model/scripted/server.js";
+import { shellCommandServer, writeCliSuite } from "./support/cli-suites.js";
 import { usableBubblewrap } from "./support/sandboxes.js";
-import {
-  removeRunRoot,
-  tinyRepository,
-  writeAlphaSkill,
-  writeRequirement,
-} from "./support/suites.js";
+import { removeRunRoot } from "./support/suites.js";
 
 const claude = await findAgentCli("claude");
 const codex = await findAgentCli("codex");
@@ -39,61 +35,13 @@ const bubblewrap = await usableBubblewrap();
 /** Not in any redactable shape, so only the proxy (not redaction) can keep it out. */
 const REAL_KEY = `real-model-key-${Date.now().toString(36)}-7f3a9c`;
 
-/** Checks: the result says good; the key the agent's shell saw is the per-run dummy. */
-const CHECK_SCRIPT = `file="$SKILLSMITH_WORKSPACE/result.txt"
-seen=$(cat "$SKILLSMITH_WORKSPACE/seen-key.txt" 2>/dev/null | tr -d '<>&"')
-{
-  echo '<testsuite name="r">'
-  if [ "$(cat "$file" 2>/dev/null)" = good ]; then echo '<testcase classname="r" name="good"/>'; else echo '<testcase classname="r" name="good"><failure message="not good"/></testcase>'; fi
-  case "$seen" in
-    skillsmith-run-*) echo '<testcase classname="r" name="dummy-key"/>' ;;
-    *) echo "<testcase classname=\\"r\\" name=\\"dummy-key\\"><failure message=\\"saw: $seen\\"/></testcase>" ;;
-  esac
-  echo '</testsuite>'
-} > junit.xml
-`;
-
 let root: string;
 const servers: ScriptedServer[] = [];
 
-async function writeSuite(name: string, configurations: string): Promise<string> {
-  const base = await mkdtemp(join(root, `${name}-`));
-  const { repo, commit } = await tinyRepository(base);
-  const suite = join(base, "suite");
-  const skill = await writeAlphaSkill(suite, {
-    suiteYaml: `format: skillsmith-suite/1\nname: ${name}\nconfigurations:\n${configurations}`,
-    skillYaml: `repository:\n  path: ${repo}\n  commit: ${commit}\n  name: tiny\n`,
-    skillMarkdown:
-      "---\nname: alpha\ndescription: Writes result files. Use when a task asks for a result file.\n---\n\n# Alpha\n\nWrite good.\n",
-  });
-  await writeRequirement(skill, "r1", {
-    requirementMarkdown:
-      "## Requirement\n\nWrite the word good into result.txt.\n\n## File Operations\n\n- `result.txt`\n\n## Acceptance Criteria\n\n- it says good\n",
-    checkScript: CHECK_SCRIPT,
-    verifierYaml: "command: sh check.sh\nfiles: [check.sh]\njunit: junit.xml\ntimeoutSeconds: 60\n",
-  });
-  return suite;
-}
-
-/** A script whose one tool call runs `command` with the CLI's shell tool, then finishes. */
-async function shellServer(tool: "Bash" | "exec_command", command: string): Promise<string> {
-  const server = await startScriptedServer({
-    script: {
-      rules: [
-        { match: { toolResult: "[\\s\\S]*" }, reply: { text: "Done." } },
-        {
-          match: { lastUserMessage: "result\\.txt" },
-          reply: {
-            toolCalls: [{ name: tool, input: tool === "Bash" ? { command } : { cmd: command } }],
-          },
-        },
-      ],
-      fallback: { text: "Nothing to do." },
-    },
-  });
-  servers.push(server);
-  return server.url;
-}
+const writeSuite = (name: string, configurations: string) =>
+  writeCliSuite(root, name, configurations);
+const shellServer = (tool: "Bash" | "exec_command", command: string) =>
+  shellCommandServer(servers, tool, command);
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), "bench-run-unsafe-clis-"));

@@ -10,7 +10,7 @@
  */
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm, stat, truncate, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import Database from "better-sqlite3";
@@ -177,6 +177,60 @@ describe.skipIf(!existsSync(binary) || !isRoot)("the disk and the folder (root: 
       expectOneLine(run, 3, runDir, "no space left");
       await rm(join(disk, "filler"));
       expect(storedCount(runDir)).toBe(2);
+    } finally {
+      await sh(`umount -l '${disk}'`);
+    }
+  });
+
+  it("a disk that fills during the run: exit 3, one line, the results stored before it kept", async () => {
+    const disk = join(root, "filling-disk");
+    await mkdir(disk);
+    await sh(`mount -t tmpfs -o size=2m tmpfs '${disk}'`);
+    try {
+      // Requirement r2's verifier fills the run directory's disk (under --sandbox unsafe it can
+      // write there), so r1's two results are stored and r2's first one cannot be.
+      const filling = await writeReplaySuite(await mkdtemp(join(root, "filling-")), {
+        requirements: 2,
+        verifierSleepSeconds: 0,
+      });
+      const check = join(
+        filling.suite,
+        "skills",
+        "alpha",
+        "requirements",
+        "r2",
+        "verifier",
+        "check.sh",
+      );
+      await writeFile(
+        check,
+        `dd if=/dev/zero of='${join(disk, "filler")}' bs=64k 2>/dev/null\n${await readFile(check, "utf8")}`,
+      );
+      const runDir = join(disk, "run");
+      const run = await cli([
+        "bench",
+        "run",
+        filling.suite,
+        "--out",
+        runDir,
+        "--predictions",
+        filling.predictions,
+        "--sandbox",
+        "unsafe",
+      ]);
+      expectOneLine(run, 3, join(runDir, RESULTS_FILE), "no space left");
+      await rm(join(disk, "filler"));
+      const store = ResultsStore.openReadOnly(runDir);
+      try {
+        expect(
+          store
+            .results()
+            .map((result) => `${result.requirement}/${result.arm}`)
+            .sort(),
+        ).toEqual(["r1/with", "r1/without"]);
+      } finally {
+        store.close();
+      }
     } finally {
       await sh(`umount -l '${disk}'`);
     }

@@ -1,7 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { isSkillsmithError } from "../core/errors.js";
 import { packageVersion } from "../core/paths.js";
-import { redactKnownSecrets } from "../model/redact.js";
+import { redactKnownSecrets, registerEnvironmentSecrets } from "../model/redact.js";
 import type { CliIo, CommandContext } from "./context.js";
 
 /** Exit codes, documented in the README. */
@@ -92,6 +92,9 @@ export async function runCli(
   groups: readonly CommandGroup[] = groupsToLoad(argv),
 ): Promise<number> {
   const given: CliIo = { ...defaultIo(), ...ioOverrides };
+  // The command's environment may not be this process's (tests, embedders): its keys are known
+  // secrets for every store boundary too, not only for what is printed.
+  registerEnvironmentSecrets(given.env);
   // The output boundary: whatever a command prints (reports, progress, errors) loses known keys.
   const io: CliIo = {
     ...given,

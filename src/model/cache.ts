@@ -2,13 +2,15 @@
  * A content-addressed cache of model calls in SQLite (WAL). The key is the SHA-256 of a canonical
  * JSON of what determines the answer: provider, model, prompt (system and messages), tools and
  * the settings that change the output. Credentials, headers and base URLs are never part of the
- * key or of the stored value.
+ * key or of the stored value, and the stored value loses every known secret (a response that
+ * echoes a key, a tool call that carries one) before it is written: see `redact.ts`.
  */
 import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { InfrastructureError } from "../core/errors.js";
+import { redactedJson } from "./redact.js";
 
 export type CacheMode = "use" | "refresh" | "off" | "replay-only";
 export const cacheModes: readonly CacheMode[] = ["use", "refresh", "off", "replay-only"];
@@ -104,7 +106,9 @@ export class ModelCallCache {
       identity.provider,
       identity.model,
       new Date().toISOString(),
-      JSON.stringify(value),
+      // The cache file is a store like any other: redacted at its write boundary, whatever the
+      // caller already removed (the middleware knows only its own key).
+      redactedJson(value),
     );
   }
 

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { InputError } from "../core/errors.js";
+import { registerSecret } from "./redact.js";
 import type { ModelSpec, ProviderName } from "./spec.js";
 
 const providerSettingsSchema = z.strictObject({
@@ -164,6 +165,9 @@ export function resolveProviderSettings(
       { field: names.apiKey },
     );
 
+  // Whichever way the key came (flag, environment, configuration file), every store and output
+  // boundary of this process removes it from then on.
+  registerSecret(key?.[0]);
   return {
     ...(key === undefined ? {} : { apiKey: key[0] }),
     apiKeySource: key?.[1] ?? "none",

@@ -55,12 +55,18 @@ export {
   type ProviderLanguageModel,
 } from "./provider.js";
 export {
+  appendRedactedJsonLine,
   knownSecrets,
+  redactedJson,
+  redactedJsonFile,
+  redactFileContent,
   redactionMarker,
   redactKnownSecrets,
   redactSecrets,
+  registerEnvironmentSecrets,
   registerSecret,
   secretsFromEnvironment,
+  writeRedactedFile,
 } from "./redact.js";
 export {
   backoffDelay,

@@ -3,10 +3,10 @@
  * output, outcome, evaluator signals). Append-only; a pool build resumes by skipping tasks already
  * recorded for the same family and model.
  */
-import { appendFile, mkdir, readFile } from "node:fs/promises";
-import { dirname } from "node:path";
+import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { InputError } from "../core/errors.js";
+import { appendRedactedJsonLine } from "../model/redact.js";
 
 /**
  * Schema 2 adds the split's seed and train share (so a run can tell a pool built on another
@@ -101,9 +101,9 @@ export async function readPool(path: string): Promise<PoolEntry[]> {
   return entries;
 }
 
+/** Append one entry; redacted like every store (trajectories and answers can quote a key). */
 export async function appendPoolEntry(path: string, entry: PoolEntry): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  await appendFile(path, `${JSON.stringify(poolEntrySchema.parse(entry))}\n`);
+  await appendRedactedJsonLine(path, poolEntrySchema.parse(entry));
 }
 
 /**

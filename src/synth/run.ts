@@ -5,10 +5,9 @@
  * skill whose slot library was optimised on the training split) and Best-of-N (N samples at
  * temperature > 0, one chosen by a visible-only check) — and comparing them on score and cost.
  */
-import { appendFile, mkdir } from "node:fs/promises";
-import { dirname } from "node:path";
 import { InternalError, UnsupportedError, UsageError } from "../core/errors.js";
 import type { ModelClient } from "../model/index.js";
+import { appendRedactedJsonLine } from "../model/redact.js";
 import {
   addTokens,
   type CostRow,
@@ -338,10 +337,8 @@ export async function runMethod(options: RunMethodOptions): Promise<MethodResult
       ...(sampling === undefined ? {} : { bestOfN: sampling }),
       usage,
     };
-    if (options.logPath !== undefined) {
-      await mkdir(dirname(options.logPath), { recursive: true });
-      await appendFile(options.logPath, `${JSON.stringify(record)}\n`);
-    }
+    // The run log keeps solver outputs and synthesised skills: redacted like every store.
+    if (options.logPath !== undefined) await appendRedactedJsonLine(options.logPath, record);
     done += 1;
     options.onProgress?.(
       `[${method}] ${done}/${options.tasks.length} ${task.id}: ${score.score.toFixed(2)}${record.fallback ? " (skill invalid, ran without)" : ""}${sampling === undefined ? "" : ` (sample ${sampling.chosen + 1} of ${sampling.n})`}`,

@@ -2,11 +2,13 @@
  * The on-disk home of a family's slot libraries and patches: `libraries/<version>.json` for every
  * accepted version (v1 is the shipped initial library), `patches/<n>.json` for every proposed
  * patch (accepted or not) with rationale and diff, and `current` naming the latest version.
+ * Every file is written through the redacting writers of `model/redact.ts`: slot texts, patch
+ * rationales and optimisation reports come from model answers, which can quote a key.
  */
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { InputError } from "../core/errors.js";
-import { writeFileAtomic } from "../core/fs.js";
+import { redactedJsonFile, writeRedactedFile } from "../model/redact.js";
 import { promptText } from "./prompts.js";
 import { parseSlotLibrary, type SlotLibrary } from "./slots.js";
 
@@ -72,11 +74,8 @@ export class LibraryStore {
   }
 
   async save(library: SlotLibrary): Promise<void> {
-    await writeFileAtomic(
-      this.libraryPath(library.version),
-      `${JSON.stringify(library, null, 2)}\n`,
-    );
-    await writeFileAtomic(join(this.directory, "current"), `${library.version}\n`);
+    await writeRedactedFile(this.libraryPath(library.version), redactedJsonFile(library));
+    await writeRedactedFile(join(this.directory, "current"), `${library.version}\n`);
   }
 
   /** The latest accepted version, v1 when nothing was optimised yet. */
@@ -126,19 +125,19 @@ export class LibraryStore {
       "optimisations",
       `${createdAt.toISOString().replaceAll(":", "-")}.json`,
     );
-    await writeFileAtomic(path, `${JSON.stringify(report, null, 2)}\n`);
+    await writeRedactedFile(path, redactedJsonFile(report));
     return path;
   }
 
   async savePatch(record: Omit<PatchRecord, "number">): Promise<PatchRecord> {
     const number = (await this.patches()).length + 1;
     const full: PatchRecord = { number, ...record };
-    await writeFileAtomic(
+    await writeRedactedFile(
       join(this.directory, "patches", `${String(number).padStart(4, "0")}.json`),
-      `${JSON.stringify(full, null, 2)}\n`,
+      redactedJsonFile(full),
     );
     // A readable diff beside the JSON, for reviewers who do not want to read escaped strings.
-    await writeFileAtomic(
+    await writeRedactedFile(
       join(this.directory, "patches", `${String(number).padStart(4, "0")}.diff`),
       `# ${full.status}: ${full.reason}\n# rationale: ${full.rationale}\n${full.diff}\n`,
     );

@@ -6,6 +6,9 @@
  * Entries appear atomically: an entry is written completely into a staging folder inside the
  * domain folder, then renamed into place, so a crash leaves at most a dot-named staging folder
  * that readers skip. One builder at a time: `<wiki>/.build.lock` is created exclusively.
+ *
+ * Every byte the store writes passes `model/redact.ts` first (`jsonText`, `writeEntry`): entries
+ * hold what resources and the distiller said, and a resource may quote a token.
  */
 import { randomBytes } from "node:crypto";
 import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
@@ -13,6 +16,7 @@ import { dirname, join } from "node:path";
 import type { z } from "zod";
 import { InfrastructureError, InputError } from "../core/errors.js";
 import { writeFileAtomic } from "../core/fs.js";
+import { redactedJsonFile, redactFileContent, redactKnownSecrets } from "../model/redact.js";
 import {
   defaultThresholds,
   type ModalityName,
@@ -73,8 +77,9 @@ export async function readJsonFile<T>(path: string, schema: z.ZodType<T>): Promi
   });
 }
 
+/** The wiki's JSON file text, with every known secret and token shape removed. */
 export function jsonText(value: unknown): string {
-  return `${JSON.stringify(value, null, 2)}\n`;
+  return redactedJsonFile(value);
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -228,7 +233,7 @@ export interface EntryContent {
  * into place. A replaced entry is moved aside first and deleted after the swap.
  */
 export async function writeEntry(root: string, content: EntryContent): Promise<string> {
-  const meta = skillMetaSchema.parse(content.meta);
+  const meta = redactedMeta(skillMetaSchema.parse(content.meta));
   const domainDir = join(root, meta.domain);
   await mkdir(domainDir, { recursive: true });
   const staging = join(domainDir, `.staging-${meta.skill_id}-${randomBytes(4).toString("hex")}`);
@@ -245,8 +250,10 @@ export async function writeEntry(root: string, content: EntryContent): Promise<s
           "wiki.entry.path",
           `entry file path "${relative}" must stay inside the entry`,
         );
-      await mkdir(dirname(join(staging, relative)), { recursive: true });
-      await writeFile(join(staging, relative), data);
+      // The path too: meta.json lists it redacted (below), and a file name can carry a token.
+      const stored = join(staging, redactKnownSecrets(relative));
+      await mkdir(dirname(stored), { recursive: true });
+      await writeFile(stored, redactFileContent(data));
     }
     await writeFile(join(staging, META_FILE), jsonText(meta));
     let aside: string | undefined;
@@ -260,6 +267,22 @@ export async function writeEntry(root: string, content: EntryContent): Promise<s
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
+}
+
+/**
+ * An entry's meta with secrets removed, still valid: a redaction that breaks a field's shape (a
+ * category named like a token) refuses the entry, naming the field, rather than leaving a
+ * meta.json that no reader of the wiki can parse.
+ */
+function redactedMeta(meta: SkillMeta): SkillMeta {
+  const parsed = skillMetaSchema.safeParse(JSON.parse(jsonText(meta)));
+  if (parsed.success) return parsed.data;
+  const field = parsed.error.issues[0]?.path.join(".") ?? "";
+  throw new InputError(
+    "wiki.entry.secret",
+    `entry "${meta.skill_name}" (${meta.skill_id}): its ${field} looks like a secret and was removed, which leaves it invalid; the entry is not stored`,
+    field === "" ? {} : { field },
+  );
 }
 
 /** Files of one modality of an entry, with their contents. */

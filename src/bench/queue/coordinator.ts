@@ -17,6 +17,7 @@ import { type Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { UsageError } from "../../core/errors.js";
 import { writeFileAtomic } from "../../core/fs.js";
+import { registerSecret } from "../../model/redact.js";
 import {
   type ModelEndpoint,
   messageOf,
@@ -312,6 +313,8 @@ export async function runSuiteOnQueue(options: QueueRunOptions): Promise<RunSuit
       for (const [id, run] of outstanding) {
         const queue = queueOf(run.configuration);
         const endpoint = endpointOf(run.configuration);
+        // The key itself stays here; registered, it cannot reach Redis inside another field.
+        registerSecret(endpoint?.apiKey);
         const data = jobDataFor(run, {
           runId,
           suite: { path: plan.suite.root, digest: suiteDigest },

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { UsageError } from "../../core/errors.js";
+import { redactKnownSecrets } from "../../model/redact.js";
 import type { ModelEndpoint, PlannedRun, SandboxKind } from "../run/runner.js";
 import { modelSpecOf } from "../run/runner.js";
 import { type AttemptRecord, formatRunKey, type RunKey, type RunResult } from "../store/results.js";
@@ -183,7 +184,9 @@ export function jobDataFor(
   },
 ): QueueJobData {
   const baseUrl = inputs.endpoint?.baseUrl;
-  return {
+  // Redis is a store like the results file: whatever a field of the job carries (a key in a
+  // base URL's query, a configuration written with one), known secrets do not reach it.
+  return redactKnownSecrets({
     format: QUEUE_JOB_FORMAT,
     runId: inputs.runId,
     suite: { path: inputs.suite.path, digest: inputs.suite.digest },
@@ -197,5 +200,5 @@ export function jobDataFor(
     ...(baseUrl === undefined ? {} : { endpoint: { baseUrl } }),
     maxAttempts: inputs.maxAttempts,
     priorAttempts: inputs.priorAttempts,
-  };
+  });
 }

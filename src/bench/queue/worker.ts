@@ -14,6 +14,7 @@ import { type Job, UnrecoverableError, Worker } from "bullmq";
 import type { AgentHarnessV1 } from "../../agents/index.js";
 import { isSkillsmithError } from "../../core/errors.js";
 import { defaultCacheDir, type SandboxV1, treeDigest } from "../../env/index.js";
+import { redactKnownSecrets, registerEnvironmentSecrets } from "../../model/redact.js";
 import { Predictions } from "../run/predictions.js";
 import {
   type AttemptLedger,
@@ -133,6 +134,8 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   const loaded = new Map<string, Promise<LoadedRun>>();
   const predictionsByDigest = new Map<string, Promise<Predictions>>();
   const workerEndpoint = endpointFromEnvironment(env);
+  // The worker's own keys come from `env`, which need not be this process's environment.
+  registerEnvironmentSecrets(env);
   let completed = 0;
   let failed = 0;
 
@@ -271,13 +274,16 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
               },
       };
       options.onJobDone?.(data, result.outcome.kind);
-      return result;
+      // The return value is stored in Redis as it is: redacted here, not only when the
+      // coordinator stores it (a failing check's message can quote a key the agent printed).
+      return redactKnownSecrets(result, env);
     } catch (error) {
       if (isSkillsmithError(error) && (error.family === "usage" || error.family === "input")) {
         // The suite or predictions are wrong for everyone: retrying elsewhere cannot help.
-        throw new UnrecoverableError(`job ${job.id}: ${error.message}`);
+        throw redactedError(new UnrecoverableError(`job ${job.id}: ${error.message}`), env);
       }
-      throw error;
+      // BullMQ keeps the message (failedReason) and the stack trace in the job's hash.
+      throw redactedError(error, env);
     } finally {
       slots.release();
     }
@@ -367,6 +373,20 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     client.disconnect();
   }
   return { completed, failed };
+}
+
+/**
+ * The error itself (BullMQ tells an `UnrecoverableError` by its class) with its message and
+ * stack trace redacted in place; anything thrown that is not an Error becomes one.
+ */
+function redactedError(
+  error: unknown,
+  environment: Readonly<Record<string, string | undefined>>,
+): Error {
+  const target = error instanceof Error ? error : new Error(String(error));
+  target.message = redactKnownSecrets(target.message, environment);
+  if (target.stack !== undefined) target.stack = redactKnownSecrets(target.stack, environment);
+  return target;
 }
 
 /** A function, not an inline check, so TypeScript does not narrow `aborted` across awaits. */

@@ -322,7 +322,9 @@ export function storeFailure(error: unknown, file: string): Error {
   if (NO_SPACE.has(code) || code.startsWith("SQLITE_FULL")) {
     return new InfrastructureError(
       "results-store-disk-full",
-      `${file}: no space left on the device; free space and run again (results stored so far are kept)`,
+      // The detail (SQLite's or the file system's words) keeps the failure to this one line:
+      // the CLI adds a "caused by" line only for a cause the message does not already quote.
+      `${file}: no space left on the device (${detail}); free space and run again (results stored so far are kept)`,
       { cause: error, data: { file } },
     );
   }

@@ -30,7 +30,6 @@ import {
   validateSuite,
 } from "../../bench/index.js";
 import { UsageError } from "../../core/errors.js";
-import { writeFileAtomic } from "../../core/fs.js";
 import {
   createSandbox,
   defaultCacheDir,
@@ -38,7 +37,7 @@ import {
   type SetupNetworkChoice,
   UnsafeSandbox,
 } from "../../env/index.js";
-import { ModelClient } from "../../model/index.js";
+import { ModelClient, writeRedactedFile } from "../../model/index.js";
 import { renderHtmlReport } from "../../report/index.js";
 import { type CliIo, type CommandContext, log, printJson, printLines } from "../context.js";
 
@@ -671,7 +670,9 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
       });
       if (options.html !== undefined) {
         const target = resolve(io.cwd, options.html);
-        await writeFileAtomic(target, renderHtmlReport(report, { source: directory }));
+        // Built from the redacted store; redacted again where it is written, so a field added
+        // to the report later cannot carry a key into the file.
+        await writeRedactedFile(target, renderHtmlReport(report, { source: directory }), io.env);
         log(io, `wrote the HTML report to ${target}`);
       }
       if (options.json === true) printJson(io, report);

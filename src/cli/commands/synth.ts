@@ -1,5 +1,4 @@
-import { mkdir, writeFile } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 import { type Command, Option } from "commander";
 import { UsageError } from "../../core/errors.js";
 import { createSandbox, defaultCacheDir, type SandboxV1 } from "../../env/index.js";
@@ -9,6 +8,8 @@ import {
   ModelCallCache,
   ModelClient,
   priceFor,
+  redactedJsonFile,
+  writeRedactedFile,
 } from "../../model/index.js";
 import {
   BuiltinTaskFamily,
@@ -464,28 +465,24 @@ export function registerSynth(program: Command, context: CommandContext): void {
           results,
         );
         const manifestPath = manifestPathOf(logPath);
-        await mkdir(dirname(manifestPath), { recursive: true });
-        await writeFile(
+        // The run's manifest quotes the comparison report (solver outputs): redacted on write.
+        await writeRedactedFile(
           manifestPath,
-          `${JSON.stringify(
-            {
-              formatVersion: synthFormatVersion,
-              kind: "synth-run",
-              createdAt: new Date().toISOString(),
-              family: flags.family,
-              ...(family.settings === undefined ? {} : { familySettings: family.settings }),
-              pool: poolPath,
-              store: store.directory,
-              library: library.version,
-              methods: chosen,
-              samples,
-              sampleTemperature,
-              log: logPath,
-              report,
-            },
-            null,
-            2,
-          )}\n`,
+          redactedJsonFile({
+            formatVersion: synthFormatVersion,
+            kind: "synth-run",
+            createdAt: new Date().toISOString(),
+            family: flags.family,
+            ...(family.settings === undefined ? {} : { familySettings: family.settings }),
+            pool: poolPath,
+            store: store.directory,
+            library: library.version,
+            methods: chosen,
+            samples,
+            sampleTemperature,
+            log: logPath,
+            report,
+          }),
         );
         if (flags.json === true)
           printJson(io, {

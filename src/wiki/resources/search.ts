@@ -28,6 +28,7 @@ import {
   type InputLocation,
   isSkillsmithError,
 } from "../../core/errors.js";
+import { registerSecret } from "../../model/redact.js";
 import { Bm25Index } from "../bm25.js";
 import { type ResourceType, resourceTypes } from "../meta.js";
 import { listResourceInputs, type ResourceInput } from "./collect.js";
@@ -444,6 +445,8 @@ class GithubSearchBackend implements ResourceSearchBackendV1 {
     ).replace(/\/+$/, "");
     const token = environment.env[config.tokenVariable];
     this.token = token === undefined || token.trim() === "" ? undefined : token.trim();
+    // Whatever variable holds it, the token is a known secret for every store from now on.
+    registerSecret(this.token);
     this.name = `github:${config.search}${this.apiUrl === GITHUB_API_URL ? "" : `@${this.apiUrl}`}`;
     // GitHub answers code search only to authenticated requests: say so before any search.
     if (config.search === "code" && this.token === undefined)
@@ -722,6 +725,7 @@ class JsonEndpointBackend implements ResourceSearchBackendV1 {
         environment.where,
       );
     this.apiKey = key ?? "";
+    registerSecret(key);
   }
 
   async search(query: TargetedQuery, limit: number, context: SearchContext): Promise<SearchAnswer> {

@@ -6,7 +6,7 @@
  * hash, so a wiki says exactly which bytes each skill was distilled from.
  */
 import { createHash } from "node:crypto";
-import { copyFile, mkdir, open, rename, rm, stat } from "node:fs/promises";
+import { mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
 import {
   InfrastructureError,
@@ -15,6 +15,7 @@ import {
   isSkillsmithError,
 } from "../../core/errors.js";
 import { runProcess } from "../../core/process.js";
+import { redactFileContent, redactKnownSecrets } from "../../model/redact.js";
 import type { ResourceType } from "../meta.js";
 
 /** Where a fetched resource came from; recorded in the resource manifest. */
@@ -515,12 +516,15 @@ export const DOWNLOAD_CACHE = join(".cache", "downloads");
 
 /**
  * Keep a downloaded document in the wiki's download cache (content-addressed, so concurrent or
- * repeated builds agree) and return its path there. Copied to a temporary name and renamed, so
- * the cache never holds a partial file.
+ * repeated builds agree) and return its path there. Written to a temporary name and renamed, so
+ * the cache never holds a partial file. The cache is a store of the wiki like its entries: the
+ * kept copy loses known secrets and token shapes (a page quoting a token); the folder still
+ * names the hash of the bytes as downloaded, the resource manifest records the kept copy's.
  */
 export async function cacheDownload(wiki: string, file: string, sha256: string): Promise<string> {
   const folder = join(wiki, DOWNLOAD_CACHE, sha256);
-  const target = join(folder, basename(file));
+  const name = redactKnownSecrets(basename(file));
+  const target = join(folder, name);
   try {
     await stat(target);
     return target;
@@ -528,9 +532,9 @@ export async function cacheDownload(wiki: string, file: string, sha256: string):
     // Not cached yet.
   }
   await mkdir(folder, { recursive: true });
-  const temporary = join(folder, `.${basename(file)}.${process.pid}.${Date.now()}.tmp`);
+  const temporary = join(folder, `.${name}.${process.pid}.${Date.now()}.tmp`);
   try {
-    await copyFile(file, temporary);
+    await writeFile(temporary, redactFileContent(await readFile(file)));
     await rename(temporary, target);
   } finally {
     await rm(temporary, { force: true });
