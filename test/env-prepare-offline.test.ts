@@ -11,7 +11,7 @@ import { mkdir, mkdtemp, readdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { skillEnvironments } from "../src/bench/run/environments.js";
+import { environmentRecord, skillEnvironments } from "../src/bench/run/environments.js";
 import type { SuiteSkill } from "../src/bench/suite/types.js";
 import { runProcess } from "../src/core/process.js";
 import type { SandboxV1 } from "../src/env/sandbox/types.js";
@@ -250,6 +250,7 @@ describe.skipIf(container === undefined)(
         "src/boxedpkg/__init__.py": "NAME = 'boxed'\n",
       });
       const box = container as SandboxV1;
+      const lines: string[] = [];
       const base = await prepareBase({
         source: folder,
         commit: "HEAD",
@@ -257,9 +258,31 @@ describe.skipIf(container === undefined)(
         sandbox: box,
         cacheDir,
         setupNetwork: "off",
+        onLog: (line) => lines.push(line),
       });
       expect(base.environment?.image).toMatch(/^localhost\/skillsmith-env:/);
       expect(base.setupReport?.target).toBe("image");
+      // The commands baked into the image are printed and recorded, with the image as outcome.
+      expect(lines).toContainEqual(
+        expect.stringMatching(/^ {2}\$ \/usr\/bin\/python3 -m venv .*\(image layer\)$/),
+      );
+      expect(lines).toContain(
+        `  image ${base.environment?.image} on ${base.environment?.baseImage}`,
+      );
+      const record = environmentRecord({
+        ok: true,
+        skill: "boxed",
+        base,
+        sandbox: box,
+        durationMs: 0,
+      });
+      expect(record.image).toBe(base.environment?.image);
+      expect(record.steps?.map((step) => step.command)).toContainEqual(
+        expect.stringMatching(/^\/usr\/bin\/python3 -m venv --system-site-packages/),
+      );
+      expect(new Set(record.steps?.map((step) => step.outcome))).toEqual(
+        new Set([`in image ${base.environment?.image}`]),
+      );
       // Inside the image: nothing to mount, only PATH and variables.
       expect(base.runtime?.mount).toBeUndefined();
       const workspace = await materialiseWorkspace(base);

@@ -50,6 +50,9 @@ export interface EnvironmentRecord {
   readonly networkReason?: string;
   /** The chosen setup commands, in order, with what became of each. */
   readonly steps?: readonly { command: string; why: string; outcome: string }[];
+  /** Image backends: the image built for this environment, and the image it was built on. */
+  readonly image?: string;
+  readonly baseImage?: string;
   readonly durationMs: number;
   /** The setup log (failures only; a prepared base keeps its own `setup.log`). */
   readonly log?: string;
@@ -182,12 +185,25 @@ export function environmentRecord(outcome: EnvironmentOutcome): EnvironmentRecor
     ...(base.setupReport === undefined
       ? {}
       : { network: base.setupReport.network, networkReason: base.setupReport.networkReason }),
-    steps: (base.setupReport?.steps ?? []).map((step) => ({
-      command: step.command,
-      why: step.why,
-      outcome:
-        step.fallback === undefined ? step.outcome : `${step.outcome}: ${step.fallback.command}`,
-    })),
+    steps:
+      base.setupReport?.target === "image"
+        ? // Image backends run the steps while building the image: the image is their outcome.
+          (base.setup?.steps ?? []).map((step) => ({
+            command: step.command,
+            why: step.why,
+            outcome: `in image ${base.environment?.image ?? "?"}`,
+          }))
+        : (base.setupReport?.steps ?? []).map((step) => ({
+            command: step.command,
+            why: step.why,
+            outcome:
+              step.fallback === undefined
+                ? step.outcome
+                : `${step.outcome}: ${step.fallback.command}`,
+          })),
+    ...(base.environment === undefined
+      ? {}
+      : { image: base.environment.image, baseImage: base.environment.baseImage }),
     durationMs: Math.round(outcome.durationMs),
   };
 }

@@ -506,6 +506,7 @@ async function runSetupOf(parts: SetupParts): Promise<BuiltSetup> {
     // Image-based backends bake setup into an image built once per key; the host tree stays as
     // checked out and every run's workspace is mounted over the image's copy.
     const path = [...(setup.environment?.binPaths ?? []), SYSTEM_PATH].join(":");
+    for (const step of setup.steps) log(`  $ ${step.command}   (image layer)`);
     const prepared = await options.sandbox.prepare({
       workspace: tree,
       workspaceMountPath: parts.mountPath,
@@ -518,6 +519,8 @@ async function runSetupOf(parts: SetupParts): Promise<BuiltSetup> {
       network: network === "online" ? "host" : "none",
       onLog: (line) => log(line.trimEnd()),
     });
+    log(`  image ${prepared.image} on ${prepared.baseImage}`);
+    for (const note of prepared.notes) log(`  ${note}`);
     return {
       setup,
       setupReport: {
