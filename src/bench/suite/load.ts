@@ -441,7 +441,7 @@ export async function loadSuiteSelection(
   const errors = validation.problems.filter((problem) => problem.severity === "error");
   throw new InputError(
     "suite-invalid",
-    `the suite ${directory} has ${errors.length} problem${errors.length === 1 ? "" : "s"} and ${options.partial === true ? "nothing in it" : "it"} cannot run:\n${errors.map(formatSuiteProblem).join("\n")}`,
+    `the suite ${directory} has ${errors.length} problem${errors.length === 1 ? "" : "s"} and ${options.partial === true ? "nothing in it can" : "it cannot"} run:\n${errors.map(formatSuiteProblem).join("\n")}`,
     { file: directory },
     { data: { problems: errors } },
   );
@@ -558,11 +558,19 @@ async function inspectSkill(
     }
   }
 
+  const errorsBeforeRepository = problems.errorCount;
   const repository =
     skillFile?.repository === undefined
       ? undefined
       : await resolveRepository(skillFile.repository, folder, fileRelative, problems);
-  if (repository !== undefined && commits !== undefined && checked?.ok === true) {
+  // A repository that is not there has no commits to look for: one error says so, not two.
+  const repositoryFound = problems.errorCount === errorsBeforeRepository;
+  if (
+    repository !== undefined &&
+    repositoryFound &&
+    commits !== undefined &&
+    checked?.ok === true
+  ) {
     const check = await commits.check(repository);
     const line = checked.lineOf(["repository", "commit"]);
     const where = { field: "repository.commit", ...(line === undefined ? {} : { line }) };

@@ -204,4 +204,22 @@ describe("CommitChecker", () => {
       await checker.close();
     }
   });
+
+  it("reports a repository that is not there once, not again as a commit it cannot find", async () => {
+    const gone = join(root, "gone");
+    await rm(gone, { recursive: true, force: true });
+    execFileSync("cp", ["-a", suite, gone]);
+    await write(
+      join(gone, "skills", "nothing", "skill.yaml"),
+      `repository:\n  bundle: ${join(root, "absent.bundle")}\n  commit: ${commit}\n`,
+    );
+    const validation = await validateSuite(gone, { skills: ["nothing"], checkCommits: true });
+    expect(
+      validation.problems
+        .filter((problem) => problem.severity === "error")
+        .map((problem) => [problem.field, problem.message]),
+    ).toEqual([
+      ["repository.bundle", `repository bundle ${join(root, "absent.bundle")} does not exist`],
+    ]);
+  });
 });
