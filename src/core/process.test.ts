@@ -1,16 +1,6 @@
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { processAlive as alive } from "../../test/support/processes.js";
 import { runProcess } from "./process.js";
-
-/** A process counts as alive when it exists and is not a zombie awaiting its reaper. */
-function alive(pid: number): boolean {
-  try {
-    const status = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return !/^\d+ \(.*\) Z/.test(status);
-  } catch {
-    return false;
-  }
-}
 
 describe("runProcess", () => {
   it("captures output and exit code", async () => {
@@ -45,33 +35,11 @@ describe("runProcess", () => {
   });
 });
 
-describe("interrupting skillsmith", () => {
-  it("kills the process groups it started when it gets SIGINT (Ctrl-C), leaving no orphans", async () => {
-    // A Node process (standing in for the CLI) starts a long child through runProcess and
-    // prints the child's pid; Ctrl-C is then sent to that Node process only.
-    const script = [
-      `const { runProcess } = await import(${JSON.stringify(new URL("./process.ts", import.meta.url).href)});`,
-      `void runProcess("sh", ["-c", "echo $$; exec sleep 60"], { onStdout: (chunk) => process.stdout.write(chunk) });`,
-      "setInterval(() => {}, 1000);",
-    ].join("\n");
-    const { spawn } = await import("node:child_process");
-    const parent = spawn(
-      process.execPath,
-      ["--import", "tsx", "--input-type=module", "-e", script],
-      {
-        stdio: ["ignore", "pipe", "inherit"],
-      },
-    );
-    const childPid = await new Promise<number>((resolve, reject) => {
-      parent.stdout.setEncoding("utf8");
-      parent.stdout.once("data", (chunk: string) => resolve(Number.parseInt(chunk.trim(), 10)));
-      parent.once("exit", () => reject(new Error("parent exited before starting its child")));
-    });
-    expect(alive(childPid)).toBe(true);
-    const exited = new Promise((resolve) => parent.once("exit", resolve));
-    parent.kill("SIGINT");
-    await exited;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(alive(childPid)).toBe(false);
+describe("process-wide state", () => {
+  it("installs no signal or exit handlers: the CLI does that (cli/interrupt.ts)", async () => {
+    const events = ["SIGINT", "SIGTERM", "SIGHUP", "exit"] as const;
+    const before = events.map((event) => process.listenerCount(event));
+    await runProcess("sh", ["-c", "exit 0"]);
+    expect(events.map((event) => process.listenerCount(event))).toEqual(before);
   });
 });

@@ -29,26 +29,15 @@ export interface RunResult {
 }
 
 const liveGroups = new Set<number>();
-let exitHookInstalled = false;
 
 /**
- * Kill every process group we started when this process exits or is interrupted, so Ctrl-C
- * never leaves orphans behind (children run in their own groups and would survive otherwise).
+ * Kill every process group `runProcess` started that is still running. Children run in their own
+ * groups (so a timeout can kill a whole tree) and would survive their parent otherwise; the CLI
+ * calls this when it exits or is interrupted (`cli/interrupt.ts`). Library code installs no
+ * process-wide handlers itself: an embedding program decides what its signals do.
  */
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  const killAll = () => {
-    for (const group of liveGroups) killGroup(group, "SIGKILL");
-  };
-  process.once("exit", killAll);
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    process.once(signal, () => {
-      killAll();
-      // Re-raise with the default handler so our own exit status says we were signalled.
-      process.kill(process.pid, signal);
-    });
-  }
+export function killStartedProcessGroups(): void {
+  for (const group of liveGroups) killGroup(group, "SIGKILL");
 }
 
 function killGroup(processGroup: number, signal: NodeJS.Signals): void {
@@ -69,7 +58,6 @@ export function runProcess(
   args: readonly string[],
   options: RunOptions = {},
 ): Promise<RunResult> {
-  installExitHook();
   const started = performance.now();
   const maxBytes = options.maxOutputBytes ?? 16 * 1024 * 1024;
   const grace = options.killGraceMs ?? 2_000;

@@ -1,4 +1,6 @@
 /** The public environment API: workspaces, setup detection, sandboxes and verifiers. */
+
+export { acquireLock, type LockOptions, type LockOutcome } from "../core/lock.js";
 export * from "./sandbox/index.js";
 export {
   DEFAULT_PYTHON,
@@ -115,7 +117,6 @@ export {
 } from "./verifier/validate.js";
 export { defaultCacheDir } from "./workspace/cache.js";
 export { type TreeDigestOptions, treeDigest } from "./workspace/digest.js";
-export { acquireLock, type LockOptions, type LockOutcome } from "./workspace/lock.js";
 export {
   detectMethod,
   type MaterialiseMethod,

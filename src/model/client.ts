@@ -7,6 +7,7 @@
 import { generateText, type ModelMessage, type ToolSet, wrapLanguageModel } from "ai";
 import { z } from "zod";
 import { InfrastructureError, isSkillsmithError } from "../core/errors.js";
+import { Semaphore } from "../core/limit.js";
 import type { CacheMode, ModelCallCache } from "./cache.js";
 import {
   loadModelConfig,
@@ -25,7 +26,6 @@ import {
 } from "./provider.js";
 import { redactSecrets } from "./redact.js";
 import type { RetryOptions } from "./retry.js";
-import { Semaphore } from "./semaphore.js";
 import { type ModelSpec, parseModelSpec } from "./spec.js";
 import { UsageLedger } from "./usage.js";
 

@@ -1,4 +1,6 @@
 /** Model access (spec strings, keys, retries, usage and cost, call cache, redaction) and the scripted model server. */
+
+export { Semaphore } from "../core/limit.js";
 export {
   type CacheMode,
   type CallIdentity,
@@ -78,7 +80,6 @@ export {
   withRetries,
 } from "./retry.js";
 export * from "./scripted/index.js";
-export { Semaphore } from "./semaphore.js";
 export {
   formatModelSpec,
   type ModelSpec,

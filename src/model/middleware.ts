@@ -4,12 +4,12 @@
  * As middleware it applies to `generateText`, `streamText` and agent loops alike.
  */
 import type { LanguageModelMiddleware } from "ai";
+import type { Semaphore } from "../core/limit.js";
 import { type CacheMode, cacheKey, type ModelCallCache } from "./cache.js";
 import { CacheMissError } from "./errors.js";
 import type { TokenUsage } from "./prices.js";
 import { redactSecrets } from "./redact.js";
 import { type RetryOptions, withRetries } from "./retry.js";
-import type { Semaphore } from "./semaphore.js";
 
 type WrapGenerate = NonNullable<LanguageModelMiddleware["wrapGenerate"]>;
 type WrapStream = NonNullable<LanguageModelMiddleware["wrapStream"]>;

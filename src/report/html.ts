@@ -15,9 +15,10 @@ import {
 } from "../bench/analysis/report.js";
 import { RESULTS_FILE } from "../bench/store/results.js";
 import { flagDefinition } from "../env/index.js";
+import { browserScript } from "./browser-code.js";
 import { chartLibraries } from "./libraries.js";
 import { loadPairViews, type PairRef, type PairView, pairPath } from "./pairs.js";
-import { STATIC_ROUTER_SCRIPT, VIEWER_SCRIPT, VIEWER_STYLE } from "./viewer.js";
+import { VIEWER_STYLE } from "./viewer.js";
 
 export interface HtmlReportOptions {
   /**
@@ -619,74 +620,6 @@ td[data-unscorable] .reason{display:block;font-size:.8rem;color:#555;max-width:2
 #live-status{font-size:.85rem}
 `;
 
-/**
- * Renders charts after load and marks each container, so a reader (or a test) can tell a chart
- * that rendered from one that failed; a failure is written into the container, not swallowed.
- */
-const BOOT = `
-window.skillsmithRenderCharts = function(){
-  var charts = JSON.parse(document.getElementById("report-charts").textContent);
-  charts.forEach(function(chart){
-    var element = document.getElementById(chart.id);
-    vegaEmbed(element, chart.spec, {actions:false, renderer:"svg"}).then(function(){
-      element.setAttribute("data-rendered","true");
-    }).catch(function(error){
-      element.setAttribute("data-rendered","error");
-      var message = document.createElement("p");
-      message.className = "chart-error";
-      message.textContent = "chart failed to render: " + error;
-      element.appendChild(message);
-    });
-  });
-};
-window.skillsmithRenderCharts();
-`;
-
-/**
- * The dashboard's page polls the store's version and, when it changed, fetches the page again
- * and swaps in the new header and report (the server escaped every run text in it; DOMParser
- * runs no scripts), then renders the charts again. Scroll position is kept.
- */
-const LIVE_SCRIPT = `
-(function(){
-  var config = JSON.parse(document.getElementById("report-live").textContent);
-  var version = config.version;
-  var status = document.getElementById("live-status");
-  var busy = false;
-  function stamp(text){ if (status) status.textContent = text; }
-  function poll(){
-    if (busy) return;
-    busy = true;
-    fetch(config.stateUrl, {cache: "no-store", credentials: "same-origin"}).then(function(response){
-      if (!response.ok) throw new Error("HTTP " + response.status);
-      return response.json();
-    }).then(function(state){
-      if (state.version === version) { stamp("live \u00b7 " + state.scored + " runs stored \u00b7 checked " + new Date().toLocaleTimeString()); return; }
-      return fetch(location.pathname + location.search, {cache: "no-store", credentials: "same-origin"}).then(function(response){
-        if (!response.ok) throw new Error("HTTP " + response.status);
-        return response.text();
-      }).then(function(text){
-        var next = new DOMParser().parseFromString(text, "text/html");
-        var nextMain = next.querySelector("main");
-        var nextLive = next.getElementById("report-live");
-        if (!nextMain || !nextLive) { location.reload(); return; }
-        document.querySelector("header").replaceWith(document.adoptNode(next.querySelector("header")));
-        document.querySelector("main").replaceWith(document.adoptNode(nextMain));
-        document.getElementById("report-charts").textContent = next.getElementById("report-charts").textContent;
-        version = JSON.parse(nextLive.textContent).version;
-        document.body.setAttribute("data-version", version);
-        status = document.getElementById("live-status");
-        window.skillsmithRenderCharts();
-        stamp("live \u00b7 " + state.scored + " runs stored \u00b7 updated " + new Date().toLocaleTimeString());
-      });
-    }).catch(function(error){
-      stamp("live updates paused: " + error.message);
-    }).then(function(){ busy = false; });
-  }
-  setInterval(poll, config.intervalMs || 1000);
-})();
-`;
-
 /** JSON for the page's live loop: where to poll and which store version the page shows. */
 function liveConfig(live: NonNullable<HtmlReportOptions["live"]>): string {
   return scriptJson({ stateUrl: live.stateUrl, version: live.version, intervalMs: 1000 });
@@ -780,19 +713,19 @@ ${usageSection(report, usage)}
 <footer class="meta"><p>Charts: ${libraries.map((library) => `${escapeHtml(library.name)} ${escapeHtml(library.version)}`).join(", ")}, inlined.</p></footer>
 <script type="application/json" id="report-charts">${scriptJson(charts)}</script>
 ${libraries.map((library) => `<script data-library="${escapeHtml(library.name)}">${inlineScript(library.source)}</script>`).join("\n")}
-<script>${BOOT}</script>
+<script>${browserScript("charts")}</script>
 ${
   pairs === undefined
     ? ""
     : `<section id="pair-viewer" hidden></section>
 <script type="application/json" id="report-pairs">${scriptJson(pairs)}</script>
-<script>${VIEWER_SCRIPT}</script>
-<script>${STATIC_ROUTER_SCRIPT}</script>`
+<script>${browserScript("viewer")}</script>
+<script>${browserScript("router")}</script>`
 }${
   options.live === undefined
     ? ""
     : `<script type="application/json" id="report-live">${liveConfig(options.live)}</script>
-<script>${LIVE_SCRIPT}</script>`
+<script>${browserScript("live")}</script>`
 }
 </body>
 </html>

@@ -73,6 +73,19 @@ describe("pair paths", () => {
   });
 });
 
+/** The with-skill arm of a run whose one tool call applied `patch`. */
+function patchView(patch: string) {
+  return armView(
+    result({
+      arm: "with",
+      trajectory: trajectory([
+        { type: "tool_call", id: "1", name: "apply_patch", input: { patch } },
+        { type: "tool_result", id: "1", output: "", isError: false },
+      ]),
+    }),
+  );
+}
+
 describe("armView: files changed from tool calls", () => {
   it("splits a git patch per file, including a deletion", () => {
     const patch = [
@@ -89,15 +102,7 @@ describe("armView: files changed from tool calls", () => {
       "@@ -1 +0,0 @@",
       "-bye",
     ].join("\n");
-    const view = armView(
-      result({
-        arm: "with",
-        trajectory: trajectory([
-          { type: "tool_call", id: "1", name: "apply_patch", input: { patch } },
-          { type: "tool_result", id: "1", output: "", isError: false },
-        ]),
-      }),
-    );
+    const view = patchView(patch);
     expect(view.files).toEqual([
       {
         path: "one.py",
@@ -115,6 +120,28 @@ describe("armView: files changed from tool calls", () => {
       },
     ]);
     expect(view.events[0]).toMatchObject({ type: "tool_call", patch });
+  });
+
+  it("names a changed file whose path holds spaces without git's trailing tab", () => {
+    // git prints "--- a/read me.md<TAB>" for a name with a space (checked against git 2.39).
+    const patch = [
+      "diff --git a/docs/read me.md b/docs/read me.md",
+      "--- a/docs/read me.md\t",
+      "+++ b/docs/read me.md\t",
+      "@@ -1 +1 @@",
+      "--- old rule",
+      "+new rule",
+    ].join("\n");
+    const view = patchView(patch);
+    expect(view.files).toEqual([
+      {
+        path: "docs/read me.md",
+        kind: "patch",
+        diff: "@@ -1 +1 @@\n--- old rule\n+new rule",
+        tool: "apply_patch",
+        failed: false,
+      },
+    ]);
   });
 
   it("reads Claude Code writes and edits, codex change lists, and marks failed calls", () => {

@@ -7,6 +7,7 @@
  * files (patches, whole-file writes, string edits). Changes made by shell commands cannot be
  * recovered from a trajectory; the view counts those calls and says so.
  */
+
 import { findSkillActivation, parseTrajectory } from "../agents/index.js";
 import type { TrajectoryEvent } from "../agents/types.js";
 import {
@@ -15,6 +16,7 @@ import {
   type RunResult,
   type VerifierRecord,
 } from "../bench/store/results.js";
+import { parseUnifiedDiff } from "../core/diff.js";
 import { type CheckResult, type FlagDefinition, flagDefinition } from "../env/index.js";
 
 /** Longest text of one event kept in a view; agent logs can hold megabytes of tool output. */
@@ -166,38 +168,9 @@ function prefixed(text: string, prefix: string): string[] {
   return lines.map((line) => `${prefix}${line}`);
 }
 
-/** Split a unified diff (`git diff` style) into one change per file. */
+/** Split a unified diff (`git diff` style) into one change per file (`core/diff.ts`). */
 function unifiedDiffFiles(patch: string): Array<{ path: string; diff: string }> {
-  const files: Array<{ path: string; lines: string[] }> = [];
-  let current: { path: string; lines: string[] } | undefined;
-  let oldPath: string | undefined;
-  for (const line of patch.split("\n")) {
-    if (line.startsWith("diff --git ")) {
-      const match = /^diff --git a\/(.+) b\/(.+)$/.exec(line);
-      current = { path: match?.[2] ?? line.slice(11), lines: [] };
-      files.push(current);
-      oldPath = undefined;
-      continue;
-    }
-    if (line.startsWith("--- ")) {
-      oldPath = line.slice(4).replace(/^a\//, "");
-      continue;
-    }
-    if (line.startsWith("+++ ")) {
-      const newPath = line.slice(4).replace(/^b\//, "");
-      const path = newPath === "/dev/null" ? (oldPath ?? newPath) : newPath;
-      if (current === undefined || current.lines.length > 0) {
-        current = { path, lines: [] };
-        files.push(current);
-      } else current.path = path;
-      continue;
-    }
-    if (current === undefined) continue;
-    if (/^(@@|[+\- ])/.test(line) || line === "\\ No newline at end of file") {
-      current.lines.push(line);
-    }
-  }
-  return files.map((file) => ({ path: file.path, diff: file.lines.join("\n") }));
+  return parseUnifiedDiff(patch).map((file) => ({ path: file.path, diff: file.lines.join("\n") }));
 }
 
 /** Codex's own patch language (`*** Begin Patch` / `*** Update File: path`). */

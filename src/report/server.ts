@@ -16,9 +16,9 @@ import { reportRunDir } from "../bench/analysis/load.js";
 import type { BenchReport } from "../bench/analysis/report.js";
 import { RESULTS_FILE } from "../bench/store/results.js";
 import { InfrastructureError, UsageError } from "../core/errors.js";
+import { browserScript } from "./browser-code.js";
 import { documentHead, escapeHtml, renderHtmlReport } from "./html.js";
 import { loadPairView, parsePairPath } from "./pairs.js";
-import { VIEWER_SCRIPT } from "./viewer.js";
 
 export const DEFAULT_DASHBOARD_HOST = "127.0.0.1";
 
@@ -128,40 +128,9 @@ function waitingPage(runDir: string): string {
   return pageShell(
     "Waiting for results",
     `<main data-waiting="true"><h1>Waiting for results</h1><p data-testid="waiting">No results in ${escapeHtml(runDir)} yet. This page reloads when the run stores its first result.</p></main>`,
-    `(function(){ var version = null; setInterval(function(){ fetch("/api/state", {cache:"no-store", credentials:"same-origin"}).then(function(r){ return r.json(); }).then(function(state){ if (version === null) version = state.version; else if (state.version !== version && state.scored > 0) location.reload(); }).catch(function(){}); }, 1000); })();`,
+    browserScript("waiting"),
   );
 }
-
-/**
- * The served viewer of one pair: fetches the pair's JSON, renders it, and fetches it again when
- * the store changes (the with-skill run may land after the page was opened).
- */
-const PAIR_PAGE_SCRIPT = `
-(function(){
-  var config = JSON.parse(document.getElementById("pair-config").textContent);
-  var container = document.getElementById("pair-viewer");
-  var version = null;
-  function load(){
-    return fetch(config.api, {cache: "no-store", credentials: "same-origin"}).then(function(response){
-      if (response.status === 404) { window.skillsmithViewer.missing(container, config.id, config.back); return; }
-      if (!response.ok) throw new Error("HTTP " + response.status);
-      return response.json().then(function(body){
-        var scroll = window.scrollY;
-        window.skillsmithViewer.render(container, body.pair, config.back);
-        window.scrollTo(0, scroll);
-      });
-    }).then(function(){ container.setAttribute("data-loaded", "true"); });
-  }
-  function poll(){
-    fetch(config.stateUrl, {cache: "no-store", credentials: "same-origin"}).then(function(response){ return response.json(); }).then(function(state){
-      if (version === null) { version = state.version; return; }
-      if (state.version !== version) { version = state.version; return load(); }
-    }).catch(function(){});
-  }
-  load().catch(function(error){ container.textContent = "could not load the pair: " + error.message; });
-  setInterval(poll, 1000);
-})();
-`;
 
 function pairPage(path: string): string {
   const ref = parsePairPath(path);
@@ -175,8 +144,8 @@ function pairPage(path: string): string {
     ref === undefined ? "Trajectories" : `Trajectories: ${ref.skill} · ${ref.requirement}`,
     `<div id="pair-viewer" class="viewer"></div>
 <script type="application/json" id="pair-config">${config}</script>
-<script>${VIEWER_SCRIPT}</script>`,
-    PAIR_PAGE_SCRIPT,
+<script>${browserScript("viewer")}</script>`,
+    browserScript("pair-page"),
   );
 }
 

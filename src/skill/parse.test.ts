@@ -1,5 +1,10 @@
 import { describe, expect, it, vi } from "vitest";
-import { decodeText, parseSkillMarkdown } from "./parse.js";
+import {
+  cleanupsAfterEach,
+  selfLoopingLink,
+  temporaryDirectoryIn,
+} from "../../test/support/temporary.js";
+import { decodeText, loadSkillFolder, parseSkillMarkdown } from "./parse.js";
 
 const FILE = "skill/SKILL.md";
 
@@ -136,5 +141,16 @@ describe("decodeText", () => {
   it("keeps a byte-order mark so it can be reported", () => {
     const decoded = decodeText(new Uint8Array([0xef, 0xbb, 0xbf, 0x61]));
     expect(decoded).toEqual({ kind: "text", text: "\uFEFFa" });
+  });
+});
+
+describe("loadSkillFolder on a path that cannot be read", () => {
+  const cleanups = cleanupsAfterEach();
+
+  it("reports it as unreadable, not as a path that was not found", async () => {
+    const directory = await temporaryDirectoryIn(cleanups, "skillsmith-skill-unreadable-");
+    const loaded = await loadSkillFolder(await selfLoopingLink(directory, "looping-skill"));
+    expect(loaded.findings.map((finding) => finding.code)).toEqual(["unreadable"]);
+    expect(loaded.findings[0]?.message).toContain("ELOOP");
   });
 });

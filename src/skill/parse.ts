@@ -1,6 +1,8 @@
 import { lstat, readFile, realpath } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
-import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
+import { isMap, isScalar } from "yaml";
+import { fsOutcome } from "../core/fs.js";
+import { lineAt as lineInYaml, parseLocated } from "../core/yaml.js";
 import { isInside, type SkillTree, walkSkillFolder } from "./files.js";
 import type { LeveledFinding } from "./types.js";
 
@@ -144,16 +146,10 @@ function parseFrontmatterYaml(
 ): Pick<ParsedSkillMarkdown, "frontmatter" | "fieldLines" | "fieldSources"> {
   const fieldLines = new Map<string, number>();
   const fieldSources = new Map<string, string>();
-  const lineCounter = new LineCounter();
-  const document = parseDocument(yamlText, {
-    lineCounter,
-    uniqueKeys: true,
-    prettyErrors: true,
-    // The library must not print; YAML warnings would otherwise go to the console.
-    logLevel: "silent",
-  });
+  // Duplicate keys are reported (as findings below), not silently resolved.
+  const { document, lineCounter } = parseLocated(yamlText, true);
   const lineAt = (offset: number | undefined): number | undefined =>
-    offset === undefined ? undefined : lineCounter.linePos(offset).line + YAML_LINE_OFFSET;
+    offset === undefined ? undefined : lineInYaml(lineCounter, offset) + YAML_LINE_OFFSET;
 
   let fatal = false;
   for (const error of document.errors) {
@@ -262,26 +258,30 @@ export async function loadSkillFolder(path: string): Promise<LoadedSkill> {
   const folderName = basename(resolve(path));
   const none = { path, folderName, realPath: undefined, tree: undefined, markdown: undefined };
 
-  const folderStat = await lstat(path).catch(() => undefined);
-  if (folderStat === undefined) {
-    findings.push({
-      level: "error",
-      code: "path-not-found",
-      message: "no such file or folder",
-      file: path,
-    });
+  const folderStat = await fsOutcome(lstat(path));
+  if (folderStat.kind !== "ok") {
+    findings.push(
+      folderStat.kind === "missing"
+        ? { level: "error", code: "path-not-found", message: "no such file or folder", file: path }
+        : unreadableFinding(path, folderStat.code),
+    );
     return { ...none, findings };
   }
-  const realPath = await realpath(path).catch(() => undefined);
-  if (realPath === undefined) {
-    findings.push({
-      level: "error",
-      code: "path-not-found",
-      message: "the path is a symbolic link to nothing",
-      file: path,
-    });
+  const resolved = await fsOutcome(realpath(path));
+  if (resolved.kind !== "ok") {
+    findings.push(
+      resolved.kind === "missing"
+        ? {
+            level: "error",
+            code: "path-not-found",
+            message: "the path is a symbolic link to nothing",
+            file: path,
+          }
+        : unreadableFinding(path, resolved.code),
+    );
     return { ...none, findings };
   }
+  const realPath = resolved.value;
   const realStat = await lstat(realPath);
   if (!realStat.isDirectory()) {
     findings.push({
@@ -299,6 +299,16 @@ export async function loadSkillFolder(path: string): Promise<LoadedSkill> {
   return { path, folderName, realPath, tree, markdown, findings };
 }
 
+/** A path that exists but cannot be read (permissions, a symbolic-link loop, an I/O error). */
+function unreadableFinding(file: string, code: string): LeveledFinding {
+  return {
+    level: "error",
+    code: "unreadable",
+    message: `exists but cannot be read (${code})`,
+    file,
+  };
+}
+
 async function readSkillFile(
   realRoot: string,
   skillFile: string,
@@ -306,7 +316,12 @@ async function readSkillFile(
   findings: LeveledFinding[],
 ): Promise<ParsedSkillMarkdown | undefined> {
   const absolute = join(realRoot, SKILL_FILE_NAME);
-  const fileStat = await lstat(absolute).catch(() => undefined);
+  const probed = await fsOutcome(lstat(absolute));
+  if (probed.kind === "unreadable") {
+    findings.push(unreadableFinding(skillFile, probed.code));
+    return undefined;
+  }
+  const fileStat = probed.kind === "ok" ? probed.value : undefined;
   if (fileStat === undefined) {
     const wrongCase = tree.entries.find(
       (entry) => entry.path.toLowerCase() === "skill.md" && entry.path !== SKILL_FILE_NAME,
@@ -346,8 +361,13 @@ async function readSkillFile(
     });
     return undefined;
   }
-  const bytes = await readFile(absolute);
-  const decoded = decodeText(bytes);
+  const read = await fsOutcome(readFile(absolute));
+  if (read.kind !== "ok") {
+    // Gone between the stat and the read is as unreadable as a permission error here.
+    findings.push(unreadableFinding(skillFile, read.kind === "missing" ? "ENOENT" : read.code));
+    return undefined;
+  }
+  const decoded = decodeText(read.value);
   if (decoded.kind !== "text") {
     findings.push({
       level: "error",

@@ -1,8 +1,9 @@
 /** `synth pool`: run the zero-shot solver over a split and append each attempt to the pool. */
+
+import { mapLimit } from "../core/limit.js";
 import { formatModelSpec, type ModelClient } from "../model/index.js";
 import { type FamilyTask, type Split, type TaskFamilyV1, visibleView } from "./family.js";
 import { appendPoolEntry, type PoolEntry, poolSchemaVersion, readPool } from "./pool.js";
-import { mapLimit } from "./run.js";
 import { defaultTrainShare } from "./settings.js";
 
 export interface BuildPoolOptions {

@@ -1,5 +1,7 @@
 /** Test-time skill synthesis: task families, trajectory pool, retrieval, synthesis, MPO. */
 
+// The shared limiter, re-exported where synthesis callers found it before it moved to core.
+export { mapLimit, runLanes } from "../core/limit.js";
 export { type BuildPoolOptions, type BuildPoolResult, buildPool } from "./build-pool.js";
 export {
   type BuiltinFamilyOptions,
@@ -109,7 +111,6 @@ export {
   defaultSampleTemperature,
   type Method,
   type MethodResult,
-  mapLimit,
   methods,
   renderComparison,
   runMethod,

@@ -6,6 +6,7 @@
  * temperature > 0, one chosen by a visible-only check) — and comparing them on score and cost.
  */
 import { InternalError, UnsupportedError, UsageError } from "../core/errors.js";
+import { mapLimit } from "../core/limit.js";
 import type { ModelClient } from "../model/index.js";
 import { appendRedactedJsonLine } from "../model/redact.js";
 import {
@@ -121,26 +122,6 @@ export interface RunMethodOptions {
   readonly logPath?: string;
   readonly onProgress?: (line: string) => void;
   readonly signal?: AbortSignal;
-}
-
-/** Run `worker` over `items` with at most `limit` in flight; results keep the input order. */
-export async function mapLimit<T, R>(
-  items: readonly T[],
-  limit: number,
-  worker: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-    for (;;) {
-      const index = next;
-      next += 1;
-      if (index >= items.length) return;
-      results[index] = await worker(items[index] as T, index);
-    }
-  });
-  await Promise.all(lanes);
-  return results;
 }
 
 /** Evidence for the static skill: the best-scoring pool entries, ties by task id. */

@@ -18,6 +18,20 @@ describe("pathsInDiff", () => {
     expect(pathsInDiff(diff)).toEqual(["invoicer/totals.py", "README.md"]);
     expect(pathsInDiff("")).toEqual([]);
   });
+
+  it("keeps paths with spaces whole (git ends such a name with a tab on ---/+++)", () => {
+    // What `git diff` prints for a changed "docs/read me.md" (checked against git 2.39 by hand).
+    const diff = [
+      "diff --git a/docs/read me.md b/docs/read me.md",
+      "index 7898192..0f7bc76 100644",
+      "--- a/docs/read me.md\t",
+      "+++ b/docs/read me.md\t",
+      "@@ -1 +1,2 @@",
+      " a",
+      "+c",
+    ].join("\n");
+    expect(pathsInDiff(diff)).toEqual(["docs/read me.md"]);
+  });
 });
 
 describe("the suite family's prompt and self-check", () => {

@@ -7,6 +7,7 @@
  * repository at its pinned commit; its answer is the diff it leaves, and scoring applies that
  * diff to another fresh workspace and runs the suite's verifier through the bench verifier runner.
  */
+
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +19,7 @@ import {
   type SuiteRequirement,
   type SuiteSkill,
 } from "../bench/index.js";
+import { parseUnifiedDiff } from "../core/diff.js";
 import { InfrastructureError, UnsupportedError } from "../core/errors.js";
 import { runProcess } from "../core/process.js";
 import {
@@ -86,9 +88,9 @@ export function renderRequirement(task: VisibleTask): string {
 
 const list = (items: readonly string[]): string => items.map((item) => `- ${item}`).join("\n");
 
-/** Paths a unified diff creates or changes (`diff --git a/x b/x` headers). */
+/** Paths a unified diff creates or changes (a deleted file by its old path; `core/diff.ts`). */
 export function pathsInDiff(diff: string): string[] {
-  return [...diff.matchAll(/^diff --git a\/(\S+) b\/(\S+)$/gm)].map((match) => match[2] ?? "");
+  return parseUnifiedDiff(diff).map((file) => file.path);
 }
 
 /** Verdicts per (sandbox kind, suite, task, diff), shared by every suite family of the process. */

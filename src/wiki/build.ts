@@ -7,6 +7,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join, relative } from "node:path";
 import { InputError } from "../core/errors.js";
+import { unlessMissing } from "../core/fs.js";
 import type { ModelClient } from "../model/index.js";
 import { type Candidate, distilResource, loadDistillerPrompt, provenanceOf } from "./distill.js";
 import {
@@ -177,11 +178,11 @@ async function readEntryFiles(entry: WikiEntry): Promise<Record<string, Uint8Arr
     "source/excerpt.md",
   ];
   for (const relativePath of all) {
-    try {
-      files[relativePath] = await readFile(join(entry.dir, relativePath));
-    } catch {
-      // An entry written by an older build may lack an optional source file.
-    }
+    // An entry written by an older build may lack an optional source file; an unreadable one
+    // is an error, not a file to drop silently from the rewritten entry.
+    const path = join(entry.dir, relativePath);
+    const data = await unlessMissing(path, readFile(path));
+    if (data !== undefined) files[relativePath] = data;
   }
   return files;
 }

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { writeFileAtomic } from "../core/fs.js";
+import { unlessMissing, writeFileAtomic } from "../core/fs.js";
 import {
   cosineSimilarity,
   type EmbeddingClient,
@@ -67,14 +67,18 @@ export class CardEmbeddings {
     const file = wiki === undefined ? undefined : embeddingCachePath(wiki, client.spec);
     const cache = new CardEmbeddings(client, file);
     if (file !== undefined) {
+      // No cache yet: it is built below. A cache that is there but unreadable is an error.
+      const text = await unlessMissing(file, readFile(file, "utf8"));
+      let value: unknown;
       try {
-        const parsed = cacheFileSchema.safeParse(JSON.parse(await readFile(file, "utf8")));
-        if (parsed.success && parsed.data.model === client.spec)
-          for (const [hash, vector] of Object.entries(parsed.data.vectors))
-            cache.vectors.set(hash, decodeVector(vector));
+        value = text === undefined ? undefined : JSON.parse(text);
       } catch {
-        // No cache yet, or an unreadable one: it is rebuilt below.
+        // A damaged cache (a crash mid-write of an older version) is rebuilt like a missing one.
       }
+      const parsed = cacheFileSchema.safeParse(value);
+      if (parsed.success && parsed.data.model === client.spec)
+        for (const [hash, vector] of Object.entries(parsed.data.vectors))
+          cache.vectors.set(hash, decodeVector(vector));
     }
     return cache;
   }

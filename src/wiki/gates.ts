@@ -8,6 +8,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { isSkillsmithError } from "../core/errors.js";
+import { fsOutcome } from "../core/fs.js";
 import { BubblewrapSandbox } from "../env/sandbox/index.js";
 import type { SandboxV1 } from "../env/sandbox/types.js";
 import type { Candidate } from "./distill.js";
@@ -326,11 +327,21 @@ export async function stageFile(
       data: undefined,
       problem: "does not resolve to an image of the resource",
     };
-  try {
-    const info = await stat(path);
-    if (!info.isFile()) return { path: basename(path), data: undefined, problem: "is not a file" };
-    return { path: basename(path), data: await readFile(path) };
-  } catch {
+  const outcome = await fsOutcome(
+    (async () => {
+      const info = await stat(path);
+      return info.isFile() ? await readFile(path) : undefined;
+    })(),
+  );
+  if (outcome.kind === "missing")
     return { path: basename(path), data: undefined, problem: "does not exist" };
-  }
+  if (outcome.kind === "unreadable")
+    return {
+      path: basename(path),
+      data: undefined,
+      problem: `exists but cannot be read (${outcome.code})`,
+    };
+  if (outcome.value === undefined)
+    return { path: basename(path), data: undefined, problem: "is not a file" };
+  return { path: basename(path), data: outcome.value };
 }

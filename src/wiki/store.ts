@@ -5,17 +5,18 @@
  *
  * Entries appear atomically: an entry is written completely into a staging folder inside the
  * domain folder, then renamed into place, so a crash leaves at most a dot-named staging folder
- * that readers skip. One builder at a time: `<wiki>/.build.lock` is created exclusively.
+ * that readers skip. One builder at a time: `<wiki>/.build.lock` is the shared lock of `core/lock.ts`.
  *
  * Every byte the store writes passes `model/redact.ts` first (`jsonText`, `writeEntry`): entries
  * hold what resources and the distiller said, and a resource may quote a token.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { z } from "zod";
-import { InfrastructureError, InputError } from "../core/errors.js";
-import { writeFileAtomic } from "../core/fs.js";
+import { InfrastructureError, InputError, isSkillsmithError } from "../core/errors.js";
+import { pathExists, writeFileAtomic } from "../core/fs.js";
+import { acquireLock } from "../core/lock.js";
 import { redactedJsonFile, redactFileContent, redactKnownSecrets } from "../model/redact.js";
 import {
   defaultThresholds,
@@ -67,6 +68,17 @@ export async function readJsonFile<T>(path: string, schema: z.ZodType<T>): Promi
       { cause },
     );
   }
+  // Every wiki file carries `format`; a later one is explained, not reported as a bad field.
+  const format =
+    value !== null && typeof value === "object"
+      ? (value as { format?: unknown }).format
+      : undefined;
+  if (typeof format === "number" && format > WIKI_FORMAT_VERSION)
+    throw new InputError(
+      "wiki.file.format",
+      `written in wiki format ${format}; this skillsmith reads format ${WIKI_FORMAT_VERSION}: use the skillsmith that built the wiki, or a newer one`,
+      { file: path, field: "format" },
+    );
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
@@ -82,14 +94,8 @@ export function jsonText(value: unknown): string {
   return redactedJsonFile(value);
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** Whether `path` exists; a path that is there but unreadable is an `InputError`, never "no". */
+const exists = pathExists;
 
 /**
  * The wiki's manifest. The first build writes it with the given thresholds; afterwards it is
@@ -131,50 +137,29 @@ export interface BuildLock {
   release(): Promise<void>;
 }
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /**
- * Take the wiki's build lock. A lock held by a live process refuses the build; a lock left by
- * a process that no longer exists on this host (a crash) is taken over.
+ * Take the wiki's build lock (the shared host-aware lock of `core/lock.ts`). A lock held by a live
+ * process, or by a process on another host, refuses the build at once; a lock left by a process
+ * that no longer exists on this host (a crash) is taken over atomically.
  */
 export async function acquireBuildLock(root: string): Promise<BuildLock> {
   await mkdir(root, { recursive: true });
   const path = join(root, LOCK_FILE);
-  for (let attempt = 0; attempt < 2; attempt += 1) {
-    try {
-      const handle = await open(path, "wx");
-      await handle.writeFile(jsonText({ pid: process.pid, started: new Date().toISOString() }));
-      await handle.close();
-      return { path, release: () => rm(path, { force: true }) };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      let holder: { pid?: unknown } = {};
-      try {
-        holder = JSON.parse(await readFile(path, "utf8")) as { pid?: unknown };
-      } catch {
-        // Unreadable or half-written: treat as held, the holder may be writing it right now.
-      }
-      const pid = typeof holder.pid === "number" ? holder.pid : undefined;
-      if (pid !== undefined && pid !== process.pid && !processAlive(pid)) {
-        await rm(path, { force: true });
-        continue;
-      }
-      throw new InfrastructureError(
-        "wiki.locked",
-        `another build holds the wiki lock ${path}${pid === undefined ? "" : ` (process ${pid})`}; wait for it to finish, or delete the file if no build is running`,
-        { data: { lock: path, ...(pid === undefined ? {} : { pid }) } },
-      );
-    }
+  try {
+    // No wait: a second builder is refused rather than queued behind the first.
+    const outcome = await acquireLock(path, { timeoutMs: 0, pollMs: 10, holderDoes: "building" });
+    if (!outcome.acquired)
+      throw new InfrastructureError("wiki.locked", `cannot take the wiki lock ${path}`);
+    return { path, release: () => outcome.release() };
+  } catch (error) {
+    if (!isSkillsmithError(error) || error.code !== "lock-timeout") throw error;
+    const pid = typeof error.data.pid === "number" ? error.data.pid : undefined;
+    throw new InfrastructureError(
+      "wiki.locked",
+      `another build holds the wiki lock ${path}${pid === undefined ? "" : ` (process ${pid})`}; wait for it to finish, or delete the file if no build is running`,
+      { data: { lock: path, ...(pid === undefined ? {} : { pid }) }, cause: error },
+    );
   }
-  throw new InfrastructureError("wiki.locked", `cannot take the wiki lock ${path}`);
 }
 
 /** Domains of a wiki: its folders that hold a taxonomy or entries (dot folders skipped). */

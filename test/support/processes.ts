@@ -3,6 +3,7 @@
  * until it holds.
  */
 import type { ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 
 /** Resolves with the child's exit code and signal, at once when it has already exited. */
 export function exitOf(
@@ -28,5 +29,15 @@ export async function waitFor<T>(
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolveWait) => setTimeout(resolveWait, 50));
+  }
+}
+
+/** A process counts as alive when it exists and is not a zombie awaiting its reaper. */
+export function processAlive(pid: number): boolean {
+  try {
+    const status = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !/^\d+ \(.*\) Z/.test(status);
+  } catch {
+    return false;
   }
 }

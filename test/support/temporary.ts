@@ -1,5 +1,5 @@
 /** Temporary folders and servers of a test file, released after each test. */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
@@ -23,4 +23,15 @@ export async function temporaryDirectoryIn(cleanups: Cleanup[], prefix: string):
   const directory = await mkdtemp(join(tmpdir(), prefix));
   cleanups.push(() => rm(directory, { recursive: true, force: true }));
   return directory;
+}
+
+/**
+ * A symbolic link to itself in `directory`: it is there, but every read of it fails with ELOOP,
+ * for root too, so it stands for "exists but unreadable" where permissions cannot (tests run as
+ * root in CI).
+ */
+export async function selfLoopingLink(directory: string, name: string): Promise<string> {
+  const path = join(directory, name);
+  await symlink(path, path);
+  return path;
 }

@@ -1,22 +1,16 @@
-import {
-  type Document,
-  isMap,
-  isScalar,
-  isSeq,
-  LineCounter,
-  type Node,
-  type ParsedNode,
-  parseDocument,
-} from "yaml";
+import { isMap, isScalar, isSeq, type Node } from "yaml";
 import type { z } from "zod";
+import {
+  isNodeWithRange,
+  lineAt,
+  lineOfPath,
+  type PathSegment,
+  parseLocated,
+  syntaxProblems,
+  type YamlProblem,
+} from "../../core/yaml.js";
 
-/** One problem found in a YAML file: a syntax error, a duplicate key or a schema violation. */
-export interface YamlProblem {
-  readonly line?: number;
-  /** Dotted path of the field, e.g. `configurations.0.limits.timeoutSeconds`. */
-  readonly field?: string;
-  readonly message: string;
-}
+export type { PathSegment, YamlProblem };
 
 export type YamlCheck<T> =
   | {
@@ -32,73 +26,6 @@ export type YamlCheck<T> =
       /** Line of a path in the source. */
       readonly lineOf: (path: readonly PathSegment[]) => number | undefined;
     };
-
-export type PathSegment = string | number;
-
-interface LocatedDocument {
-  readonly document: Document.Parsed;
-  readonly lineCounter: LineCounter;
-}
-
-function parseLocated(text: string, uniqueKeys: boolean): LocatedDocument {
-  const lineCounter = new LineCounter();
-  const document = parseDocument(text, { lineCounter, uniqueKeys, prettyErrors: true });
-  return { document, lineCounter };
-}
-
-function lineAt(lineCounter: LineCounter, offset: number): number {
-  return lineCounter.linePos(offset).line;
-}
-
-/**
- * The line where `path` is written: the line of the deepest key that exists along it (so an
- * issue about a missing field points at the map that should hold it).
- */
-export function lineOfPath(
-  located: LocatedDocument,
-  path: readonly PathSegment[],
-): number | undefined {
-  let node: unknown = located.document.contents;
-  let line: number | undefined =
-    node !== null && isNodeWithRange(node) ? lineAt(located.lineCounter, node.range[0]) : undefined;
-  for (const segment of path) {
-    if (isMap(node)) {
-      const pair = node.items.find(
-        (item) => isScalar(item.key) && String(item.key.value) === String(segment),
-      );
-      if (pair === undefined) return line;
-      if (isNodeWithRange(pair.key)) line = lineAt(located.lineCounter, pair.key.range[0]);
-      node = pair.value;
-    } else if (isSeq(node) && typeof segment === "number") {
-      const item = node.items[segment];
-      if (item === undefined) return line;
-      if (isNodeWithRange(item)) line = lineAt(located.lineCounter, item.range[0]);
-      node = item;
-    } else {
-      return line;
-    }
-  }
-  return line;
-}
-
-function isNodeWithRange(value: unknown): value is ParsedNode {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    "range" in value &&
-    Array.isArray((value as { range: unknown }).range)
-  );
-}
-
-function syntaxProblems(document: Document.Parsed): YamlProblem[] {
-  return document.errors.map((error) => {
-    const firstLine = error.message.split("\n")[0] ?? error.message;
-    const line = error.linePos?.[0]?.line;
-    // The `yaml` package appends " at line N, column M" itself; we report the line separately.
-    const message = firstLine.replace(/ at line \d+, column \d+:?$/, "");
-    return line === undefined ? { message } : { line, message };
-  });
-}
 
 /**
  * Parse YAML text strictly (duplicate keys are errors) and check it against a zod schema,

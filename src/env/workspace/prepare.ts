@@ -3,6 +3,7 @@ import { mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { InfrastructureError, InputError, UsageError } from "../../core/errors.js";
 import { writeFileAtomic } from "../../core/fs.js";
+import { acquireLock } from "../../core/lock.js";
 import { runProcess } from "../../core/process.js";
 import { cleanAgentSkillFolders } from "../../skill/install.js";
 import type { SandboxV1 } from "../sandbox/types.js";
@@ -19,7 +20,6 @@ import type { PreparedRuntime } from "../setup/runtime.js";
 import { defaultCacheDir } from "./cache.js";
 import { treeDigest } from "./digest.js";
 import { git, tryGit } from "./git.js";
-import { acquireLock } from "./lock.js";
 import { sweepStaleWorkspaces } from "./materialise.js";
 import {
   cloneLocation,

@@ -6,7 +6,7 @@
  * hash, so a wiki says exactly which bytes each skill was distilled from.
  */
 import { createHash } from "node:crypto";
-import { mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, open, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
 import {
   InfrastructureError,
@@ -14,6 +14,7 @@ import {
   type InputLocation,
   isSkillsmithError,
 } from "../../core/errors.js";
+import { pathExists } from "../../core/fs.js";
 import { runProcess } from "../../core/process.js";
 import { redactFileContent, redactKnownSecrets } from "../../model/redact.js";
 import type { ResourceType } from "../meta.js";
@@ -525,12 +526,7 @@ export async function cacheDownload(wiki: string, file: string, sha256: string):
   const folder = join(wiki, DOWNLOAD_CACHE, sha256);
   const name = redactKnownSecrets(basename(file));
   const target = join(folder, name);
-  try {
-    await stat(target);
-    return target;
-  } catch {
-    // Not cached yet.
-  }
+  if (await pathExists(target)) return target;
   await mkdir(folder, { recursive: true });
   const temporary = join(folder, `.${name}.${process.pid}.${Date.now()}.tmp`);
   try {
