@@ -99,6 +99,8 @@ describe("bench import harbor", () => {
       dockerfile: join(out, "skills", "hello-file", "environment", "Dockerfile"),
       workdir: "/app",
       allowInternet: false,
+      // task.toml's build_timeout_sec = 600.0
+      buildTimeoutSeconds: 600,
       limits: { cpus: 2, memoryMb: 4096 },
     });
     expect(skill?.agentLimits).toEqual({ timeoutSeconds: 300 });
@@ -125,6 +127,8 @@ describe("bench import harbor", () => {
       cwd: "/app",
       timeoutSeconds: 90,
       rewardFile: "/logs/verifier/reward.txt",
+      // Harbor's contract: the reward is the outcome, a missing one is flagged.
+      scoring: "reward",
     });
     expect(requirement?.solution).toEqual({
       kind: "script",

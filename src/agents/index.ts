@@ -41,6 +41,8 @@ export {
   patchesFromDirectory,
   ReplayHarness,
   type ReplayOptions,
+  type ScriptSolution,
+  SOLUTION_MOUNT_PATH,
   type Solution,
   solutionsFromDirectory,
 } from "./replay.js";

@@ -8,7 +8,15 @@ import { cp, readFile, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { InputError } from "../core/errors.js";
 import { runProcess } from "../core/process.js";
-import { armOf, requireWorkspace } from "./common.js";
+import type { NetworkPolicy } from "../env/sandbox/types.js";
+import {
+  agentResourceLimits,
+  armOf,
+  rawLogOf,
+  requireWorkspace,
+  resourceLimitHit,
+  workspacePathFor,
+} from "./common.js";
 import { emptyUsage, finishTrajectory } from "./trajectory.js";
 import type {
   AgentHarnessV1,
@@ -23,8 +31,24 @@ export interface PatchKey {
   readonly arm: string;
 }
 
-/** A reference solution: a unified diff, or a folder whose files are copied over the workspace. */
-export type Solution = { readonly diff: string } | { readonly folder: string };
+/**
+ * A reference solution: a unified diff, a folder whose files are copied over the workspace, or a
+ * script (Harbor's `solution/solve.sh`) run inside the sandbox from the workspace, with its
+ * folder mounted read-only at `/solution`.
+ */
+export type Solution = { readonly diff: string } | { readonly folder: string } | ScriptSolution;
+
+export interface ScriptSolution {
+  /** Host folder of the script and its helpers. */
+  readonly script: string;
+  /** The script to run, relative to `script` (e.g. `solve.sh`). */
+  readonly entry: string;
+  /** Network for the script; `none` unless the task allows the internet. */
+  readonly network?: NetworkPolicy;
+}
+
+/** Where a script solution's folder appears inside the sandbox (Harbor's path). */
+export const SOLUTION_MOUNT_PATH = "/solution";
 
 async function exists(path: string): Promise<boolean> {
   return stat(path).then(
@@ -122,6 +146,62 @@ function controlTrajectory(
     ...(error === undefined ? {} : { error }),
     rawLog: events.map((event) => JSON.stringify(event)).join("\n"),
   });
+}
+
+/** Run a script solution in the request's sandbox, like an agent's own process tree. */
+async function scriptTrajectory(
+  harness: string,
+  request: AgentRunRequest,
+  workspace: string,
+  solution: ScriptSolution,
+  started: number,
+): Promise<Trajectory> {
+  const unsafe = request.sandbox.kind === "unsafe";
+  const folder = unsafe ? solution.script : SOLUTION_MOUNT_PATH;
+  const command = ["bash", `${folder}/${solution.entry}`];
+  const id = "solve-1";
+  const events: TrajectoryEvent[] = [
+    { type: "tool_call", id, name: "run_solution", input: { command: command.join(" ") } },
+  ];
+  const result = await request.sandbox.exec({
+    command,
+    workspace,
+    workspaceMountPath: request.workspaceMountPath ?? workspace,
+    cwd: workspacePathFor(request, workspace),
+    network: solution.network ?? "none",
+    limits: agentResourceLimits(request.limits),
+    ...(unsafe
+      ? {}
+      : {
+          extraMounts: [
+            { hostPath: solution.script, sandboxPath: SOLUTION_MOUNT_PATH, readOnly: true },
+          ],
+        }),
+    ...(request.env === undefined ? {} : { env: request.env }),
+    ...(request.signal === undefined ? {} : { signal: request.signal }),
+  });
+  const output = rawLogOf(result);
+  const failed = result.timedOut || result.exitCode !== 0;
+  events.push({ type: "tool_result", id, output: output.slice(-8_000), isError: failed });
+  const status: TrajectoryStatus = result.timedOut
+    ? "timeout"
+    : result.exitCode === 0
+      ? "completed"
+      : "agent_error";
+  const limitHit = resourceLimitHit(result);
+  const trajectory = controlTrajectory(
+    harness,
+    request,
+    started,
+    events,
+    status,
+    status === "agent_error" ? `${solution.entry} exited with ${result.exitCode}` : undefined,
+  );
+  return {
+    ...trajectory,
+    exitCode: result.exitCode,
+    ...(limitHit === undefined ? {} : { limitHit }),
+  };
 }
 
 async function diffTrajectory(
@@ -231,6 +311,8 @@ export class OracleHarness implements AgentHarnessV1 {
     if ("diff" in solution) {
       return diffTrajectory(this.name, request, workspace, solution.diff, started);
     }
+    if ("script" in solution)
+      return scriptTrajectory(this.name, request, workspace, solution, started);
     const id = "copy-1";
     const events: TrajectoryEvent[] = [
       { type: "tool_call", id, name: "copy_solution", input: { folder: solution.folder } },

@@ -19,8 +19,12 @@ const sandbox = (kind: SandboxV1["kind"]): SandboxV1 => ({
 
 describe("hidingMounts", () => {
   it("covers folders with an empty folder and files with an empty file, at their real paths", async () => {
-    // Outside /tmp (the sandbox's own, so paths there need no hiding): the ignored test-output/.
-    const output = join(import.meta.dirname, "..", "..", "test-output");
+    // Outside /tmp (the sandbox's own, so paths there need no hiding): the ignored test-output/,
+    // or, for a checkout that itself lives under /tmp, a folder in the home directory.
+    const repositoryOutput = join(import.meta.dirname, "..", "..", "test-output");
+    const output = repositoryOutput.startsWith("/tmp/")
+      ? join(homedir(), ".skillsmith-test-output")
+      : repositoryOutput;
     await mkdir(output, { recursive: true });
     const base = await mkdtemp(join(output, "hiding-"));
     folders.push(base);

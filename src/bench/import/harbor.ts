@@ -321,6 +321,7 @@ export async function importHarbor(
         ...(workdir === undefined ? {} : { cwd: workdir }),
         ...(verifierTimeout === undefined ? {} : { timeoutSeconds: verifierTimeout }),
         rewardFile: REWARD_FILE,
+        scoring: "reward",
         source: { benchmark: "harbor", path: join(task, "tests") },
       };
       await staging.writeYaml(
@@ -351,6 +352,7 @@ export async function importHarbor(
         typeof environmentConfig.allow_internet === "boolean"
           ? environmentConfig.allow_internet
           : undefined;
+      const buildTimeoutSeconds = positiveNumber(environmentConfig.build_timeout_sec);
       const limits = {
         ...(cpus === undefined ? {} : { cpus }),
         ...(memoryMb === undefined ? {} : { memoryMb: Math.round(memoryMb) }),
@@ -361,6 +363,7 @@ export async function importHarbor(
           ...(hasDockerfile ? { dockerfile: "environment/Dockerfile" } : {}),
           ...(workdir === undefined ? {} : { workdir }),
           ...(allowInternet === undefined ? {} : { allowInternet }),
+          ...(buildTimeoutSeconds === undefined ? {} : { buildTimeoutSeconds }),
           ...(Object.keys(limits).length > 0 ? { limits } : {}),
         },
         ...(agentTimeoutSeconds === undefined

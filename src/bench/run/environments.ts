@@ -16,6 +16,7 @@ import {
   withPreparedRuntime,
 } from "../../env/index.js";
 import type { SuiteSkill } from "../suite/types.js";
+import { prepareTaskBase, taskSandbox } from "./task-environment.js";
 
 export type EnvironmentOutcome =
   | {
@@ -63,6 +64,8 @@ export interface SkillEnvironmentOptions {
   readonly cacheDir: string;
   readonly setupNetwork?: SetupNetworkChoice;
   readonly pythonInterpreter?: string;
+  /** `FROM` image → local image, for environment-only tasks' Dockerfiles (`--base-image`). */
+  readonly baseImages?: Readonly<Record<string, string>>;
   readonly onLog?: (line: string) => void;
 }
 
@@ -116,7 +119,22 @@ async function prepareSkill(
   const log = (line: string) => options.onLog?.(`${skill.id}: ${line}`);
   try {
     if (repository === undefined) {
-      throw new UsageError("no-repository", `skill ${skill.id} has no repository`);
+      // Environment-only tasks (Harbor): the task's image and its working directory.
+      const base = await prepareTaskBase({
+        skill,
+        sandbox: options.sandbox,
+        cacheDir: options.cacheDir,
+        ...(options.baseImages === undefined ? {} : { baseImages: options.baseImages }),
+      });
+      const durationMs = performance.now() - started;
+      log(`task environment ready (${base.environment?.image ?? base.key})`);
+      return {
+        ok: true,
+        skill: skill.id,
+        base,
+        sandbox: taskSandbox(options.sandbox, base, skill),
+        durationMs,
+      };
     }
     const base = await prepareBase({
       source: repositorySource(skill),

@@ -60,6 +60,7 @@ export async function gateRuns(gate: GateOptions): Promise<Gate> {
     sandbox: gate.sandbox,
     cacheDir: gate.cacheDir,
     ...(options.setupNetwork === undefined ? {} : { setupNetwork: options.setupNetwork }),
+    ...(options.baseImages === undefined ? {} : { baseImages: options.baseImages }),
     onLog: log,
   });
   // Only what still has to run needs a verdict on its environment and verifier: a resumed run
@@ -84,7 +85,8 @@ export async function gateRuns(gate: GateOptions): Promise<Gate> {
   if (options.check !== false) {
     log(`checking the verifiers of ${open.size} requirement(s) first (--no-check skips this)`);
     check = await checkSuite({
-      suite: { ...suite, skills: skillsWithRuns },
+      // Environment-only tasks have no untouched repository: `bench check-tasks` checks them.
+      suite: { ...suite, skills: skillsWithRuns.filter((skill) => skill.repository !== undefined) },
       excluded: gate.excluded,
       environmentFor,
       cacheDir: gate.cacheDir,

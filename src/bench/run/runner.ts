@@ -71,6 +71,7 @@ import type { ExcludedPart, Suite, SuiteRequirement, SuiteSkill } from "../suite
 import { repositorySource, verifiersNeedPython } from "./environments.js";
 import { gateRuns } from "./gate.js";
 import { Predictions } from "./predictions.js";
+import { prepareTaskBase, requireTaskImages, taskSandbox } from "./task-environment.js";
 import {
   defaultTimeoutMs as defaultVerifierTimeoutMs,
   runSuiteVerifier,
@@ -222,6 +223,8 @@ export interface RunSuiteOptions {
   readonly setupNetwork?: SetupNetworkChoice;
   /** Environment preparation and the check, line by line (long work, for stderr). */
   readonly onLog?: (line: string) => void;
+  /** `FROM` image → local image, for environment-only tasks' Dockerfiles (`--base-image`). */
+  readonly baseImages?: Readonly<Record<string, string>>;
 }
 
 export interface RunFailure {
@@ -339,13 +342,20 @@ async function agentVersions(
   return versions;
 }
 
-async function solutionOf(requirement: SuiteRequirement): Promise<Solution | undefined> {
+async function solutionOf(
+  requirement: SuiteRequirement,
+  skill: SuiteSkill | undefined,
+): Promise<Solution | undefined> {
   const solution = requirement.solution;
   if (solution === undefined) return undefined;
   if (solution.kind === "patch") return { diff: await readFile(solution.path, "utf8") };
   if (solution.kind === "files") return { folder: solution.path };
-  // A Harbor solve.sh needs its own sandboxed execution, which the oracle harness does not do.
-  return undefined;
+  // A Harbor solve.sh runs in the sandbox; the network only when the task allows the internet.
+  return {
+    script: solution.path,
+    entry: solution.entry,
+    network: skill?.environment?.allowInternet === true ? "host" : "none",
+  };
 }
 
 export function plannedKeys(
@@ -444,13 +454,6 @@ export async function planRun(options: RunSuiteOptions): Promise<RunPlan> {
     );
   }
   const configurations = effectiveConfigurations(suite, options);
-  const unrunnable = suite.skills.filter((skill) => skill.repository === undefined);
-  if (unrunnable.length > 0) {
-    throw new UsageError(
-      "run-skill-without-repository",
-      `skills without a repository (environment-only Harbor tasks) cannot run yet: ${unrunnable.map((skill) => skill.id).join(", ")}`,
-    );
-  }
 
   const predictions =
     typeof options.predictions === "string"
@@ -524,6 +527,9 @@ export async function openRunDirectory(
       ...(options.budgetUsd === undefined ? {} : { budgetUsd: options.budgetUsd }),
     },
     sandbox: sandboxKind,
+    ...(options.baseImages === undefined || Object.keys(options.baseImages).length === 0
+      ? {}
+      : { baseImages: { ...options.baseImages } }),
     sandboxLimits: {
       defaults: {
         ...DEFAULT_SANDBOX_LIMITS,
@@ -568,23 +574,31 @@ export async function openRunDirectory(
 export function preparedBases(
   sandbox: SandboxV1,
   cacheDir: string,
+  baseImages?: Readonly<Record<string, string>>,
 ): (skill: SuiteSkill) => Promise<PreparedBase> {
   const bases = new Map<string, Promise<PreparedBase>>();
   return (skill) => {
     let promise = bases.get(skill.id);
     if (promise === undefined) {
       const repository = skill.repository;
-      if (repository === undefined)
-        throw new UsageError("no-repository", `skill ${skill.id} has no repository`);
-      promise = prepareBase({
-        source: repositorySource(skill),
-        commit: repository.commit,
-        setup: repository.setupChoice,
-        sandbox,
-        cacheDir,
-        workspaceMountPath: repository.mountPath,
-        verifierNeedsPython: verifiersNeedPython(skill),
-      });
+      // Environment-only tasks (Harbor): the task's image and its working directory.
+      promise =
+        repository === undefined
+          ? prepareTaskBase({
+              skill,
+              sandbox,
+              cacheDir,
+              ...(baseImages === undefined ? {} : { baseImages }),
+            })
+          : prepareBase({
+              source: repositorySource(skill),
+              commit: repository.commit,
+              setup: repository.setupChoice,
+              sandbox,
+              cacheDir,
+              workspaceMountPath: repository.mountPath,
+              verifierNeedsPython: verifiersNeedPython(skill),
+            });
       bases.set(skill.id, promise);
       promise.catch(() => bases.delete(skill.id));
     }
@@ -627,6 +641,11 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
           ...(plan.predictions === undefined ? [] : [plan.predictions.file]),
         ]);
 
+  // Environment-only tasks whose FROM images are not here: one error naming them all.
+  await requireTaskImages(suite.skills, sandbox, options.baseImages).catch(async (error) => {
+    if (ownSandbox) await sandbox.dispose?.();
+    throw error;
+  });
   const enforcement = sandbox.limitEnforcement?.();
   for (const note of enforcement?.notes ?? []) {
     if (note.includes("NOT")) options.onWarning?.(`warning: sandbox limits: ${note}`);
@@ -780,7 +799,12 @@ function defaultHarness(
           const requirement = suite.skills
             .find((skill) => skill.id === skillId)
             ?.requirements.find((candidate) => candidate.id === requirementId);
-          return requirement === undefined ? undefined : solutionOf(requirement);
+          return requirement === undefined
+            ? undefined
+            : solutionOf(
+                requirement,
+                suite.skills.find((skill) => skill.id === skillId),
+              );
         },
       });
     default:
@@ -900,8 +924,11 @@ export async function executeRun(
   const started = performance.now();
   const base = await context.baseFor(skill);
   // Agent and verifier run in the skill's prepared environment (its folder read-only, its
-  // interpreter first on PATH).
-  const sandbox = withPreparedRuntime(context.sandbox, base.runtime);
+  // interpreter first on PATH); an environment-only task's in the task's image, under its limits.
+  const sandbox =
+    skill.repository === undefined
+      ? taskSandbox(context.sandbox, base, skill)
+      : withPreparedRuntime(context.sandbox, base.runtime);
   const workspace = await materialiseWorkspace(base);
   const scratch = await mkdtemp(join(tmpdir(), "skillsmith-run-"));
   try {

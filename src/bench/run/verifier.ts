@@ -16,6 +16,7 @@ import { createHash } from "node:crypto";
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, posix, relative, sep } from "node:path";
+import { UsageError } from "../../core/errors.js";
 import {
   type ChannelAdditions,
   type CheckResult,
@@ -36,6 +37,7 @@ import {
   withLimitHit,
 } from "../../env/index.js";
 import type { SuiteVerifier } from "../suite/types.js";
+import { readCtrfChecks, readHarborReward } from "./reward.js";
 
 export interface SuiteVerifierRun {
   readonly checks: readonly CheckResult[];
@@ -279,6 +281,11 @@ async function inventoryKey(target: SuiteVerifierTarget): Promise<string> {
 export async function suiteVerifierInventory(
   target: SuiteVerifierTarget,
 ): Promise<VerifierInventory> {
+  // A reward-scored verifier (Harbor) is read from its reward file, not from test ids: nothing
+  // to collect beforehand, and no container to spend on it.
+  if (target.verifier.scoring === "reward") {
+    return { kind: "opaque", reason: "scored from the task's reward file", junitChecks: 0 };
+  }
   return inventories.get(await inventoryKey(target), async () => {
     const scratch = await mkdtemp(join(tmpdir(), "skillsmith-inventory-"));
     const untouched = await target.untouched?.materialise();
@@ -309,6 +316,7 @@ export async function runSuiteVerifier(
   const { verifier } = options;
   const inventory = options.inventory ?? (await suiteVerifierInventory(options));
   const place = await layout(options, options.workspace, options.scratch);
+  if (verifier.scoring === "reward") return runRewardVerifier(place);
 
   if (inventory.kind === "pytest") {
     const plan = await injectCanaries(inventory, (file) => join(place.copy, file));
@@ -405,6 +413,57 @@ export async function runSuiteVerifier(
     durationMs: execution.durationMs,
     output,
     source,
+    evidence,
+  };
+}
+
+/**
+ * Harbor's contract (`reward.ts`): run test.sh once, score by the reward file in the fresh reward
+ * folder, per-test detail from CTRF when written. A limit the sandbox saw hit wins, as elsewhere.
+ */
+async function runRewardVerifier(place: Layout): Promise<SuiteVerifierRun> {
+  if (place.rewardDir === undefined || place.unsafe) {
+    throw new UsageError(
+      "reward-verifier-unsupported",
+      "a reward-scored (Harbor) verifier needs a rewardFile and a sandbox with mounts (--sandbox container)",
+    );
+  }
+  const execution = await place.execute({ env: {}, mounts: [] });
+  const output = `${execution.stdout}\n${execution.stderr}`;
+  const flags: string[] = [];
+  const evidence: string[] = [];
+  const limitHit =
+    execution.limitHit ?? (execution.timedOut ? { limit: "time" as const } : undefined);
+  if (limitHit !== undefined) flags.push(flagForLimit(limitHit.limit));
+  if (execution.limitHit !== undefined) evidence.push(execution.limitHit.detail);
+  const ctrf = await readCtrfChecks(place.rewardHost);
+  const reading = await readHarborReward(place.rewardHost);
+  let passRatio = 0;
+  let checks: CheckResult[] = ctrf ?? [];
+  if (reading.kind === "reward") {
+    passRatio = reading.value;
+    flags.push("reward-file");
+    evidence.push(`reward ${reading.value} from ${reading.file}`);
+    if (reading.note !== undefined) evidence.push(reading.note);
+    if (ctrf === undefined) {
+      checks = [{ name: reading.file, status: reading.value >= 1 ? "pass" : "fail" }];
+    }
+  } else {
+    flags.push("reward-missing");
+    evidence.push(reading.detail);
+  }
+  if (limitHit !== undefined) passRatio = 0;
+  return {
+    checks,
+    passed: checks.filter((check) => check.status === "pass").length,
+    total: checks.length,
+    passRatio,
+    flags,
+    exitCode: execution.exitCode,
+    timedOut: execution.timedOut,
+    durationMs: execution.durationMs,
+    output,
+    source: reading.kind === "reward" ? "reward" : "none",
     evidence,
   };
 }

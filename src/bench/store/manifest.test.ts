@@ -37,6 +37,23 @@ describe("mergeManifest", () => {
     expect(merged.commandLines).toHaveLength(2);
   });
 
+  it("keeps the --base-image mappings of earlier invocations and refuses one that changed", () => {
+    const first = { ...base, baseImages: { "ubuntu:24.04": "localhost/a" } };
+    // Resumed without the flag: the mapping the stored results were built with stays recorded.
+    expect(mergeManifest(first, base, "/run").baseImages).toEqual({
+      "ubuntu:24.04": "localhost/a",
+    });
+    const added = mergeManifest(
+      first,
+      { ...base, baseImages: { "debian:12": "localhost/b" } },
+      "/run",
+    );
+    expect(added.baseImages).toEqual({ "ubuntu:24.04": "localhost/a", "debian:12": "localhost/b" });
+    expect(() =>
+      mergeManifest(first, { ...base, baseImages: { "ubuntu:24.04": "localhost/c" } }, "/run"),
+    ).toThrow(/built ubuntu:24\.04 tasks from localhost\/a, not localhost\/c/);
+  });
+
   it("refuses a changed suite or a configuration id that now means something else", () => {
     expect(() =>
       mergeManifest(base, { ...base, suite: { ...base.suite, digest: "bbb" } }, "/run"),

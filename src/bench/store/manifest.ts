@@ -32,6 +32,8 @@ export const manifestSchema = z.object({
     maxAttempts: z.number().int().positive(),
   }),
   sandbox: z.string(),
+  /** `--base-image` mappings (FROM image → local image) environment-only tasks were built with. */
+  baseImages: z.record(z.string(), z.string()).optional(),
   /**
    * The limits every agent and verifier process tree got when its suite named none, and how this
    * machine enforced them (absent in manifests written before limits were recorded).
@@ -177,9 +179,22 @@ export function mergeManifest(
       );
     }
   }
+  // Results stored so far were built with the earlier mappings: one that now says otherwise for
+  // the same image would mix environments in one run directory.
+  const baseImages = { ...existing.baseImages };
+  for (const [from, to] of Object.entries(current.baseImages ?? {})) {
+    if (baseImages[from] !== undefined && baseImages[from] !== to) {
+      throw new UsageError(
+        "run-base-image-changed",
+        `${join(runDir, MANIFEST_FILE)}: this run built ${from} tasks from ${baseImages[from]}, not ${to}; use a new --out folder for another --base-image`,
+      );
+    }
+    baseImages[from] = to;
+  }
   // More repeats only add keys; the manifest keeps the largest count ever asked for.
   return {
     ...current,
+    ...(Object.keys(baseImages).length === 0 ? {} : { baseImages }),
     createdAt: existing.createdAt,
     configurations,
     predictions: current.predictions ?? existing.predictions,

@@ -788,6 +788,11 @@ async function inspectVerifier(
     ...(spec.timeoutSeconds === undefined ? {} : { timeoutSeconds: spec.timeoutSeconds }),
     ...(spec.junit === undefined ? {} : { junit: spec.junit }),
     ...(spec.rewardFile === undefined ? {} : { rewardFile: spec.rewardFile }),
+    // Harbor suites imported before `scoring` existed are scored by their reward too.
+    ...(spec.rewardFile !== undefined &&
+    (spec.scoring ?? (spec.source?.benchmark === "harbor" ? "reward" : undefined)) === "reward"
+      ? { scoring: "reward" as const }
+      : {}),
     ...(spec.source === undefined ? {} : { source: spec.source }),
   };
 }

@@ -109,6 +109,8 @@ export const environmentSchema = z.strictObject({
   /** Working directory of the agent when there is no repository (Harbor tasks: the WORKDIR). */
   workdir: z.string().startsWith("/", "expected an absolute path").optional(),
   allowInternet: z.boolean().optional(),
+  /** Limit on building the environment's image (Harbor `build_timeout_sec`); 600 s by default. */
+  buildTimeoutSeconds: positiveNumber.optional(),
   limits: environmentLimitsSchema.optional(),
 });
 
@@ -157,6 +159,13 @@ export const verifierFileSchema = z.strictObject({
   junit: z.string().min(1).optional(),
   /** Harbor-style reward file (`0`..`1`), read when the command reports no checks. */
   rewardFile: z.string().startsWith("/", "expected an absolute path").optional(),
+  /**
+   * `reward`: the reward file is the outcome (Harbor's contract: reward.json, else reward.txt,
+   * per-test detail from ctrf.json beside it) and a missing one is flagged `reward-missing`.
+   * `checks` (default, except for Harbor imports): per-test results, the reward file only when
+   * there are none.
+   */
+  scoring: z.enum(["checks", "reward"]).optional(),
   source: z.record(z.string(), z.unknown()).optional(),
 });
 

@@ -52,6 +52,8 @@ export interface SuiteVerifier {
   readonly timeoutSeconds?: number;
   readonly junit?: string;
   readonly rewardFile?: string;
+  /** `reward` when the reward file is the outcome (Harbor); see `verifierFileSchema`. */
+  readonly scoring?: "checks" | "reward";
   readonly source?: Readonly<Record<string, unknown>>;
 }
 

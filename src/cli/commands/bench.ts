@@ -7,6 +7,7 @@ import {
   type AgentKind,
   checkJson,
   checkSuite,
+  checkTasks,
   createProgressRenderer,
   DEFAULT_WEAK_THRESHOLD,
   defaultRunDir,
@@ -33,6 +34,7 @@ import { UsageError } from "../../core/errors.js";
 import {
   createSandbox,
   defaultCacheDir,
+  parseBaseImageMap,
   SandboxUnavailableError,
   type SetupNetworkChoice,
   UnsafeSandbox,
@@ -221,6 +223,46 @@ export function registerBench(program: Command, context: CommandContext): void {
     );
 
   registerCheck(bench, context);
+  bench
+    .command("check-tasks")
+    .description(
+      "Check environment-only (Harbor) tasks in the container sandbox: the oracle's solve.sh must reach reward 1, the untouched working directory must not (exit 1 otherwise)",
+    )
+    .argument("<suite>", "the suite folder (e.g. from bench import harbor)")
+    .option(
+      "--base-image <image=local>",
+      "build FROM <image> from a local image instead (repeatable)",
+      collect,
+    )
+    .option("--json", "print [{skill, requirement, oracle, untouched, ok, problems}] as JSON")
+    .action(async (suitePath: string, options: { baseImage?: string[]; json?: boolean }) => {
+      const baseImages = parseBaseImageMap(options.baseImage ?? []);
+      const sandbox = await createSandbox({ kind: "container" });
+      let checks: Awaited<ReturnType<typeof checkTasks>>;
+      try {
+        checks = await checkTasks({
+          suite: resolve(io.cwd, suitePath),
+          sandbox,
+          cacheDir: defaultCacheDir(io.env),
+          baseImages,
+        });
+      } finally {
+        await sandbox.dispose?.();
+      }
+      if (options.json === true) printJson(io, checks);
+      else {
+        printLines(
+          io,
+          checks.map(
+            (check) =>
+              `${check.ok ? "ok  " : "FAIL"} ${check.skill}/${check.requirement}: oracle ${check.oracle?.passRatio ?? "-"}, untouched ${check.untouched.passRatio}${check.problems.length === 0 ? "" : ` — ${check.problems.join("; ")}`}`,
+          ),
+        );
+        if (checks.length === 0) printLines(io, ["no environment-only tasks in this suite"]);
+      }
+      if (checks.some((check) => !check.ok)) context.exit(1);
+    });
+
   registerRunAndReport(bench, context);
   registerGenerate(bench, context);
 }
@@ -410,6 +452,7 @@ interface RunOptions {
   check?: boolean;
   weakThreshold?: string;
   setupNetwork?: boolean;
+  baseImage?: string[];
 }
 
 function registerRunAndReport(bench: Command, context: CommandContext): void {
@@ -489,6 +532,11 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
       "let setup use the network (default: when the package index answers)",
     )
     .option("--no-setup-network", "prepare environments offline, from what is already present")
+    .option(
+      "--base-image <image=local>",
+      "build environment-only (Harbor) tasks whose Dockerfile starts FROM <image> from a local image instead, e.g. ubuntu:24.04=localhost/skillsmith-base:bookworm (repeatable; recorded in the manifest)",
+      collect,
+    )
     .option("--json", "print {run, report} as JSON on stdout")
     .action(async (suitePath: string, options: RunOptions) => {
       if (
@@ -537,6 +585,7 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
         const { group, limit } = parseRateLimit(text);
         rateLimits[group] = limit;
       }
+      const baseImages = parseBaseImageMap(options.baseImage ?? []);
       let summary: Awaited<ReturnType<typeof runSuite>>;
       const common = {
         suite: resolve(io.cwd, suitePath),
@@ -561,6 +610,7 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
         ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
         ...(options.resume === true ? { resume: true } : {}),
         sandbox: sandboxKind as SandboxKind,
+        ...(Object.keys(baseImages).length === 0 ? {} : { baseImages }),
         modelEndpoint: endpointFromEnvironment(io.env),
         commandLine: ["skillsmith", "bench", "run", suitePath, ...commandLineOptions(options)],
         onProgress: progress.update,
@@ -708,6 +758,7 @@ function commandLineOptions(options: RunOptions): string[] {
   if (options.weakThreshold !== undefined) argv.push("--weak-threshold", options.weakThreshold);
   if (options.setupNetwork === true) argv.push("--setup-network");
   if (options.setupNetwork === false) argv.push("--no-setup-network");
+  for (const mapping of options.baseImage ?? []) argv.push("--base-image", mapping);
   if (options.json === true) argv.push("--json");
   return argv;
 }

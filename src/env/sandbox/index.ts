@@ -26,6 +26,17 @@ export {
   type CredentialProxyOptions,
   startCredentialProxy,
 } from "./loopback.js";
+export {
+  type BaseImageMap,
+  buildTaskImage,
+  copyFolderFromImage,
+  DEFAULT_BUILD_TIMEOUT_SECONDS,
+  externalImages,
+  mapBaseImages,
+  parseBaseImageMap,
+  type TaskImage,
+  type TaskImageRequest,
+} from "./task-image.js";
 export type * from "./types.js";
 export { DEFAULT_SANDBOX_LIMITS, withDefaultLimits } from "./types.js";
 export { environmentWithoutCredentials, UnsafeSandbox } from "./unsafe.js";

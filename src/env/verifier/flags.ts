@@ -83,7 +83,8 @@ const DEFINITIONS = [
     id: "reward-missing",
     effect: "verifier-side",
     label: "reward missing",
-    description: "The task's verifier wrote no reward file.",
+    description:
+      "The task's verifier wrote no readable reward file (reward.json or reward.txt); never scored as a 0 result.",
   },
   {
     id: "environment-failure",
