@@ -47,6 +47,11 @@ beforeAll(async () => {
   await writeFile(join(repository, "src", "app.py"), "VERSION = 2  # the solution\n");
   git(repository, "commit", "-q", "-am", "second");
   secondCommit = git(repository, "rev-parse", "HEAD");
+  // Tags (light and annotated) and a second branch pointing at later history: all must be
+  // deleted with the other refs, or the later commit stays reachable in the base.
+  git(repository, "tag", "v2", secondCommit);
+  git(repository, "tag", "-a", "-m", "release 2", "release-2", secondCommit);
+  git(repository, "branch", "later", secondCommit);
 });
 
 afterAll(async () => {

@@ -281,7 +281,7 @@ describe("call cache", () => {
     const texts: string[] = [];
     for (let index = 0; index < 2; index += 1) {
       const result = streamText({
-        model: model.languageModel("solver"),
+        model: await model.languageModel("solver"),
         prompt: "stream please",
         maxRetries: 0,
       });

@@ -16,7 +16,7 @@ import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { createSkillsMcpServer, loadSkillsToServe, serveMcpHttp } from "../src/skill/index.js";
+import { createSkillsMcpServer, loadSkillsToServe, serveMcpHttp } from "../src/skill/mcp-server.js";
 import { writeTree } from "./support/cli.js";
 import { cleanupsAfterEach, temporaryDirectoryIn } from "./support/temporary.js";
 

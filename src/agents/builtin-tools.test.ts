@@ -25,7 +25,7 @@ beforeEach(async () => {
   await writeFile(join(workspace, ".agents/skills/pdf/SKILL.md"), "---\nname: pdf\n---\nbody");
   await writeFile(join(workspace, ".agents/skills/pdf/scripts/run.sh"), "echo hi\n");
   await writeFile(join(root, "outside.txt"), "secret\n");
-  tools = createWorkspaceTools({
+  tools = await createWorkspaceTools({
     workspace,
     mountPath: workspace,
     sandbox: new UnsafeSandbox(),

@@ -6,7 +6,8 @@
 import type { Dirent } from "node:fs";
 import { mkdir, readdir, readFile, realpath, stat, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { type ToolSet, tool } from "ai";
+// Types only: the AI SDK loads when an agent creates its tools (start-up cost otherwise).
+import type { ToolSet } from "ai";
 import { z } from "zod";
 import type { LimitHit, NetworkPolicy, ResourceLimits, SandboxV1 } from "../env/sandbox/types.js";
 
@@ -111,7 +112,8 @@ export interface WorkspaceToolsContext {
   readonly onLimitHit?: (hit: LimitHit) => void;
 }
 
-export function createWorkspaceTools(context: WorkspaceToolsContext): ToolSet {
+export async function createWorkspaceTools(context: WorkspaceToolsContext): Promise<ToolSet> {
+  const { tool } = await import("ai");
   const inWorkspace = (path: string) =>
     resolveInWorkspace(context.workspace, path, context.mountPath);
   const display = (absolute: string) => relative(context.workspace, absolute) || ".";

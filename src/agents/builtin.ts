@@ -1,5 +1,6 @@
 import { realpath } from "node:fs/promises";
-import { generateText, type LanguageModel, stepCountIs } from "ai";
+// Types only: the AI SDK loads when the agent runs (start-up cost otherwise).
+import type { LanguageModel } from "ai";
 import type { LimitHit } from "../env/sandbox/types.js";
 import { resolveProviderSettings } from "../model/config.js";
 import { createLanguageModel } from "../model/provider.js";
@@ -135,7 +136,7 @@ export class BuiltinHarness implements AgentHarnessV1 {
     let status: TrajectoryStatus = "completed";
     let error: string | undefined;
     try {
-      const tools = createWorkspaceTools({
+      const tools = await createWorkspaceTools({
         workspace,
         mountPath,
         sandbox: request.sandbox,
@@ -151,6 +152,7 @@ export class BuiltinHarness implements AgentHarnessV1 {
         },
       });
       const maxTurns = request.limits.maxTurns ?? DEFAULT_MAX_TURNS;
+      const { generateText, stepCountIs } = await import("ai");
       const result = await generateText({
         model,
         system: builtinSystemPrompt(mountPath, skills),

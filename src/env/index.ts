@@ -118,6 +118,12 @@ export {
 export { defaultCacheDir } from "./workspace/cache.js";
 export { type TreeDigestOptions, treeDigest } from "./workspace/digest.js";
 export {
+  freshWorkspaceDigest,
+  materialiseVerified,
+  type VerifiedBase,
+  verifyBase,
+} from "./workspace/identity.js";
+export {
   detectMethod,
   type MaterialiseMethod,
   type MaterialiseOptions,

@@ -4,7 +4,8 @@
  * calls, `generateObject` for zod-validated structured output, `languageModel(role)` for agent
  * loops that drive the AI SDK themselves.
  */
-import { generateText, type ModelMessage, type ToolSet, wrapLanguageModel } from "ai";
+// Types only: the AI SDK loads on the first call (~0.2 s of start-up for commands calling no model).
+import type { ModelMessage, ToolSet } from "ai";
 import { z } from "zod";
 import { InfrastructureError, isSkillsmithError } from "../core/errors.js";
 import { Semaphore } from "../core/limit.js";
@@ -137,7 +138,8 @@ export class ModelClient {
   readonly spec: ModelSpec;
   readonly settings: ResolvedProviderSettings;
   readonly ledger: UsageLedger;
-  private readonly baseModel: ProviderLanguageModel;
+  /** Created on first use, so that constructing a client loads no provider package. */
+  private baseModel: Promise<ProviderLanguageModel> | undefined;
   private readonly semaphore: Semaphore;
   private readonly knownSecrets: string[];
 
@@ -157,19 +159,20 @@ export class ModelClient {
       this.spec.provider,
       config.concurrency?.[this.spec.provider],
     );
-    this.baseModel = createLanguageModel(this.spec, this.settings, options);
   }
 
   /**
    * The model wrapped with the call policy, its usage booked under `role`: for agent loops that
    * call the AI SDK (`generateText` with tools, `streamText`) themselves.
    */
-  languageModel(
+  async languageModel(
     role: string,
     onCall?: (usage: TokenUsage, fromCache: boolean) => void,
-  ): ProviderLanguageModel {
+  ): Promise<ProviderLanguageModel> {
+    const { wrapLanguageModel } = await import("ai");
+    this.baseModel ??= createLanguageModel(this.spec, this.settings, this.options);
     return wrapLanguageModel({
-      model: this.baseModel,
+      model: await this.baseModel,
       middleware: createCallPolicyMiddleware({
         provider: this.spec.provider,
         model: this.spec.model,
@@ -190,7 +193,8 @@ export class ModelClient {
   async generateText(request: TextRequest): Promise<TextResult> {
     let usage = zeroUsage;
     let allFromCache = true;
-    const model = this.languageModel(request.role, (callUsage, fromCache) => {
+    const { generateText } = await import("ai");
+    const model = await this.languageModel(request.role, (callUsage, fromCache) => {
       usage = addUsage(usage, callUsage);
       allFromCache &&= fromCache;
     });

@@ -3,9 +3,8 @@
  * wiki's `embedding` selection, synthesis retrieval). Keys and base URLs resolve exactly as for
  * language models: flag > environment variable > config file > default.
  */
-import { createOpenAI } from "@ai-sdk/openai";
-import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { type EmbeddingModel, embedMany } from "ai";
+// Types only: the AI SDK and the provider load on the first `embed` (start-up cost otherwise).
+import type { EmbeddingModel } from "ai";
 import { UnsupportedError } from "../core/errors.js";
 import {
   loadModelConfig,
@@ -49,24 +48,35 @@ export interface EmbeddingClient {
 
 const defaultBatchSize = 256;
 
-function embeddingModelFor(spec: ModelSpec, settings: ResolvedProviderSettings): EmbeddingModel {
+async function embeddingModelFor(
+  spec: ModelSpec,
+  settings: ResolvedProviderSettings,
+): Promise<EmbeddingModel> {
   switch (spec.provider) {
-    case "openai":
+    case "openai": {
+      const { createOpenAI } = await import("@ai-sdk/openai");
       return createOpenAI({ apiKey: settings.apiKey, baseURL: settings.baseUrl }).embedding(
         spec.model,
       );
-    case "openai-compatible":
+    }
+    case "openai-compatible": {
+      const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
       return createOpenAICompatible({
         name: "openai-compatible",
         baseURL: settings.baseUrl,
         ...(settings.apiKey === undefined ? {} : { apiKey: settings.apiKey }),
       }).embeddingModel(spec.model);
+    }
     case "anthropic":
-      throw new UnsupportedError(
-        "model.embedding.unsupported-provider",
-        `"${formatModelSpec(spec)}" cannot embed: Anthropic offers no embeddings API; use an openai: or openai-compatible: embedding model`,
-      );
+      throw unsupportedProvider(spec);
   }
+}
+
+function unsupportedProvider(spec: ModelSpec): UnsupportedError {
+  return new UnsupportedError(
+    "model.embedding.unsupported-provider",
+    `"${formatModelSpec(spec)}" cannot embed: Anthropic offers no embeddings API; use an openai: or openai-compatible: embedding model`,
+  );
 }
 
 export function createEmbeddingClient(options: EmbeddingClientOptions): EmbeddingClient {
@@ -76,7 +86,7 @@ export function createEmbeddingClient(options: EmbeddingClientOptions): Embeddin
       : options.spec;
   if (spec.provider === "anthropic") {
     // Refuse before resolving keys, so the error says what is wrong rather than "no API key".
-    embeddingModelFor(spec, { apiKeySource: "none", baseUrl: "", baseUrlSource: "none" });
+    throw unsupportedProvider(spec);
   }
   const env = options.env ?? process.env;
   const config =
@@ -89,13 +99,16 @@ export function createEmbeddingClient(options: EmbeddingClientOptions): Embeddin
     env,
     config,
   });
-  const model = embeddingModelFor(spec, settings);
+  let model: Promise<EmbeddingModel> | undefined;
   const batchSize = Math.max(1, options.batchSize ?? defaultBatchSize);
   const specText = formatModelSpec(spec);
   return {
     spec: specText,
     settings,
     async embed(texts, callOptions = {}) {
+      const { embedMany } = await import("ai");
+      model ??= embeddingModelFor(spec, settings);
+      const embeddingModel = await model;
       const vectors: number[][] = [];
       let inputTokens = 0;
       for (let start = 0; start < texts.length; start += batchSize) {
@@ -103,7 +116,7 @@ export function createEmbeddingClient(options: EmbeddingClientOptions): Embeddin
         const result = await withRetries(
           () =>
             embedMany({
-              model,
+              model: embeddingModel,
               values: [...batch],
               // Our retry layer is the only one, as for language models.
               maxRetries: 0,

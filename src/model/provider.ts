@@ -1,7 +1,8 @@
-/** AI SDK language models for a spec, with key and base URL already resolved. */
-import { createAnthropic } from "@ai-sdk/anthropic";
-import { createOpenAI } from "@ai-sdk/openai";
-import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+/**
+ * AI SDK language models for a spec, with key and base URL already resolved. The provider
+ * package is imported when its first model is created, and only that provider's: each costs
+ * ~0.1 s of start-up that commands calling no model should not pay.
+ */
 import type { wrapLanguageModel } from "ai";
 import type { ResolvedProviderSettings } from "./config.js";
 import type { ModelSpec } from "./spec.js";
@@ -14,21 +15,25 @@ export interface LanguageModelOptions {
 /** A provider language model as the AI SDK middleware takes it (no gateway model-id strings). */
 export type ProviderLanguageModel = Parameters<typeof wrapLanguageModel>[0]["model"];
 
-export function createLanguageModel(
+export async function createLanguageModel(
   spec: ModelSpec,
   settings: Pick<ResolvedProviderSettings, "apiKey" | "baseUrl">,
   options: LanguageModelOptions = {},
-): ProviderLanguageModel {
+): Promise<ProviderLanguageModel> {
   switch (spec.provider) {
-    case "anthropic":
+    case "anthropic": {
+      const { createAnthropic } = await import("@ai-sdk/anthropic");
       return createAnthropic({ apiKey: settings.apiKey, baseURL: settings.baseUrl })(spec.model);
+    }
     case "openai": {
+      const { createOpenAI } = await import("@ai-sdk/openai");
       const provider = createOpenAI({ apiKey: settings.apiKey, baseURL: settings.baseUrl });
       return options.openaiApi === "chat"
         ? provider.chat(spec.model)
         : provider.responses(spec.model);
     }
-    case "openai-compatible":
+    case "openai-compatible": {
+      const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
       return createOpenAICompatible({
         name: "openai-compatible",
         baseURL: settings.baseUrl,
@@ -36,5 +41,6 @@ export function createLanguageModel(
         // Without it, streamed answers from OpenAI-compatible servers carry no token counts.
         includeUsage: true,
       }).chatModel(spec.model);
+    }
   }
 }

@@ -23,18 +23,20 @@ describe("retry policy", () => {
     expect(parseRetryAfter({ "retry-after": "soon" })).toBeUndefined();
   });
 
-  it("retries 429, 5xx and connection failures, not 400 or 401", () => {
-    expect(classifyFailure(apiError(429, { "retry-after": "2" }))).toMatchObject({
+  it("retries 429, 5xx and connection failures, not 400 or 401", async () => {
+    expect(await classifyFailure(apiError(429, { "retry-after": "2" }))).toMatchObject({
       retryable: true,
       retryAfterMs: 2000,
     });
-    expect(classifyFailure(apiError(503)).retryable).toBe(true);
-    expect(classifyFailure(apiError(400)).retryable).toBe(false);
-    expect(classifyFailure(apiError(401)).retryable).toBe(false);
-    expect(classifyFailure(apiError(undefined)).retryable).toBe(true);
+    expect((await classifyFailure(apiError(503))).retryable).toBe(true);
+    expect((await classifyFailure(apiError(400))).retryable).toBe(false);
+    expect((await classifyFailure(apiError(401))).retryable).toBe(false);
+    expect((await classifyFailure(apiError(undefined))).retryable).toBe(true);
     const reset = Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
-    expect(classifyFailure(new TypeError("fetch failed", { cause: reset })).retryable).toBe(true);
-    expect(classifyFailure(new Error("bad schema")).retryable).toBe(false);
+    expect((await classifyFailure(new TypeError("fetch failed", { cause: reset }))).retryable).toBe(
+      true,
+    );
+    expect((await classifyFailure(new Error("bad schema"))).retryable).toBe(false);
   });
 
   it("backs off exponentially with jitter between 50% and 100%, capped", () => {

@@ -3,7 +3,6 @@
  * fix (429, 408, 5xx, dropped or refused connections), honouring `Retry-After`. When the budget is
  * spent the failure becomes an `InfrastructureError` — never confused with a model's bad answer.
  */
-import { APICallError } from "ai";
 import { InfrastructureError, isSkillsmithError } from "../core/errors.js";
 
 export interface RetryOptions {
@@ -78,9 +77,13 @@ export function parseRetryAfter(
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-/** Decide whether a failed call is worth repeating. */
-export function classifyFailure(error: unknown): FailureClass {
+/**
+ * Decide whether a failed call is worth repeating. Asynchronous because it imports the AI SDK
+ * (for `APICallError`) only when a call has failed, not with this module.
+ */
+export async function classifyFailure(error: unknown): Promise<FailureClass> {
   if (isSkillsmithError(error)) return { retryable: error.retryable, reason: error.message };
+  const { APICallError } = await import("ai");
   if (APICallError.isInstance(error)) {
     const statusCode = error.statusCode;
     const retryAfterMs = parseRetryAfter(error.responseHeaders);
@@ -145,7 +148,7 @@ export async function withRetries<T>(
     try {
       return await task(attempt);
     } catch (error) {
-      const failure = classifyFailure(error);
+      const failure = await classifyFailure(error);
       if (!failure.retryable) throw error;
       if (attempt >= maxRetries)
         throw new InfrastructureError(

@@ -6,7 +6,8 @@
  */
 import { readFile } from "node:fs/promises";
 import { relative } from "node:path";
-import { z } from "zod";
+// Types only: zod loads when a baseline is read, not with every skill command (~70 ms).
+import type { z } from "zod";
 import { InputError } from "../core/errors.js";
 import { writeFileAtomic } from "../core/fs.js";
 import type { AuditFinding, AuditReport, AuditSeverity } from "./types.js";
@@ -14,24 +15,29 @@ import type { AuditFinding, AuditReport, AuditSeverity } from "./types.js";
 export const BASELINE_FORMAT = "skillsmith-audit-baseline";
 export const BASELINE_VERSION = 1;
 
-const baselineSchema = z.object({
-  format: z.literal(BASELINE_FORMAT),
-  version: z.literal(BASELINE_VERSION),
-  created: z.string().optional(),
-  findings: z.array(
-    z.object({
-      id: z.string().regex(/^[0-9a-f]{16}$/),
-      code: z.string(),
-      skill: z.string().optional(),
-      file: z.string().optional(),
-      line: z.number().int().positive().optional(),
-      message: z.string().optional(),
-      reason: z.string().optional(),
-    }),
-  ),
-});
+async function makeBaselineSchema() {
+  const { z } = await import("zod");
+  return z.object({
+    format: z.literal(BASELINE_FORMAT),
+    version: z.literal(BASELINE_VERSION),
+    created: z.string().optional(),
+    findings: z.array(
+      z.object({
+        id: z.string().regex(/^[0-9a-f]{16}$/),
+        code: z.string(),
+        skill: z.string().optional(),
+        file: z.string().optional(),
+        line: z.number().int().positive().optional(),
+        message: z.string().optional(),
+        reason: z.string().optional(),
+      }),
+    ),
+  });
+}
 
-export type AuditBaseline = z.infer<typeof baselineSchema>;
+let baselineSchema: ReturnType<typeof makeBaselineSchema> | undefined;
+
+export type AuditBaseline = z.infer<Awaited<ReturnType<typeof makeBaselineSchema>>>;
 
 /** Severities from most to least severe; `--fail-on X` fails on X and everything above it. */
 export const AUDIT_SEVERITIES: readonly AuditSeverity[] = ["high", "medium", "low"];
@@ -104,7 +110,8 @@ export async function readBaseline(path: string): Promise<AuditBaseline> {
       },
     );
   }
-  const parsed = baselineSchema.safeParse(value);
+  baselineSchema ??= makeBaselineSchema();
+  const parsed = (await baselineSchema).safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = issue?.path.join(".") ?? "";

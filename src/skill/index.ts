@@ -70,26 +70,13 @@ export {
   removeSkills,
   updateSkills,
 } from "./manage.js";
-export {
-  createSkillsMcpServer,
-  type HttpMcpServer,
-  loadSkillsToServe,
-  type SkillsToServe,
-  serveMcpHttp,
-  serveMcpStdio,
-} from "./mcp-server.js";
-export {
-  digestOf,
-  isServedSkill,
-  loadServedSkill,
-  MAX_RESOURCES_PER_SKILL,
-  MAX_SKILL_TOTAL_BYTES,
-  registerSkillsExtension,
-  type ServedSkill,
-  SKILLS_EXTENSION,
-  type SkippedSkill,
-  skillFileUri,
-} from "./mcp-skills.js";
+// The MCP server and the Skills extension (`createSkillsMcpServer`, `loadSkillsToServe`,
+// `serveMcpStdio`, `serveMcpHttp` in `./mcp-server.js`; `registerSkillsExtension`,
+// `loadServedSkill`, `isServedSkill`, `digestOf`, `skillFileUri`, the limits in
+// `./mcp-skills.js`) are imported from those modules, not re-exported here: the MCP SDK costs
+// ~0.5 s of start-up, and this barrel is imported by the runner, the importers and most commands.
+export type { HttpMcpServer, SkillsToServe } from "./mcp-server.js";
+export type { ServedSkill, SkippedSkill } from "./mcp-skills.js";
 export {
   decodeText,
   loadSkillFolder,

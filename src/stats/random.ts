@@ -10,6 +10,12 @@ export interface SeededRandom {
   nextUint32(): number;
   /** A uniformly distributed integer in [0, bound), without modulo bias; bound ≤ 2^32. */
   nextBelow(bound: number): number;
+  /**
+   * `nextBelow(bound)` for one fixed bound, checked once: the draws (and the generator's state
+   * after them) are exactly those of calling `nextBelow(bound)` repeatedly, without re-checking
+   * the bound on each of millions of draws.
+   */
+  below(bound: number): () => number;
   /** A uniformly distributed number in [0, 1) with 32 bits of resolution. */
   nextFloat(): number;
 }
@@ -51,14 +57,26 @@ export function createSeededRandom(seed: number): SeededRandom {
     return result;
   };
 
+  /** The rejection limit of `bound`: the top partial block is redrawn so residues are uniform. */
+  const limitOf = (bound: number): number => {
+    if (!Number.isSafeInteger(bound) || bound < 1 || bound > twoTo32) {
+      throw new InputError("stats.bad-bound", `bound ${bound} is not an integer in [1, 2^32]`);
+    }
+    return twoTo32 - (twoTo32 % bound);
+  };
+
   return {
     nextUint32,
+    below(bound: number): () => number {
+      const limit = limitOf(bound);
+      return () => {
+        let value = nextUint32();
+        while (value >= limit) value = nextUint32();
+        return value % bound;
+      };
+    },
     nextBelow(bound: number): number {
-      if (!Number.isSafeInteger(bound) || bound < 1 || bound > twoTo32) {
-        throw new InputError("stats.bad-bound", `bound ${bound} is not an integer in [1, 2^32]`);
-      }
-      // Reject the top partial block so every residue is equally likely.
-      const limit = twoTo32 - (twoTo32 % bound);
+      const limit = limitOf(bound);
       let value = nextUint32();
       while (value >= limit) value = nextUint32();
       return value % bound;

@@ -230,16 +230,89 @@ describe("dynamic programming over the grid", () => {
   });
 });
 
-describe("Monte Carlo fallback", () => {
-  it("is used for many irrational-looking deltas and is reproducible under its seed", () => {
-    // 45 deltas, alternately multiples of √2 and of π: no common grid, and more than the 40
-    // an enumeration may take, so only Monte Carlo applies. Accuracy is checked in the next test.
+describe("guaranteed bounds beyond enumeration (dp-bounds)", () => {
+  /** 1 for the i of [−1, 1, 1, −1, …]·√(i + 2): no grid, every magnitude irrational. */
+  const roots = (m: number) =>
+    Array.from({ length: m }, (_, index) => (index % 3 === 0 ? -1 : 1) * Math.sqrt(index + 2));
+
+  it("brackets the brute-force p on real-valued deltas, even on a coarse grid", () => {
+    const next = lcg(99);
+    for (let trial = 0; trial < 30; trial++) {
+      const m = integerBetween(next, 1, 14);
+      const deltas = Array.from({ length: m }, () => (next() - 0.35) * 20);
+      const exact = bruteForceP(deltas);
+      for (const boundWork of [50, 5_000, 500_000]) {
+        const result = signFlipTest(deltas, { method: "dp-bounds", boundWork });
+        expect(result.method).toBe("dp-bounds");
+        expect(result.pLower as number).toBeLessThanOrEqual(exact + 1e-12);
+        expect(result.pUpper as number).toBeGreaterThanOrEqual(exact - 1e-12);
+        expect(result.p).toBe(result.pUpper);
+        expect(result.error).toBeCloseTo((result.pUpper as number) - (result.pLower as number), 15);
+      }
+    }
+  });
+
+  it("brackets the meet-in-the-middle p for m = 30 … 40 and narrows with more work", () => {
+    for (const m of [30, 35, 40]) {
+      const deltas = roots(m);
+      const exact = signFlipTest(deltas, { method: "exact" }).p;
+      const coarse = signFlipTest(deltas, { method: "dp-bounds", boundWork: 1e5 });
+      const fine = signFlipTest(deltas, { method: "dp-bounds", boundWork: 1e7 });
+      for (const result of [coarse, fine]) {
+        expect(result.pLower as number).toBeLessThanOrEqual(exact);
+        expect(result.pUpper as number).toBeGreaterThanOrEqual(exact);
+      }
+      expect(fine.error as number).toBeLessThan(coarse.error as number);
+    }
+  });
+
+  it("is chosen automatically for m' > 40 off-grid, and brackets an independent exact count", () => {
+    // Exact counts computed by hand, once, with a NumPy meet-in-the-middle script (not
+    // skillsmith's code) over the same deltas: m = 44 → 641 750 223 236 of 2^44 assignments,
+    // m = 48 → 5 655 881 895 434 of 2^48.
+    const independent: [number, number][] = [
+      [44, 641_750_223_236 / 2 ** 44],
+      [48, 5_655_881_895_434 / 2 ** 48],
+    ];
+    for (const [m, exact] of independent) {
+      const result = signFlipTest(roots(m));
+      expect(result.method).toBe("dp-bounds");
+      expect(result.pLower as number).toBeLessThanOrEqual(exact);
+      expect(result.pUpper as number).toBeGreaterThanOrEqual(exact);
+      // The default work makes the bracket narrow enough to be a result, not a range.
+      expect(result.error as number).toBeLessThan(1e-4);
+    }
+  });
+
+  it("refines a bracket that contains the verdict's alpha until it does not", () => {
+    const deltas = roots(48);
+    const coarse = signFlipTest(deltas, { boundWork: 20_000 });
+    const alpha = ((coarse.pLower as number) + (coarse.pUpper as number)) / 2;
+    expect(coarse.pLower as number).toBeLessThan(alpha);
+    const refined = signFlipTest(deltas, { boundWork: 20_000, decisionLevel: alpha });
+    expect(refined.error as number).toBeLessThan(coarse.error as number);
+    expect(alpha < (refined.pLower as number) || alpha > (refined.pUpper as number)).toBe(true);
+    expect(refined.pLower as number).toBeLessThanOrEqual(5_655_881_895_434 / 2 ** 48);
+    expect(refined.pUpper as number).toBeGreaterThanOrEqual(5_655_881_895_434 / 2 ** 48);
+  });
+
+  it("reports the exact methods' error as 0 and Monte Carlo's as a standard error only", () => {
+    expect(signFlipTest([10, -5, 20, 15, 5]).error).toBe(0);
+    expect(signFlipTest(Array.from({ length: 30 }, (_, i) => (i % 4) * 25 - 30)).error).toBe(0);
+    const estimate = signFlipTest(roots(20), { method: "monte-carlo", draws: 2_000 });
+    expect(estimate.error).toBeUndefined();
+    expect(estimate.standardError).toBeGreaterThan(0);
+  });
+});
+
+describe("Monte Carlo, when asked for", () => {
+  it("is reproducible under its seed and reports (extreme + 1)/(draws + 1)", () => {
     const next = lcg(4242);
     const deltas = Array.from(
       { length: 45 },
       (_, index) => (index % 2 === 0 ? Math.SQRT2 : Math.PI) * (next() * 10 - 4.5),
     );
-    const result = signFlipTest(deltas, { draws: 20_000 });
+    const result = signFlipTest(deltas, { method: "monte-carlo", draws: 20_000 });
     expect(result.method).toBe("monte-carlo");
     expect(result.draws).toBe(20_000);
     expect(result.standardError).toBeGreaterThan(0);
@@ -247,7 +320,7 @@ describe("Monte Carlo fallback", () => {
     const extremePlusOne = result.p * 20_001;
     expect(Math.abs(extremePlusOne - Math.round(extremePlusOne))).toBeLessThan(1e-6);
     // Same seed, same estimate; the result is reproducible.
-    expect(signFlipTest(deltas, { draws: 20_000 }).p).toBe(result.p);
+    expect(signFlipTest(deltas, { method: "monte-carlo", draws: 20_000 }).p).toBe(result.p);
   });
 
   it("estimates a known exact value within 5 standard errors", () => {

@@ -25,16 +25,27 @@ import { createSeededRandom } from "./random.js";
  *    and the lcm L of the denominators: u = min|d| / L. Cost O(m'·Σk_i). The grid is accepted
  *    only if k_i·u reproduces every |d_i| within the tie tolerance, so the result is the exact p
  *    of deltas that differ from the input by less than that tolerance.
- * 3. "exact" again for m' ≤ `maxEnumeration` (40) when the deltas are not on a grid.
- * 4. "monte-carlo": `draws` (default 100 000) seeded random sign assignments; p is reported as
- *    (b + 1)/(draws + 1), which is a valid p-value (never 0), with the binomial standard error
- *    √(p̂(1 − p̂)/draws) of the share p̂ = b/draws.
+ * 3. "exact" again for m' ≤ `maxEnumeration` (40) when the deltas are not on a grid. (Meet in
+ *    the middle holds 2·2^(m'/2) sums: 16 MiB at m' = 40, 0.5 GiB at 50, 16 GiB at 60 — so it
+ *    stops here.)
+ * 4. "dp-bounds" beyond that: a guaranteed bracket pLower ≤ p ≤ pUpper, computed exactly. Every
+ *    magnitude is rounded to the nearest multiple k_i·u of a unit u chosen as fine as the work
+ *    budget allows (Σk_i ≈ 2·`boundWork`/m', at most `maxGridTotal`), so that any signed sum
+ *    differs from its rounded twin by at most δ = Σ|m_i − k_i·u| (plus float slack). Then
+ *      P(|Σε_i k_i·u| ≥ T + δ) ≤ p ≤ P(|Σε_i k_i·u| ≥ T − δ),
+ *    both read off one exact distribution of the integer sums (the "dp" recurrence). The p
+ *    reported is pUpper — conservative, so a verdict never rests on rounding in its favour —
+ *    and `error` = pUpper − pLower bounds its distance from the exact p.
+ * 5. "monte-carlo", only when asked for: `draws` (default 100 000) seeded random sign
+ *    assignments; p is reported as (b + 1)/(draws + 1), which is a valid p-value (never 0), with
+ *    the binomial standard error √(p̂(1 − p̂)/draws) of the share p̂ = b/draws (no guaranteed
+ *    bound: `error` is absent).
  *
  * Ties: a sum counts as "at least as extreme" when |T| ≥ |S| − τ with τ = relativeTolerance·Σ|d_i|,
  * so sums that are equal on paper but differ in the last bits of floating point count as ties.
  * Deltas with |d_i| ≤ relativeTolerance·max|d| are treated as zeros for the same reason.
  */
-export type SignFlipMethod = "exact" | "dp" | "monte-carlo";
+export type SignFlipMethod = "exact" | "dp" | "dp-bounds" | "monte-carlo";
 
 export interface SignFlipOptions {
   /** Force one method; "auto" (default) picks as described above. */
@@ -51,6 +62,13 @@ export interface SignFlipOptions {
   readonly maxGridTotal?: number;
   /** Largest m'·Σk_i (inner-loop steps) for "dp". Default 3·10^8. */
   readonly maxGridWork?: number;
+  /** Inner-loop steps the "dp-bounds" distribution may take (it sets the grid's fineness). Default 3·10^7. */
+  readonly boundWork?: number;
+  /**
+   * The α of the verdict the p is for: a "dp-bounds" bracket that contains it is refined, up to
+   * `maxGridWork` steps, so that the verdict is decided whenever that is affordable.
+   */
+  readonly decisionLevel?: number;
   /** Monte Carlo draws. Default 100 000. */
   readonly draws?: number;
   /** Monte Carlo seed. Default 1. */
@@ -62,11 +80,20 @@ export interface SignFlipResult {
   readonly method: SignFlipMethod;
   /** Number of non-zero deltas (the m' of the documentation). */
   readonly nonZero: number;
+  /**
+   * A guaranteed bound on |p − exact p|: 0 for "exact" and "dp" (up to floating-point rounding
+   * of the sums, far below the tie tolerance), pUpper − pLower for "dp-bounds"; absent for
+   * "monte-carlo", whose error is statistical (see `standardError`).
+   */
+  readonly error?: number;
+  /** "dp-bounds" only: the exact p lies in [pLower, pUpper]; p = pUpper. */
+  readonly pLower?: number;
+  readonly pUpper?: number;
   /** Monte Carlo only: standard error of the estimated share. */
   readonly standardError?: number;
   /** Monte Carlo only: number of random sign assignments drawn. */
   readonly draws?: number;
-  /** "dp" only: the grid unit u with |d_i| = k_i·u. */
+  /** "dp": the grid unit u with |d_i| = k_i·u; "dp-bounds": the unit magnitudes were rounded to. */
   readonly unit?: number;
 }
 
@@ -77,6 +104,7 @@ const defaults = {
   maxDenominator: 65_536,
   maxGridTotal: 2 ** 22,
   maxGridWork: 3e8,
+  boundWork: 3e7,
   draws: 100_000,
   seed: 1,
 };
@@ -107,8 +135,9 @@ export function signFlipTest(
 
   if (method === "exact") {
     requireEnumerable(size, settings.maxEnumeration);
-    return { p: enumerationP(magnitudes, threshold), method: "exact", nonZero: size };
+    return { p: enumerationP(magnitudes, threshold), method: "exact", nonZero: size, error: 0 };
   }
+  if (method === "dp-bounds") return boundedResult(magnitudes, threshold, settings);
   if (method === "dp") {
     const grid = findGrid(magnitudes, settings);
     if (grid === undefined) {
@@ -124,17 +153,17 @@ export function signFlipTest(
 
   // Every assignment is at least as extreme as a zero observed sum: no computation needed.
   if (size === 0 || threshold <= 0) {
-    return { p: 1, method: "exact", nonZero: size };
+    return { p: 1, method: "exact", nonZero: size, error: 0 };
   }
   if (size <= settings.enumerationLimit) {
-    return { p: enumerationP(magnitudes, threshold), method: "exact", nonZero: size };
+    return { p: enumerationP(magnitudes, threshold), method: "exact", nonZero: size, error: 0 };
   }
   const grid = findGrid(magnitudes, settings);
   if (grid !== undefined) return dynamicProgrammingResult(nonZero, grid, size);
   if (size <= settings.maxEnumeration) {
-    return { p: enumerationP(magnitudes, threshold), method: "exact", nonZero: size };
+    return { p: enumerationP(magnitudes, threshold), method: "exact", nonZero: size, error: 0 };
   }
-  return monteCarloResult(magnitudes, threshold, settings);
+  return boundedResult(magnitudes, threshold, settings);
 }
 
 function requireEnumerable(size: number, limit: number): void {
@@ -292,7 +321,13 @@ function dynamicProgrammingResult(
   nonZero.forEach((value, index) => {
     observed += Math.sign(value) * (grid.multiples[index] as number);
   });
-  return { p: gridP(grid.multiples, observed), method: "dp", nonZero: size, unit: grid.unit };
+  return {
+    p: gridP(grid.multiples, observed),
+    method: "dp",
+    nonZero: size,
+    error: 0,
+    unit: grid.unit,
+  };
 }
 
 /**
@@ -306,25 +341,121 @@ export function gridP(multiples: readonly number[], observed: number): number {
   if (target === 0) return 1;
   const total = multiples.reduce((sum, value) => sum + value, 0);
   if (target > total) return 0;
-  const probabilities = new Float64Array(total + 1);
+  return Math.min(1, 2 * lowerTail(subsetSumDistribution(multiples, total), (total - target) / 2));
+}
+
+/**
+ * The distribution of W = Σ_{ε_i=+1} k_i over the 2^m equally likely sign assignments, for
+ * non-negative integers k_i summing to `total`: built in place, one delta at a time,
+ * f'(w) = (f(w) + f(w − k))/2.
+ */
+function subsetSumDistribution(
+  multiples: readonly number[],
+  total: number,
+  /** Only P(W = 0 … upTo) are wanted: f'(w) needs f at w and below only, so the rest is skipped. */
+  upTo = total,
+): Float64Array {
+  const end = Math.max(0, Math.min(total, upTo));
+  const probabilities = new Float64Array(end + 1);
   probabilities[0] = 1;
   let reach = 0;
   // Small multiples first keep `reach` (the work per step) small for longer.
   for (const step of [...multiples].sort((left, right) => left - right)) {
-    const newReach = reach + step;
+    // A zero multiple sends both signs to the same sum: the distribution does not change.
+    if (step === 0) continue;
+    const newReach = Math.min(end, reach + step);
     for (let sum = newReach; sum >= step; sum--) {
       probabilities[sum] =
         0.5 * ((probabilities[sum] as number) + (probabilities[sum - step] as number));
     }
-    for (let sum = step - 1; sum >= 0; sum--) {
+    for (let sum = Math.min(step, end + 1) - 1; sum >= 0; sum--) {
       probabilities[sum] = 0.5 * (probabilities[sum] as number);
     }
     reach = newReach;
   }
-  const lowerEnd = (total - target) / 2;
+  return probabilities;
+}
+
+/** P(W ≤ end) for a distribution over 0 … total; 0 when end < 0. */
+function lowerTail(probabilities: Float64Array, end: number): number {
   let tail = 0;
-  for (let sum = 0; sum <= lowerEnd; sum++) tail += probabilities[sum] as number;
-  return Math.min(1, 2 * tail);
+  for (let sum = 0; sum <= end && sum < probabilities.length; sum++)
+    tail += probabilities[sum] as number;
+  return tail;
+}
+
+/**
+ * "dp-bounds" (see the module comment): round the magnitudes to a grid as fine as the work
+ * budget allows, and bracket p between the exact tails of the rounded sums at T ± δ. With a
+ * `decisionLevel` (the α of a verdict), a bracket that contains it is refined (4× the work
+ * each time, up to `maxGridWork`), so the verdict rests on the bracket's side of α whenever
+ * that is affordable.
+ */
+function boundedResult(
+  magnitudes: readonly number[],
+  threshold: number,
+  settings: typeof defaults & { readonly decisionLevel?: number },
+): SignFlipResult {
+  const size = magnitudes.length;
+  if (size === 0 || threshold <= 0)
+    return { p: 1, method: "dp-bounds", nonZero: size, error: 0, pLower: 1, pUpper: 1 };
+  let work = requirePositiveInteger(Math.floor(settings.boundWork), "boundWork");
+  let result = bracket(magnitudes, threshold, work, settings.maxGridTotal);
+  const level = settings.decisionLevel;
+  while (
+    level !== undefined &&
+    (result.pLower as number) < level &&
+    level <= (result.pUpper as number) &&
+    work * 4 <= settings.maxGridWork &&
+    (result.unit as number) > 0
+  ) {
+    work *= 4;
+    const finer = bracket(magnitudes, threshold, work, settings.maxGridTotal);
+    if ((finer.error as number) >= (result.error as number)) break;
+    result = finer;
+  }
+  return result;
+}
+
+function bracket(
+  magnitudes: readonly number[],
+  threshold: number,
+  work: number,
+  maxGridTotal: number,
+): SignFlipResult {
+  const size = magnitudes.length;
+  const sumOfMagnitudes = magnitudes.reduce((sum, value) => sum + value, 0);
+  // The truncated recurrence takes about m'·K·(1 − T/Σ|d|)/2 steps for K = Σk_i.
+  const share = Math.max(0.05, 1 - threshold / sumOfMagnitudes);
+  const gridTotal = Math.max(size, Math.min(maxGridTotal, Math.floor((2 * work) / (size * share))));
+  const unit = sumOfMagnitudes / gridTotal;
+  const multiples = magnitudes.map((magnitude) => Math.round(magnitude / unit));
+  let deviation = 0;
+  for (let index = 0; index < size; index++)
+    deviation += Math.abs((magnitudes[index] as number) - (multiples[index] as number) * unit);
+  // Slack for the floating-point rounding of the sums and products above (each well under
+  // size·2^−52 of the total): it only widens the bracket.
+  deviation += 4 * size * Number.EPSILON * sumOfMagnitudes;
+  const total = multiples.reduce((sum, value) => sum + value, 0);
+  // P(|2W − K| ≥ a) = 2·P(W ≤ (K − a)/2) for a > 0 (W and K − W have the same law); the lower
+  // bound of the reach T − δ needs the longest tail.
+  const lastNeeded = (reach: number) => Math.floor((total - reach / unit) / 2);
+  const distribution = subsetSumDistribution(multiples, total, lastNeeded(threshold - deviation));
+  const tail = (reach: number): number => {
+    if (reach <= 0) return 1;
+    return Math.min(1, 2 * lowerTail(distribution, lastNeeded(reach)));
+  };
+  const pUpper = tail(threshold - deviation);
+  const pLower = Math.min(pUpper, tail(threshold + deviation));
+  return {
+    p: pUpper,
+    method: "dp-bounds",
+    nonZero: size,
+    error: pUpper - pLower,
+    pLower,
+    pUpper,
+    unit,
+  };
 }
 
 function monteCarloResult(

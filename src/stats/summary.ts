@@ -37,7 +37,8 @@ export function summarizeDeltas(
   const values = requireFiniteNumbers(deltas, "deltas");
   const level = requireOpenUnitInterval(alpha, "alpha");
   const delta = values.reduce((sum, value) => sum + value, 0) / values.length;
-  const signflip = signFlipTest(values, options.signFlip);
+  // The verdict's α lets a bounded p refine itself until it falls on one side of α.
+  const signflip = signFlipTest(values, { decisionLevel: level, ...options.signFlip });
   const ttest = pairedTTest(values);
   const wilcoxon = wilcoxonSignedRank(values);
   return {

@@ -273,7 +273,7 @@ export class SuiteTaskFamily implements TaskFamilyV1 {
         }),
       };
       const languageModel = wrapLanguageModel({
-        model: model.languageModel("solver", () => {
+        model: await model.languageModel("solver", () => {
           calls += 1;
         }),
         middleware: sampling,

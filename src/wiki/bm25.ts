@@ -64,47 +64,57 @@ function before(score: number, doc: number, otherScore: number, otherDoc: number
   return score > otherScore || (score === otherScore && doc < otherDoc);
 }
 
-export class Bm25Index {
-  private constructor(
-    readonly parameters: Bm25Parameters,
-    private readonly terms: Map<string, number>,
-    private readonly offsets: Int32Array,
-    private readonly postingDocs: Int32Array,
-    /** Per posting: (tf · (k1 + 1)) / (tf + norm(d)), the contribution without its idf. */
-    private readonly impacts: Float64Array,
-    private readonly scores: Float64Array,
-    private readonly touched: Int32Array,
-  ) {}
+/**
+ * The idf-free part of one posting's contribution, (tf · (k1 + 1)) / (tf + norm(d)): one
+ * expression for the in-memory index and the index file, so their scores are bit-identical.
+ */
+export function bm25Impact(tf: number, norm: number, k1Plus1: number): number {
+  return (tf * k1Plus1) / (tf + norm);
+}
 
-  get size(): number {
-    return this.scores.length;
+/**
+ * A corpus as an index is made from it: terms interned to ids (in order of first appearance),
+ * postings grouped by term (documents ascending) with their term frequencies, and the length
+ * (tokens) of every document. The in-memory index and the wiki's index file both start here.
+ */
+export interface Bm25Postings {
+  readonly terms: Map<string, number>;
+  /** Per term id, where its postings start; `offsets[id + 1]` ends them. */
+  readonly offsets: Int32Array;
+  readonly postingDocs: Int32Array;
+  readonly postingFrequencies: Uint16Array;
+  readonly lengths: Int32Array;
+}
+
+/** Collects documents one at a time (so a caller need not hold every text at once). */
+export class Bm25PostingsBuilder {
+  private readonly terms = new Map<string, number>();
+  private starts = new Int32Array(1024);
+  private tokenIds = new Int32Array(8192);
+  private used = 0;
+  private count = 0;
+
+  /** Add the next document; returns its number. */
+  add(text: string): number {
+    if (this.count + 1 >= this.starts.length) this.starts = grow(this.starts);
+    this.starts[this.count] = this.used;
+    for (const token of tokenize(text)) {
+      let id = this.terms.get(token);
+      if (id === undefined) {
+        id = this.terms.size;
+        this.terms.set(token, id);
+      }
+      if (this.used === this.tokenIds.length) this.tokenIds = grow(this.tokenIds);
+      this.tokenIds[this.used] = id;
+      this.used += 1;
+    }
+    this.count += 1;
+    this.starts[this.count] = this.used;
+    return this.count - 1;
   }
 
-  /** Build from the documents' texts; document numbers are their positions. */
-  static build(documents: readonly string[], parameters: Bm25Parameters): Bm25Index {
-    const terms = new Map<string, number>();
-    const count = documents.length;
-    const starts = new Int32Array(count + 1);
-    let tokenIds = new Int32Array(Math.max(16, count * 8));
-    let used = 0;
-    for (let doc = 0; doc < count; doc += 1) {
-      starts[doc] = used;
-      for (const token of tokenize(documents[doc] ?? "")) {
-        let id = terms.get(token);
-        if (id === undefined) {
-          id = terms.size;
-          terms.set(token, id);
-        }
-        if (used === tokenIds.length) {
-          const grown = new Int32Array(tokenIds.length * 2);
-          grown.set(tokenIds);
-          tokenIds = grown;
-        }
-        tokenIds[used] = id;
-        used += 1;
-      }
-    }
-    starts[count] = used;
+  finish(): Bm25Postings {
+    const { terms, starts, tokenIds, count } = this;
     const termCount = terms.size;
     // Document frequency: a term counts once per document (lastDoc marks where it was seen).
     const frequency = new Int32Array(termCount);
@@ -126,12 +136,12 @@ export class Bm25Index {
     const postingFrequencies = new Uint16Array(total);
     const cursor = offsets.slice(0, termCount);
     const slot = new Int32Array(termCount);
+    const lengths = new Int32Array(count);
     lastDoc.fill(-1);
-    let lengthSum = 0;
     for (let doc = 0; doc < count; doc += 1) {
       const start = starts[doc] ?? 0;
       const end = starts[doc + 1] ?? 0;
-      lengthSum += end - start;
+      lengths[doc] = end - start;
       for (let position = start; position < end; position += 1) {
         const id = tokenIds[position] ?? 0;
         if (lastDoc[id] !== doc) {
@@ -149,68 +159,63 @@ export class Bm25Index {
         }
       }
     }
-    const averageLength = count === 0 ? 0 : lengthSum / count;
-    const norms = new Float64Array(count);
-    for (let doc = 0; doc < count; doc += 1)
-      norms[doc] = bm25Norm((starts[doc + 1] ?? 0) - (starts[doc] ?? 0), averageLength, parameters);
-    // The idf-free part of every posting's contribution, computed once with the exact
-    // expression of bm25Contribution, so a query only multiplies by idf and adds.
-    const k1Plus1 = parameters.k1 + 1;
-    const impacts = new Float64Array(total);
-    for (let position = 0; position < total; position += 1) {
-      const tf = postingFrequencies[position]!;
-      impacts[position] = (tf * k1Plus1) / (tf + norms[postingDocs[position]!]!);
-    }
-    return new Bm25Index(
-      parameters,
-      terms,
-      offsets,
-      postingDocs,
-      impacts,
-      new Float64Array(count),
-      new Int32Array(count),
-    );
+    return { terms, offsets, postingDocs, postingFrequencies, lengths };
+  }
+}
+
+function grow(array: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> {
+  const grown = new Int32Array(array.length * 2);
+  grown.set(array);
+  return grown;
+}
+
+/** Postings of a whole corpus at once. */
+export function buildPostings(documents: readonly string[]): Bm25Postings {
+  const builder = new Bm25PostingsBuilder();
+  for (const document of documents) builder.add(document);
+  return builder.finish();
+}
+
+/** The average document length the norms use (0 for an empty corpus). */
+export function averageLength(lengths: ArrayLike<number>, count = lengths.length): number {
+  let sum = 0;
+  for (let doc = 0; doc < lengths.length; doc += 1) sum += lengths[doc] ?? 0;
+  return count === 0 ? 0 : sum / count;
+}
+
+/**
+ * Score accumulation and top-k selection shared by every index: `add` a posting's contribution
+ * (documents first touched are remembered), then `top` drains the accumulator (leaving it zero
+ * for the next query) into the best k, best first, ties to the lower document number.
+ */
+export class ScoreAccumulator {
+  private readonly scores: Float64Array;
+  private readonly touched: Int32Array;
+  private touchedCount = 0;
+
+  constructor(documentCount: number) {
+    this.scores = new Float64Array(documentCount);
+    this.touched = new Int32Array(documentCount);
   }
 
-  /** Bytes held by the typed arrays (the term dictionary is not counted). */
-  arrayBytes(): number {
-    return [this.offsets, this.postingDocs, this.impacts, this.scores, this.touched].reduce(
-      (sum, array) => sum + array.byteLength,
-      0,
-    );
+  get byteLength(): number {
+    return this.scores.byteLength + this.touched.byteLength;
   }
 
-  /**
-   * The top `k` documents for a query, best first; documents with a zero score are never
-   * returned. `allowed` (one byte per document, non-zero = eligible) filters before ranking.
-   */
-  search(query: string, k: number, allowed?: Uint8Array): ScoredDocument[] {
-    const documentCount = this.scores.length;
-    const scores = this.scores;
-    const touched = this.touched;
-    const docs = this.postingDocs;
-    const impacts = this.impacts;
-    let touchedCount = 0;
-    for (const token of distinctTokens(query)) {
-      const id = this.terms.get(token);
-      if (id === undefined) continue;
-      const start = this.offsets[id]!;
-      const end = this.offsets[id + 1]!;
-      const idf = bm25Idf(documentCount, end - start);
-      // The hot loop: typed arrays only. idf · impact is bm25Contribution's expression with its
-      // inner quotient precomputed, so scores are bit-identical to it. Every contribution is
-      // positive (idf > 0, tf ≥ 1), so a zero score marks an untouched document.
-      for (let position = start; position < end; position += 1) {
-        const doc = docs[position]!;
-        if (allowed !== undefined && allowed[doc] === 0) continue;
-        const previous = scores[doc]!;
-        if (previous === 0) {
-          touched[touchedCount] = doc;
-          touchedCount += 1;
-        }
-        scores[doc] = previous + idf * impacts[position]!;
-      }
+  /** Every contribution is positive (idf > 0, tf ≥ 1), so a zero score marks an untouched document. */
+  add(doc: number, contribution: number): void {
+    const previous = this.scores[doc]!;
+    if (previous === 0) {
+      this.touched[this.touchedCount] = doc;
+      this.touchedCount += 1;
     }
+    this.scores[doc] = previous + contribution;
+  }
+
+  top(k: number): ScoredDocument[] {
+    const { scores, touched } = this;
+    const touchedCount = this.touchedCount;
+    this.touchedCount = 0;
     // A binary min-heap of the best k so far: the root is the worst kept document.
     const heapDocs = new Int32Array(k);
     const heapScores = new Float64Array(k);
@@ -271,5 +276,91 @@ export class Bm25Index {
     return results.sort((left, right) =>
       before(left.score, left.doc, right.score, right.doc) ? -1 : 1,
     );
+  }
+}
+
+export class Bm25Index {
+  private constructor(
+    readonly parameters: Bm25Parameters,
+    private readonly terms: Map<string, number>,
+    private readonly offsets: Int32Array,
+    private readonly postingDocs: Int32Array,
+    /** Per posting: (tf · (k1 + 1)) / (tf + norm(d)), the contribution without its idf. */
+    private readonly impacts: Float64Array,
+    private readonly accumulator: ScoreAccumulator,
+    private readonly documentCount: number,
+  ) {}
+
+  get size(): number {
+    return this.documentCount;
+  }
+
+  /** Build from the documents' texts; document numbers are their positions. */
+  static build(documents: readonly string[], parameters: Bm25Parameters): Bm25Index {
+    return Bm25Index.fromPostings(buildPostings(documents), parameters);
+  }
+
+  static fromPostings(postings: Bm25Postings, parameters: Bm25Parameters): Bm25Index {
+    const { terms, offsets, postingDocs, postingFrequencies, lengths } = postings;
+    const count = lengths.length;
+    const average = averageLength(lengths);
+    const norms = new Float64Array(count);
+    for (let doc = 0; doc < count; doc += 1)
+      norms[doc] = bm25Norm(lengths[doc] ?? 0, average, parameters);
+    // The idf-free part of every posting's contribution, computed once, so a query only
+    // multiplies by idf and adds.
+    const k1Plus1 = parameters.k1 + 1;
+    const total = postingDocs.length;
+    const impacts = new Float64Array(total);
+    for (let position = 0; position < total; position += 1)
+      impacts[position] = bm25Impact(
+        postingFrequencies[position]!,
+        norms[postingDocs[position]!]!,
+        k1Plus1,
+      );
+    return new Bm25Index(
+      parameters,
+      terms,
+      offsets,
+      postingDocs,
+      impacts,
+      new ScoreAccumulator(count),
+      count,
+    );
+  }
+
+  /** Bytes held by the typed arrays (the term dictionary is not counted). */
+  arrayBytes(): number {
+    return (
+      this.offsets.byteLength +
+      this.postingDocs.byteLength +
+      this.impacts.byteLength +
+      this.accumulator.byteLength
+    );
+  }
+
+  /**
+   * The top `k` documents for a query, best first; documents with a zero score are never
+   * returned. `allowed` (one byte per document, non-zero = eligible) filters before ranking.
+   */
+  search(query: string, k: number, allowed?: Uint8Array): ScoredDocument[] {
+    const docs = this.postingDocs;
+    const impacts = this.impacts;
+    const accumulator = this.accumulator;
+    for (const token of distinctTokens(query)) {
+      const id = this.terms.get(token);
+      if (id === undefined) continue;
+      const start = this.offsets[id]!;
+      const end = this.offsets[id + 1]!;
+      const idf = bm25Idf(this.documentCount, end - start);
+      // The hot loop: typed arrays only; idf · impact is bm25Contribution's expression with its
+      // inner quotient precomputed.
+      for (let position = start; position < end; position += 1) {
+        const doc = docs[position]!;
+        if (allowed !== undefined && allowed[doc] === 0) continue;
+        accumulator.add(doc, idf * impacts[position]!);
+      }
+    }
+    return accumulator.top(k);
   }
 }

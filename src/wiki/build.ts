@@ -45,6 +45,7 @@ import { isFlagged } from "./resources/licence.js";
 import type { PreparedResource } from "./resources/types.js";
 import { cacheDownload, type FetchOptions, fetchRemoteResource } from "./resources/url.js";
 import type { KeyFrameSettings } from "./resources/video.js";
+import { writeSearchIndex } from "./search-index.js";
 import {
   acquireBuildLock,
   jsonText,
@@ -334,6 +335,8 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
       resources: [...records.values()].sort((left, right) => (left.path < right.path ? -1 : 1)),
     });
     await writeTaxonomy(options.wiki, options.domain);
+    // Last, once every entry and manifest is written: the index's stamp then matches them.
+    await writeSearchIndex(options.wiki);
 
     const count = (outcome: CandidateOutcome) =>
       reports.filter((report) => report.outcome === outcome).length;

@@ -9,16 +9,13 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { unlessMissing, writeFileAtomic } from "../core/fs.js";
-import {
-  cosineSimilarity,
-  type EmbeddingClient,
-  type EmbeddingModelChoice,
-  resolveEmbeddingModel,
-} from "../model/index.js";
+// The modules themselves, not the model barrel: search loads no model code it does not use.
+import { cosineSimilarity, type EmbeddingClient } from "../model/embedding.js";
+import { type EmbeddingModelChoice, resolveEmbeddingModel } from "../model/embedding-config.js";
 import { WIKI_FORMAT_VERSION } from "./meta.js";
 
 export const EMBEDDING_CACHE_FOLDER = join(".cache", "embeddings");
-export { EMBEDDING_MODEL_VARIABLE } from "../model/index.js";
+export { EMBEDDING_MODEL_VARIABLE } from "../model/embedding-config.js";
 
 const cacheFileSchema = z.strictObject({
   format: z.literal(WIKI_FORMAT_VERSION),

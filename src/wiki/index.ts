@@ -105,7 +105,9 @@ export {
   type RemoteResourceSpec,
 } from "./resources/url.js";
 export {
+  type CardSearch,
   cardOf,
+  openCardSearch,
   type SearchOptions,
   type SearchResult,
   type SelectionStrategy,
@@ -115,6 +117,12 @@ export {
   selectionStrategies,
   WikiSearch,
 } from "./search.js";
+export {
+  IndexedWikiSearch,
+  SEARCH_INDEX_FORMAT,
+  searchIndexPath,
+  writeSearchIndex,
+} from "./search-index.js";
 export {
   acquireBuildLock,
   findEntry,

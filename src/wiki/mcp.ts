@@ -13,16 +13,14 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { packageVersion } from "../core/paths.js";
 import type { ModelClient } from "../model/index.js";
+import { type HttpMcpServer, serveMcpHttp, serveMcpStdio } from "../skill/mcp-server.js";
 import {
-  type HttpMcpServer,
   isServedSkill,
   loadServedSkill,
   registerSkillsExtension,
   type ServedSkill,
   type SkippedSkill,
-  serveMcpHttp,
-  serveMcpStdio,
-} from "../skill/index.js";
+} from "../skill/mcp-skills.js";
 import { applyCapability, type CapabilitiesManifest, loadCapabilities } from "./capabilities.js";
 import { exportEntry } from "./export.js";
 import { type CodeRunner, defaultCodeRunner } from "./gates.js";

@@ -26,6 +26,7 @@ import type { ModelClient } from "../model/index.js";
 import { type BuildSummary, buildWiki } from "./build.js";
 import type { CodeRunner } from "./gates.js";
 import { defaultThresholds, WIKI_FORMAT_VERSION } from "./meta.js";
+import { ONLINE_POOL_BUDGET_LIMIT } from "./online-constants.js";
 import {
   listResourceInputs,
   type ResourceInput,
@@ -53,7 +54,7 @@ import {
 import type { SearchResult } from "./search.js";
 import { jsonText, listEntries, readJsonFile } from "./store.js";
 
-export const ONLINE_POOL_BUDGET_LIMIT = 100;
+export { ONLINE_POOL_BUDGET_LIMIT };
 export const POOL_RECORD_FILE = "pool.json";
 
 /** What a connector may use while finding resources for one acquisition. */

@@ -13,15 +13,25 @@ import { UnsupportedError } from "../core/errors.js";
 import { packageRoot } from "../core/paths.js";
 import type { EmbeddingClient, ModelClient } from "../model/index.js";
 import { Bm25Index } from "./bm25.js";
+import {
+  cardOf,
+  indexedText,
+  mergeBoosted,
+  type SkillCard,
+  seededSample,
+  shortlistConfigOf,
+} from "./cards.js";
 import { CardEmbeddings, EMBEDDING_MODEL_VARIABLE, rankByCosine } from "./embedding.js";
 import {
   type ShortlistField,
   type ShortlistSizeRule,
-  type SkillMeta,
   shortlistFields,
   type Thresholds,
 } from "./meta.js";
+import { buildInProgress, IndexedWikiSearch, writeSearchIndex } from "./search-index.js";
 import { listEntries, readWikiManifest, type WikiEntry } from "./store.js";
+
+export { cardOf, indexedText, type SkillCard, shortlistConfigOf } from "./cards.js";
 
 export const selectionStrategies = [
   "select",
@@ -32,58 +42,6 @@ export const selectionStrategies = [
   "bm25+embedding",
 ] as const;
 export type SelectionStrategy = (typeof selectionStrategies)[number];
-
-/** The metadata card a selector (or an MCP client) reads: a few hundred tokens at most. */
-export interface SkillCard {
-  readonly skill_id: string;
-  readonly skill_name: string;
-  readonly domain: string;
-  readonly category_path: string[];
-  readonly tags: string[];
-  readonly applicability: string;
-  readonly modalities: string[];
-  readonly exec_ok: boolean | "unknown";
-  readonly validation_status: string;
-}
-
-const CARD_APPLICABILITY_CHARS = 600;
-
-export function cardOf(meta: SkillMeta): SkillCard {
-  return {
-    skill_id: meta.skill_id,
-    skill_name: meta.skill_name,
-    domain: meta.domain,
-    category_path: meta.category_path,
-    tags: meta.tags,
-    applicability:
-      meta.applicability.length > CARD_APPLICABILITY_CHARS
-        ? `${meta.applicability.slice(0, CARD_APPLICABILITY_CHARS)}…`
-        : meta.applicability,
-    modalities: meta.modalities_present,
-    exec_ok: meta.exec_ok,
-    validation_status: meta.validation_status,
-  };
-}
-
-/**
- * The text stage 1 indexes for a card: name ⊕ tags ⊕ applicability ⊕ category path (the
- * paper's four fields), or the given subset in that order.
- */
-export function indexedText(
-  card: Pick<SkillCard, "skill_name" | "tags" | "applicability" | "category_path">,
-  fields: readonly ShortlistField[] = shortlistFields,
-): string {
-  const text: Record<ShortlistField, string> = {
-    name: card.skill_name,
-    tags: card.tags.join(" "),
-    applicability: card.applicability,
-    category_path: card.category_path.join(" "),
-  };
-  return shortlistFields
-    .filter((field) => fields.includes(field))
-    .map((field) => text[field])
-    .join("\n");
-}
 
 /** How one search built its shortlist; recorded in every search result. */
 export interface ShortlistConfig {
@@ -112,8 +70,25 @@ export interface ShortlistHit {
   readonly score: number;
 }
 
+/**
+ * What the strategies need from a search over a wiki's cards: `WikiSearch` (the entries in
+ * memory) and `IndexedWikiSearch` (the index file, `search-index.ts`) answer alike.
+ */
+export interface CardSearch {
+  readonly thresholds: Thresholds;
+  /** Entries searched. */
+  readonly size: number;
+  shortlistConfig(options?: ShortlistOptions): ShortlistConfig;
+  shortlist(query: string, options?: ShortlistOptions): ShortlistHit[];
+  /** Every eligible card, in skill-id order. */
+  eligibleCards(includeUnverified: boolean): SkillCard[];
+  /** The random strategy: a seeded sample of the eligible cards. */
+  sampleEligible(count: number, seed: number, includeUnverified: boolean): SkillCard[];
+  cardEmbeddings(client: EmbeddingClient): Promise<CardEmbeddings>;
+}
+
 /** An in-memory search over a wiki's cards; built once, queried many times (the MCP server keeps one). */
-export class WikiSearch {
+export class WikiSearch implements CardSearch {
   private readonly embeddings = new Map<EmbeddingClient, CardEmbeddings>();
   /** Indexes over other field sets than the four, built when first asked for. */
   private readonly fieldIndexes = new Map<string, Bm25Index>();
@@ -161,17 +136,7 @@ export class WikiSearch {
 
   /** The shortlist settings a search uses: options > the wiki's recorded defaults. */
   shortlistConfig(options: ShortlistOptions = {}): ShortlistConfig {
-    const size = options.size ?? this.thresholds.shortlist_size;
-    const n = options.selectMax ?? this.thresholds.select_max;
-    const fields = shortlistFields.filter((field) =>
-      (options.fields ?? this.thresholds.shortlist_fields).includes(field),
-    );
-    return {
-      k: size === "max(5n,25)" ? Math.max(5 * n, 25) : (options.k ?? this.thresholds.shortlist_k),
-      size,
-      fields,
-      visual_boost: options.visualBoost ?? this.thresholds.shortlist_visual_boost,
-    };
+    return shortlistConfigOf(this.thresholds, options);
   }
 
   private indexFor(fields: readonly ShortlistField[]): Bm25Index {
@@ -209,14 +174,12 @@ export class WikiSearch {
         Uint8Array.from(visual, (flag, doc) =>
           flag === wanted && (eligible === undefined || eligible[doc] === 1) ? 1 : 0,
         );
-      hits = [
-        ...index
-          .search(query, config.k, group(1))
-          .map((hit) => ({ doc: hit.doc, score: hit.score * config.visual_boost })),
-        ...index.search(query, config.k, group(0)),
-      ]
-        .sort((left, right) => right.score - left.score || left.doc - right.doc)
-        .slice(0, config.k);
+      hits = mergeBoosted(
+        index.search(query, config.k, group(1)),
+        index.search(query, config.k, group(0)),
+        config.visual_boost,
+        config.k,
+      );
     }
     return hits.map((hit) => {
       const entry = this.entries[hit.doc];
@@ -230,6 +193,63 @@ export class WikiSearch {
       (entry) => includeUnverified || entry.meta.validation_status === "verified",
     );
   }
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  eligibleCards(includeUnverified: boolean): SkillCard[] {
+    return this.eligible(includeUnverified).map((entry) => cardOf(entry.meta));
+  }
+
+  sampleEligible(count: number, seed: number, includeUnverified: boolean): SkillCard[] {
+    return seededSample(this.eligible(includeUnverified), count, seed).map((entry) =>
+      cardOf(entry.meta),
+    );
+  }
+}
+
+/**
+ * The search `wiki search` uses: the index file when it is fresh and indexes the fields asked
+ * for (the four, unless the wiki or the caller chose fewer); else, when no build is running and
+ * the wiki can be written, the index rebuilt and then used; else (a read-only wiki, a build in
+ * progress, other fields, a wiki the index cannot hold) the entries read into memory. Every
+ * path answers alike (`search-index.test.ts`).
+ */
+export async function openCardSearch(
+  root: string,
+  domain?: string,
+  options: { readonly fields?: readonly ShortlistField[] } = {},
+): Promise<CardSearch> {
+  const { thresholds } = await readWikiManifest(root);
+  if (!IndexedWikiSearch.indexes(options.fields ?? thresholds.shortlist_fields))
+    return WikiSearch.open(root, domain);
+  const open = () => IndexedWikiSearch.open(root, thresholds, domain);
+  const indexed = await open();
+  if (indexed !== undefined) return indexed;
+  if (!(await buildInProgress(root))) {
+    const fresh = async () => {
+      const candidate = await open();
+      candidate?.close();
+      return candidate !== undefined;
+    };
+    try {
+      await writeSearchIndex(root, { skipIf: fresh });
+      const rebuilt = await open();
+      if (rebuilt !== undefined) return rebuilt;
+    } catch (error) {
+      // A wiki we may not write (an installed example, a read-only mount) is searched as is.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (
+        code !== "EACCES" &&
+        code !== "EROFS" &&
+        code !== "EPERM" &&
+        !(error instanceof RangeError)
+      )
+        throw error;
+    }
+  }
+  return WikiSearch.open(root, domain);
 }
 
 export const selectionSchema = z.object({
@@ -298,26 +318,6 @@ export async function selectFromShortlist(
   return { selected, rejected_ids: rejected };
 }
 
-/** Seeded Fisher–Yates prefix: the random strategy's picks are reproducible. */
-function seededSample<T>(items: readonly T[], count: number, seed: number): T[] {
-  let state = seed >>> 0;
-  const random = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const copy = [...items];
-  const picked: T[] = [];
-  for (let index = 0; index < Math.min(count, copy.length); index += 1) {
-    const chosen = index + Math.floor(random() * (copy.length - index));
-    [copy[index], copy[chosen]] = [copy[chosen] as T, copy[index] as T];
-    picked.push(copy[index] as T);
-  }
-  return picked;
-}
-
 export interface SearchOptions {
   readonly strategy?: SelectionStrategy;
   readonly model?: ModelClient;
@@ -334,7 +334,7 @@ export interface SearchOptions {
 }
 
 export async function searchSkills(
-  search: WikiSearch,
+  search: CardSearch,
   query: string,
   options: SearchOptions = {},
 ): Promise<SearchResult> {
@@ -369,15 +369,12 @@ export async function searchSkills(
           .map((hit) => ({ card: hit.card, reason: `BM25 score ${hit.score.toFixed(3)}` })),
       };
     case "random": {
-      const picks = seededSample(
-        search.eligible(options.includeUnverified === true),
+      const picks = search.sampleEligible(
         max,
         options.seed ?? 0,
+        options.includeUnverified === true,
       );
-      return {
-        ...base,
-        selected: picks.map((entry) => ({ card: cardOf(entry.meta), reason: "random pick" })),
-      };
+      return { ...base, selected: picks.map((card) => ({ card, reason: "random pick" })) };
     }
     case "select": {
       if (options.model === undefined)
@@ -397,7 +394,7 @@ export async function searchSkills(
         );
       const cards =
         strategy === "embedding"
-          ? search.eligible(options.includeUnverified === true).map((entry) => cardOf(entry.meta))
+          ? search.eligibleCards(options.includeUnverified === true)
           : shortlist.map((hit) => hit.card);
       const embedded = { ...base, embedding_model: options.embedding.spec };
       if (cards.length === 0) return { ...embedded, selected: [] };

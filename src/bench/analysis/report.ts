@@ -20,6 +20,7 @@ import {
 import {
   classify,
   pearson,
+  type SignFlipMethod,
   type SkillClass,
   spearman,
   summarizeDeltas,
@@ -154,6 +155,11 @@ export interface Profile {
   readonly delta: number | null;
   /** Exact two-sided sign-flip p (the primary test). */
   readonly p: number | null;
+  /**
+   * How p was computed and its guaranteed error (|p − exact p| ≤ error; 0 for the exact methods;
+   * null for Monte Carlo, which only has a standard error): see `signFlipTest`.
+   */
+  readonly pMethod?: { readonly method: SignFlipMethod; readonly error: number | null } | null;
   readonly class: SkillClass | null;
   readonly sensitivity: {
     readonly ttest: TestVerdict;
@@ -379,6 +385,7 @@ export function runNeedsExplanation(run: RunDetail): boolean {
 interface Tested {
   readonly delta: number;
   readonly p: number;
+  readonly pMethod: { readonly method: SignFlipMethod; readonly error: number | null };
   readonly class: SkillClass;
   readonly ttest: TestVerdict;
   readonly wilcoxon: TestVerdict;
@@ -394,6 +401,7 @@ function test(deltas: readonly number[], alpha: number): Tested | undefined {
   return {
     delta: summary.delta,
     p: summary.signflip.p,
+    pMethod: { method: summary.signflip.method, error: summary.signflip.error ?? null },
     class: summary.class,
     ttest: verdict(summary.ttest.p),
     wilcoxon: verdict(summary.wilcoxon.p),
@@ -694,6 +702,7 @@ function profileOf(
     with: mean(complete.map((outcome) => outcome.with as number)),
     delta: primary?.delta ?? null,
     p: primary?.p ?? null,
+    pMethod: primary?.pMethod ?? null,
     class: primary?.class ?? null,
     sensitivity: {
       ttest: primary?.ttest ?? { p: null, class: null },

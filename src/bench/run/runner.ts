@@ -32,8 +32,9 @@ import {
   defaultCacheDir,
   diagnoseCollectionError,
   flagForLimit,
+  freshWorkspaceDigest,
   type LimitEnforcement,
-  materialiseWorkspace,
+  materialiseVerified,
   type PreparedBase,
   prepareBase,
   type SandboxV1,
@@ -929,10 +930,11 @@ export async function executeRun(
     skill.repository === undefined
       ? taskSandbox(context.sandbox, base, skill)
       : withPreparedRuntime(context.sandbox, base.runtime);
-  const workspace = await materialiseWorkspace(base);
+  // The base is walked once per process, not per run (src/env/workspace/identity.ts).
+  const workspace = await materialiseVerified(base);
   const scratch = await mkdtemp(join(tmpdir(), "skillsmith-run-"));
   try {
-    const workspaceDigest = await treeDigest(workspace.path);
+    const workspaceDigest = await freshWorkspaceDigest(workspace);
     const timeoutSeconds = Math.min(
       configuration.limits.timeoutSeconds,
       skill.agentLimits?.timeoutSeconds ?? Number.POSITIVE_INFINITY,
@@ -958,7 +960,7 @@ export async function executeRun(
     // The verifier's test ids, fixed before the agent runs, in an untouched copy of the base.
     const inventory = await suiteVerifierInventory({
       ...verifierTarget,
-      untouched: { digest: workspaceDigest, materialise: () => materialiseWorkspace(base) },
+      untouched: { digest: workspaceDigest, materialise: () => materialiseVerified(base) },
     }).catch((error: unknown) => {
       if (isUserMistake(error)) throw error;
       throw new InfraFailure(`verifier inventory could not be taken: ${messageOf(error)}`);

@@ -1,40 +1,37 @@
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { isSkillsmithError, UsageError } from "../../core/errors.js";
+// The modules, not the skill barrel: it re-exports the MCP server, whose SDK costs ~0.5 s of
+// start-up that only `skill serve-mcp` needs (it imports the server itself, below).
+import { AGENTS } from "../../skill/agents.js";
+import { auditSkillFolder } from "../../skill/audit.js";
 import {
-  AGENT_SKILL_DIRECTORIES,
-  AGENTS,
   AUDIT_SEVERITIES,
-  type AuditReport,
-  type AuditSeverity,
-  addSkills,
   applyBaseline,
   auditFails,
-  auditSkillFolder,
-  checkSkills,
-  cleanAgentSkillFolders,
   createBaseline,
-  createSkillsMcpServer,
-  type Finding,
-  findSkillFolders,
-  type InstallMode,
-  type InstallResult,
-  inspectSkillFolder,
-  installSkill,
-  listSkills,
-  loadSkillsToServe,
   readBaseline,
-  removeSkills,
-  type SkillEntry,
-  type SkillInspection,
-  type SkillValidationResult,
-  serveMcpHttp,
-  serveMcpStdio,
-  updateSkills,
-  validateSkillFolder,
   writeBaseline,
+} from "../../skill/baseline.js";
+import { findSkillFolders } from "../../skill/discover.js";
+import type {
+  AuditReport,
+  AuditSeverity,
+  Finding,
+  InstallMode,
+  InstallResult,
+  SkillEntry,
+  SkillInspection,
+  SkillValidationResult,
 } from "../../skill/index.js";
+import { inspectSkillFolder } from "../../skill/inspect.js";
+import {
+  AGENT_SKILL_DIRECTORIES,
+  cleanAgentSkillFolders,
+  installSkill,
+} from "../../skill/install.js";
 import { promptSkillsOf, renderAvailableSkills } from "../../skill/prompt.js";
+import { validateSkillFolder } from "../../skill/validate.js";
 import { type CliIo, type CommandContext, log, printJson, printLines } from "../context.js";
 
 /** Resolves when `serve-mcp --http` should stop; the default waits for SIGINT or SIGTERM. */
@@ -43,6 +40,11 @@ let waitForStop: (() => Promise<void>) | undefined;
 /** For tests: how `skill serve-mcp --http` waits before it stops. */
 export function setSkillServeStop(wait: (() => Promise<void>) | undefined): void {
   waitForStop = wait;
+}
+
+/** Installing from sources, the lock file and its zod schema load in the commands that use them. */
+function manage(): Promise<typeof import("../../skill/manage.js")> {
+  return import("../../skill/manage.js");
 }
 
 function waitForTerminationSignal(): Promise<void> {
@@ -179,6 +181,7 @@ content hash: ./skillsmith-lock.json in the project, or below $XDG_STATE_HOME wi
     .option("--json", "print a JSON document instead of text")
     .action(async (source: string, options: InstallFlags & { skill: string[]; cache?: string }) => {
       const { io } = context;
+      const { addSkills } = await manage();
       const result = await refusingOnAudit(context, () =>
         addSkills(source, {
           ...manageOptions(options, io),
@@ -214,6 +217,7 @@ content hash: ./skillsmith-lock.json in the project, or below $XDG_STATE_HOME wi
     .option("--json", "print a JSON document instead of text")
     .action(async (options: ScopeFlags & { json?: boolean }) => {
       const { io } = context;
+      const { listSkills } = await manage();
       const result = await listSkills(manageOptions(options, io));
       if (options.json === true) {
         printJson(io, result);
@@ -241,6 +245,7 @@ content hash: ./skillsmith-lock.json in the project, or below $XDG_STATE_HOME wi
     .option("--json", "print a JSON document instead of text")
     .action(async (names: string[], options: ScopeFlags & { agent: string[]; json?: boolean }) => {
       const { io } = context;
+      const { removeSkills } = await manage();
       const result = await removeSkills(names, {
         ...manageOptions(options, io),
         agents: options.agent,
@@ -270,6 +275,7 @@ content hash: ./skillsmith-lock.json in the project, or below $XDG_STATE_HOME wi
     .option("--json", "print a JSON document instead of text")
     .action(async (options: ScopeFlags & { cache?: string; json?: boolean }) => {
       const { io } = context;
+      const { checkSkills } = await manage();
       const result = await checkSkills(manageOptions(options, io));
       if (
         result.skills.some(
@@ -324,6 +330,7 @@ content hash: ./skillsmith-lock.json in the project, or below $XDG_STATE_HOME wi
         },
       ) => {
         const { io } = context;
+        const { updateSkills } = await manage();
         const result = await refusingOnAudit(context, () =>
           updateSkills(names, {
             ...manageOptions(options, io),
@@ -366,6 +373,8 @@ content hash: ./skillsmith-lock.json in the project, or below $XDG_STATE_HOME wi
         options: { http?: boolean; port: string; failOn: AuditSeverity; allowFindings?: boolean },
       ) => {
         const { io } = context;
+        const { createSkillsMcpServer, loadSkillsToServe, serveMcpHttp, serveMcpStdio } =
+          await import("../../skill/mcp-server.js");
         const loaded = await loadSkillsToServe(await expandAll(directories, io), {
           failOn: options.failOn,
           allowFindings: options.allowFindings === true,

@@ -18,13 +18,16 @@ const testHelp = `
 Deltas are in points: 100 × (pass ratio with the skill − pass ratio without), one per
 requirement. The verdict uses the exact two-sided sign-flip test (enumeration for up to 20
 non-zero deltas, exact dynamic programming when the deltas lie on a grid such as pass-ratio
-differences, seeded Monte Carlo otherwise); the paired t-test and the Wilcoxon signed-rank test
-(zeros dropped, mid-ranks for ties) are reported for sensitivity, with a percentile bootstrap
-95% confidence interval of the mean delta.
+differences, enumeration again up to 40, and beyond that guaranteed bounds: the exact p lies in
+[pLower, pUpper], p = pUpper, refined while the bracket contains alpha); the paired t-test and
+the Wilcoxon signed-rank test (zeros dropped, mid-ranks for ties) are reported for sensitivity,
+with a percentile bootstrap 95% confidence interval of the mean delta.
 
-JSON: {"n","delta","signflip":{"p","method"},"ttest":{"t","df","p"},"wilcoxon":{"statistic","p"},
-"class","ci",...}. "t" is null when it is infinite (all deltas equal and non-zero; its sign is
-the sign of "delta"), because JSON has no Infinity.
+JSON: {"n","delta","signflip":{"p","method","error",...},"ttest":{"t","df","p"},
+"wilcoxon":{"statistic","p"},"class","ci",...}. signflip.method is exact, dp or dp-bounds;
+signflip.error bounds |p − exact p| (0 for exact and dp; pUpper − pLower for dp-bounds, with
+"pLower" and "pUpper"). "t" is null when it is infinite (all deltas equal and non-zero; its sign
+is the sign of "delta"), because JSON has no Infinity.
 
 Examples:
   $ skillsmith stats test --deltas 10,-5,20,15,5,0,25
@@ -208,7 +211,9 @@ function toText(summary: DeltaSummary): string[] {
   const signFlipDetail =
     signflip.method === "monte-carlo"
       ? `Monte Carlo, ${signflip.draws} draws, standard error ${formatNumber(signflip.standardError ?? 0, 2)}`
-      : `${signflip.method === "dp" ? "exact, dynamic programming" : "exact, enumeration"} over ${plural(signflip.nonZero, "non-zero delta")}`;
+      : signflip.method === "dp-bounds"
+        ? `upper bound: exact p in [${formatNumber(signflip.pLower ?? 0)}, ${formatNumber(signflip.pUpper ?? 1)}], error ≤ ${formatNumber(signflip.error ?? 0, 2)}, over ${plural(signflip.nonZero, "non-zero delta")}`
+        : `${signflip.method === "dp" ? "exact, dynamic programming" : "exact, enumeration"} over ${plural(signflip.nonZero, "non-zero delta")}`;
   const sign = summary.delta > 0 ? "+" : "";
   return [
     `deltas     n = ${summary.n} (${summary.positive} positive, ${summary.negative} negative, ${summary.zero} zero), mean Δ = ${sign}${formatNumber(summary.delta)} points`,

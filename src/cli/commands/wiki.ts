@@ -3,32 +3,24 @@ import { dirname, join, resolve } from "node:path";
 import { type Command, Option } from "commander";
 import { InputError, UsageError } from "../../core/errors.js";
 import { packageRoot } from "../../core/paths.js";
-import { createEmbeddingClient, type EmbeddingClient, ModelClient } from "../../model/index.js";
-import { type BuildSummary, buildWiki } from "../../wiki/build.js";
+// Types only at the top: models, the builder, the exporter and the MCP server load in the
+// commands that use them, so `wiki search` starts without them (see program.ts on start-up).
+import type { EmbeddingClient, ModelClient } from "../../model/index.js";
+import type { BuildSummary } from "../../wiki/build.js";
 import { EMBEDDING_MODEL_VARIABLE, resolveSearchEmbeddingModel } from "../../wiki/embedding.js";
-import { exportEntry } from "../../wiki/export.js";
-import { openWikiServer, serveWikiHttp, serveWikiStdio } from "../../wiki/mcp.js";
 import { type ShortlistField, type ShortlistSizeRule, shortlistFields } from "../../wiki/meta.js";
+import type { AcquireResult, AcquisitionFailure, ResourceConnectorV1 } from "../../wiki/online.js";
 import {
-  type AcquireResult,
-  type AcquisitionFailure,
-  acquireOnline,
-  connectorsFor,
-  needsAcquisition,
-  ONLINE_POOL_BUDGET_LIMIT,
-  type ResourceConnectorV1,
-} from "../../wiki/online.js";
-import {
-  backendConfigOf,
-  createSearchBackend,
   GITHUB_API_URL,
   GITHUB_API_URL_VARIABLE,
-  type ResourceSearchBackendV1,
-  searchConfigFileSchema,
-} from "../../wiki/resources/search.js";
+  ONLINE_POOL_BUDGET_LIMIT,
+} from "../../wiki/online-constants.js";
+import type { ResourceSearchBackendV1 } from "../../wiki/resources/search.js";
 import { looksLikeUrl } from "../../wiki/resources/url.js";
 import {
+  type CardSearch,
   indexedText,
+  openCardSearch,
   type SearchOptions,
   type SearchResult,
   type SelectionStrategy,
@@ -36,7 +28,7 @@ import {
   selectionStrategies,
   WikiSearch,
 } from "../../wiki/search.js";
-import { findEntry, readJsonFile } from "../../wiki/store.js";
+import { findEntry, readJsonFile, readWikiManifest } from "../../wiki/store.js";
 import { type CliIo, type CommandContext, log, printJson, printLines } from "../context.js";
 
 export interface WikiCommandOptions {
@@ -68,22 +60,24 @@ function wikiToRead(io: CliIo, flag: string | undefined): string {
   return existsSync(local) ? local : join(packageRoot(), "examples", "wiki");
 }
 
-function modelFor(io: CliIo, spec: string): ModelClient {
+async function modelFor(io: CliIo, spec: string): Promise<ModelClient> {
+  const { ModelClient } = await import("../../model/client.js");
   return new ModelClient({ spec, env: io.env, cwd: io.cwd });
 }
 
 /** The embedding model: --embedding-model > SKILLSMITH_EMBEDDING_MODEL > config > a usage error. */
-function embeddingClientFor(
+async function embeddingClientFor(
   io: CliIo,
   strategy: SelectionStrategy,
   flag: string | undefined,
-): EmbeddingClient {
+): Promise<EmbeddingClient> {
   const resolved = resolveSearchEmbeddingModel(flag, io);
   if (resolved === undefined)
     throw new UsageError(
       "cli.wiki.embedding-model",
       `--strategy ${strategy} needs an embedding model: pass --embedding-model <provider:model> (e.g. openai:text-embedding-3-small) or set ${EMBEDDING_MODEL_VARIABLE}`,
     );
+  const { createEmbeddingClient } = await import("../../model/embedding.js");
   return createEmbeddingClient({ spec: resolved.spec, env: io.env, cwd: io.cwd });
 }
 
@@ -151,12 +145,13 @@ export function registerWiki(
         json?: boolean;
       }) => {
         const { io } = context;
+        const { buildWiki } = await import("../../wiki/build.js");
         const summary = await buildWiki({
           wiki: resolve(io.cwd, flags.wiki),
           domain: flags.domain,
           resources: flags.resources.map((each) => resourceArgument(io, each)),
           fetch: { timeoutMs: parseSeconds(flags.fetchTimeout, "--fetch-timeout"), env: io.env },
-          model: modelFor(io, flags.model),
+          model: await modelFor(io, flags.model),
           vision: flags.vision,
           onProgress: (line) => log(io, line),
         });
@@ -283,19 +278,26 @@ export function registerWiki(
         if (strategy === "select" && flags.model === undefined)
           throw new UsageError("cli.wiki.model", "--select needs --model <spec>");
         const embedding = strategy.includes("embedding")
-          ? embeddingClientFor(io, strategy, flags.embeddingModel)
+          ? await embeddingClientFor(io, strategy, flags.embeddingModel)
           : undefined;
         // Check the acquisition's flags before searching, so a mistake costs nothing.
         const online = flags.online === true ? await onlinePlan(io, flags) : undefined;
         const offlineWiki = wikiToRead(io, flags.wiki);
-        const search = await WikiSearch.open(offlineWiki, flags.domain);
+        // In the order of before: "not a wiki" first, then mistakes in the selection flags.
+        await readWikiManifest(offlineWiki);
+        const selection = selectionOptions(flags);
+        const search = await openCardSearch(
+          offlineWiki,
+          flags.domain,
+          selection.fields === undefined ? {} : { fields: selection.fields },
+        );
         const searchOptions = {
           strategy,
-          ...(flags.model === undefined ? {} : { model: modelFor(io, flags.model) }),
+          ...(flags.model === undefined ? {} : { model: await modelFor(io, flags.model) }),
           ...(embedding === undefined ? {} : { embedding }),
           includeUnverified: flags.includeUnverified === true,
           seed: parseCount(flags.seed, "--seed"),
-          ...selectionOptions(flags),
+          ...selection,
         };
         const result = await searchSkills(search, query, searchOptions);
         if (online === undefined) {
@@ -334,6 +336,7 @@ export function registerWiki(
         throw new InputError("wiki.skill.missing", `no skill with id "${id}" in ${root}`, {
           field: "skill_id",
         });
+      const { exportEntry } = await import("../../wiki/export.js");
       const result = await exportEntry(entry, resolve(io.cwd, flags.out));
       if (!result.validation.valid) context.exit(1);
       if (flags.json === true) printJson(io, result);
@@ -377,9 +380,11 @@ export function registerWiki(
             "cli.wiki.min-score",
             `--min-score: expected a non-negative number, got "${flags.minScore}"`,
           );
+        // The MCP SDK costs ~0.5 s of start-up: only this command loads it.
+        const { openWikiServer, serveWikiHttp, serveWikiStdio } = await import("../../wiki/mcp.js");
         const state = await openWikiServer(root, {
           minScore,
-          ...(flags.model === undefined ? {} : { model: modelFor(io, flags.model) }),
+          ...(flags.model === undefined ? {} : { model: await modelFor(io, flags.model) }),
         });
         if (flags.http !== true) {
           log(io, `serving ${state.search.entries.length} skills from ${root} over MCP on stdio`);
@@ -413,11 +418,19 @@ interface OnlinePlan {
   readonly searchTimeoutMs: number;
 }
 
+/** Online acquisition (the builder, the fetchers, the search backends): for `--online` only. */
+function onlineModule(): Promise<typeof import("../../wiki/online.js")> {
+  return import("../../wiki/online.js");
+}
+
 /** The search backends of `--search` and `--search-config`, each checked now. */
 async function searchBackendsFor(
   io: CliIo,
   flags: { search?: string[]; resultsPath?: string; searchConfig?: string; githubApiUrl?: string },
 ): Promise<ResourceSearchBackendV1[]> {
+  const { backendConfigOf, createSearchBackend, searchConfigFileSchema } = await import(
+    "../../wiki/resources/search.js"
+  );
   const backends: ResourceSearchBackendV1[] = [];
   for (const [index, spec] of (flags.search ?? []).entries())
     backends.push(
@@ -496,8 +509,8 @@ async function onlinePlan(
     );
   return {
     domain: flags.domain,
-    model: modelFor(io, flags.model),
-    connectors: await connectorsFor(
+    model: await modelFor(io, flags.model),
+    connectors: await (await onlineModule()).connectorsFor(
       (flags.resources ?? []).map((each) => resourceArgument(io, each)),
     ),
     backends: await searchBackendsFor(io, flags),
@@ -531,11 +544,12 @@ async function acquireIfNeeded(
   io: CliIo,
   query: string,
   result: SearchResult,
-  offline: WikiSearch,
+  offline: CardSearch,
   offlineWiki: string,
   plan: OnlinePlan,
   searchOptions: Parameters<typeof searchSkills>[2],
 ): Promise<OnlineReport> {
+  const { acquireOnline, needsAcquisition } = await onlineModule();
   const best = result.shortlist[0]?.score ?? 0;
   if (!needsAcquisition(result, plan.minScore))
     return {

@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { createReadStream, existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import Docker from "dockerode";
+import type Docker from "dockerode";
 import { InfrastructureError, InputError } from "../../core/errors.js";
 import { runProcess } from "../../core/process.js";
 import {
@@ -80,7 +81,16 @@ export function candidateEndpoints(env: NodeJS.ProcessEnv = process.env): string
   return [...new Set(endpoints)];
 }
 
+/**
+ * dockerode, loaded on first connection rather than with this module: it costs ~0.4 s of
+ * start-up that only the container sandbox needs. CommonJS (`export =`), hence `require`.
+ */
+function dockerode(): typeof Docker {
+  return createRequire(import.meta.url)("dockerode") as typeof Docker;
+}
+
 function dockerFor(endpoint: string): Docker {
+  const Docker = dockerode();
   if (endpoint.startsWith("unix://"))
     return new Docker({ socketPath: endpoint.slice("unix://".length) });
   const url = new URL(endpoint.replace(/^tcp:/, "http:"));

@@ -1,12 +1,23 @@
 import { createHash } from "node:crypto";
-import type { Dirent } from "node:fs";
-import { lstat, readdir, readFile, readlink } from "node:fs/promises";
+import { lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 
 export interface TreeDigestOptions {
   /** Relative paths (with `/` separators) to leave out, with everything below them. */
   readonly exclude?: (relativePath: string) => boolean;
+  /** Called for every entry hashed, so a caller can learn about the tree in the same walk. */
+  readonly onEntry?: (relativePath: string, kind: TreeEntryKind) => void;
 }
+
+export type TreeEntryKind = "file" | "dir" | "link" | "special";
+
+/**
+ * How long the walk may hold the event loop before letting other work run. The walk uses
+ * synchronous calls because Node's promise-based `lstat`/`readFile` cost about 3× the CPU time
+ * (measured on a 3,000-file tree: ~0.5 s against ~0.15 s of CPU, awaited calls one at a time
+ * or 32 in parallel alike); yielding every few milliseconds keeps the process responsive.
+ */
+const SLICE_MS = 10;
 
 /**
  * A SHA-256 over a folder's tree: every entry's relative path, type and permission bits, each
@@ -14,41 +25,59 @@ export interface TreeDigestOptions {
  * trees with the same digest are byte-identical as far as a program reading them can tell;
  * timestamps, owners and inode numbers are deliberately left out because they differ between
  * copies without changing what an agent sees.
+ *
+ * The byte stream hashed is `root <mode>\0`, then per entry in depth-first code-unit order:
+ * `link <mode> <path>\0<target>\0`, `dir <mode> <path>\0` (then its entries),
+ * `file <mode> <path> <size>\0<content>` or `special <mode> <path>\0`, modes in octal. (The
+ * digests recorded in prepared bases by earlier versions follow the same stream.)
  */
 export async function treeDigest(root: string, options: TreeDigestOptions = {}): Promise<string> {
   const hash = createHash("sha256");
-  const rootStat = await lstat(root);
-  hash.update(`root ${(rootStat.mode & 0o7777).toString(8)}\0`);
-  await digestBelow(root, "", hash, options);
-  return hash.digest("hex");
-}
-
-async function digestBelow(
-  directory: string,
-  prefix: string,
-  hash: ReturnType<typeof createHash>,
-  options: TreeDigestOptions,
-): Promise<void> {
-  const entries: Dirent[] = await readdir(directory, { withFileTypes: true });
-  entries.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0));
-  for (const entry of entries) {
-    const relativePath = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
+  hash.update(`root ${(lstatSync(root).mode & 0o7777).toString(8)}\0`);
+  // Depth-first with an explicit stack: each frame is a folder's sorted names and a cursor.
+  const stack: { directory: string; prefix: string; names: string[]; next: number }[] = [
+    { directory: root, prefix: "", names: sortedNames(root), next: 0 },
+  ];
+  let sliceStarted = performance.now();
+  while (stack.length > 0) {
+    if (performance.now() - sliceStarted > SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStarted = performance.now();
+    }
+    const frame = stack[stack.length - 1] as (typeof stack)[number];
+    const name = frame.names[frame.next];
+    if (name === undefined) {
+      stack.pop();
+      continue;
+    }
+    frame.next += 1;
+    const relativePath = frame.prefix === "" ? name : `${frame.prefix}/${name}`;
     if (options.exclude?.(relativePath) === true) continue;
-    const path = join(directory, entry.name);
-    const info = await lstat(path);
+    const path = join(frame.directory, name);
+    const info = lstatSync(path);
     const mode = (info.mode & 0o7777).toString(8);
     if (info.isSymbolicLink()) {
-      hash.update(`link ${mode} ${relativePath}\0${await readlink(path)}\0`);
+      hash.update(`link ${mode} ${relativePath}\0${readlinkSync(path)}\0`);
+      options.onEntry?.(relativePath, "link");
     } else if (info.isDirectory()) {
       hash.update(`dir ${mode} ${relativePath}\0`);
-      await digestBelow(path, relativePath, hash, options);
+      options.onEntry?.(relativePath, "dir");
+      stack.push({ directory: path, prefix: relativePath, names: sortedNames(path), next: 0 });
     } else if (info.isFile()) {
-      const content = await readFile(path);
+      const content = readFileSync(path);
       hash.update(`file ${mode} ${relativePath} ${content.length}\0`);
       hash.update(content);
+      options.onEntry?.(relativePath, "file");
     } else {
       // Sockets, FIFOs and devices have no content to compare; their presence still counts.
       hash.update(`special ${mode} ${relativePath}\0`);
+      options.onEntry?.(relativePath, "special");
     }
   }
+  return hash.digest("hex");
+}
+
+function sortedNames(directory: string): string[] {
+  // Code-unit order (not locale order), so the digest is the same on every machine.
+  return readdirSync(directory).sort((left, right) => (left < right ? -1 : left > right ? 1 : 0));
 }

@@ -10,23 +10,25 @@ const quietGitEnvironment: Readonly<Record<string, string>> = {
   LC_ALL: "C",
 };
 
+export interface GitOptions {
+  readonly cwd?: string;
+  readonly timeoutMs?: number;
+  /** Written to git's stdin (e.g. `update-ref --stdin` instructions). */
+  readonly input?: string;
+}
+
 /** Run git and return the raw result (for callers that interpret failures themselves). */
-export function tryGit(
-  args: readonly string[],
-  options: { cwd?: string; timeoutMs?: number } = {},
-): Promise<RunResult> {
+export function tryGit(args: readonly string[], options: GitOptions = {}): Promise<RunResult> {
   return runProcess("git", args, {
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    ...(options.input === undefined ? {} : { input: options.input }),
     env: { ...process.env, ...quietGitEnvironment },
     timeoutMs: options.timeoutMs ?? 30 * 60_000,
   });
 }
 
 /** Run git; a failure is an infrastructure error carrying git's own message. */
-export async function git(
-  args: readonly string[],
-  options: { cwd?: string; timeoutMs?: number } = {},
-): Promise<string> {
+export async function git(args: readonly string[], options: GitOptions = {}): Promise<string> {
   const result = await tryGit(args, options);
   if (result.spawnError !== undefined) {
     throw new InfrastructureError(

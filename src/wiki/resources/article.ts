@@ -4,10 +4,28 @@
  * list items, headings, definition terms (API signatures in generated docs), quotes and code
  * blocks, each whitespace-normalised (code keeps its lines).
  */
-import { Readability } from "@mozilla/readability";
-import { parseHTML } from "linkedom";
+import { createRequire } from "node:module";
 import { recogniseLicence } from "./licence.js";
 import type { ExtractedUnit } from "./types.js";
+
+type ReadabilityModule = typeof import("@mozilla/readability");
+type LinkedomModule = typeof import("linkedom");
+
+/**
+ * Readability and linkedom, loaded on the first article rather than with this module: linkedom
+ * alone costs ~0.25 s of start-up that every other wiki command would pay. `require` keeps
+ * `readArticle` synchronous (both packages ship CommonJS builds).
+ */
+function htmlLibraries(): {
+  Readability: ReadabilityModule["Readability"];
+  parseHTML: LinkedomModule["parseHTML"];
+} {
+  const require = createRequire(import.meta.url);
+  return {
+    Readability: (require("@mozilla/readability") as ReadabilityModule).Readability,
+    parseHTML: (require("linkedom") as LinkedomModule).parseHTML,
+  };
+}
 
 const BLOCKS = "h1, h2, h3, h4, p, li, dt, pre, blockquote";
 const MIN_PARAGRAPH_CHARS = 20;
@@ -33,6 +51,7 @@ function commentLicence(html: string): string | null {
 }
 
 export function readArticle(html: string): ReadableArticle {
+  const { Readability, parseHTML } = htmlLibraries();
   const { document } = parseHTML(html);
   const declared =
     document

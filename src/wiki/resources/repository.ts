@@ -69,7 +69,12 @@ const README_CONTEXT_CHARS = 4_000;
 type ParserClass = typeof import("web-tree-sitter");
 type Language = import("web-tree-sitter").Language;
 type SyntaxNode = import("web-tree-sitter").SyntaxNode;
-const Parser = createRequire(import.meta.url)("web-tree-sitter") as ParserClass;
+// Required on first use, not with this module: only code resources need the parser.
+let parserClass: ParserClass | undefined;
+function treeSitter(): ParserClass {
+  parserClass ??= createRequire(import.meta.url)("web-tree-sitter") as ParserClass;
+  return parserClass;
+}
 
 let initialised: Promise<void> | undefined;
 const languages = new Map<string, Promise<Language>>();
@@ -84,6 +89,7 @@ function grammarPath(name: string): string {
 }
 
 async function languageFor(name: string): Promise<Language> {
+  const Parser = treeSitter();
   initialised ??= Parser.init();
   await initialised;
   const cached = languages.get(name);
@@ -162,6 +168,7 @@ export async function extractCodeRegions(
   options: { wholeFiles?: boolean; unparsed?: string[] } = {},
 ): Promise<ExtractedUnit[]> {
   const units: ExtractedUnit[] = [];
+  const Parser = treeSitter();
   initialised ??= Parser.init();
   await initialised;
   let parser = new Parser();

@@ -31,6 +31,11 @@ import {
 import { registerSecret } from "../../model/redact.js";
 import { Bm25Index } from "../bm25.js";
 import { type ResourceType, resourceTypes } from "../meta.js";
+import {
+  GITHUB_API_URL,
+  GITHUB_API_URL_VARIABLE,
+  GITHUB_TOKEN_VARIABLE,
+} from "../online-constants.js";
 import { listResourceInputs, type ResourceInput } from "./collect.js";
 import type { TargetedQuery } from "./query.js";
 import { repositoryFiles } from "./repository.js";
@@ -351,10 +356,7 @@ function invalidAnswer(backend: string, request: string, problem: string): Infra
 // ------------------------------------------------------------------------------------------
 // GitHub
 
-export const GITHUB_API_URL = "https://api.github.com";
-/** The variables GitHub Actions sets for its own API; read here as the defaults. */
-export const GITHUB_TOKEN_VARIABLE = "GITHUB_TOKEN";
-export const GITHUB_API_URL_VARIABLE = "GITHUB_API_URL";
+export { GITHUB_API_URL, GITHUB_API_URL_VARIABLE, GITHUB_TOKEN_VARIABLE };
 
 const githubConfigSchema = z.strictObject({
   kind: z.literal("github"),

@@ -1,0 +1,113 @@
+/**
+ * The metadata card of a wiki entry (what a selector, an MCP client and the index file hold),
+ * the text stage 1 indexes for it, and the seeded sample of the random strategy: shared by the
+ * in-memory search and the search over the index file, which must answer alike.
+ */
+import { type ShortlistField, type SkillMeta, shortlistFields, type Thresholds } from "./meta.js";
+import type { ShortlistConfig, ShortlistOptions } from "./search.js";
+
+/** The metadata card a selector (or an MCP client) reads: a few hundred tokens at most. */
+export interface SkillCard {
+  readonly skill_id: string;
+  readonly skill_name: string;
+  readonly domain: string;
+  readonly category_path: string[];
+  readonly tags: string[];
+  readonly applicability: string;
+  readonly modalities: string[];
+  readonly exec_ok: boolean | "unknown";
+  readonly validation_status: string;
+}
+
+const CARD_APPLICABILITY_CHARS = 600;
+
+export function cardOf(meta: SkillMeta): SkillCard {
+  return {
+    skill_id: meta.skill_id,
+    skill_name: meta.skill_name,
+    domain: meta.domain,
+    category_path: meta.category_path,
+    tags: meta.tags,
+    applicability:
+      meta.applicability.length > CARD_APPLICABILITY_CHARS
+        ? `${meta.applicability.slice(0, CARD_APPLICABILITY_CHARS)}…`
+        : meta.applicability,
+    modalities: meta.modalities_present,
+    exec_ok: meta.exec_ok,
+    validation_status: meta.validation_status,
+  };
+}
+
+/**
+ * The text stage 1 indexes for a card: name ⊕ tags ⊕ applicability ⊕ category path (the
+ * paper's four fields), or the given subset in that order.
+ */
+export function indexedText(
+  card: Pick<SkillCard, "skill_name" | "tags" | "applicability" | "category_path">,
+  fields: readonly ShortlistField[] = shortlistFields,
+): string {
+  const text: Record<ShortlistField, string> = {
+    name: card.skill_name,
+    tags: card.tags.join(" "),
+    applicability: card.applicability,
+    category_path: card.category_path.join(" "),
+  };
+  return shortlistFields
+    .filter((field) => fields.includes(field))
+    .map((field) => text[field])
+    .join("\n");
+}
+
+/** Seeded Fisher–Yates prefix: the random strategy's picks are reproducible. */
+export function seededSample<T>(items: readonly T[], count: number, seed: number): T[] {
+  let state = seed >>> 0;
+  const random = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const copy = [...items];
+  const picked: T[] = [];
+  for (let index = 0; index < Math.min(count, copy.length); index += 1) {
+    const chosen = index + Math.floor(random() * (copy.length - index));
+    [copy[index], copy[chosen]] = [copy[chosen] as T, copy[index] as T];
+    picked.push(copy[index] as T);
+  }
+  return picked;
+}
+
+/** The shortlist settings a search uses: options > the wiki's recorded defaults. */
+export function shortlistConfigOf(
+  thresholds: Thresholds,
+  options: ShortlistOptions = {},
+): ShortlistConfig {
+  const size = options.size ?? thresholds.shortlist_size;
+  const n = options.selectMax ?? thresholds.select_max;
+  const fields = shortlistFields.filter((field) =>
+    (options.fields ?? thresholds.shortlist_fields).includes(field),
+  );
+  return {
+    k: size === "max(5n,25)" ? Math.max(5 * n, 25) : (options.k ?? thresholds.shortlist_k),
+    size,
+    fields,
+    visual_boost: options.visualBoost ?? thresholds.shortlist_visual_boost,
+  };
+}
+
+/**
+ * The visual boost over two group searches (entries with a visual, the others), as both
+ * searches apply it: the boost is uniform within each group, so the merge of each group's best
+ * K on boosted scores is exactly the top K of every entry's boosted score.
+ */
+export function mergeBoosted(
+  visual: readonly { doc: number; score: number }[],
+  others: readonly { doc: number; score: number }[],
+  boost: number,
+  k: number,
+): { doc: number; score: number }[] {
+  return [...visual.map((hit) => ({ doc: hit.doc, score: hit.score * boost })), ...others]
+    .sort((left, right) => right.score - left.score || left.doc - right.doc)
+    .slice(0, k);
+}

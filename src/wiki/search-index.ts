@@ -1,0 +1,734 @@
+/**
+ * The wiki's persisted search index: one file, `<wiki>/.index/search.idx`, so `wiki search`
+ * loads a wiki of any size in one read instead of reading every entry's `meta.json`.
+ *
+ * Layout (little-endian; every section starts on an 8-byte boundary):
+ *   magic "skidx\n\0\0" · u32 format · u32 header bytes · header JSON (format, the wiki stamp it
+ *   was built from, counts, domain names, section offsets) · then the resident sections, read
+ *   whole at open — per document its token count (u32), domain number (u16) and flags (u8: 1
+ *   verified, 2 has a visual); per term (sorted by UTF-8 bytes) its end in the term bytes (u32)
+ *   and its postings' end (u32); the term bytes — then, read on demand, the postings (document
+ *   numbers i32 and term frequencies u16, grouped by term, documents ascending), per document
+ *   the end of its card (f64), and the cards (UTF-8 JSON, `cardOf` of the entry).
+ *
+ * The postings index the four card fields (the paper's stage 1, the default); a search over
+ * fewer fields is answered from the entries (`openCardSearch`). The visual boost is applied as
+ * by the in-memory search, over the two groups of cards.
+ *
+ * Documents are the entries of every domain sorted by skill id (as `listEntries` orders them).
+ * A search restricted to a domain computes BM25 over that domain's documents only (their count,
+ * average length and document frequencies), so it ranks and scores exactly as an index built
+ * from that domain's entries alone: the same expressions (`bm25Idf`, `bm25Norm`, `bm25Impact`)
+ * in the same order give bit-identical scores.
+ *
+ * Freshness: the header records the wiki's stamp — the domain folders (name, inode, mtime,
+ * ctime, link count) and `wiki.json` — taken before the entries were read. Writing or replacing
+ * an entry renames a folder inside its domain folder, which changes that folder's mtime; adding
+ * a domain adds a folder. A stamp that differs means the index is stale and is not used. (An
+ * entry's file edited in place, not through a build, changes no folder: rebuild the index with
+ * `writeSearchIndex` after such an edit.) The index is rewritten by `wiki build` at the end of
+ * every build, under the build lock, and by a search that finds it stale when no build runs;
+ * every writer holds `<wiki>/.index/search.lock` (`acquireLock`: exclusive, host-aware) and
+ * publishes with a rename, so readers see the old file or the new one, never a mix.
+ *
+ * Memory model: see `src/wiki/README.md` ("Search at scale").
+ */
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/promises";
+import { endianness } from "node:os";
+import { join } from "node:path";
+import { z } from "zod";
+import { InputError, isSkillsmithError, UnsupportedError } from "../core/errors.js";
+import { acquireLock } from "../core/lock.js";
+import type { EmbeddingClient } from "../model/index.js";
+import {
+  type Bm25Parameters,
+  Bm25PostingsBuilder,
+  bm25Idf,
+  bm25Impact,
+  bm25Norm,
+  distinctTokens,
+  ScoreAccumulator,
+} from "./bm25.js";
+import {
+  cardOf,
+  indexedText,
+  mergeBoosted,
+  type SkillCard,
+  seededSample,
+  shortlistConfigOf,
+} from "./cards.js";
+import { CardEmbeddings } from "./embedding.js";
+import {
+  type ShortlistField,
+  type SkillMeta,
+  shortlistFields,
+  skillMetaSchema,
+  type Thresholds,
+} from "./meta.js";
+import type { ShortlistConfig, ShortlistHit, ShortlistOptions } from "./search.js";
+import { LOCK_FILE, listDomains, META_FILE, readJsonFile, WIKI_MANIFEST_FILE } from "./store.js";
+
+export const SEARCH_INDEX_FORMAT = 1;
+export const SEARCH_INDEX_FOLDER = ".index";
+export const SEARCH_INDEX_FILE = "search.idx";
+const SEARCH_INDEX_LOCK = "search.lock";
+const MAGIC = Buffer.from("skidx\n\0\0", "latin1");
+const PREFIX_BYTES = 16;
+const VERIFIED = 1;
+const VISUAL = 2;
+/** The first read takes this much, which holds the header and, for small wikis, everything resident. */
+const FIRST_READ_BYTES = 256 * 1024;
+
+/** The state of the wiki folders an index was built from; a difference means it is stale. */
+export interface WikiStamp {
+  readonly manifest: string;
+  readonly domains: readonly { readonly name: string; readonly stat: string }[];
+}
+
+const natural = z.number().int().nonnegative();
+const sectionSchema = z.strictObject({ offset: natural, bytes: natural });
+type Section = z.infer<typeof sectionSchema>;
+
+const headerSchema = z.strictObject({
+  format: z.literal(SEARCH_INDEX_FORMAT),
+  endianness: z.enum(["LE", "BE"]),
+  stamp: z.strictObject({
+    manifest: z.string(),
+    domains: z.array(z.strictObject({ name: z.string(), stat: z.string() })),
+  }),
+  documents: natural,
+  terms: natural,
+  postings: natural,
+  domains: z.array(z.string()),
+  sections: z.strictObject({
+    lengths: sectionSchema,
+    domains: sectionSchema,
+    flags: sectionSchema,
+    termEnds: sectionSchema,
+    postingEnds: sectionSchema,
+    termBytes: sectionSchema,
+    postingDocs: sectionSchema,
+    postingFrequencies: sectionSchema,
+    cardEnds: sectionSchema,
+    cards: sectionSchema,
+  }),
+});
+type IndexHeader = z.infer<typeof headerSchema>;
+
+function statText(info: {
+  ino: bigint;
+  mtimeNs: bigint;
+  ctimeNs: bigint;
+  nlink: bigint;
+  size: bigint;
+}): string {
+  return `${info.ino}:${info.mtimeNs}:${info.ctimeNs}:${info.nlink}:${info.size}`;
+}
+
+/** The stamp of the wiki as it is now (domain folders and `wiki.json`). */
+export async function wikiStamp(root: string): Promise<WikiStamp> {
+  const manifest = statText(await stat(join(root, WIKI_MANIFEST_FILE), { bigint: true }));
+  const domains = [];
+  for (const name of await listDomains(root))
+    domains.push({ name, stat: statText(await stat(join(root, name), { bigint: true })) });
+  return { manifest, domains };
+}
+
+function sameStamp(left: WikiStamp, right: WikiStamp): boolean {
+  return JSON.stringify(left) === JSON.stringify(right);
+}
+
+export function searchIndexPath(root: string): string {
+  return join(root, SEARCH_INDEX_FOLDER, SEARCH_INDEX_FILE);
+}
+
+const entryFolderPattern = /^[0-9a-f]{40}$/;
+
+/** Every entry's (domain, id) in `listEntries` order, without reading any meta.json. */
+async function entryRefs(root: string, domains: readonly string[]): Promise<[string, string][]> {
+  const refs: [string, string][] = [];
+  for (const domain of domains) {
+    const dirents = await readdir(join(root, domain), { withFileTypes: true }).catch(() => []);
+    for (const dirent of dirents)
+      if (dirent.isDirectory() && entryFolderPattern.test(dirent.name))
+        refs.push([domain, dirent.name]);
+  }
+  // Stable, like listEntries' sort: the same id in two domains keeps the domain order.
+  return refs.sort((left, right) => (left[1] < right[1] ? -1 : left[1] > right[1] ? 1 : 0));
+}
+
+/** An entry to index: its meta and the domain folder it is in. */
+export interface IndexedEntry {
+  readonly domain: string;
+  readonly meta: SkillMeta;
+}
+
+/** The entries of `refs` in order, their metas read ahead a few at a time. */
+async function* entriesOf(
+  root: string,
+  refs: readonly [string, string][],
+): AsyncIterable<IndexedEntry> {
+  const ahead = 32;
+  const pending: Promise<SkillMeta>[] = [];
+  const read = (index: number) => {
+    const ref = refs[index] as [string, string];
+    return readJsonFile(join(root, ref[0], ref[1], META_FILE), skillMetaSchema);
+  };
+  for (let index = 0; index < Math.min(ahead, refs.length); index += 1) pending.push(read(index));
+  for (let index = 0; index < refs.length; index += 1) {
+    const meta = await (pending[index] as Promise<SkillMeta>);
+    delete pending[index];
+    if (index + ahead < refs.length) pending[index + ahead] = read(index + ahead);
+    yield { domain: (refs[index] as [string, string])[0], meta };
+  }
+}
+
+/**
+ * Rebuild the index file from the wiki's entries and publish it atomically, holding the index
+ * lock. Returns false without writing when `skipIf` (checked once the lock is held) says a
+ * fresh index already exists.
+ */
+export async function writeSearchIndex(
+  root: string,
+  options: { readonly skipIf?: () => Promise<boolean> } = {},
+): Promise<boolean> {
+  const folder = join(root, SEARCH_INDEX_FOLDER);
+  await mkdir(folder, { recursive: true });
+  const lock = await acquireLock(join(folder, SEARCH_INDEX_LOCK), {
+    timeoutMs: 10 * 60_000,
+    holderDoes: "writing the search index",
+    ...(options.skipIf === undefined ? {} : { done: options.skipIf }),
+  });
+  if (!lock.acquired) return false;
+  try {
+    if (options.skipIf !== undefined && (await options.skipIf())) return false;
+    // The stamp is taken before the entries are read: a change while reading leaves an index
+    // whose stamp no longer matches, which the next search rebuilds.
+    const stamp = await wikiStamp(root);
+    const domains = stamp.domains.map((domain) => domain.name);
+    const refs = await entryRefs(root, domains);
+    await writeIndexFile(root, stamp, domains, refs.length, entriesOf(root, refs));
+    return true;
+  } finally {
+    await lock.release();
+  }
+}
+
+function align(offset: number): number {
+  return Math.ceil(offset / 8) * 8;
+}
+
+/**
+ * Write the index of `count` entries (in document order) with the given stamp. Exported for the
+ * benchmark, which indexes generated cards without writing a million entry folders.
+ */
+export async function writeIndexFile(
+  root: string,
+  stamp: WikiStamp,
+  domains: readonly string[],
+  count: number,
+  entries: AsyncIterable<IndexedEntry> | Iterable<IndexedEntry>,
+): Promise<void> {
+  const domainNumber = new Map(domains.map((name, index) => [name, index]));
+  const builder = new Bm25PostingsBuilder();
+  const documentDomains = new Uint16Array(count);
+  const flags = new Uint8Array(count);
+  const cardEnds = new Float64Array(count);
+  const cards: Buffer[] = [];
+  let cardBytes = 0;
+  let doc = 0;
+  for await (const { domain, meta } of entries) {
+    if (doc >= count) throw new RangeError(`more than ${count} entries to index`);
+    builder.add(indexedText(meta));
+    // The folder's domain, not meta.domain: a domain search lists one folder, as listEntries does.
+    const number = domainNumber.get(domain);
+    if (number === undefined) throw new RangeError(`domain ${domain} is not in the stamp`);
+    documentDomains[doc] = number;
+    flags[doc] =
+      (meta.validation_status === "verified" ? VERIFIED : 0) |
+      (meta.modalities_present.includes("visual") ? VISUAL : 0);
+    const card = Buffer.from(JSON.stringify(cardOf(meta)), "utf8");
+    cards.push(card);
+    cardBytes += card.length;
+    cardEnds[doc] = cardBytes;
+    doc += 1;
+  }
+  if (doc !== count) throw new RangeError(`expected ${count} entries to index, got ${doc}`);
+  const postings = builder.finish();
+  // Terms sorted by their UTF-8 bytes, so a query term is found by binary search on the bytes.
+  const encoded = [...postings.terms].map(([term, id]) => ({ bytes: Buffer.from(term), id }));
+  encoded.sort((left, right) => Buffer.compare(left.bytes, right.bytes));
+  const termEnds = new Uint32Array(encoded.length);
+  const postingEnds = new Uint32Array(encoded.length);
+  const postingDocs = new Int32Array(postings.postingDocs.length);
+  const postingFrequencies = new Uint16Array(postings.postingDocs.length);
+  let termEnd = 0;
+  let postingEnd = 0;
+  for (const [position, { bytes, id }] of encoded.entries()) {
+    termEnd += bytes.length;
+    termEnds[position] = termEnd;
+    const start = postings.offsets[id] ?? 0;
+    const end = postings.offsets[id + 1] ?? 0;
+    postingDocs.set(postings.postingDocs.subarray(start, end), postingEnd);
+    postingFrequencies.set(postings.postingFrequencies.subarray(start, end), postingEnd);
+    postingEnd += end - start;
+    postingEnds[position] = postingEnd;
+  }
+  if (termEnd > 0xffff_ffff || postingEnd > 0xffff_ffff)
+    throw new RangeError("the wiki is too large for format 1 of the search index");
+  const termBytes = Buffer.concat(encoded.map((term) => term.bytes));
+  const lengths = Uint32Array.from(postings.lengths);
+
+  const bodies: [keyof IndexHeader["sections"], Uint8Array][] = [
+    ["lengths", bytesOf(lengths)],
+    ["domains", bytesOf(documentDomains)],
+    ["flags", flags],
+    ["termEnds", bytesOf(termEnds)],
+    ["postingEnds", bytesOf(postingEnds)],
+    ["termBytes", termBytes],
+    ["postingDocs", bytesOf(postingDocs)],
+    ["postingFrequencies", bytesOf(postingFrequencies)],
+    ["cardEnds", bytesOf(cardEnds)],
+  ];
+  // Offsets depend on the header's length, which depends on the offsets: lay out with a
+  // generous header size, then pad the written header to it.
+  const provisional = (headerBytes: number): IndexHeader => {
+    let offset = align(PREFIX_BYTES + headerBytes);
+    const sections: Record<string, Section> = {};
+    for (const [name, body] of bodies) {
+      sections[name] = { offset, bytes: body.byteLength };
+      offset = align(offset + body.byteLength);
+    }
+    sections.cards = { offset, bytes: cardBytes };
+    return {
+      format: SEARCH_INDEX_FORMAT,
+      endianness: endianness(),
+      stamp: { manifest: stamp.manifest, domains: [...stamp.domains] },
+      documents: count,
+      terms: encoded.length,
+      postings: postingEnd,
+      domains: [...domains],
+      sections: sections as IndexHeader["sections"],
+    };
+  };
+  let headerBytes = 1024;
+  let header = provisional(headerBytes);
+  while (Buffer.byteLength(JSON.stringify(header)) > headerBytes) {
+    headerBytes *= 2;
+    header = provisional(headerBytes);
+  }
+  const headerText = Buffer.alloc(headerBytes, " ");
+  headerText.write(JSON.stringify(header));
+  const prefix = Buffer.alloc(PREFIX_BYTES);
+  MAGIC.copy(prefix, 0);
+  prefix.writeUInt32LE(SEARCH_INDEX_FORMAT, 8);
+  prefix.writeUInt32LE(headerBytes, 12);
+
+  const folder = join(root, SEARCH_INDEX_FOLDER);
+  await mkdir(folder, { recursive: true });
+  const temporary = join(folder, `.${SEARCH_INDEX_FILE}.${process.pid}.${Date.now()}.tmp`);
+  const handle = await open(temporary, "w");
+  try {
+    await handle.write(prefix, 0, prefix.length, 0);
+    await handle.write(headerText, 0, headerText.length, PREFIX_BYTES);
+    for (const [name, body] of bodies) {
+      const { offset } = header.sections[name];
+      await handle.write(body, 0, body.byteLength, offset);
+    }
+    // Cards in chunks of a few MiB: one write per card costs minutes at a million cards.
+    let position = header.sections.cards.offset;
+    for (let first = 0; first < cards.length; ) {
+      let last = first;
+      let bytes = 0;
+      while (last < cards.length && (bytes < 4 * 1024 * 1024 || last === first)) {
+        bytes += (cards[last] as Buffer).length;
+        last += 1;
+      }
+      const chunk = Buffer.concat(cards.slice(first, last), bytes);
+      await handle.write(chunk, 0, chunk.length, position);
+      position += chunk.length;
+      first = last;
+    }
+    await handle.close();
+    await rename(temporary, searchIndexPath(root));
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    throw error;
+  } finally {
+    await rm(temporary, { force: true });
+  }
+}
+
+function bytesOf(array: ArrayBufferView): Uint8Array {
+  return new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+}
+
+function damaged(path: string, what: string): InputError {
+  return new InputError(
+    "wiki.index.damaged",
+    `the search index is damaged (${what}); delete it and it is rebuilt by the next search`,
+    { file: path },
+  );
+}
+
+/** Read `bytes` at `position` of `fd` into a new, 8-byte-aligned buffer. */
+function readAt(fd: number, position: number, bytes: number, path: string): Uint8Array {
+  const target = new Uint8Array(new ArrayBuffer(align(bytes)), 0, bytes);
+  let done = 0;
+  while (done < bytes) {
+    const read = readSync(fd, target, done, bytes - done, position + done);
+    if (read === 0) throw damaged(path, "shorter than its header says");
+    done += read;
+  }
+  return target;
+}
+
+/**
+ * A search over the index file: the resident arrays in memory, postings and cards read on
+ * demand. Keeps the file open (the one it validated) until `close()`.
+ */
+export class IndexedWikiSearch {
+  private accumulator: ScoreAccumulator | undefined;
+  private readonly embeddings = new Map<EmbeddingClient, CardEmbeddings>();
+  /** Documents in scope (the domain searched, or all). */
+  private readonly scopeCount: number;
+  private readonly scopeAverage: number;
+
+  private constructor(
+    private readonly fd: number,
+    private readonly path: string,
+    private readonly header: IndexHeader,
+    private readonly lengths: Uint32Array,
+    private readonly documentDomains: Uint16Array,
+    private readonly flags: Uint8Array,
+    private readonly termEnds: Uint32Array,
+    private readonly postingEnds: Uint32Array,
+    private readonly termBytes: Buffer,
+    /** The domain number searched, or -1 for every domain (-2: a domain with no entries). */
+    private readonly scope: number,
+    readonly thresholds: Thresholds,
+    readonly root: string,
+  ) {
+    let count = 0;
+    let lengthSum = 0;
+    for (let doc = 0; doc < header.documents; doc += 1) {
+      if (!this.inScope(doc)) continue;
+      count += 1;
+      lengthSum += lengths[doc] ?? 0;
+    }
+    this.scopeCount = count;
+    // As averageLength computes it over the scope's documents alone.
+    this.scopeAverage = count === 0 ? 0 : lengthSum / count;
+  }
+
+  /**
+   * The index of `root` when it exists, has this format and matches the wiki as it is now;
+   * undefined otherwise (missing, stale, another format or damaged: the caller rebuilds it or
+   * reads the entries).
+   */
+  static async open(
+    root: string,
+    thresholds: Thresholds,
+    domain?: string,
+  ): Promise<IndexedWikiSearch | undefined> {
+    const path = searchIndexPath(root);
+    let fd: number;
+    try {
+      fd = openSync(path, "r");
+    } catch {
+      return undefined;
+    }
+    let keep = false;
+    try {
+      // The size of the file opened (a rename may have replaced the path since).
+      const size = fstatSync(fd).size;
+      const first = readAt(fd, 0, Math.min(size, FIRST_READ_BYTES), path);
+      const prefix = Buffer.from(first.buffer, first.byteOffset, first.byteLength);
+      if (size < PREFIX_BYTES || !prefix.subarray(0, 8).equals(MAGIC)) return undefined;
+      if (prefix.readUInt32LE(8) !== SEARCH_INDEX_FORMAT) return undefined;
+      const headerBytes = prefix.readUInt32LE(12);
+      const headerBuffer =
+        PREFIX_BYTES + headerBytes <= first.byteLength
+          ? prefix.subarray(PREFIX_BYTES, PREFIX_BYTES + headerBytes)
+          : Buffer.from(readAt(fd, PREFIX_BYTES, headerBytes, path));
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(headerBuffer.toString("utf8"));
+      } catch {
+        return undefined;
+      }
+      const checked = headerSchema.safeParse(parsed);
+      if (!checked.success) return undefined;
+      const header = checked.data;
+      if (header.endianness !== endianness()) return undefined;
+      if (!sameStamp(header.stamp, await wikiStamp(root))) return undefined;
+      const { sections } = header;
+      if (sections.cards.offset + sections.cards.bytes > size) return undefined;
+      // The resident sections are contiguous: one read (none more when the first read held them).
+      const start = sections.lengths.offset;
+      const end = sections.termBytes.offset + sections.termBytes.bytes;
+      const resident =
+        end <= first.byteLength ? first.subarray(start, end) : readAt(fd, start, end - start, path);
+      // Each section's place in the buffer holding the resident bytes (offsets stay 8-aligned).
+      const buffer = resident.buffer as ArrayBuffer;
+      const at = (section: Section) => resident.byteOffset - start + section.offset;
+      const documents = header.documents;
+      const lengths = new Uint32Array(buffer, at(sections.lengths), sections.lengths.bytes / 4);
+      const documentDomains = new Uint16Array(
+        buffer,
+        at(sections.domains),
+        sections.domains.bytes / 2,
+      );
+      const flags = new Uint8Array(buffer, at(sections.flags), sections.flags.bytes);
+      const termEnds = new Uint32Array(buffer, at(sections.termEnds), sections.termEnds.bytes / 4);
+      const postingEnds = new Uint32Array(
+        buffer,
+        at(sections.postingEnds),
+        sections.postingEnds.bytes / 4,
+      );
+      const termBytes = Buffer.from(buffer, at(sections.termBytes), sections.termBytes.bytes);
+      if (
+        lengths.length !== documents ||
+        documentDomains.length !== documents ||
+        flags.length !== documents ||
+        termEnds.length !== header.terms ||
+        postingEnds.length !== header.terms
+      )
+        return undefined;
+      const scope =
+        domain === undefined
+          ? -1
+          : header.domains.includes(domain)
+            ? header.domains.indexOf(domain)
+            : -2;
+      keep = true;
+      return new IndexedWikiSearch(
+        fd,
+        path,
+        header,
+        lengths,
+        documentDomains,
+        flags,
+        termEnds,
+        postingEnds,
+        termBytes,
+        scope,
+        thresholds,
+        root,
+      );
+    } catch (error) {
+      // A file shorter than its header says is damaged: like a missing one, it is rebuilt.
+      if (isSkillsmithError(error) && error.code === "wiki.index.damaged") return undefined;
+      throw error;
+    } finally {
+      if (!keep) closeSync(fd);
+    }
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+
+  /** Entries searched (the domain's, or every domain's). */
+  get size(): number {
+    return this.scopeCount;
+  }
+
+  private inScope(doc: number): boolean {
+    return this.scope === -1 || this.documentDomains[doc] === this.scope;
+  }
+
+  private eligible(doc: number, includeUnverified: boolean): boolean {
+    return this.inScope(doc) && (includeUnverified || ((this.flags[doc] ?? 0) & VERIFIED) !== 0);
+  }
+
+  /** Whether the index answers a shortlist over these fields (it holds the four together). */
+  static indexes(fields: readonly ShortlistField[]): boolean {
+    return shortlistFields.every((field) => fields.includes(field));
+  }
+
+  shortlistConfig(options: ShortlistOptions = {}): ShortlistConfig {
+    return shortlistConfigOf(this.thresholds, options);
+  }
+
+  /** The term's number, by binary search over the sorted term bytes. */
+  private termNumber(token: string): number | undefined {
+    const wanted = Buffer.from(token, "utf8");
+    let low = 0;
+    let high = this.header.terms - 1;
+    while (low <= high) {
+      const middle = (low + high) >>> 1;
+      const start = middle === 0 ? 0 : (this.termEnds[middle - 1] ?? 0);
+      const order = Buffer.compare(
+        this.termBytes.subarray(start, this.termEnds[middle] ?? 0),
+        wanted,
+      );
+      if (order === 0) return middle;
+      if (order < 0) low = middle + 1;
+      else high = middle - 1;
+    }
+    return undefined;
+  }
+
+  private postingsOf(term: number): { docs: Int32Array; frequencies: Uint16Array } {
+    const start = term === 0 ? 0 : (this.postingEnds[term - 1] ?? 0);
+    const count = (this.postingEnds[term] ?? 0) - start;
+    const { postingDocs, postingFrequencies } = this.header.sections;
+    const docs = readAt(this.fd, postingDocs.offset + 4 * start, 4 * count, this.path);
+    const frequencies = readAt(
+      this.fd,
+      postingFrequencies.offset + 2 * start,
+      2 * count,
+      this.path,
+    );
+    return {
+      docs: new Int32Array(docs.buffer, 0, count),
+      frequencies: new Uint16Array(frequencies.buffer, 0, count),
+    };
+  }
+
+  /** One document's card, read from the file. */
+  card(doc: number): SkillCard {
+    const { cardEnds, cards } = this.header.sections;
+    // Card d spans [end of card d − 1, end of card d) of the card bytes.
+    let start = 0;
+    let end: number;
+    if (doc === 0) {
+      end = new Float64Array(readAt(this.fd, cardEnds.offset, 8, this.path).buffer, 0, 1)[0] ?? 0;
+    } else {
+      const ends = readAt(this.fd, cardEnds.offset + 8 * (doc - 1), 16, this.path);
+      const pair = new Float64Array(ends.buffer, 0, 2);
+      start = pair[0] ?? 0;
+      end = pair[1] ?? 0;
+    }
+    const bytes = readAt(this.fd, cards.offset + start, end - start, this.path);
+    try {
+      return JSON.parse(
+        Buffer.from(bytes.buffer, 0, bytes.byteLength).toString("utf8"),
+      ) as SkillCard;
+    } catch {
+      throw damaged(this.path, `card ${doc} is not JSON`);
+    }
+  }
+
+  /**
+   * Stage 1: the BM25 shortlist over the scope, as `WikiSearch.shortlist` computes it (K and the
+   * visual boost from the wiki's thresholds unless given; the four fields only).
+   */
+  shortlist(query: string, options: ShortlistOptions = {}): ShortlistHit[] {
+    const config = this.shortlistConfig(options);
+    if (!IndexedWikiSearch.indexes(config.fields))
+      throw new UnsupportedError(
+        "wiki.index.fields",
+        `the search index holds the four card fields, not ${config.fields.join(", ")}: search the entries instead`,
+      );
+    const includeUnverified = options.includeUnverified === true;
+    const hits =
+      config.visual_boost === 1
+        ? this.ranked(query, config.k, (doc) => this.eligible(doc, includeUnverified))
+        : mergeBoosted(
+            this.ranked(
+              query,
+              config.k,
+              (doc) => this.eligible(doc, includeUnverified) && this.hasVisual(doc),
+            ),
+            this.ranked(
+              query,
+              config.k,
+              (doc) => this.eligible(doc, includeUnverified) && !this.hasVisual(doc),
+            ),
+            config.visual_boost,
+            config.k,
+          );
+    return hits.map((hit) => ({ card: this.card(hit.doc), score: hit.score }));
+  }
+
+  private hasVisual(doc: number): boolean {
+    return ((this.flags[doc] ?? 0) & VISUAL) !== 0;
+  }
+
+  /** The best k documents allowed by `allowed`, scored over the scope (see the module comment). */
+  private ranked(
+    query: string,
+    k: number,
+    allowed: (doc: number) => boolean,
+  ): { doc: number; score: number }[] {
+    const parameters: Bm25Parameters = {
+      k1: this.thresholds.bm25_k1,
+      b: this.thresholds.bm25_b,
+    };
+    const k1Plus1 = parameters.k1 + 1;
+    this.accumulator ??= new ScoreAccumulator(this.header.documents);
+    const accumulator = this.accumulator;
+    for (const token of distinctTokens(query)) {
+      const term = this.termNumber(token);
+      if (term === undefined) continue;
+      const { docs, frequencies } = this.postingsOf(term);
+      let frequency = docs.length;
+      if (this.scope !== -1) {
+        frequency = 0;
+        for (const doc of docs) if (this.inScope(doc)) frequency += 1;
+      }
+      // A term absent from the scope is absent from an index of the scope alone.
+      if (frequency === 0) continue;
+      const idf = bm25Idf(this.scopeCount, frequency);
+      for (let position = 0; position < docs.length; position += 1) {
+        const doc = docs[position]!;
+        if (!allowed(doc)) continue;
+        const norm = bm25Norm(this.lengths[doc]!, this.scopeAverage, parameters);
+        accumulator.add(doc, idf * bm25Impact(frequencies[position]!, norm, k1Plus1));
+      }
+    }
+    return accumulator.top(k);
+  }
+
+  private eligibleDocuments(includeUnverified: boolean): number[] {
+    const docs: number[] = [];
+    for (let doc = 0; doc < this.header.documents; doc += 1)
+      if (this.eligible(doc, includeUnverified)) docs.push(doc);
+    return docs;
+  }
+
+  /** Every eligible card in document order (linear in the wiki: the embedding strategy's input). */
+  eligibleCards(includeUnverified: boolean): SkillCard[] {
+    return this.eligibleDocuments(includeUnverified).map((doc) => this.card(doc));
+  }
+
+  /** The random strategy's picks: the same seeded sample as over the entries, cards read for the picks only. */
+  sampleEligible(count: number, seed: number, includeUnverified: boolean): SkillCard[] {
+    return seededSample(this.eligibleDocuments(includeUnverified), count, seed).map((doc) =>
+      this.card(doc),
+    );
+  }
+
+  async cardEmbeddings(client: EmbeddingClient): Promise<CardEmbeddings> {
+    let store = this.embeddings.get(client);
+    if (store === undefined) {
+      store = await CardEmbeddings.open(client, this.root);
+      this.embeddings.set(client, store);
+    }
+    return store;
+  }
+}
+
+/**
+ * Whether a build holds the wiki's build lock (its entries are changing: index them later). A
+ * lock whose process is gone (a crashed build) holds nothing.
+ */
+export async function buildInProgress(root: string): Promise<boolean> {
+  let holder: { pid?: unknown };
+  try {
+    holder = JSON.parse(await readFile(join(root, LOCK_FILE), "utf8")) as { pid?: unknown };
+  } catch (error) {
+    // No lock; or a lock being written right now, which is a build starting.
+    return (error as NodeJS.ErrnoException).code !== "ENOENT";
+  }
+  if (typeof holder.pid !== "number") return true;
+  try {
+    process.kill(holder.pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

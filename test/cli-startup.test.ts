@@ -1,0 +1,105 @@
+/**
+ * Start-up cost is paid by every command: these tests pin which npm packages a command loads,
+ * so a heavy import reaching a light command fails here (timing belongs to `npm run bench`).
+ * The allowed sets come from what each command needs, not from observing it: argument parsing
+ * (commander), SKILL.md front matter (yaml).
+ */
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadedFiles, loadedPackages } from "./support/loaded-modules.js";
+import { cleanupsAfterEach } from "./support/temporary.js";
+
+const root = resolve(import.meta.dirname, "..");
+const binary = resolve(root, "dist", "cli", "main.js");
+const cleanups = cleanupsAfterEach();
+
+/** Packages only some commands need: each must stay out of every other command's start-up. */
+const heavy = [
+  "bullmq",
+  "ioredis",
+  "dockerode",
+  "ai",
+  "@ai-sdk/anthropic",
+  "@ai-sdk/openai",
+  "@ai-sdk/openai-compatible",
+  "linkedom",
+  "@mozilla/readability",
+  "web-tree-sitter",
+  "@modelcontextprotocol/sdk",
+  "vega",
+  "vega-lite",
+];
+
+const cli = (argv: readonly string[]) => loadedPackages(cleanups, [binary, ...argv], { cwd: root });
+
+describe("the module tracer", () => {
+  it("sees ES modules and CommonJS packages alike", async () => {
+    const traced = await loadedPackages(
+      cleanups,
+      ["--input-type=module", "-e", 'await import("linkedom"); await import("dockerode");'],
+      { cwd: root },
+    );
+    expect(traced.code).toBe(0);
+    expect(traced.packages).toEqual(expect.arrayContaining(["linkedom", "dockerode"]));
+  });
+});
+
+describe.skipIf(!existsSync(binary))("CLI start-up (dist/, built by `npm test`'s pretest)", () => {
+  it("--version loads commander and nothing else", async () => {
+    const traced = await cli(["--version"]);
+    expect(traced).toEqual({ code: 0, packages: ["commander"] });
+  });
+
+  it("skill validate loads commander and the YAML parser only", async () => {
+    const traced = await cli(["skill", "validate", "examples/skills/python-test-fixtures"]);
+    expect(traced).toEqual({ code: 0, packages: ["commander", "yaml"] });
+  });
+
+  it("stats test loads commander only", async () => {
+    const traced = await cli(["stats", "test", "--deltas", "10,-5,20,15,5,0,25"]);
+    expect(traced).toEqual({ code: 0, packages: ["commander"] });
+  });
+
+  it("wiki search loads commander and zod (it parses the index header and the entries) and none of the online acquisition pipeline", async () => {
+    const traced = await loadedFiles(
+      cleanups,
+      [binary, "wiki", "search", "navigation menu that wraps", "--json"],
+      { cwd: root },
+    );
+    expect({ code: traced.code, packages: traced.packages }).toEqual({
+      code: 0,
+      packages: ["commander", "zod"],
+    });
+    // The modules `--online` needs (by what they do: the builder, the fetchers, the sandboxes
+    // the gates run code in, the browser that renders pages), not a list observed from a run.
+    const online = [
+      "dist/wiki/online.js",
+      "dist/wiki/build.js",
+      "dist/wiki/resources/search.js",
+      "dist/wiki/resources/collect.js",
+      "dist/wiki/gates.js",
+      "dist/wiki/render.js",
+      "dist/env/browser.js",
+      "dist/env/sandbox/index.js",
+    ];
+    // The trace saw our modules at all (else the exclusion below would prove nothing).
+    expect(traced.own).toContain("dist/wiki/search-index.js");
+    expect(traced.own.filter((file) => online.includes(file))).toEqual([]);
+  });
+
+  it("commands that need no model, queue, container, article or MCP server load none of them", async () => {
+    for (const argv of [
+      ["bench", "validate-suite", "examples/quickstart/suite"],
+      ["wiki", "search", "navigation menu that wraps"],
+      ["worker", "--help"],
+    ]) {
+      const traced = await cli(argv);
+      expect({ argv, code: traced.code }).toEqual({ argv, code: 0 });
+      expect({ argv, heavy: traced.packages.filter((name) => heavy.includes(name)) }).toEqual({
+        argv,
+        heavy: [],
+      });
+    }
+  });
+});
