@@ -215,6 +215,7 @@ describe("a valid hand-made suite", () => {
       commit: "0123456789abcdef0123456789abcdef01234567",
       name: "greeting-repo",
       setup: ["pip install -e ."],
+      setupChoice: { kind: "commands", commands: ["pip install -e ."] },
       mountPath: "/workspace/greeting-repo",
     });
     expect(skill?.agentLimits).toEqual({ timeoutSeconds: 600 });

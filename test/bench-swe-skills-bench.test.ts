@@ -45,7 +45,7 @@ describe.skipIf(!hasFixture)(
         requirements: number;
         problems: { path: string; message: string }[];
       };
-      expect(Object.keys(json)).toEqual(["skills", "requirements", "problems"]);
+      expect(Object.keys(json)).toEqual(["skills", "requirements", "problems", "copied"]);
       expect(json.skills).toBe(2);
       expect(json.requirements).toBe(20);
       expect(json.problems).toHaveLength(67);
@@ -248,8 +248,11 @@ describe("through runCli, as the binary runs it", () => {
       await runCli(["bench", "import", "swe-skills-bench", notBenchmark, "--out", "x"], io),
     ).toBe(2);
     expect(stderr).toMatch(/not a SWE-Skills-Bench folder/);
-    expect(await runCli(["bench", "check", join(scratch, "no-suite")], io)).toBe(1);
+    expect(await runCli(["bench", "validate-suite", join(scratch, "no-suite")], io)).toBe(1);
     expect(stdout).toMatch(/suite folder does not exist/);
+    // The verifier check cannot start without a suite: an input error, named.
+    expect(await runCli(["bench", "check", join(scratch, "no-suite")], io)).toBe(2);
+    expect(stderr).toMatch(/suite folder does not exist/);
   });
 });
 
@@ -296,6 +299,7 @@ describe("bench import swe-skills-bench on hand-made inputs", () => {
             'line 2: skill "lonely" not imported: no skills/lonely/SKILL.md; no task files tasks/batch*/lonely.md; repo.url is null (line 4); repo.commit is missing (line 3)',
         },
       ],
+      copied: [],
     });
     expect(result.stderr).toMatch(/nothing could be imported/);
     expect(existsSync(out)).toBe(false);
@@ -356,7 +360,12 @@ describe("bench import swe-skills-bench on hand-made inputs", () => {
       const out = join(scratch, "local-suite");
       const result = await bench(["import", "swe-skills-bench", root, "--out", out, "--json"]);
       expect(result.code).toBe(0);
-      expect(JSON.parse(result.stdout)).toEqual({ skills: 1, requirements: 1, problems: [] });
+      expect(JSON.parse(result.stdout)).toEqual({
+        skills: 1,
+        requirements: 1,
+        problems: [],
+        copied: [],
+      });
 
       const suite = await loadSuite(out);
       const skill = suite.skills[0];
@@ -365,6 +374,7 @@ describe("bench import swe-skills-bench on hand-made inputs", () => {
         commit,
         name: "local-repo",
         setup: ["pip install -e ."],
+        setupChoice: { kind: "commands", commands: ["pip install -e ."] },
         mountPath: "/workspace/local-repo",
       });
       expect(skill?.environment?.limits).toEqual({ cpus: 2, memoryMb: 512 });

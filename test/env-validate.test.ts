@@ -103,22 +103,65 @@ describe("validateVerifier", () => {
       expect(validation.problems).toHaveLength(2);
       expect(validation.problems[0]).toContain("already pass on the untouched repository");
     },
+    // Each verifier run is two pytest sessions (the inventory, then the run): minutes on a busy machine.
+    180_000,
   );
 
-  it.skipIf(!hasPytest)("names the checks a partial reference solution fails", async () => {
-    const validation = await validateVerifier({
-      base,
-      verifier,
-      sandbox: new UnsafeSandbox(),
-      reference: { files: [{ path: "calc.py", content: fixedSub }] },
-    });
-    // add and sub pass; mul and the keyword check do not: 2 of 4.
-    expect(validation.positive?.passRatio).toBe(0.5);
-    expect(validation.referenceFailures.map(shortName)).toEqual(["test_mul", "test_mul_keyword"]);
-    expect(validation.problems.some((problem) => problem.startsWith("positive control"))).toBe(
-      true,
-    );
-  });
+  it.skipIf(!hasPytest)(
+    "names the checks a partial reference solution fails",
+    async () => {
+      const validation = await validateVerifier({
+        base,
+        verifier,
+        sandbox: new UnsafeSandbox(),
+        reference: { files: [{ path: "calc.py", content: fixedSub }] },
+      });
+      // add and sub pass; mul and the keyword check do not: 2 of 4.
+      expect(validation.positive?.passRatio).toBe(0.5);
+      expect(validation.referenceFailures.map(shortName)).toEqual(["test_mul", "test_mul_keyword"]);
+      expect(validation.problems.some((problem) => problem.startsWith("positive control"))).toBe(
+        true,
+      );
+    },
+    180_000,
+  );
+
+  it.skipIf(!hasPytest)(
+    "does not call a verifier that cannot import the module to be created a problem",
+    async () => {
+      const importsDeliverable: VerifierSpec = {
+        files: [
+          {
+            path: "verifier_tests/test_stats.py",
+            content: "from stats import mean\n\ndef test_mean():\n    assert mean([1, 3]) == 2\n",
+          },
+        ],
+        command: "python3 -m pytest -q -p no:cacheprovider verifier_tests",
+        timeoutMs: 120_000,
+      };
+      const asked = await validateVerifier({
+        base,
+        verifier: importsDeliverable,
+        sandbox: new UnsafeSandbox(),
+        requirement: { fileOperations: ["stats.py"] },
+      });
+      expect(asked.negative.flags).toEqual(["collection-error"]);
+      expect(asked.negativeDiagnosis?.kind).toBe("deliverable-missing");
+      expect(asked.problems.filter((problem) => problem.startsWith("negative control"))).toEqual(
+        [],
+      );
+      // Without the requirement nothing says stats.py is a deliverable: a problem, explained.
+      const unknown = await validateVerifier({
+        base,
+        verifier: importsDeliverable,
+        sandbox: new UnsafeSandbox(),
+      });
+      expect(unknown.problems[0]).toMatch(
+        /negative control: verifier flagged collection-error \(stats cannot be imported/,
+      );
+    },
+    180_000,
+  );
 
   it("rejects a reference patch that does not apply", async () => {
     await expect(

@@ -115,7 +115,14 @@ describe("prepare once, materialise many", () => {
     for (const workspace of workspaces) expect(existsSync(workspace.path)).toBe(false);
     expect(await readdir(join(cacheDir, "workspaces"))).toEqual([]);
 
-    const again = await prepareBase({ source: repository, commit: firstCommit, setup, cacheDir });
+    // The same recipe and sandbox kind find the published base without running setup again.
+    const again = await prepareBase({
+      source: repository,
+      commit: firstCommit,
+      setup,
+      sandbox,
+      cacheDir,
+    });
     expect(again.reused).toBe(true);
     expect((await readFile(counter, "utf8")).trim().split("\n")).toEqual(["ran"]);
   });

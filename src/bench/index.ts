@@ -1,6 +1,7 @@
 /** Skill evaluation: suites (load, validate) and importers of public benchmark layouts. */
 
 export * from "./analysis/index.js";
+export * from "./check/index.js";
 export * from "./generate/index.js";
 export type {
   ImportProblem,
@@ -22,7 +23,17 @@ export * from "./queue/index.js";
 export * from "./run/index.js";
 export * from "./store/index.js";
 export * from "./suite/layout.js";
-export { formatSuiteProblem, loadSuite, repositoryName, validateSuite } from "./suite/load.js";
+export {
+  formatSuiteProblem,
+  type LoadedSuite,
+  type LoadSuiteOptions,
+  loadSuite,
+  loadSuiteSelection,
+  repositoryName,
+  type SuiteSelection,
+  type ValidateSuiteOptions,
+  validateSuite,
+} from "./suite/load.js";
 export {
   type ParsedRequirement,
   parseRequirementMarkdown,
@@ -44,6 +55,7 @@ export {
   type VerifierFile,
 } from "./suite/schema.js";
 export type {
+  ExcludedPart,
   ReferenceSolution,
   RepositorySource,
   Suite,

@@ -3,11 +3,32 @@
 export { acquireLock, type LockOptions, type LockOutcome } from "../core/lock.js";
 export * from "./sandbox/index.js";
 export {
+  DEFAULT_PYTHON,
   type DetectSetupOptions,
   detectSetup,
+  type EnvironmentLayout,
+  PREPARED_ENVIRONMENT_PATH,
   type SetupLanguage,
+  type SetupNetwork,
   type SetupPlan,
+  type SetupStep,
+  SYSTEM_PATH,
+  type Toolchain,
 } from "./setup/detect.js";
+export {
+  type NetworkProbe,
+  packageIndexUrl,
+  probePackageIndex,
+  probeUrl,
+  type SetupNetworkChoice,
+} from "./setup/network.js";
+export { inPreparedRuntime, type PreparedRuntime, withPreparedRuntime } from "./setup/runtime.js";
+export {
+  type CollectionDiagnosis,
+  type DiagnoseInput,
+  diagnoseCollectionError,
+  moduleNamesOf,
+} from "./verifier/diagnose.js";
 export {
   type FlagDefinition,
   type FlagEffect,
@@ -111,10 +132,14 @@ export {
   type Workspace,
 } from "./workspace/materialise.js";
 export {
+  formatSetupLog,
   type PrepareBaseOptions,
   type PreparedBase,
   prepareBase,
   type SetupChoice,
+  SetupFailedError,
+  type SetupReport,
+  type SetupStepOutcome,
 } from "./workspace/prepare.js";
 export {
   cloneLocation,

@@ -11,6 +11,16 @@ export interface ImportProblem {
   readonly message: string;
 }
 
+/** A file copied beside a verifier because the verifier imports it (or pytest loads it). */
+export interface CopiedHelper {
+  /** The source file, relative to the input folder. */
+  readonly path: string;
+  /** Where it was written, relative to the suite folder. */
+  readonly into: string;
+  /** `skill/requirement` whose verifier needs it. */
+  readonly for: string;
+}
+
 export interface ImportResult {
   /** Absolute path of the suite written; absent when nothing could be imported. */
   readonly out?: string;
@@ -19,6 +29,8 @@ export interface ImportResult {
   readonly problems: ImportProblem[];
   /** Quirks handled soundly (e.g. merged duplicate keys), for the human log only. */
   readonly notes: string[];
+  /** Helper files copied beside the verifiers that import them. */
+  readonly copied?: CopiedHelper[];
 }
 
 export async function pathKind(path: string): Promise<"file" | "directory" | "missing" | "other"> {

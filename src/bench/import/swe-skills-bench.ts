@@ -25,6 +25,7 @@ import {
 } from "../suite/schema.js";
 import { parseYamlMergingDuplicates } from "../suite/yaml.js";
 import {
+  type CopiedHelper,
   type ImportProblem,
   type ImportResult,
   memoryToMegabytes,
@@ -51,10 +52,30 @@ import {
 export interface SweSkillsBenchImportOptions {
   readonly out: string;
   /**
-   * Maps a skill's repository name (last segment of its URL, without `.git`) to a local
-   * folder `<repoRoot>/<name>`, used instead of the remote URL when that folder exists.
+   * A folder of local copies of the skills' repositories, used instead of the remote URL when
+   * one is found: for `https://github.com/<owner>/<name>`, a clone or bare repository
+   * `<name>`, `<name>.git`, `<owner>/<name>` or `<owner>-<name>`, or a bundle `<name>.bundle`,
+   * `<owner>-<name>.bundle` or `<owner>/<name>.bundle` (the first that exists).
    */
   readonly repoRoot?: string;
+}
+
+/** Where a repository may sit under `--repo-root`, in the order they are tried. */
+export function repoRootCandidates(url: string): { path: string; kind: "directory" | "file" }[] {
+  const trimmed = url.replace(/\/+$/, "").replace(/\.git$/, "");
+  const parts = trimmed.split(/[/:]/).filter((part) => part !== "");
+  const name = parts.at(-1) ?? "";
+  const owner = parts.length >= 2 ? parts.at(-2) : undefined;
+  const folders = [name, `${name}.git`];
+  const bundles = [`${name}.bundle`];
+  if (owner !== undefined) {
+    folders.push(`${owner}/${name}`, `${owner}-${name}`, `${owner}/${name}.git`);
+    bundles.push(`${owner}-${name}.bundle`, `${owner}/${name}.bundle`);
+  }
+  return [
+    ...folders.map((path) => ({ path, kind: "directory" as const })),
+    ...bundles.map((path) => ({ path, kind: "file" as const })),
+  ];
 }
 
 const CONFIG_FILE = "config/benchmark_config.yaml";
@@ -82,6 +103,68 @@ function text(value: unknown): string | undefined {
 /** `python-resilience` → `test_python_resilience.py`, as the v1 layout names test files. */
 export function testFileName(skillId: string): string {
   return `test_${skillId.replace(/-/g, "_")}.py`;
+}
+
+/** Top-level module names a Python file imports (`import a.b`, `from a import b`, `from . import x`). */
+export function pythonImports(source: string): string[] {
+  const names = new Set<string>();
+  for (const match of source.matchAll(
+    /^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+([^\n#]+)|import[ \t]+([^\n#]+))/gm,
+  )) {
+    if (match[4] !== undefined) {
+      for (const part of match[4].split(",")) {
+        const name = /^\s*([A-Za-z_]\w*)/.exec(part)?.[1];
+        if (name !== undefined) names.add(name);
+      }
+    } else if ((match[1] ?? "") !== "" && (match[2] ?? "") === "") {
+      // `from . import helper`: each imported name is a module beside the file.
+      for (const part of (match[3] ?? "").replace(/[()]/g, "").split(",")) {
+        const name = /^\s*([A-Za-z_]\w*)/.exec(part)?.[1];
+        if (name !== undefined) names.add(name);
+      }
+    } else {
+      const name = /^([A-Za-z_]\w*)/.exec(match[2] ?? "")?.[1];
+      if (name !== undefined) names.add(name);
+    }
+  }
+  return [...names];
+}
+
+/**
+ * The files beside a test file that it needs: same-folder modules and packages it imports
+ * (followed through their own imports), and `conftest.py`, which pytest loads from the test's
+ * folder. Paths are relative to `folder`, in the order found.
+ */
+export async function verifierHelpers(folder: string, testFile: string): Promise<string[]> {
+  const helpers: string[] = [];
+  const seen = new Set<string>([testFile]);
+  const queue = [testFile];
+  if ((await pathKind(join(folder, "conftest.py"))) === "file") {
+    helpers.push("conftest.py");
+    seen.add("conftest.py");
+    queue.push("conftest.py");
+  }
+  while (queue.length > 0) {
+    const current = queue.shift() as string;
+    const source = await readFile(join(folder, current), "utf8").catch(() => "");
+    for (const name of pythonImports(source)) {
+      for (const candidate of [`${name}.py`, name]) {
+        if (seen.has(candidate)) continue;
+        const kind = await pathKind(join(folder, candidate));
+        const isPackage =
+          kind === "directory" &&
+          (await pathKind(join(folder, candidate, "__init__.py"))) === "file";
+        if (kind === "file" || isPackage) {
+          seen.add(candidate);
+          helpers.push(candidate);
+          if (kind === "file") queue.push(candidate);
+          else queue.push(join(candidate, "__init__.py"));
+          break;
+        }
+      }
+    }
+  }
+  return helpers;
 }
 
 async function listTasks(
@@ -116,6 +199,8 @@ async function listTasks(
 
 interface ResolvedRepository {
   readonly spec: NonNullable<SkillFile["repository"]>;
+  /** The copy found under `--repo-root`, when one was. */
+  readonly local?: string;
 }
 
 async function resolveRepository(
@@ -156,8 +241,14 @@ async function resolveRepository(
   }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^[\w.-]+@[\w.-]+:/.test(url)) {
     if (repoRoot !== undefined) {
-      const local = resolve(repoRoot, name);
-      if ((await pathKind(local)) === "directory") return { spec: { path: local, ...base } };
+      for (const candidate of repoRootCandidates(url)) {
+        const local = resolve(repoRoot, candidate.path);
+        if ((await pathKind(local)) !== candidate.kind) continue;
+        return {
+          spec: candidate.kind === "file" ? { bundle: local, ...base } : { path: local, ...base },
+          local,
+        };
+      }
     }
     return { spec: { url, ...base } };
   }
@@ -227,6 +318,8 @@ export async function importSweSkillsBench(
 
   const problems: ImportProblem[] = [];
   const notes: string[] = [];
+  const copied: CopiedHelper[] = [];
+  const repositories = { local: 0, remote: [] as string[] };
   const { tasks, problems: taskProblems } = await listTasks(input);
   problems.push(...taskProblems);
   const testsRoot = join(input, "tests");
@@ -297,6 +390,12 @@ export async function importSweSkillsBench(
         (field) => parsed.lineOf(["skills", index, "repo", field]),
         reasons,
       );
+      if (repository !== undefined && options.repoRoot !== undefined) {
+        if (repository.local !== undefined) repositories.local += 1;
+        else if (repository.spec.url !== undefined && !repository.spec.url.startsWith("file:")) {
+          repositories.remote.push(id);
+        }
+      }
       if (reasons.length > 0 || repository === undefined) {
         problems.push({
           path: CONFIG_FILE,
@@ -325,8 +424,19 @@ export async function importSweSkillsBench(
         await staging.writeText(join(folder, REQUIREMENT_FILE), markdown);
         const testFile = testFileName(id);
         const testSource = `tests/${task.batch}/${testFile}`;
+        const verifierFiles = [testFile];
         if ((await pathKind(join(input, testSource))) === "file") {
           await staging.copy(join(input, testSource), join(folder, VERIFIER_FOLDER, testFile));
+          const testsFolder = join(input, "tests", task.batch);
+          for (const helper of await verifierHelpers(testsFolder, testFile)) {
+            await staging.copy(join(testsFolder, helper), join(folder, VERIFIER_FOLDER, helper));
+            verifierFiles.push(helper);
+            copied.push({
+              path: `tests/${task.batch}/${helper}`,
+              into: `${folder}/${VERIFIER_FOLDER}/${helper}`,
+              for: `${id}/${task.batch}`,
+            });
+          }
         } else {
           problems.push({
             path: testSource,
@@ -335,7 +445,7 @@ export async function importSweSkillsBench(
         }
         const verifier: VerifierFile = {
           command: `python -m pytest ${testFile} -v --tb=short --junitxml=junit.xml`,
-          files: [testFile],
+          files: verifierFiles,
           mountPath: VERIFIER_MOUNT,
           ...(step.timeout === undefined ? {} : { timeoutSeconds: step.timeout }),
           junit: "junit.xml",
@@ -433,9 +543,24 @@ export async function importSweSkillsBench(
       }
     }
 
+    if (options.repoRoot !== undefined) {
+      const remote = repositories.remote;
+      notes.push(
+        `--repo-root: ${repositories.local} skill${repositories.local === 1 ? "" : "s"} use a local copy, ${remote.length} the remote URL${remote.length === 0 ? "" : ` (${remote.join(", ")}); for https://host/<owner>/<name> it looks for <name>, <name>.git, <owner>/<name>, <owner>-<name> (folders) and <name>.bundle, <owner>-<name>.bundle, <owner>/<name>.bundle`}`,
+      );
+    }
+    if (copied.length > 0) {
+      const byFile = new Map<string, number>();
+      for (const helper of copied) byFile.set(helper.path, (byFile.get(helper.path) ?? 0) + 1);
+      notes.push(
+        `copied helper files next to the verifiers that import them: ${[...byFile]
+          .map(([path, count]) => `${path} (${count} verifier${count === 1 ? "" : "s"})`)
+          .join(", ")}`,
+      );
+    }
     if (importedSkills === 0) {
       await staging.discard();
-      return { skills: 0, requirements: 0, problems, notes };
+      return { skills: 0, requirements: 0, problems, notes, copied };
     }
     const suite: SuiteFile = {
       format: SUITE_FORMAT,
@@ -457,7 +582,14 @@ export async function importSweSkillsBench(
       "Suite imported from SWE-Skills-Bench. Add configurations (agent x model) to compare.",
     );
     const out = await staging.commit();
-    return { out, skills: importedSkills, requirements: importedRequirements, problems, notes };
+    return {
+      out,
+      skills: importedSkills,
+      requirements: importedRequirements,
+      problems,
+      notes,
+      copied,
+    };
   } catch (error) {
     await staging.discard();
     throw error;

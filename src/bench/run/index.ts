@@ -1,3 +1,4 @@
+export * from "./environments.js";
 export * from "./fingerprint.js";
 export * from "./patch.js";
 export * from "./predictions.js";

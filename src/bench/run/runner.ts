@@ -31,16 +31,18 @@ import {
   createSandbox,
   DEFAULT_SANDBOX_LIMITS,
   defaultCacheDir,
+  diagnoseCollectionError,
   flagForLimit,
   freshWorkspaceDigest,
   type LimitEnforcement,
   materialiseVerified,
   type PreparedBase,
   prepareBase,
-  type RepositorySource,
   type SandboxKind,
   type SandboxV1,
+  type SetupNetworkChoice,
   treeDigest,
+  withPreparedRuntime,
 } from "../../env/index.js";
 import {
   type ModelPrice,
@@ -49,6 +51,7 @@ import {
   registerSecret,
   secretsFromEnvironment,
 } from "../../model/index.js";
+import type { SuiteCheck } from "../check/check.js";
 import {
   MANIFEST_FORMAT,
   mergeManifest,
@@ -67,9 +70,11 @@ import {
   TRAJECTORIES_FOLDER,
   variantArm,
 } from "../store/results.js";
-import { loadSuite } from "../suite/load.js";
+import { loadSuiteSelection, type SuiteSelection, selectFromSuite } from "../suite/load.js";
 import type { AgentKind, Configuration } from "../suite/schema.js";
-import type { Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
+import type { ExcludedPart, Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
+import { repositorySource, verifiersNeedPython } from "./environments.js";
+import { gateRuns } from "./gate.js";
 import { captureWorkspacePatch } from "./patch.js";
 import { Predictions } from "./predictions.js";
 import { BaselineSources, fingerprints, installedFolders } from "./reuse.js";
@@ -224,6 +229,20 @@ export interface RunSuiteOptions {
   readonly onProgress?: (progress: RunProgress) => void;
   /** Notes worth showing a person (fallbacks, skipped skills). */
   readonly onWarning?: (message: string) => void;
+  /** Which skills and requirements to run (`--skill`, `--requirement`); all when absent. */
+  readonly selection?: SuiteSelection;
+  /**
+   * Run the verifier check first (default true; `--no-check` skips it): broken requirements get
+   * no agent time and are stored flagged `broken-verifier`, weak ones run flagged
+   * `weak-verifier`.
+   */
+  readonly check?: boolean;
+  /** Share of checks passing untouched from which a verifier is weak (default ½). */
+  readonly weakThreshold?: number;
+  /** Setup's network: `auto` (default), `on`, `off`. */
+  readonly setupNetwork?: SetupNetworkChoice;
+  /** Environment preparation and the check, line by line (long work, for stderr). */
+  readonly onLog?: (line: string) => void;
   /** `FROM` image → local image, for environment-only tasks' Dockerfiles (`--base-image`). */
   readonly baseImages?: Readonly<Record<string, string>>;
 }
@@ -244,6 +263,15 @@ export interface RunSuiteSummary {
   readonly failed: readonly RunFailure[];
   /** Runs not started because the budget was reached. */
   readonly notScheduled: number;
+  /**
+   * Runs stored without an agent because nothing could be measured: their skill's environment
+   * failed (`environment-failure`) or the check found their verifier broken (`broken-verifier`).
+   */
+  readonly unmeasured?: number;
+  /** Skills whose environment could not be prepared (or whose commit is missing), with why. */
+  readonly environmentFailures?: readonly { readonly skill: string; readonly reason: string }[];
+  /** The verifier check of this invocation, when it ran. */
+  readonly check?: SuiteCheck;
   readonly stoppedByBudget: boolean;
   readonly aborted: boolean;
   readonly costUsd: number;
@@ -287,18 +315,6 @@ function isUserMistake(error: unknown): boolean {
 /** An error's message, or the thrown value as text. */
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function environmentSource(source: Suite["skills"][number]["repository"]): RepositorySource {
-  if (source === undefined) throw new UsageError("no-repository", "skill has no repository");
-  switch (source.source.kind) {
-    case "url":
-      return { kind: "git-url", url: source.source.url };
-    case "path":
-      return { kind: "local-path", path: source.source.path };
-    case "bundle":
-      return { kind: "bundle", path: source.source.path };
-  }
 }
 
 /**
@@ -512,6 +528,8 @@ export interface RunPlan {
   readonly derivations: ReadonlyArray<readonly [string, ConfigurationOrigin]>;
   readonly predictions: Predictions | undefined;
   readonly existingManifest: RunManifest | undefined;
+  /** Skills and requirements of the suite left out because of errors in their files. */
+  readonly excluded: readonly ExcludedPart[];
 }
 
 /**
@@ -519,8 +537,15 @@ export interface RunPlan {
  * the predictions, the option values. Shared by the in-process runner and the queue coordinator.
  */
 export async function planRun(options: RunSuiteOptions): Promise<RunPlan> {
-  const suite =
-    typeof options.suite === "string" ? await loadSuite(resolve(options.suite)) : options.suite;
+  // A skill or requirement with broken files is left out (and reported), never the whole suite.
+  const loaded =
+    typeof options.suite === "string"
+      ? await loadSuiteSelection(resolve(options.suite), {
+          ...options.selection,
+          partial: true,
+        })
+      : { suite: selectFromSuite(options.suite, options.selection ?? {}), excluded: [] };
+  const suite = loaded.suite;
   const runDir = resolve(options.runDir);
   const repeats = options.repeats ?? 1;
   const concurrency = options.concurrency ?? 1;
@@ -580,6 +605,7 @@ export async function planRun(options: RunSuiteOptions): Promise<RunPlan> {
     ),
     predictions,
     existingManifest,
+    excluded: loaded.excluded,
   };
 }
 
@@ -687,15 +713,13 @@ export function preparedBases(
               ...(baseImages === undefined ? {} : { baseImages }),
             })
           : prepareBase({
-              source: environmentSource(repository),
+              source: repositorySource(skill),
               commit: repository.commit,
-              setup:
-                repository.setup.length > 0
-                  ? { kind: "commands", commands: repository.setup }
-                  : { kind: "detect" },
+              setup: repository.setupChoice,
               sandbox,
               cacheDir,
               workspaceMountPath: repository.mountPath,
+              verifierNeedsPython: verifiersNeedPython(skill),
             });
       bases.set(skill.id, promise);
       promise.catch(() => bases.delete(skill.id));
@@ -749,15 +773,32 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
   for (const note of enforcement?.notes ?? []) {
     if (note.includes("NOT")) options.onWarning?.(`warning: sandbox limits: ${note}`);
   }
-  const { manifest, store, planned, pending, alreadyDone } = await openRunDirectory(
-    plan,
-    options,
-    sandbox.kind,
-    enforcement,
-  );
+  const opened = await openRunDirectory(plan, options, sandbox.kind, enforcement);
+  const { store, planned, alreadyDone } = opened;
+  let { manifest } = opened;
   try {
     const cacheDir = options.cacheDir ?? defaultCacheDir();
-    const baseFor = preparedBases(sandbox, cacheDir, options.baseImages);
+    // Environments and the verifier check before any agent runs (see gate.ts).
+    const gate = await gateRuns({
+      suite,
+      excluded: plan.excluded,
+      store,
+      planned,
+      configurations: plan.configurations,
+      repeats: plan.repeats,
+      sandbox,
+      cacheDir,
+      options,
+      record: (result) => storeRunResult(store, runDir, result),
+    });
+    const pending = gate.pending;
+    manifest = { ...manifest, ...gate.manifest };
+    await writeManifest(runDir, manifest);
+    const baseFor = async (skill: SuiteSkill): Promise<PreparedBase> => {
+      const outcome = await gate.environmentFor(skill);
+      if (outcome.ok) return outcome.base;
+      throw new InfraFailure(outcome.reason);
+    };
     const harnessOf = harnessesFor(suite, plan.predictions, options.harnessFor, options.prices);
     const fingerprintOf = fingerprints({
       baseFor,
@@ -809,8 +850,12 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
       record: async (result) => {
         const run = byKey.get(formatRunKey(result));
         const fingerprint = run === undefined ? undefined : await fingerprintOf(run);
+        const flags = gate.weak.has(`${result.skill}/${result.requirement}`)
+          ? [...result.flags, "weak-verifier"]
+          : result.flags;
         return storeRunResult(store, runDir, {
           ...result,
+          flags,
           ...(fingerprint === undefined ? {} : { fingerprint }),
         });
       },
@@ -879,6 +924,9 @@ export async function runSuite(options: RunSuiteOptions): Promise<RunSuiteSummar
       aborted: options.signal?.aborted === true,
       costUsd: store.totalCostUsd(),
       wallTimeMs: performance.now() - started,
+      unmeasured: gate.unmeasured,
+      environmentFailures: gate.environmentFailures,
+      ...(gate.check === undefined ? {} : { check: gate.check }),
     };
   } finally {
     store.close();
@@ -1042,9 +1090,12 @@ export async function executeRun(
   const { signal } = context;
   const started = performance.now();
   const base = await context.baseFor(skill);
-  // An environment-only task's agent works in the task's image, under its limits.
+  // Agent and verifier run in the skill's prepared environment (its folder read-only, its
+  // interpreter first on PATH); an environment-only task's in the task's image, under its limits.
   const sandbox =
-    skill.repository === undefined ? taskSandbox(context.sandbox, base, skill) : context.sandbox;
+    skill.repository === undefined
+      ? taskSandbox(context.sandbox, base, skill)
+      : withPreparedRuntime(context.sandbox, base.runtime);
   // The base is walked once per process, not per run (src/env/workspace/identity.ts).
   const workspace = await materialiseVerified(base);
   const scratch = await mkdtemp(join(tmpdir(), "skillsmith-run-"));
@@ -1178,6 +1229,24 @@ export async function executeRun(
     const agentLimit =
       trajectory.limitHit === undefined ? undefined : flagForLimit(trajectory.limitHit.limit);
     const timedOut = trajectory.status === "timeout";
+    // A verifier that cannot import what the requirement asks to create measured the agent's
+    // failure to deliver (0), not a verifier fault.
+    let verifierFlags = verification?.flags ?? [];
+    let diagnosisEvidence: string[] = [];
+    if (verification !== undefined && verifierFlags.includes("collection-error")) {
+      const diagnosis = diagnoseCollectionError({
+        output: verification.output,
+        fileOperations: requirement.fileOperations,
+        requirementText: requirement.raw,
+        workspaceMountPath: workspace.mountPath,
+      });
+      if (diagnosis.kind === "deliverable-missing") {
+        verifierFlags = verifierFlags.map((flag) =>
+          flag === "collection-error" ? "deliverable-missing" : flag,
+        );
+      }
+      diagnosisEvidence = [diagnosis.reason];
+    }
     const result: RunResult = {
       ...key,
       status:
@@ -1194,7 +1263,7 @@ export async function executeRun(
         ...new Set([
           ...(timedOut ? ["agent-timeout"] : []),
           ...(agentLimit === undefined ? [] : [agentLimit]),
-          ...(verification?.flags ?? []),
+          ...verifierFlags,
         ]),
       ],
       trajectory: redacted,
@@ -1223,9 +1292,13 @@ export async function executeRun(
               exitCode: verification.exitCode,
               durationMs: verification.durationMs,
               source: verification.source,
-              ...(verification.evidence.length === 0
+              ...(verification.evidence.length + diagnosisEvidence.length === 0
                 ? {}
-                : { evidence: verification.evidence.map((line) => redactSecrets(line, secrets)) }),
+                : {
+                    evidence: [...verification.evidence, ...diagnosisEvidence].map((line) =>
+                      redactSecrets(line, secrets),
+                    ),
+                  }),
             },
           }),
     };

@@ -79,6 +79,36 @@ export const manifestSchema = z.object({
   seeds: z.record(z.string(), z.number()),
   /** Every command line that worked on this directory, oldest first. */
   commandLines: z.array(z.array(z.string())),
+  /** `--skill` / `--requirement` of the latest invocation (absent: everything). */
+  selection: z
+    .object({
+      skills: z.array(z.string()).optional(),
+      requirements: z.array(z.string()).optional(),
+    })
+    .optional(),
+  /** How setup treated the network (`auto`, `on`, `off`) in the latest invocation. */
+  setupNetwork: z.string().optional(),
+  /** Each skill's environment as the latest invocation found or prepared it. */
+  environments: z.array(z.record(z.string(), z.unknown())).optional(),
+  /** The verifier check of the latest invocation (absent with --no-check). */
+  check: z
+    .object({
+      format: z.string(),
+      weakThreshold: z.number(),
+      skipped: z.boolean().optional(),
+      requirements: z.array(
+        z.object({
+          skill: z.string(),
+          requirement: z.string(),
+          status: z.string(),
+          untouchedPassRatio: z.number().nullable(),
+          reason: z.string(),
+          digest: z.string().optional(),
+          cached: z.boolean().optional(),
+        }),
+      ),
+    })
+    .optional(),
 });
 
 export type RunManifest = z.output<typeof manifestSchema>;

@@ -570,6 +570,31 @@ export class ResultsStore {
     return row !== undefined;
   }
 
+  /** The flags of the stored result of `key`, or undefined when none is stored. */
+  flagsOf(key: RunKey): string[] | undefined {
+    const row = this.database
+      .prepare(
+        "SELECT flags_json FROM results WHERE config = ? AND skill = ? AND requirement = ? AND arm = ? AND repeat = ?",
+      )
+      .get(key.config, key.skill, key.requirement, key.arm, key.repeat) as
+      | { flags_json: string }
+      | undefined;
+    return row === undefined ? undefined : (JSON.parse(row.flags_json) as string[]);
+  }
+
+  /**
+   * Remove the stored result of `key` (its attempts stay, so attempt numbers continue). Used only
+   * for results that measured nothing (an environment that failed, a verifier found broken),
+   * which a later invocation decides again.
+   */
+  deleteResult(key: RunKey): void {
+    this.database
+      .prepare(
+        "DELETE FROM results WHERE config = ? AND skill = ? AND requirement = ? AND arm = ? AND repeat = ?",
+      )
+      .run(key.config, key.skill, key.requirement, key.arm, key.repeat);
+  }
+
   /** Attempts already recorded for a key (over every process that worked on this run). */
   attemptCount(key: RunKey): number {
     const row = this.database

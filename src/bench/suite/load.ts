@@ -3,9 +3,10 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, isAbsolute, join, posix, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { harnessNames, isHarnessName } from "../../agents/registry.js";
-import { InputError } from "../../core/errors.js";
+import { InputError, UsageError } from "../../core/errors.js";
 // From its module, not the skill barrel (which also exports the MCP server and its SDK).
 import { validateSkillFolder } from "../../skill/validate.js";
+import { CommitChecker } from "./commits.js";
 import {
   AGENT_SKILLS_FOLDER,
   DEFAULT_VERIFIER_MOUNT,
@@ -31,6 +32,7 @@ import {
   verifierFileSchema,
 } from "./schema.js";
 import type {
+  ExcludedPart,
   ReferenceSolution,
   Suite,
   SuiteProblem,
@@ -169,11 +171,47 @@ function isInsideMount(parent: string, child: string): boolean {
   return path === "" || (!path.startsWith("..") && !posix.isAbsolute(path));
 }
 
+/** Which part of a suite to use: `--skill` and `--requirement` of the commands. */
+export interface SuiteSelection {
+  /** Skill ids; every skill when absent or empty. */
+  readonly skills?: readonly string[];
+  /**
+   * Requirement ids: `batch3` (that requirement of every selected skill) or `skill/batch3`;
+   * every requirement when absent or empty.
+   */
+  readonly requirements?: readonly string[];
+}
+
+export interface ValidateSuiteOptions extends SuiteSelection {
+  /**
+   * Also check that each selected skill's pinned commit exists in its repository (local
+   * repositories and bundles; remote ones are reported as not checked).
+   */
+  readonly checkCommits?: boolean;
+}
+
+function selectedRequirement(
+  selection: SuiteSelection,
+  skill: string,
+  requirement: string,
+): boolean {
+  const wanted = selection.requirements ?? [];
+  if (wanted.length === 0) return true;
+  return wanted.some((entry) => entry === requirement || entry === `${skill}/${requirement}`);
+}
+
 /**
  * Check a suite folder completely and report every problem at once (never stopping at the
  * first). Never throws for anything about the folder; `loadSuite` is the throwing variant.
+ * With a selection only the selected skills and requirements are checked (and an id that
+ * selects nothing is an error). Besides `suite` (present only without any error), the result
+ * has `runnable`: the suite without the skills and requirements that have errors, so one bad
+ * part never blocks the others.
  */
-export async function validateSuite(directory: string): Promise<SuiteValidation> {
+export async function validateSuite(
+  directory: string,
+  options: ValidateSuiteOptions = {},
+): Promise<SuiteValidation> {
   const root = resolve(directory);
   const problems = new Problems(directory);
   const rootKind = await kindOf(root);
@@ -182,7 +220,7 @@ export async function validateSuite(directory: string): Promise<SuiteValidation>
       "",
       rootKind === "missing" ? "suite folder does not exist" : "expected a suite folder",
     );
-    return { valid: false, problems: problems.list };
+    return { valid: false, problems: problems.list, excluded: [] };
   }
 
   const suiteText = await readText(root, SUITE_FILE, problems, SUITE_FILE);
@@ -240,30 +278,190 @@ export async function validateSuite(directory: string): Promise<SuiteValidation>
   if (skillIds.length === 0 && (await kindOf(skillsRoot)) === "directory") {
     problems.error(SKILLS_FOLDER, "the suite has no skills");
   }
+  const suiteErrors = problems.errorCount;
+  const wantedSkills = options.skills ?? [];
+  if (wantedSkills.length > 0) {
+    const unknown = wantedSkills.filter((id) => !skillIds.includes(id));
+    for (const id of unknown) {
+      problems.error(
+        SKILLS_FOLDER,
+        `--skill ${id}: the suite has no skill "${id}" (it has: ${skillIds.join(", ") || "none"})`,
+        { field: "skill" },
+      );
+    }
+    skillIds = skillIds.filter((id) => wantedSkills.includes(id));
+  }
 
   const skills: SuiteSkill[] = [];
-  for (const id of skillIds) {
-    const skill = await inspectSkill(root, id, problems);
-    if (skill !== undefined) skills.push(skill);
+  const excluded: ExcludedPart[] = [];
+  const commits = options.checkCommits === true ? new CommitChecker() : undefined;
+  const requirementsSeen = new Set<string>();
+  try {
+    for (const id of skillIds) {
+      const before = problems.list.length;
+      const inspected = await inspectSkill(root, id, problems, options, commits);
+      for (const requirement of inspected.requirementIds) {
+        requirementsSeen.add(requirement);
+        requirementsSeen.add(`${id}/${requirement}`);
+      }
+      if (inspected.skill !== undefined) skills.push(inspected.skill);
+      const skillProblems = errorsSince(problems, before).filter(
+        (problem) => !inspected.requirementProblems.has(problem),
+      );
+      if (inspected.skill === undefined) {
+        // Only what the selection asks for is left out (and later reported as broken).
+        const selected = inspected.requirementIds.filter((requirement) =>
+          selectedRequirement(options, id, requirement),
+        );
+        if (selected.length > 0 || (options.requirements ?? []).length === 0) {
+          excluded.push({
+            skill: id,
+            requirements: selected,
+            problems: errorsSince(problems, before),
+          });
+        }
+      } else {
+        for (const [requirement, requirementProblems] of inspected.excludedRequirements) {
+          excluded.push({ skill: id, requirement, problems: requirementProblems });
+        }
+        if (skillProblems.length > 0) excluded.push({ skill: id, problems: skillProblems });
+      }
+    }
+  } finally {
+    await commits?.close();
+  }
+  for (const wanted of options.requirements ?? []) {
+    if (!requirementsSeen.has(wanted)) {
+      problems.error(
+        SKILLS_FOLDER,
+        `--requirement ${wanted}: no selected skill has a requirement "${wanted}" (use an id such as batch1, or skill/batch1)`,
+        { field: "requirement" },
+      );
+    }
   }
 
   const valid = problems.errorCount === 0;
-  if (!valid || suiteFile === undefined) return { valid: false, problems: problems.list };
+  if (suiteFile === undefined || suiteErrors > 0) {
+    return { valid: false, problems: problems.list, excluded };
+  }
   const suite: Suite = {
     root,
     format: suiteFile.format,
     name: suiteFile.name,
     ...(suiteFile.description === undefined ? {} : { description: suiteFile.description }),
     configurations: suiteFile.configurations,
-    skills,
+    skills: skills.filter((skill) => skill.requirements.length > 0),
     warnings: problems.list.filter((problem) => problem.severity === "warning"),
   };
-  return { valid: true, problems: problems.list, suite };
+  return {
+    valid,
+    problems: problems.list,
+    ...(valid ? { suite } : {}),
+    ...(suite.skills.length > 0 ? { runnable: suite } : {}),
+    excluded,
+  };
+}
+
+/**
+ * The selected part of a loaded suite; an id that selects nothing is a `UsageError` naming
+ * what the suite has.
+ */
+export function selectFromSuite(suite: Suite, selection: SuiteSelection): Suite {
+  const skills = selection.skills ?? [];
+  const requirements = selection.requirements ?? [];
+  if (skills.length === 0 && requirements.length === 0) return suite;
+  const unknownSkills = skills.filter((id) => !suite.skills.some((skill) => skill.id === id));
+  if (unknownSkills.length > 0) {
+    throw new UsageError(
+      "unknown-skill",
+      `--skill ${unknownSkills.join(", ")}: not in the suite (it has: ${suite.skills.map((skill) => skill.id).join(", ")})`,
+    );
+  }
+  const chosen = suite.skills
+    .filter((skill) => skills.length === 0 || skills.includes(skill.id))
+    .map((skill) => ({
+      ...skill,
+      requirements: skill.requirements.filter((requirement) =>
+        selectedRequirement(selection, skill.id, requirement.id),
+      ),
+    }));
+  const unknownRequirements = requirements.filter(
+    (wanted) =>
+      !chosen.some((skill) =>
+        skill.requirements.some(
+          (requirement) => wanted === requirement.id || wanted === `${skill.id}/${requirement.id}`,
+        ),
+      ),
+  );
+  if (unknownRequirements.length > 0) {
+    throw new UsageError(
+      "unknown-requirement",
+      `--requirement ${unknownRequirements.join(", ")}: no selected skill has it (use an id such as batch1, or skill/batch1)`,
+    );
+  }
+  return { ...suite, skills: chosen.filter((skill) => skill.requirements.length > 0) };
+}
+
+function errorsSince(problems: Problems, index: number): SuiteProblem[] {
+  return problems.list.slice(index).filter((problem) => problem.severity === "error");
+}
+
+export interface LoadSuiteOptions extends SuiteSelection {
+  /**
+   * Return the runnable part of a suite with errors instead of throwing (the excluded parts are
+   * in the result's `excluded`); it still throws when nothing can run.
+   */
+  readonly partial?: boolean;
+  readonly checkCommits?: boolean;
+}
+
+/** A suite loaded for running: the suite and the parts left out because of errors. */
+export interface LoadedSuite {
+  readonly suite: Suite;
+  readonly excluded: readonly ExcludedPart[];
+  readonly problems: readonly SuiteProblem[];
+}
+
+/**
+ * Load the selected part of a suite. With `partial`, skills and requirements with errors are
+ * left out and listed (the rest runs); without it any error throws.
+ */
+export async function loadSuiteSelection(
+  directory: string,
+  options: LoadSuiteOptions = {},
+): Promise<LoadedSuite> {
+  const validation = await validateSuite(directory, options);
+  const selectionErrors = validation.problems.filter(
+    (problem) =>
+      problem.severity === "error" &&
+      (problem.field === "skill" || problem.field === "requirement"),
+  );
+  if (validation.suite !== undefined) {
+    return { suite: validation.suite, excluded: [], problems: validation.problems };
+  }
+  if (
+    options.partial === true &&
+    validation.runnable !== undefined &&
+    selectionErrors.length === 0
+  ) {
+    return {
+      suite: validation.runnable,
+      excluded: validation.excluded,
+      problems: validation.problems,
+    };
+  }
+  const errors = validation.problems.filter((problem) => problem.severity === "error");
+  throw new InputError(
+    "suite-invalid",
+    `the suite ${directory} has ${errors.length} problem${errors.length === 1 ? "" : "s"} and ${options.partial === true ? "nothing in it can" : "it cannot"} run:\n${errors.map(formatSuiteProblem).join("\n")}`,
+    { file: directory },
+    { data: { problems: errors } },
+  );
 }
 
 /** Load a suite, or throw an `InputError` listing every error (file, line, field, message). */
-export async function loadSuite(directory: string): Promise<Suite> {
-  const validation = await validateSuite(directory);
+export async function loadSuite(directory: string, selection: SuiteSelection = {}): Promise<Suite> {
+  const validation = await validateSuite(directory, selection);
   if (validation.suite !== undefined) return validation.suite;
   const errors = validation.problems.filter((problem) => problem.severity === "error");
   throw new InputError(
@@ -284,11 +482,31 @@ export function formatSuiteProblem(problem: SuiteProblem): string {
   return `  ${problem.severity}: ${where}: ${problem.message}`;
 }
 
+interface InspectedSkill {
+  /** Absent when the skill itself (not just some requirements) has errors. */
+  readonly skill?: SuiteSkill;
+  /** Requirements left out because of their errors, with those errors. */
+  readonly excludedRequirements: Map<string, SuiteProblem[]>;
+  /** Every problem that belongs to a requirement (not to the skill). */
+  readonly requirementProblems: Set<SuiteProblem>;
+  /** The requirement folders of the skill (selected or not). */
+  readonly requirementIds: readonly string[];
+}
+
 async function inspectSkill(
   root: string,
   id: string,
   problems: Problems,
-): Promise<SuiteSkill | undefined> {
+  selection: SuiteSelection,
+  commits: CommitChecker | undefined,
+): Promise<InspectedSkill> {
+  const excludedRequirements = new Map<string, SuiteProblem[]>();
+  const requirementProblems = new Set<SuiteProblem>();
+  const nothing = (requirementIds: readonly string[] = []): InspectedSkill => ({
+    excludedRequirements,
+    requirementProblems,
+    requirementIds,
+  });
   const skillRelative = join(SKILLS_FOLDER, id);
   const folder = join(root, skillRelative);
   if (!idSchema.safeParse(id).success) {
@@ -299,7 +517,7 @@ async function inspectSkill(
   }
   if ((await kindOf(folder)) !== "directory") {
     problems.error(skillRelative, "missing skill folder");
-    return undefined;
+    return nothing();
   }
   const errorsBefore = problems.errorCount;
   const fileRelative = join(skillRelative, SKILL_FILE);
@@ -369,10 +587,25 @@ async function inspectSkill(
     }
   }
 
+  const errorsBeforeRepository = problems.errorCount;
   const repository =
     skillFile?.repository === undefined
       ? undefined
       : await resolveRepository(skillFile.repository, folder, fileRelative, problems);
+  // A repository that is not there has no commits to look for: one error says so, not two.
+  const repositoryFound = problems.errorCount === errorsBeforeRepository;
+  if (
+    repository !== undefined &&
+    repositoryFound &&
+    commits !== undefined &&
+    checked?.ok === true
+  ) {
+    const check = await commits.check(repository);
+    const line = checked.lineOf(["repository", "commit"]);
+    const where = { field: "repository.commit", ...(line === undefined ? {} : { line }) };
+    if (check.status === "missing") problems.error(fileRelative, check.message, where);
+    else if (check.status === "unchecked") problems.warning(fileRelative, check.message, where);
+  }
   let environment: SuiteSkill["environment"];
   if (skillFile?.environment !== undefined) {
     const { dockerfile, ...rest } = skillFile.environment;
@@ -397,7 +630,10 @@ async function inspectSkill(
   }
   const repositoryMount = repository?.mountPath;
   const requirements: SuiteRequirement[] = [];
+  const skillErrors = problems.errorCount;
   for (const requirementId of requirementIds) {
+    if (!selectedRequirement(selection, id, requirementId)) continue;
+    const before = problems.list.length;
     const requirement = await inspectRequirement(
       root,
       join(requirementsRelative, requirementId),
@@ -405,11 +641,13 @@ async function inspectSkill(
       repositoryMount,
       problems,
     );
+    for (const problem of problems.list.slice(before)) requirementProblems.add(problem);
     if (requirement !== undefined) requirements.push(requirement);
+    else excludedRequirements.set(requirementId, errorsSince(problems, before));
   }
 
-  if (problems.errorCount > errorsBefore || skillFile === undefined) return undefined;
-  return {
+  if (skillErrors > errorsBefore || skillFile === undefined) return nothing(requirementIds);
+  const skill: SuiteSkill = {
     id,
     folder,
     skillFolders,
@@ -420,6 +658,7 @@ async function inspectSkill(
     ...(skillFile.source === undefined ? {} : { source: skillFile.source }),
     requirements,
   };
+  return { skill, excludedRequirements, requirementProblems, requirementIds };
 }
 
 async function resolveRepository(
@@ -481,7 +720,13 @@ async function resolveRepository(
     source,
     commit: spec.commit,
     name,
-    setup: spec.setup ?? [],
+    setup: Array.isArray(spec.setup) ? spec.setup : [],
+    setupChoice:
+      spec.setup === undefined || spec.setup === "detect"
+        ? { kind: "detect" }
+        : spec.setup === "none" || spec.setup.length === 0
+          ? { kind: "none" }
+          : { kind: "commands", commands: spec.setup },
     mountPath: spec.mountPath ?? posix.join(WORKSPACE_ROOT, name),
   };
 }

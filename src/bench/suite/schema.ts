@@ -77,7 +77,15 @@ export const repositorySchema = z
       .regex(/^[0-9a-f]{7,40}$/, "expected a commit hash (7 to 40 lowercase hex digits)"),
     /** Folder name of the repository, used for the default mount path. */
     name: idSchema.optional(),
-    setup: z.array(z.string().min(1)).optional(),
+    /**
+     * `none`: nothing is installed; `detect` (or absent): detected from the manifests; a list:
+     * exactly these commands (an empty list installs nothing).
+     */
+    setup: z
+      .union([z.literal("none"), z.literal("detect"), z.array(z.string().min(1))], {
+        error: 'expected "none", "detect" or a list of shell commands',
+      })
+      .optional(),
     mountPath: z.string().startsWith("/", "expected an absolute path").optional(),
   })
   .superRefine((repository, context) => {

@@ -11,6 +11,11 @@ export interface SuiteProblem {
   readonly severity: "error" | "warning";
 }
 
+export type SuiteSetupChoice =
+  | { readonly kind: "detect" }
+  | { readonly kind: "none" }
+  | { readonly kind: "commands"; readonly commands: readonly string[] };
+
 export type RepositorySource =
   | { readonly kind: "url"; readonly url: string }
   | { readonly kind: "path"; readonly path: string }
@@ -21,7 +26,10 @@ export interface SuiteRepository {
   readonly commit: string;
   /** Folder name of the repository (from `name`, else the URL or path without `.git`/`.bundle`). */
   readonly name: string;
+  /** Explicit setup commands (empty when setup is detected or none). */
   readonly setup: string[];
+  /** How the environment is prepared: detected, none, or the explicit commands. */
+  readonly setupChoice: SuiteSetupChoice;
   /** Where the repository is visible to the agent and the verifier; `/workspace/<name>` by default. */
   readonly mountPath: string;
 }
@@ -94,10 +102,27 @@ export interface Suite {
   readonly warnings: SuiteProblem[];
 }
 
+/** A skill, or one requirement of it, left out of a suite's runnable part because of errors. */
+export interface ExcludedPart {
+  readonly skill: string;
+  /** Absent when the whole skill is left out. */
+  readonly requirement?: string;
+  /** A whole skill left out: its requirement folders that the selection asks for. */
+  readonly requirements?: readonly string[];
+  readonly problems: readonly SuiteProblem[];
+}
+
 export interface SuiteValidation {
   readonly valid: boolean;
   /** Every problem, errors and warnings, in the order the folder was walked. */
   readonly problems: SuiteProblem[];
   /** The suite as far as it could be read; present only when `valid`. */
   readonly suite?: Suite;
+  /**
+   * The skills and requirements without errors, when `suite.yaml` itself is sound and at least
+   * one requirement is: what can run while the rest is fixed.
+   */
+  readonly runnable?: Suite;
+  /** What `runnable` leaves out, and why. */
+  readonly excluded: readonly ExcludedPart[];
 }

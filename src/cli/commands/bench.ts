@@ -5,23 +5,31 @@ import type { ImportResult, SandboxKind } from "../../bench/index.js";
 import {
   AGENT_KINDS,
   type AgentKind,
+  checkJson,
+  checkSuite,
   checkTasks,
   createProgressRenderer,
+  DEFAULT_WEAK_THRESHOLD,
   defaultRunDir,
   endpointFromEnvironment,
   formatSuiteProblem,
   importHarbor,
   importSweSkillsBench,
-  loadSuite,
+  loadSuiteSelection,
+  openSandbox,
   parseRateLimit,
   parseVariantOption,
   type RateLimit,
   redactRedisUrl,
   regradeRunDir,
+  renderCheckText,
   renderReportText,
   reportRunDir,
   runSuite,
   runSuiteOnQueue,
+  type SuiteCheck,
+  type SuiteSelection,
+  skillEnvironments,
   validateSuite,
   withVariants,
 } from "../../bench/index.js";
@@ -31,6 +39,7 @@ import {
   defaultCacheDir,
   parseBaseImageMap,
   SandboxUnavailableError,
+  type SetupNetworkChoice,
   UnsafeSandbox,
 } from "../../env/index.js";
 import { loadModelConfig, ModelClient, writeRedactedFile } from "../../model/index.js";
@@ -53,6 +62,7 @@ function report(
       skills: result.skills,
       requirements: result.requirements,
       problems: result.problems.map(({ path, message }) => ({ path, message })),
+      ...(result.copied === undefined ? {} : { copied: result.copied }),
     });
   } else {
     if (result.out !== undefined) {
@@ -66,8 +76,16 @@ function report(
         ...result.problems.map((problem) => `  ${problem.path}: ${problem.message}`),
       ]);
     }
+    if ((result.copied ?? []).length > 0) {
+      printLines(io, [
+        `${result.copied?.length} helper file${result.copied?.length === 1 ? "" : "s"} copied beside the verifiers that import them (${[...new Set((result.copied ?? []).map((helper) => helper.path))].join(", ")})`,
+      ]);
+    }
     if (result.out !== undefined) {
-      printLines(io, [`next: skillsmith bench validate-suite ${result.out}`]);
+      printLines(io, [
+        `next: skillsmith bench validate-suite ${result.out}`,
+        `then: skillsmith bench check ${result.out}   (environments and verifiers on the untouched repositories)`,
+      ]);
     }
   }
   if (result.skills === 0) {
@@ -138,22 +156,35 @@ export function registerBench(program: Command, context: CommandContext): void {
 
   bench
     .command("validate-suite")
-    .alias("check")
-    .description("Check a suite folder completely and print every problem (exit 1 on errors)")
+    .description(
+      "Check a suite folder completely — files, schemas, pinned commits — and print every problem (exit 1 on errors)",
+    )
     .argument("<suite>", "the suite folder")
+    .option("--skill <id>", "check only this skill (repeatable)", collect)
+    .option(
+      "--requirement <id>",
+      "check only this requirement: batch1, or skill/batch1 (repeatable)",
+      collect,
+    )
+    .option(
+      "--no-commits",
+      "do not check that pinned commits exist (reads local repositories and bundles)",
+    )
     .option("--json", "print {valid, errors, warnings, problems} as JSON")
-    .action(async (suitePath: string, options: { json?: boolean }) => {
-      const validation = await validateSuite(resolve(io.cwd, suitePath));
-      const errors = validation.problems.filter((problem) => problem.severity === "error").length;
-      const warnings = validation.problems.length - errors;
-      const suite = validation.suite;
-      if (options.json === true) {
-        printJson(io, {
-          valid: validation.valid,
-          errors,
-          warnings,
-          problems: validation.problems,
-          ...(suite === undefined
+    .action(
+      async (
+        suitePath: string,
+        options: { json?: boolean; skill?: string[]; requirement?: string[]; commits?: boolean },
+      ) => {
+        const validation = await validateSuite(resolve(io.cwd, suitePath), {
+          ...selectionOf(options),
+          checkCommits: options.commits !== false,
+        });
+        const errors = validation.problems.filter((problem) => problem.severity === "error").length;
+        const warnings = validation.problems.length - errors;
+        const suite = validation.suite ?? validation.runnable;
+        const counts =
+          suite === undefined
             ? {}
             : {
                 skills: suite.skills.length,
@@ -162,27 +193,39 @@ export function registerBench(program: Command, context: CommandContext): void {
                   0,
                 ),
                 configurations: suite.configurations.map((configuration) => configuration.id),
-              }),
-        });
-      } else {
-        printLines(io, validation.problems.map(formatSuiteProblem));
-        if (suite !== undefined) {
-          const requirements = suite.skills.reduce(
-            (total, skill) => total + skill.requirements.length,
-            0,
-          );
-          printLines(io, [
-            `suite "${suite.name}" is valid: ${suite.skills.length} skills, ${requirements} requirements, ${suite.configurations.length} configurations${warnings > 0 ? ` (${warnings} warnings)` : ""}`,
-          ]);
+              };
+        if (options.json === true) {
+          printJson(io, {
+            valid: validation.valid,
+            errors,
+            warnings,
+            problems: validation.problems,
+            ...(validation.valid ? counts : {}),
+            ...(validation.runnable !== undefined && !validation.valid
+              ? { runnable: counts, excluded: validation.excluded }
+              : {}),
+          });
         } else {
-          printLines(io, [
-            `${errors} error${errors === 1 ? "" : "s"}, ${warnings} warning${warnings === 1 ? "" : "s"}: the suite cannot run until the errors are fixed`,
-          ]);
+          printLines(io, validation.problems.map(formatSuiteProblem));
+          if (validation.suite !== undefined) {
+            printLines(io, [
+              `suite "${validation.suite.name}" is valid: ${counts.skills} skills, ${counts.requirements} requirements, ${validation.suite.configurations.length} configurations${warnings > 0 ? ` (${warnings} warnings)` : ""}`,
+            ]);
+          } else {
+            printLines(io, [
+              `${errors} error${errors === 1 ? "" : "s"}, ${warnings} warning${warnings === 1 ? "" : "s"}${
+                validation.runnable === undefined
+                  ? ": the suite cannot run until the errors are fixed"
+                  : `: ${counts.requirements} requirement${counts.requirements === 1 ? "" : "s"} of ${counts.skills} skill${counts.skills === 1 ? "" : "s"} can run; bench check and bench run leave out (and report) the ${validation.excluded.length} part${validation.excluded.length === 1 ? "" : "s"} with errors`
+              }`,
+            ]);
+          }
         }
-      }
-      if (!validation.valid) context.exit(1);
-    });
+        if (!validation.valid) context.exit(1);
+      },
+    );
 
+  registerCheck(bench, context);
   bench
     .command("check-tasks")
     .description(
@@ -243,6 +286,154 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
+function selectionOf(options: { skill?: string[]; requirement?: string[] }): SuiteSelection {
+  return {
+    ...(options.skill === undefined ? {} : { skills: options.skill }),
+    ...(options.requirement === undefined ? {} : { requirements: options.requirement }),
+  };
+}
+
+/** `--setup-network` / `--no-setup-network`, else SKILLSMITH_SETUP_NETWORK, else auto. */
+function setupNetworkOf(
+  flag: boolean | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): SetupNetworkChoice {
+  if (flag === true) return "on";
+  if (flag === false) return "off";
+  const fromEnv = env.SKILLSMITH_SETUP_NETWORK;
+  if (fromEnv === undefined || fromEnv === "") return "auto";
+  if (fromEnv === "auto" || fromEnv === "on" || fromEnv === "off") return fromEnv;
+  throw new UsageError(
+    "option-invalid",
+    `SKILLSMITH_SETUP_NETWORK expects auto, on or off (got "${fromEnv}")`,
+  );
+}
+
+/** `--weak-threshold`, else SKILLSMITH_WEAK_THRESHOLD, else the default (½). */
+function weakThresholdOf(
+  flag: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): number {
+  const text = flag ?? env.SKILLSMITH_WEAK_THRESHOLD;
+  if (text === undefined || text === "") return DEFAULT_WEAK_THRESHOLD;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0 || value > 1) {
+    throw new UsageError(
+      "option-invalid",
+      `${flag === undefined ? "SKILLSMITH_WEAK_THRESHOLD" : "--weak-threshold"} expects a share of checks in (0, 1], e.g. 0.5 (got "${text}")`,
+    );
+  }
+  return value;
+}
+
+function sandboxKindOf(options: { sandbox: string; unsafeNoSandbox?: boolean }): SandboxKind {
+  const kind = options.unsafeNoSandbox === true ? "unsafe" : options.sandbox;
+  if (!["local", "container", "unsafe"].includes(kind)) {
+    throw new UsageError(
+      "option-invalid",
+      `--sandbox expects local, container or unsafe (got "${options.sandbox}")`,
+    );
+  }
+  return kind as SandboxKind;
+}
+
+interface CheckOptions {
+  skill?: string[];
+  requirement?: string[];
+  json?: boolean;
+  sandbox: string;
+  unsafeNoSandbox?: boolean;
+  weakThreshold?: string;
+  setupNetwork?: boolean;
+  fresh?: boolean;
+  concurrency?: number;
+}
+
+function registerCheck(bench: Command, context: CommandContext): void {
+  const { io } = context;
+  bench
+    .command("check")
+    .description(
+      "Prepare each skill's environment and run every verifier on the untouched repository (and on the reference solution): each requirement ok, weak or broken (exit 1 when any is weak or broken)",
+    )
+    .argument("<suite>", "the suite folder")
+    .option("--skill <id>", "check only this skill (repeatable)", collect)
+    .option(
+      "--requirement <id>",
+      "check only this requirement: batch1, or skill/batch1 (repeatable)",
+      collect,
+    )
+    .option("--sandbox <kind>", "local (bubblewrap) | container | unsafe", "local")
+    .option("--unsafe-no-sandbox", "run verifiers without isolation (same as --sandbox unsafe)")
+    .option(
+      "--weak-threshold <share>",
+      "a verifier passing at least this share of its checks untouched is weak (default 0.5; SKILLSMITH_WEAK_THRESHOLD)",
+    )
+    .option(
+      "--setup-network",
+      "let setup use the network (default: when the package index answers)",
+    )
+    .option("--no-setup-network", "prepare environments offline, from what is already present")
+    .option("--fresh", "measure again instead of reusing cached measurements")
+    .option(
+      "--concurrency <n>",
+      "verifier runs at the same time (default 1)",
+      positiveInteger("--concurrency"),
+    )
+    .option(
+      "--json",
+      'print {"requirements":[{"skill","requirement","status","untouchedPassRatio","reason"}]}',
+    )
+    .action(async (suitePath: string, options: CheckOptions) => {
+      const sandboxKind = sandboxKindOf(options);
+      const weakThreshold = weakThresholdOf(options.weakThreshold, io.env);
+      const setupNetwork = setupNetworkOf(options.setupNetwork, io.env);
+      const loaded = await loadSuiteSelection(resolve(io.cwd, suitePath), {
+        ...selectionOf(options),
+        partial: true,
+      });
+      for (const part of loaded.excluded) {
+        log(
+          io,
+          `left out ${part.requirement === undefined ? `skill ${part.skill}` : `${part.skill}/${part.requirement}`}: ${part.problems.map((problem) => problem.message).join("; ")}`,
+        );
+      }
+      const sandbox = await openSandbox(sandboxKind, (message) => log(io, message));
+      const cacheDir = defaultCacheDir(io.env);
+      const started = performance.now();
+      let check: SuiteCheck;
+      try {
+        check = await checkSuite({
+          suite: loaded.suite,
+          excluded: loaded.excluded,
+          environmentFor: skillEnvironments({
+            sandbox,
+            cacheDir,
+            setupNetwork,
+            onLog: (line) => log(io, line),
+          }),
+          cacheDir,
+          weakThreshold,
+          ...(options.fresh === true ? { fresh: true } : {}),
+          ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+          onProgress: (progress) => {
+            const last = progress.last;
+            if (last === undefined) return;
+            log(
+              io,
+              `[${progress.done}/${progress.total} ${Math.round((performance.now() - started) / 1000)}s] ${last.skill}/${last.requirement}: ${last.status}${last.untouchedPassRatio === null ? "" : ` (${Math.round(last.untouchedPassRatio * 1000) / 10}% untouched)`}${last.cached ? " [cached]" : ""}`,
+            );
+          },
+        });
+      } finally {
+        await sandbox.dispose?.();
+      }
+      if (options.json === true) printJson(io, checkJson(check));
+      else printLines(io, renderCheckText(check));
+      if (check.requirements.some((requirement) => requirement.status !== "ok")) context.exit(1);
+    });
+}
+
 interface RunOptions {
   agent?: string;
   model?: string;
@@ -263,6 +454,11 @@ interface RunOptions {
   variant?: string[];
   reuse?: string[];
   freshBaseline?: boolean;
+  skill?: string[];
+  requirement?: string[];
+  check?: boolean;
+  weakThreshold?: string;
+  setupNetwork?: boolean;
   baseImage?: string[];
 }
 
@@ -324,6 +520,25 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
       "with --queue: how often finished jobs are collected (default 1000)",
       positiveInteger("--poll-interval"),
     )
+    .option("--skill <id>", "run only this skill (repeatable)", collect)
+    .option(
+      "--requirement <id>",
+      "run only this requirement: batch1, or skill/batch1 (repeatable)",
+      collect,
+    )
+    .option(
+      "--no-check",
+      "skip the verifier check before the runs (broken verifiers then cost agent time)",
+    )
+    .option(
+      "--weak-threshold <share>",
+      "a verifier passing at least this share of its checks untouched is weak (default 0.5)",
+    )
+    .option(
+      "--setup-network",
+      "let setup use the network (default: when the package index answers)",
+    )
+    .option("--no-setup-network", "prepare environments offline, from what is already present")
     .option(
       "--variant <[skill:]name=dir>",
       "also run this version of the skill (an Agent Skills folder) as its own arm; the report compares every pair of arms (repeatable)",
@@ -351,13 +566,10 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
           `--agent expects one of ${AGENT_KINDS.join(", ")} (got "${options.agent}")`,
         );
       }
-      const sandboxKind = options.unsafeNoSandbox === true ? "unsafe" : options.sandbox;
-      if (!["local", "container", "unsafe"].includes(sandboxKind)) {
-        throw new UsageError(
-          "option-invalid",
-          `--sandbox expects local, container or unsafe (got "${options.sandbox}")`,
-        );
-      }
+      const sandboxKind = sandboxKindOf(options);
+      const weakThreshold = weakThresholdOf(options.weakThreshold, io.env);
+      const setupNetwork = setupNetworkOf(options.setupNetwork, io.env);
+      const selection = selectionOf(options);
       let budgetUsd: number | undefined;
       if (options.budgetUsd !== undefined) {
         budgetUsd = Number(options.budgetUsd);
@@ -368,8 +580,13 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
           );
         }
       }
+      // Skills and requirements with broken files are left out and reported; the rest runs.
+      const { suite: selected } = await loadSuiteSelection(resolve(io.cwd, suitePath), {
+        ...selection,
+        partial: true,
+      });
       const suite = await withVariants(
-        await loadSuite(resolve(io.cwd, suitePath)),
+        selected,
         (options.variant ?? []).map((text) => parseVariantOption(text, io.cwd)),
       );
       if (options.queue !== undefined && (options.variant ?? []).length > 0) {
@@ -402,8 +619,16 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
       const baseImages = parseBaseImageMap(options.baseImage ?? []);
       let summary: Awaited<ReturnType<typeof runSuite>>;
       const common = {
-        suite,
+        suite: resolve(io.cwd, suitePath),
         runDir,
+        selection,
+        ...(options.check === false ? { check: false } : {}),
+        weakThreshold,
+        setupNetwork,
+        onLog: (line: string) => {
+          progress.finish();
+          log(io, line);
+        },
         ...(options.config === undefined ? {} : { configs: options.config }),
         ...(options.agent === undefined ? {} : { agentOverride: options.agent as AgentKind }),
         ...(options.model === undefined ? {} : { modelOverride: options.model }),
@@ -458,9 +683,33 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
         printJson(io, { run: summary, report });
       } else {
         printLines(io, renderReportText(report));
+        const check = summary.check;
+        const counts = { ok: 0, weak: 0, broken: 0 };
+        for (const requirement of check?.requirements ?? []) counts[requirement.status] += 1;
+        // A broken requirement of a skill whose environment failed is stored as that failure.
+        const failedSkills = new Set(
+          (summary.environmentFailures ?? []).map((entry) => entry.skill),
+        );
+        const brokenBySetup = (check?.requirements ?? []).filter(
+          (requirement) => requirement.status === "broken" && failedSkills.has(requirement.skill),
+        ).length;
+        const brokenParts = [
+          ...(counts.broken - brokenBySetup > 0 || brokenBySetup === 0
+            ? [`${counts.broken - brokenBySetup} flagged broken-verifier`]
+            : []),
+          ...(brokenBySetup > 0 ? [`${brokenBySetup} flagged environment-failure`] : []),
+        ];
         printLines(io, [
           "",
-          `${summary.executed} run${summary.executed === 1 ? "" : "s"} scored now${(summary.reused ?? 0) === 0 ? "" : ` (${summary.reused} unassisted reused from --reuse)`}, ${summary.alreadyDone} already stored, ${summary.failed.length} failed; results in ${runDir}`,
+          ...(check === undefined
+            ? ["verifier check skipped (--no-check)"]
+            : [
+                `verifier check: ${counts.ok} ok, ${counts.weak} weak (run, flagged weak-verifier), ${counts.broken} broken (not run: ${brokenParts.join(", ")})`,
+              ]),
+          ...(summary.environmentFailures ?? []).map(
+            (failure) => `environment of ${failure.skill} failed (not run): ${failure.reason}`,
+          ),
+          `${summary.executed} run${summary.executed === 1 ? "" : "s"} scored now${(summary.reused ?? 0) === 0 ? "" : ` (${summary.reused} unassisted reused from --reuse)`}, ${summary.unmeasured ?? 0} stored unmeasured, ${summary.alreadyDone} already stored, ${summary.failed.length} failed; results in ${runDir}`,
         ]);
       }
       if (summary.stoppedByBudget) {
@@ -469,6 +718,8 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
           `budget reached ($${summary.costUsd.toFixed(2)} ≥ $${budgetUsd}): ${summary.notScheduled} runs not started; raise --budget-usd and re-run to continue`,
         );
       }
+      // Skills that could not be measured at all are findings: said above, and in the exit code.
+      if ((summary.environmentFailures ?? []).length > 0) context.exit(1);
       if (summary.failed.length > 0) {
         for (const failure of summary.failed) {
           log(
@@ -569,6 +820,12 @@ function commandLineOptions(options: RunOptions): string[] {
   for (const variant of options.variant ?? []) argv.push("--variant", variant);
   for (const dir of options.reuse ?? []) argv.push("--reuse", dir);
   if (options.freshBaseline === true) argv.push("--fresh-baseline");
+  for (const skill of options.skill ?? []) argv.push("--skill", skill);
+  for (const requirement of options.requirement ?? []) argv.push("--requirement", requirement);
+  if (options.check === false) argv.push("--no-check");
+  if (options.weakThreshold !== undefined) argv.push("--weak-threshold", options.weakThreshold);
+  if (options.setupNetwork === true) argv.push("--setup-network");
+  if (options.setupNetwork === false) argv.push("--no-setup-network");
   for (const mapping of options.baseImage ?? []) argv.push("--base-image", mapping);
   if (options.json === true) argv.push("--json");
   return argv;

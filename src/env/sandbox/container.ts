@@ -220,6 +220,7 @@ export class ContainerSandbox implements SandboxV1 {
       baseImageId,
       workspaceMountPath: request.workspaceMountPath,
       commands: request.recipe.commands,
+      ...(request.recipe.env === undefined ? {} : { env: request.recipe.env }),
     });
     const tag = `${ENVIRONMENT_REPOSITORY}:${key.slice(0, 24)}`;
     const inFlight = this.building.get(tag);
@@ -238,6 +239,7 @@ export class ContainerSandbox implements SandboxV1 {
         baseImage,
         workspaceMountPath: request.workspaceMountPath,
         commands: request.recipe.commands,
+        ...(request.recipe.env === undefined ? {} : { env: request.recipe.env }),
         labels: { [SANDBOX_LABEL]: "environment", [`${SANDBOX_LABEL}.key`]: key },
       });
       await this.build(tag, dockerfile, request);

@@ -21,6 +21,27 @@ describe("generateDockerfile", () => {
     );
   });
 
+  it("sets the recipe's variables in one ENV instruction before the commands", () => {
+    const text = generateDockerfile({
+      baseImage: "b",
+      workspaceMountPath: "/workspace/calc",
+      commands: ["true"],
+      env: { PATH: "/skillsmith-env/bin:/usr/bin", PIP_NO_INDEX: "1" },
+    });
+    expect(text.split("\n").slice(3, 5)).toEqual([
+      'ENV PATH="/skillsmith-env/bin:/usr/bin" PIP_NO_INDEX="1"',
+      'RUN ["/bin/sh","-c","true"]',
+    ]);
+    expect(() =>
+      generateDockerfile({
+        baseImage: "b",
+        workspaceMountPath: "/w",
+        commands: [],
+        env: { "A B": "x" },
+      }),
+    ).toThrow(InputError);
+  });
+
   it("refuses a relative mount path or one with blanks", () => {
     for (const workspaceMountPath of ["workspace/calc", "/workspace/my repo"]) {
       expect(() =>

@@ -11,6 +11,8 @@ export interface DockerfileInput {
   readonly baseImage: string;
   readonly workspaceMountPath: string;
   readonly commands: readonly string[];
+  /** `ENV` before the commands: they and every later run see these variables. */
+  readonly env?: Readonly<Record<string, string>>;
   readonly labels?: Readonly<Record<string, string>>;
 }
 
@@ -34,6 +36,25 @@ export function generateDockerfile(input: DockerfileInput): string {
     `COPY ${JSON.stringify([`${CONTEXT_WORKSPACE_FOLDER}/`, `${mountPath}/`])}`,
     `WORKDIR ${mountPath}`,
   ];
+  const variables = Object.entries(input.env ?? {});
+  for (const [key] of variables) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
+      throw new InputError(
+        "SANDBOX_ENV_NAME",
+        `"${key}" is not a valid environment variable name`,
+        {
+          field: "env",
+        },
+      );
+    }
+  }
+  if (variables.length > 0) {
+    // One instruction, so the variables add one layer; JSON string quoting is what the
+    // Dockerfile parser accepts for ENV values.
+    lines.push(
+      `ENV ${variables.map(([key, value]) => `${key}=${JSON.stringify(value)}`).join(" ")}`,
+    );
+  }
   for (const command of input.commands)
     lines.push(`RUN ${JSON.stringify(["/bin/sh", "-c", command])}`);
   const labels = Object.entries(input.labels ?? {});
@@ -54,6 +75,7 @@ export function environmentKey(parts: {
   readonly baseImageId: string;
   readonly workspaceMountPath: string;
   readonly commands: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
 }): string {
   const canonical = JSON.stringify([
     "skillsmith-env-v1",
@@ -61,6 +83,10 @@ export function environmentKey(parts: {
     parts.baseImageId,
     normalizeMountPath(parts.workspaceMountPath),
     parts.commands,
+    // Absent and empty name the same image as before variables existed.
+    ...(parts.env === undefined || Object.keys(parts.env).length === 0
+      ? []
+      : [Object.entries(parts.env).sort(([left], [right]) => (left < right ? -1 : 1))]),
   ]);
   return createHash("sha256").update(canonical).digest("hex");
 }

@@ -110,6 +110,8 @@ export interface SetupRecipe {
   readonly baseImage?: string;
   /** Shell commands run in the workspace, in order. */
   readonly commands: readonly string[];
+  /** Variables set for the commands and kept in the environment (`ENV` in an image). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export interface SandboxPrepareRequest {

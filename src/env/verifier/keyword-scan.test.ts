@@ -92,4 +92,79 @@ describe("findKeywordOnlyChecks", () => {
   it("ignores files that are not Python or JavaScript", () => {
     expect(findKeywordOnlyChecks([{ path: "README.md", content: python }])).toEqual([]);
   });
+
+  it("sees reads through helper functions, methods and fixtures (the v1 verifiers' style)", () => {
+    // Shaped like SWE-Skills-Bench v1 test files: a `_read` method, a module-level reader
+    // wrapping `read_text`, a helper calling a helper, and a fixture returning a file's text.
+    const content = [
+      "import os",
+      "import re",
+      "import subprocess",
+      "from pathlib import Path",
+      "import pytest",
+      "",
+      "REPO = '/workspace/repo'",
+      "",
+      "def _text(rel):",
+      "    return Path(REPO, rel).read_text()",
+      "",
+      "def _workflow(name):",
+      "    return _text(os.path.join('.github/workflows', name))",
+      "",
+      "def _run(cmd):",
+      "    return subprocess.run(cmd, shell=True, capture_output=True, text=True)",
+      "",
+      "@pytest.fixture",
+      "def readme():",
+      "    return _text('README.md')",
+      "",
+      "class TestRepo:",
+      "    def _read(self, rel):",
+      "        with open(os.path.join(REPO, rel)) as fh:",
+      "            return fh.read()",
+      "",
+      "    def test_method_read(self):",
+      "        assert 'retry' in self._read('client.py')",
+      "",
+      "    def test_nested_helper(self):",
+      "        assert re.search(r'on:\\s*push', _workflow('ci.yml'))",
+      "",
+      "    def test_fixture(self, readme):",
+      "        assert 'Install' in readme",
+      "",
+      "    def test_runs_the_cli(self):",
+      "        out = _run('python cli.py --help').stdout",
+      "        assert 'usage' in out",
+      "",
+      "    def test_reads_then_runs(self):",
+      "        assert 'main' in self._read('cli.py')",
+      "        assert _run('python cli.py').returncode == 0",
+      "",
+    ].join("\n");
+    const findings = findKeywordOnlyChecks([{ path: "test_repo.py", content }]);
+    expect(findings.map((finding) => finding.test)).toEqual([
+      "test_method_read",
+      "test_nested_helper",
+      "test_fixture",
+    ]);
+  });
+
+  it("does not take a file name such as pyproject.toml for parsing TOML", () => {
+    const content = [
+      "import re",
+      "",
+      "def test_build_system():",
+      '    content = open("/workspace/p/pyproject.toml").read()',
+      '    assert re.search(r"\\[build-system\\]", content)',
+      "",
+      "def test_parses():",
+      "    import tomllib",
+      '    data = tomllib.loads(open("/workspace/p/pyproject.toml").read())',
+      '    assert "build-system" in data',
+      "",
+    ].join("\n");
+    expect(
+      findKeywordOnlyChecks([{ path: "test_p.py", content }]).map((finding) => finding.test),
+    ).toEqual(["test_build_system"]);
+  });
 });

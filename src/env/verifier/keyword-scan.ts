@@ -74,7 +74,7 @@ const pythonAssertsText =
 const javascriptAssertsText =
   /\.includes\(|\.match\(|\.test\(|\btoContain\(|\btoMatch\(|\bassert\.match\(|\.indexOf\(/;
 const pythonRuns =
-  /\bsubprocess\b|\bos\.system\(|\bPopen\(|\bimport\s|\bimportlib\b|__import__\(|\brunpy\b|\bexec\(|\beval\(|\bjson\.|\byaml\.|\btoml|\bast\./;
+  /\bsubprocess\b|\bos\.system\(|\bPopen\(|\bimport\s|\bimportlib\b|__import__\(|\brunpy\b|\bexec\(|\beval\(|\bjson\.|\byaml\.|\b(?:tomllib|tomli|toml)\.|\bast\.|\bconfigparser\b|\bpy_compile\b/;
 const javascriptRuns =
   /\bexecSync\(|\bexecFileSync\(|\bspawn(Sync)?\(|\bexecFile\(|\bexec\(|\brequire\(|\bimport\(|\bJSON\.parse\(|\beval\(|new Function\(/;
 
@@ -86,6 +86,54 @@ export function findKeywordOnlyChecks(files: readonly ScannedFile[]): KeywordOnl
     else if (/\.(m|c)?(j|t)sx?$/.test(file.path)) findings.push(...scanJavascript(file));
   }
   return findings;
+}
+
+interface PythonFunction {
+  readonly name: string;
+  readonly line: number;
+  readonly parameters: readonly string[];
+  /** The body with docstrings, comments and string literals blanked (code only). */
+  readonly code: string;
+  /** The body with only docstrings and comments removed (string literals kept). */
+  readonly text: string;
+}
+
+/** Every `def` of a Python file (at any depth), with its body: the lines indented deeper. */
+function pythonFunctions(lines: readonly string[]): PythonFunction[] {
+  const functions: PythonFunction[] = [];
+  lines.forEach((line, index) => {
+    const header = /^(\s*)(?:async\s+)?def\s+(\w+)\s*\(([^)]*)/.exec(line);
+    if (header === null) return;
+    const indent = header[1]?.length ?? 0;
+    const body: string[] = [];
+    for (let next = index + 1; next < lines.length; next += 1) {
+      const candidate = lines[next] ?? "";
+      if (candidate.trim() === "") continue;
+      const candidateIndent = /^\s*/.exec(candidate)?.[0].length ?? 0;
+      if (candidateIndent <= indent) break;
+      body.push(candidate);
+    }
+    const text = stripPythonComments(stripPythonDocstrings(body.join("\n")));
+    functions.push({
+      name: header[2] ?? "",
+      line: index + 1,
+      parameters: (header[3] ?? "")
+        .split(",")
+        .map((parameter) => /^\s*\*{0,2}(\w+)/.exec(parameter)?.[1] ?? "")
+        .filter((parameter) => parameter !== "" && parameter !== "self" && parameter !== "cls"),
+      code: blankStrings(text),
+      text,
+    });
+  });
+  return functions;
+}
+
+/** Whether `code` calls one of `names`, plainly or as a method (`self._read(`). */
+function callsHelper(code: string, names: ReadonlySet<string>): boolean {
+  for (const name of names) {
+    if (new RegExp(`(^|[^\\w.]|\\b(?:self|cls)\\.)${name}\\s*\\(`).test(code)) return true;
+  }
+  return false;
 }
 
 function scanPython(file: ScannedFile): KeywordOnlyCheck[] {
@@ -106,30 +154,55 @@ function scanPython(file: ScannedFile): KeywordOnlyCheck[] {
       if (!pythonHelpers.has(module)) projectNames.add(plainImport[2] ?? module);
     }
   }
-  const findings: KeywordOnlyCheck[] = [];
-  lines.forEach((line, index) => {
-    const header = /^(\s*)(?:async\s+)?def\s+(test\w*)\s*\(/.exec(line);
-    if (header === null) return;
-    const indent = header[1]?.length ?? 0;
-    const body: string[] = [];
-    for (let next = index + 1; next < lines.length; next += 1) {
-      const candidate = lines[next] ?? "";
-      if (candidate.trim() === "") continue;
-      const candidateIndent = /^\s*/.exec(candidate)?.[0].length ?? 0;
-      if (candidateIndent <= indent) break;
-      body.push(candidate);
+  const functions = pythonFunctions(lines);
+  const helpers = functions.filter((candidate) => !candidate.name.startsWith("test"));
+  // Helpers that read files (`_read(path)`, `read_text` wrappers, fixtures returning a file's
+  // text) or that run code (`_run(cmd)` around subprocess), found to a fixed point so a helper
+  // calling a helper counts too.
+  const readers = new Set<string>();
+  const runners = new Set<string>();
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const helper of helpers) {
+      if (
+        !readers.has(helper.name) &&
+        (readsText.test(helper.code) || callsHelper(helper.code, readers))
+      ) {
+        readers.add(helper.name);
+        changed = true;
+      }
+      if (
+        !runners.has(helper.name) &&
+        (pythonRuns.test(helper.code) ||
+          callsHelper(helper.code, runners) ||
+          callsAny(helper.code, projectNames))
+      ) {
+        runners.add(helper.name);
+        changed = true;
+      }
     }
-    const text = stripPythonDocstrings(body.join("\n"));
-    if (!readsText.test(text) || !pythonAssertsText.test(text) || pythonRuns.test(text)) return;
-    if (callsAny(text, projectNames)) return;
+  }
+  const findings: KeywordOnlyCheck[] = [];
+  for (const test of functions) {
+    if (!test.name.startsWith("test")) continue;
+    const reads =
+      readsText.test(test.code) ||
+      callsHelper(test.code, readers) ||
+      test.parameters.some((parameter) => readers.has(parameter));
+    const runs =
+      pythonRuns.test(test.code) ||
+      callsHelper(test.code, runners) ||
+      test.parameters.some((parameter) => runners.has(parameter));
+    if (!reads || !pythonAssertsText.test(test.text) || runs) continue;
+    if (callsAny(test.code, projectNames)) continue;
     findings.push({
       file: file.path,
-      test: header[2] ?? "",
-      line: index + 1,
+      test: test.name,
+      line: test.line,
       reason:
         "reads source files as text and asserts that keywords occur, without importing or running the code",
     });
-  });
+  }
   return findings;
 }
 
@@ -175,6 +248,18 @@ function callsAny(body: string, names: ReadonlySet<string>): boolean {
 
 function stripPythonDocstrings(text: string): string {
   return text.replace(/("""|''')[\s\S]*?\1/g, "");
+}
+
+/** `# …` to the end of the line, outside string literals (the literals are skipped whole). */
+function stripPythonComments(text: string): string {
+  return text.replace(/("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|#[^\n]*/g, (match, literal) =>
+    literal === undefined ? "" : match,
+  );
+}
+
+/** String literals blanked to `""`, so a file name such as "pyproject.toml" is not code. */
+function blankStrings(code: string): string {
+  return code.replace(/[rbfuRBFU]{0,2}("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')/g, '""');
 }
 
 /** The text between the brace at `start` and its matching close (strings are not special-cased). */

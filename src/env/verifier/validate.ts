@@ -4,8 +4,10 @@ import { dirname, join, relative } from "node:path";
 import { InputError } from "../../core/errors.js";
 import { runProcess } from "../../core/process.js";
 import type { SandboxV1 } from "../sandbox/types.js";
+import { withPreparedRuntime } from "../setup/runtime.js";
 import { type MaterialiseOptions, materialiseWorkspace } from "../workspace/materialise.js";
 import type { PreparedBase } from "../workspace/prepare.js";
+import { type CollectionDiagnosis, diagnoseCollectionError } from "./diagnose.js";
 import { findKeywordOnlyChecks, type KeywordOnlyCheck, type ScannedFile } from "./keyword-scan.js";
 import { runVerifier } from "./run.js";
 import type { VerifierFile, VerifierResult, VerifierSpec } from "./types.js";
@@ -21,11 +23,18 @@ export interface ValidateVerifierOptions {
   readonly sandbox: SandboxV1;
   readonly reference?: ReferenceSolution;
   readonly materialise?: MaterialiseOptions;
+  /**
+   * The requirement the verifier checks: a negative control that cannot import a module its
+   * File Operations ask to create is failing as it should, not a problem (`diagnose.ts`).
+   */
+  readonly requirement?: { readonly fileOperations: readonly string[]; readonly text?: string };
 }
 
 export interface VerifierValidation {
   /** The verifier run against the untouched repository. */
   readonly negative: VerifierResult;
+  /** Why the negative control collected nothing, when it crashed while collecting. */
+  readonly negativeDiagnosis?: CollectionDiagnosis;
   /** Checks that pass on the untouched repository: they cannot tell a solution from none. */
   readonly nonDiscriminating: readonly string[];
   /** The verifier run against the reference solution, when one was given. */
@@ -53,8 +62,23 @@ export async function validateVerifier(
   const nonDiscriminating = negative.checks
     .filter((check) => check.status === "pass")
     .map((check) => check.name);
-  if (negative.flags.length > 0) {
-    problems.push(`negative control: verifier flagged ${negative.flags.join(", ")}`);
+  const negativeDiagnosis = negative.flags.includes("collection-error")
+    ? diagnoseCollectionError({
+        output: `${negative.stdout}\n${negative.stderr}`,
+        fileOperations: options.requirement?.fileOperations ?? [],
+        ...(options.requirement?.text === undefined
+          ? {}
+          : { requirementText: options.requirement.text }),
+        workspaceMountPath: options.base.workspaceMountPath,
+      })
+    : undefined;
+  const failingAsItShould =
+    negativeDiagnosis?.kind === "deliverable-missing" &&
+    negative.flags.every((flag) => flag === "collection-error");
+  if (negative.flags.length > 0 && !failingAsItShould) {
+    problems.push(
+      `negative control: verifier flagged ${negative.flags.join(", ")}${negativeDiagnosis === undefined ? "" : ` (${negativeDiagnosis.reason})`}`,
+    );
   }
   if (nonDiscriminating.length > 0) {
     problems.push(
@@ -86,6 +110,7 @@ export async function validateVerifier(
   }
   return {
     negative,
+    ...(negativeDiagnosis === undefined ? {} : { negativeDiagnosis }),
     nonDiscriminating,
     ...(positive === undefined ? {} : { positive }),
     referenceFailures,
@@ -106,7 +131,8 @@ async function inFreshWorkspace(
   try {
     await prepare(workspace.path);
     return await runVerifier({
-      sandbox: options.sandbox,
+      // In the base's prepared environment, as agent and verifier runs are.
+      sandbox: withPreparedRuntime(options.sandbox, options.base.runtime),
       workspace: workspace.path,
       workspaceMountPath: workspace.mountPath,
       verifier: options.verifier,

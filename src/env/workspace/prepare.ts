@@ -4,9 +4,19 @@ import { dirname, join } from "node:path";
 import { InfrastructureError, InputError, UsageError } from "../../core/errors.js";
 import { writeFileAtomic } from "../../core/fs.js";
 import { acquireLock } from "../../core/lock.js";
+import { runProcess } from "../../core/process.js";
 import { cleanAgentSkillFolders } from "../../skill/install.js";
 import type { SandboxV1 } from "../sandbox/types.js";
-import { detectSetup, type SetupPlan } from "../setup/detect.js";
+import {
+  DEFAULT_PYTHON,
+  detectSetup,
+  type SetupNetwork,
+  type SetupPlan,
+  type SetupStep,
+  SYSTEM_PATH,
+} from "../setup/detect.js";
+import { type NetworkProbe, probePackageIndex, type SetupNetworkChoice } from "../setup/network.js";
+import type { PreparedRuntime } from "../setup/runtime.js";
 import { defaultCacheDir } from "./cache.js";
 import { treeDigest } from "./digest.js";
 import { git, tryGit } from "./git.js";
@@ -41,10 +51,53 @@ export interface PrepareBaseOptions {
   readonly cacheDir?: string;
   /** Where tools see the workspace; default `/workspace/<repository name>`. */
   readonly workspaceMountPath?: string;
+  /** Default limit of one setup step (a step may carry a smaller one); default 30 minutes. */
   readonly setupTimeoutMs?: number;
   readonly setupEnv?: Readonly<Record<string, string>>;
   /** How long to wait for another process preparing the same base. */
   readonly lockTimeoutMs?: number;
+  /**
+   * `on`: setup uses the network; `off`: only what is present; `auto` (default): the network
+   * when the detected ecosystem's package index answers, offline otherwise.
+   */
+  readonly setupNetwork?: SetupNetworkChoice;
+  /** Prepare a Python environment even for a non-Python repository (its verifiers run pytest). */
+  readonly verifierNeedsPython?: boolean;
+  /** The interpreter environments are made from; default `/usr/bin/python3`. */
+  readonly pythonInterpreter?: string;
+  /** How `auto` asks whether the network is there (tests replace it). */
+  readonly probeNetwork?: (language: SetupPlan["language"]) => Promise<NetworkProbe>;
+  /** One line per decision and per setup step, as it happens (progress for long setups). */
+  readonly onLog?: (line: string) => void;
+}
+
+/** What happened to one setup step. */
+export interface SetupStepOutcome {
+  readonly command: string;
+  readonly why: string;
+  /** `ok`; `failed` (fatal); `skipped` (an optional step failed); `fell-back` (its fallback ran). */
+  readonly outcome: "ok" | "failed" | "skipped" | "fell-back";
+  readonly exitCode: number | null;
+  readonly timedOut: boolean;
+  readonly durationMs: number;
+  /** The last lines of the step's output. */
+  readonly outputTail: string;
+  /** The fallback that ran, when this step failed and had one. */
+  readonly fallback?: SetupStepOutcome;
+}
+
+/** The record of a base's setup: where it ran, with or without network, and each step. */
+export interface SetupReport {
+  readonly network: SetupNetwork;
+  /** Why that network mode (the flag, or the probe's answer). */
+  readonly networkReason: string;
+  readonly target: "tree" | "image" | "none";
+  readonly steps: readonly SetupStepOutcome[];
+  readonly durationMs: number;
+  /** The interpreter the environment was made from, with its version, when there is one. */
+  readonly interpreter?: string;
+  /** Notes from an image-building backend (fallback images, what was built). */
+  readonly notes: readonly string[];
 }
 
 /** A cached, read-only, fully prepared checkout from which run workspaces are materialised. */
@@ -63,6 +116,13 @@ export interface PreparedBase {
   readonly commit: string;
   readonly workspaceMountPath: string;
   readonly setup: SetupPlan | undefined;
+  /** What setup did; absent for bases prepared with `setup: none` or before setup was recorded. */
+  readonly setupReport?: SetupReport;
+  /**
+   * How agent and verifier runs use the prepared environment (pass it to `withPreparedRuntime`);
+   * absent when nothing was prepared outside the repository.
+   */
+  readonly runtime?: PreparedRuntime;
   /**
    * Set when the sandbox builds images (`SandboxV1.prepare`): the image to pass as
    * `SandboxExecRequest.image` for every run of this base, and what the backend decided.
@@ -88,6 +148,24 @@ export interface PreparedBase {
 }
 
 type StoredBase = Omit<PreparedBase, "root" | "tree" | "cacheDir" | "reused">;
+
+/** Folder of a base (beside `tree/`) holding its prepared environment on the host. */
+const ENVIRONMENT_FOLDER = "env";
+const SETUP_LOG = "setup.log";
+
+/**
+ * Setup of a base failed: `data.log` holds every step's command and output, `data.steps` the
+ * outcomes, so a caller can record the failure once instead of retrying it for every run.
+ */
+export class SetupFailedError extends InfrastructureError {
+  constructor(
+    message: string,
+    readonly report: SetupReport,
+    readonly log: string,
+  ) {
+    super("setup-failed", message, { data: { log, steps: report.steps, network: report.network } });
+  }
+}
 
 /** git's wording for failures of the network rather than of the user's input. */
 const networkFailurePattern =
@@ -135,7 +213,18 @@ export async function prepareBase(options: PrepareBaseOptions): Promise<Prepared
   }
   try {
     const setupTarget = options.sandbox?.prepare === undefined ? "tree" : "image";
-    const key = baseKey(source, commit, recipe, mountPath, setupTarget);
+    const key = baseKey(source, commit, recipe, mountPath, setupTarget, {
+      network: options.setupNetwork ?? "auto",
+      verifierNeedsPython: options.verifierNeedsPython === true,
+      toolchain:
+        recipe.kind === "none"
+          ? "none"
+          : setupTarget === "image"
+            ? "image"
+            : // Only the unsafe pass-through places the environment differently (at its host path);
+              // a caller without a sandbox must find what a sandboxed caller prepared.
+              `${options.sandbox?.kind === "unsafe" ? "host-path" : "fixed-path"} ${await interpreterIdentity(options.pythonInterpreter ?? DEFAULT_PYTHON)}`,
+    });
     const root = join(basesDir, key);
     const existing = await readStoredBase(root);
     if (existing !== undefined) return materialisedView(existing, root, cacheDir, true);
@@ -191,12 +280,29 @@ export async function prepareBase(options: PrepareBaseOptions): Promise<Prepared
   }
 }
 
+const interpreters = new Map<string, Promise<string>>();
+
+/** `path` and its `--version` (cached per process): a different interpreter is another base. */
+function interpreterIdentity(path: string): Promise<string> {
+  let identity = interpreters.get(path);
+  if (identity === undefined) {
+    identity = runProcess(path, ["--version"], { timeoutMs: 10_000 }).then((result) =>
+      result.exitCode === 0
+        ? `${path} ${`${result.stdout}${result.stderr}`.trim()}`
+        : `${path} (missing)`,
+    );
+    interpreters.set(path, identity);
+  }
+  return identity;
+}
+
 function baseKey(
   source: RepositorySource,
   commit: string,
   recipe: SetupChoice,
   mountPath: string,
   setupTarget: "tree" | "image",
+  environment: { network: SetupNetworkChoice; verifierNeedsPython: boolean; toolchain: string },
 ): string {
   // The mount path is part of the key because setup may bake absolute paths (virtualenvs), and
   // the setup target because an image-based sandbox leaves setup out of the host tree.
@@ -207,13 +313,15 @@ function baseKey(
   const hash = createHash("sha256")
     .update(
       JSON.stringify([
-        // v2: committed skill folders are removed from the history too.
-        "skillsmith-base-v2",
+        // v3: committed skill folders are removed from the history too; v2: environments
+        // outside the tree, offline preparation, the network mode and the toolchain in the key.
+        "skillsmith-base-v3",
         sourceIdentity(source),
         commit,
         canonicalRecipe,
         mountPath,
         setupTarget,
+        environment,
       ]),
     )
     .digest("hex");
@@ -289,7 +397,7 @@ async function buildBase(parts: {
   key: string;
   options: PrepareBaseOptions;
 }): Promise<StoredBase> {
-  const { tree, source, recipe, options } = parts;
+  const { tree, source } = parts;
   const commit = await resolveCommit(tree, source, parts.commit);
   await git(["-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", commit], {
     cwd: tree,
@@ -304,31 +412,9 @@ async function buildBase(parts: {
   const skillHistory = await removeSkillFoldersFromHistory(tree, dirname(tree));
   if (skillHistory.commitsWithSkills > 0) await pruneToCommit(tree);
 
-  let setup: SetupPlan | undefined;
-  if (recipe.kind === "commands") setup = await detectSetup(tree, { commands: recipe.commands });
-  else if (recipe.kind === "detect") setup = await detectSetup(tree);
-  let environment: StoredBase["environment"];
-  if (options.sandbox?.prepare !== undefined) {
-    // Image-based backends bake setup into an image built once per key; the host tree stays as
-    // checked out and every run's workspace is mounted over the image's copy.
-    const prepared = await options.sandbox.prepare({
-      workspace: tree,
-      workspaceMountPath: parts.mountPath,
-      cacheKey: `${sourceIdentity(source)}@${commit}`,
-      recipe: {
-        ...(setup === undefined ? {} : { baseImage: setup.baseImage }),
-        commands: setup?.commands ?? [],
-      },
-      network: "host",
-    });
-    environment = { image: prepared.image, baseImage: prepared.baseImage, notes: prepared.notes };
-  } else if (setup !== undefined && setup.commands.length > 0) {
-    await runSetup(tree, parts.mountPath, setup, options);
-    // Setup must not smuggle skills in (e.g. a dependency that ships a .claude/skills folder).
-    for (const path of await cleanAgentSkillFolders(tree)) {
-      removedSkillFolders.push(path.slice(tree.length + 1));
-    }
-  }
+  const built = await runSetupOf({ ...parts, commit });
+  const { setup, environment, setupReport, runtime } = built;
+  removedSkillFolders.push(...built.removedSkillFolders);
   return {
     key: parts.key,
     repositoryName: parts.name,
@@ -337,6 +423,8 @@ async function buildBase(parts: {
     commit,
     workspaceMountPath: parts.mountPath,
     setup,
+    ...(setupReport === undefined ? {} : { setupReport }),
+    ...(runtime === undefined ? {} : { runtime }),
     ...(environment === undefined ? {} : { environment }),
     digest: await treeDigest(tree),
     removedSkillFolders,
@@ -371,36 +459,264 @@ async function pruneToCommit(tree: string): Promise<void> {
   await rm(join(tree, ".git", "objects", "info", "alternates"), { force: true });
 }
 
-async function runSetup(
-  tree: string,
-  mountPath: string,
-  setup: SetupPlan,
-  options: PrepareBaseOptions,
-): Promise<void> {
-  if (options.sandbox === undefined) {
-    throw new UsageError(
-      "setup-needs-sandbox",
-      `setup has ${setup.commands.length} command(s) to run but no sandbox was given to run them in`,
-    );
+interface SetupParts {
+  tree: string;
+  source: RepositorySource;
+  commit: string;
+  recipe: SetupChoice;
+  mountPath: string;
+  options: PrepareBaseOptions;
+}
+
+interface BuiltSetup {
+  setup: SetupPlan | undefined;
+  setupReport?: SetupReport;
+  runtime?: PreparedRuntime;
+  environment?: StoredBase["environment"];
+  removedSkillFolders: string[];
+}
+
+/**
+ * Detect (or take) the setup plan, decide the network, and run it: as an image layer when the
+ * sandbox builds images, else step by step in the sandbox over the tree, with the environment
+ * folder beside the tree mounted read-write at its fixed path.
+ */
+async function runSetupOf(parts: SetupParts): Promise<BuiltSetup> {
+  const { tree, recipe, options } = parts;
+  if (recipe.kind === "none") return { setup: undefined, removedSkillFolders: [] };
+  const log = (line: string) => options.onLog?.(line);
+  const target = options.sandbox?.prepare === undefined ? "tree" : "image";
+  const unsafe = options.sandbox?.kind === "unsafe";
+  // The folder beside the tree; renamed into place with it, so the final path is known now.
+  const environmentHost = join(tree, "..", ENVIRONMENT_FOLDER);
+  const detectOptions = {
+    ...(recipe.kind === "commands" ? { commands: recipe.commands } : {}),
+    workspaceMountPath: parts.mountPath,
+    ...(options.pythonInterpreter === undefined
+      ? {}
+      : { pythonInterpreter: options.pythonInterpreter }),
+    ...(options.verifierNeedsPython === true ? { verifierNeedsPython: true } : {}),
+    target: target === "image" ? ("image" as const) : ("host" as const),
+    // Without a mount namespace the environment cannot appear at a fixed path: it is used where
+    // it is on the host.
+    ...(unsafe ? { environmentPath: environmentHost } : {}),
+  };
+  const choice = options.setupNetwork ?? "auto";
+  const first = await detectSetup(tree, { ...detectOptions, network: "online" });
+  let network: SetupNetwork;
+  let networkReason: string;
+  if (choice === "on") {
+    network = "online";
+    networkReason = "--setup-network: setup uses the network";
+  } else if (choice === "off") {
+    network = "offline";
+    networkReason = "--no-setup-network: setup uses only what is already present";
+  } else {
+    const probe = await (options.probeNetwork ?? probePackageIndex)(first.language);
+    network = probe.reachable ? "online" : "offline";
+    networkReason = `${probe.detail}: setup runs ${network}`;
   }
-  for (const command of setup.commands) {
-    const result = await options.sandbox.exec({
-      command: ["sh", "-c", command],
+  const setup =
+    network === "online" ? first : await detectSetup(tree, { ...detectOptions, network });
+  log(`setup ${network} (${networkReason})`);
+  for (const reason of setup.reasons) log(`  ${reason}`);
+  const started = performance.now();
+
+  if (target === "image" && options.sandbox?.prepare !== undefined) {
+    // Image-based backends bake setup into an image built once per key; the host tree stays as
+    // checked out and every run's workspace is mounted over the image's copy.
+    const path = [...(setup.environment?.binPaths ?? []), SYSTEM_PATH].join(":");
+    for (const step of setup.steps) log(`  $ ${step.command}   (image layer)`);
+    const prepared = await options.sandbox.prepare({
       workspace: tree,
-      workspaceMountPath: mountPath,
-      network: "host",
-      limits: { timeoutMs: options.setupTimeoutMs ?? 30 * 60_000 },
-      ...(options.setupEnv === undefined ? {} : { env: options.setupEnv }),
+      workspaceMountPath: parts.mountPath,
+      cacheKey: `${sourceIdentity(parts.source)}@${parts.commit}`,
+      recipe: {
+        baseImage: setup.baseImage,
+        commands: setup.steps.map(imageCommand),
+        env: { ...(setup.environment?.setupEnv ?? {}), ...options.setupEnv, PATH: path },
+      },
+      network: network === "online" ? "host" : "none",
+      onLog: (line) => log(line.trimEnd()),
     });
-    if (result.exitCode !== 0 || result.timedOut) {
-      const tail = `${result.stdout}\n${result.stderr}`.trim().split("\n").slice(-20).join("\n");
-      throw new InfrastructureError(
-        "setup-failed",
-        `setup command \`${command}\` ${result.timedOut ? "timed out" : `failed with exit code ${result.exitCode}`}:\n${tail}`,
-        { data: { command, exitCode: result.exitCode, timedOut: result.timedOut } },
+    log(`  image ${prepared.image} on ${prepared.baseImage}`);
+    for (const note of prepared.notes) log(`  ${note}`);
+    return {
+      setup,
+      setupReport: {
+        network,
+        networkReason,
+        target: "image",
+        steps: [],
+        durationMs: performance.now() - started,
+        notes: prepared.notes,
+      },
+      ...(setup.environment === undefined
+        ? {}
+        : {
+            runtime: {
+              binPaths: setup.environment.binPaths,
+              env: setup.environment.runEnv,
+            },
+          }),
+      environment: { image: prepared.image, baseImage: prepared.baseImage, notes: prepared.notes },
+      removedSkillFolders: [],
+    };
+  }
+
+  const outcomes: SetupStepOutcome[] = [];
+  const interpreter =
+    setup.python === undefined ? undefined : await interpreterIdentity(setup.python.interpreter);
+  const report = (): SetupReport => ({
+    network,
+    networkReason,
+    target: "tree",
+    steps: [...outcomes],
+    durationMs: performance.now() - started,
+    ...(interpreter === undefined ? {} : { interpreter }),
+    notes: [],
+  });
+  if (setup.steps.length > 0) {
+    if (options.sandbox === undefined) {
+      throw new UsageError(
+        "setup-needs-sandbox",
+        `setup has ${setup.steps.length} command(s) to run but no sandbox was given to run them in`,
       );
     }
+    if (setup.environment !== undefined) await mkdir(environmentHost, { recursive: true });
+    for (const step of setup.steps) {
+      log(`  $ ${step.command}`);
+      const outcome = await runStep(step, parts, setup, environmentHost, network, unsafe);
+      outcomes.push(outcome);
+      if (outcome.outcome !== "ok") {
+        log(
+          `  ${outcome.outcome === "failed" ? "FAILED" : outcome.outcome === "skipped" ? "optional step failed, skipped" : "failed; fallback"}: exit ${outcome.exitCode ?? "none"}${outcome.timedOut ? " (timed out)" : ""}${outcome.fallback === undefined ? "" : ` → ${outcome.fallback.outcome}`}`,
+        );
+      }
+      if (outcome.outcome === "failed") {
+        const text = formatSetupLog(report());
+        // Summaries print the message's first line only: it ends with the output's last line.
+        const lastLine = outcome.outputTail.trimEnd().split("\n").pop()?.trim() ?? "";
+        throw new SetupFailedError(
+          `setup command \`${step.command}\` ${outcome.timedOut ? "timed out" : `failed with exit code ${outcome.exitCode}`} (setup ${network})${lastLine === "" ? "" : `: ${lastLine}`}\n${outcome.outputTail}`,
+          report(),
+          text,
+        );
+      }
+    }
   }
+  // Setup must not smuggle skills in (e.g. a dependency that ships a .claude/skills folder).
+  const removedSkillFolders = (await cleanAgentSkillFolders(tree)).map((path) =>
+    path.slice(tree.length + 1),
+  );
+  const finalReport = report();
+  await writeFileAtomic(join(tree, "..", SETUP_LOG), formatSetupLog(finalReport));
+  return {
+    setup,
+    setupReport: finalReport,
+    ...(setup.environment === undefined
+      ? {}
+      : {
+          runtime: {
+            ...(unsafe
+              ? {}
+              : {
+                  mount: { hostPath: ENVIRONMENT_FOLDER, sandboxPath: setup.environment.path },
+                }),
+            binPaths: setup.environment.binPaths,
+            env: setup.environment.runEnv,
+          },
+        }),
+    removedSkillFolders,
+  };
+}
+
+/** A step as one image-layer command: optional steps and fallbacks keep the build going. */
+function imageCommand(step: SetupStep): string {
+  const note = (what: string) =>
+    `echo ${JSON.stringify(`skillsmith setup: ${what}: ${step.command}`)} >&2`;
+  if (step.fallback !== undefined) {
+    return `{ ${step.command}; } || { ${note("failed, running the fallback")}; ${imageCommand(step.fallback)}; }`;
+  }
+  if (step.optional === true)
+    return `{ ${step.command}; } || ${note("optional step failed, skipped")}`;
+  return step.command;
+}
+
+const OUTPUT_TAIL_LINES = 40;
+
+async function runStep(
+  step: SetupStep,
+  parts: SetupParts,
+  setup: SetupPlan,
+  environmentHost: string,
+  network: SetupNetwork,
+  unsafe: boolean,
+): Promise<SetupStepOutcome> {
+  const { options } = parts;
+  const sandbox = options.sandbox as SandboxV1;
+  const environment = setup.environment;
+  const timeoutMs = Math.min(
+    step.timeoutSeconds === undefined ? Number.POSITIVE_INFINITY : step.timeoutSeconds * 1000,
+    options.setupTimeoutMs ?? 30 * 60_000,
+  );
+  const result = await sandbox.exec({
+    command: ["sh", "-c", step.command],
+    workspace: parts.tree,
+    workspaceMountPath: parts.mountPath,
+    network: network === "online" ? "host" : "none",
+    limits: { timeoutMs },
+    env: {
+      ...(environment?.setupEnv ?? {}),
+      ...options.setupEnv,
+      PATH: [...(environment?.binPaths ?? []), SYSTEM_PATH].join(":"),
+    },
+    ...(environment === undefined || unsafe
+      ? {}
+      : {
+          extraMounts: [
+            { hostPath: environmentHost, sandboxPath: environment.path, readOnly: false },
+          ],
+        }),
+  });
+  const output = `${result.stdout}\n${result.stderr}`.trim();
+  const outcome: SetupStepOutcome = {
+    command: step.command,
+    why: step.why,
+    outcome: "ok",
+    exitCode: result.exitCode,
+    timedOut: result.timedOut,
+    durationMs: result.durationMs,
+    outputTail: output.split("\n").slice(-OUTPUT_TAIL_LINES).join("\n"),
+  };
+  if (result.exitCode === 0 && !result.timedOut) return outcome;
+  if (step.fallback !== undefined) {
+    const fallback = await runStep(step.fallback, parts, setup, environmentHost, network, unsafe);
+    return { ...outcome, outcome: fallback.outcome === "ok" ? "fell-back" : "failed", fallback };
+  }
+  return { ...outcome, outcome: step.optional === true ? "skipped" : "failed" };
+}
+
+/** The setup log as a person reads it: the decision, then each step with its output. */
+export function formatSetupLog(report: SetupReport): string {
+  const lines = [
+    `setup ${report.network} (${report.networkReason}), ${Math.round(report.durationMs)} ms`,
+    ...(report.interpreter === undefined ? [] : [`interpreter: ${report.interpreter}`]),
+    ...report.notes,
+  ];
+  const describe = (step: SetupStepOutcome, indent: string) => {
+    lines.push(
+      `${indent}$ ${step.command}`,
+      `${indent}  # ${step.why}`,
+      `${indent}  → ${step.outcome} (exit ${step.exitCode ?? "none"}${step.timedOut ? ", timed out" : ""}, ${Math.round(step.durationMs)} ms)`,
+    );
+    if (step.outcome !== "ok" && step.outputTail !== "") {
+      lines.push(...step.outputTail.split("\n").map((line) => `${indent}  | ${line}`));
+    }
+    if (step.fallback !== undefined) describe(step.fallback, `${indent}  `);
+  };
+  for (const step of report.steps) describe(step, "");
+  return `${lines.join("\n")}\n`;
 }
 
 async function readStoredBase(root: string): Promise<StoredBase | undefined> {
@@ -417,7 +733,23 @@ function materialisedView(
   cacheDir: string,
   reused: boolean,
 ): PreparedBase {
-  return { ...stored, root, tree: join(root, "tree"), cacheDir, reused };
+  const runtime = stored.runtime;
+  return {
+    ...stored,
+    // meta.json names the environment folder relative to the base, so a moved cache still works.
+    ...(runtime?.mount === undefined
+      ? {}
+      : {
+          runtime: {
+            ...runtime,
+            mount: { ...runtime.mount, hostPath: join(root, runtime.mount.hostPath) },
+          },
+        }),
+    root,
+    tree: join(root, "tree"),
+    cacheDir,
+    reused,
+  };
 }
 
 /** Temporary folders of a crashed preparation of this key (we hold its lock, so none is live). */

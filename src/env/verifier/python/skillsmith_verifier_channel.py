@@ -224,8 +224,37 @@ def _preloaded_from_workspace():
     return sorted(found)
 
 
+def _leave_children_plain():
+    """Processes the verifier starts inherit this environment, and a verifier's test may run the
+    repository's own pytest (``python -m pytest tests/...``, SWE-Skills-Bench does). The channel
+    serves this process only: its listener accepts one connection, so a nested pytest loading
+    this plugin again fails at import and a correct solution scores lower. Children therefore see
+    the verifier's environment without the channel's variables (its own options and path stay)."""
+    os.environ.pop("SKILLSMITH_VERIFIER_CHANNEL", None)
+    addopts = os.environ.get("PYTEST_ADDOPTS")
+    if addopts is not None:
+        words = addopts.split()
+        if words[:2] == ["-p", __name__]:
+            words = words[2:]
+        if words:
+            os.environ["PYTEST_ADDOPTS"] = " ".join(words)
+        else:
+            del os.environ["PYTEST_ADDOPTS"]
+    path = os.environ.get("PYTHONPATH")
+    if path is not None:
+        here = os.path.dirname(os.path.abspath(__file__))
+        entries = path.split(os.pathsep)
+        if entries and entries[0] and os.path.abspath(entries[0]) == here:
+            entries = entries[1:]
+        if entries:
+            os.environ["PYTHONPATH"] = os.pathsep.join(entries)
+        else:
+            del os.environ["PYTHONPATH"]
+
+
 _preloaded = _preloaded_from_workspace()
 _channel = _connect()
+_leave_children_plain()
 _armed = False
 _session_items = {}
 _tests = {}

@@ -1,0 +1,629 @@
+/**
+ * The verifier check (protocol A.3/A.4) for any suite, however it was made: prepare each
+ * skill's environment, run each requirement's verifier on the untouched repository (and on its
+ * reference solution when there is one), and classify the requirement:
+ *
+ * - `broken`: the verifier measures nothing here — it timed out, reported no checks, crashed for
+ *   a reason of its own (a helper module, pytest plugin or third-party package missing; see
+ *   `diagnoseCollectionError`), its environment could not be prepared, its pinned commit or one
+ *   of its files is missing, or the reference solution does not pass it. No agent time is spent
+ *   on it; its runs are stored flagged `broken-verifier`.
+ * - `weak`: it already passes at least `weakThreshold` (default ½) of its checks on the untouched
+ *   repository — always when it passes all of them — or at least that share of its tests only
+ *   grep source text (the keyword-only scan). It runs, flagged `weak-verifier`.
+ * - `ok` otherwise. A verifier that cannot import the module the requirement asks to create is
+ *   failing as it should: `ok`, with its pass ratio of 0.
+ *
+ * Measurements are cached per (environment, verifier, requirement, solution) digest under
+ * `<cacheDir>/checks/`, so `bench run` re-uses what `bench check` measured.
+ */
+import { createHash } from "node:crypto";
+import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { writeFileAtomic } from "../../core/fs.js";
+import { runProcess } from "../../core/process.js";
+import {
+  type CollectionDiagnosis,
+  diagnoseCollectionError,
+  findKeywordOnlyChecks,
+  type KeywordOnlyCheck,
+  materialiseWorkspace,
+  treeDigest,
+} from "../../env/index.js";
+import type { EnvironmentOutcome, EnvironmentRecord } from "../run/environments.js";
+import { environmentRecord } from "../run/environments.js";
+import { runSuiteVerifier } from "../run/verifier.js";
+import { capVerifierOutput } from "../store/results.js";
+import { REQUIREMENTS_FOLDER, SKILLS_FOLDER } from "../suite/layout.js";
+import { naturalCompare } from "../suite/load.js";
+import type { ExcludedPart, Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
+
+export const CHECK_FORMAT = "skillsmith-check/1";
+/** Share of checks passing on the untouched repository from which a verifier is weak. */
+export const DEFAULT_WEAK_THRESHOLD = 0.5;
+/**
+ * Bump when what a measurement holds changes, or how a verifier is run changes what it measures
+ * (3: a verifier test running pytest itself no longer meets the channel plugin): older cache
+ * entries are then not read.
+ */
+const MEASUREMENT_VERSION = 3;
+
+export type RequirementStatus = "ok" | "weak" | "broken";
+
+/** One run of a verifier on a prepared workspace, as the check keeps it. */
+export interface VerifierMeasurement {
+  readonly passed: number;
+  readonly total: number;
+  readonly passRatio: number;
+  readonly flags: readonly string[];
+  readonly exitCode: number | null;
+  readonly timedOut: boolean;
+  readonly durationMs: number;
+  /** Capped head and tail of what the verifier printed. */
+  readonly output: string;
+  /** It collected nothing, or every check errored in set-up. */
+  readonly erroredBeforeChecking: boolean;
+  /**
+   * Why it errored before checking (worked out from `output` on every read, so a cached
+   * measurement gets the current diagnosis).
+   */
+  readonly diagnosis?: CollectionDiagnosis;
+}
+
+export interface RequirementCheck {
+  readonly skill: string;
+  readonly requirement: string;
+  readonly status: RequirementStatus;
+  /** Passed / all checks on the untouched repository; null when nothing could be measured. */
+  readonly untouchedPassRatio: number | null;
+  readonly reason: string;
+  readonly untouched?: VerifierMeasurement;
+  readonly reference?: VerifierMeasurement;
+  /** Tests of the verifier that only grep source text. */
+  readonly keywordOnly: readonly KeywordOnlyCheck[];
+  /** Test functions found in the verifier's files (the keyword scan's denominator). */
+  readonly testCount: number;
+  /** The measurement's cache digest; absent when nothing was run. */
+  readonly digest?: string;
+  /** True when the measurement came from the cache. */
+  readonly cached: boolean;
+}
+
+export interface SuiteCheck {
+  readonly format: typeof CHECK_FORMAT;
+  readonly weakThreshold: number;
+  readonly requirements: readonly RequirementCheck[];
+  readonly environments: readonly EnvironmentRecord[];
+  readonly durationMs: number;
+}
+
+export interface CheckProgress {
+  readonly done: number;
+  readonly total: number;
+  readonly last?: RequirementCheck;
+  /** What is being done now, for long work (preparing an environment, running a verifier). */
+  readonly activity?: string;
+}
+
+export interface CheckSuiteOptions {
+  readonly suite: Suite;
+  /** Skills and requirements left out of the suite because of errors (reported as broken). */
+  readonly excluded?: readonly ExcludedPart[];
+  /** Each skill's prepared environment (shared with the runner, so each is prepared once). */
+  readonly environmentFor: (skill: SuiteSkill) => Promise<EnvironmentOutcome>;
+  readonly cacheDir: string;
+  readonly weakThreshold?: number;
+  /** Measure again even when the cache has a measurement. */
+  readonly fresh?: boolean;
+  /** Verifier runs at the same time (default 1); environments are prepared one at a time. */
+  readonly concurrency?: number;
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (progress: CheckProgress) => void;
+}
+
+/** A function, not an inline check, so TypeScript does not narrow `aborted` across awaits. */
+function aborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+/** Check every requirement of the suite; see the module comment. */
+export async function checkSuite(options: CheckSuiteOptions): Promise<SuiteCheck> {
+  const started = performance.now();
+  const threshold = options.weakThreshold ?? DEFAULT_WEAK_THRESHOLD;
+  const results: RequirementCheck[] = [];
+  const environments: EnvironmentRecord[] = [];
+  const excludedChecks = await excludedRequirementChecks(options.suite, options.excluded ?? []);
+  const total =
+    options.suite.skills.reduce((sum, skill) => sum + skill.requirements.length, 0) +
+    excludedChecks.length;
+  const progress = (last?: RequirementCheck, activity?: string) =>
+    options.onProgress?.({
+      done: results.length,
+      total,
+      ...(last === undefined ? {} : { last }),
+      ...(activity === undefined ? {} : { activity }),
+    });
+  for (const check of excludedChecks) {
+    results.push(check);
+    progress(check);
+  }
+  const jobs: { skill: SuiteSkill; requirement: SuiteRequirement; index: number }[] = [];
+  const slots: (RequirementCheck | undefined)[] = [];
+  const environmentOf = new Map<string, EnvironmentOutcome>();
+  for (const skill of options.suite.skills) {
+    if (aborted(options.signal)) break;
+    progress(undefined, `preparing the environment of ${skill.id}`);
+    const environment = await options.environmentFor(skill);
+    environmentOf.set(skill.id, environment);
+    environments.push(environmentRecord(environment));
+    for (const requirement of skill.requirements) {
+      jobs.push({ skill, requirement, index: slots.length });
+      slots.push(undefined);
+    }
+  }
+  let next = 0;
+  const worker = async () => {
+    for (;;) {
+      const job = jobs[next];
+      if (job === undefined || aborted(options.signal)) return;
+      next += 1;
+      const { skill, requirement } = job;
+      const environment = environmentOf.get(skill.id) as EnvironmentOutcome;
+      const keyword = await keywordScan(requirement);
+      let check: RequirementCheck;
+      if (!environment.ok) {
+        check = {
+          skill: skill.id,
+          requirement: requirement.id,
+          status: "broken",
+          untouchedPassRatio: null,
+          reason: environment.reason,
+          ...keyword,
+          cached: false,
+        };
+      } else {
+        progress(undefined, `running the verifier of ${skill.id}/${requirement.id}`);
+        const measured = await measure(skill, requirement, environment, options);
+        check = classify(skill, requirement, measured, keyword, threshold);
+      }
+      slots[job.index] = check;
+      results.push(check);
+      progress(check);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 1) }, () => worker()));
+  // In suite order, whatever order the runs finished in.
+  results.splice(
+    excludedChecks.length,
+    results.length - excludedChecks.length,
+    ...slots.filter((slot): slot is RequirementCheck => slot !== undefined),
+  );
+  return {
+    format: CHECK_FORMAT,
+    weakThreshold: threshold,
+    requirements: results,
+    environments,
+    durationMs: performance.now() - started,
+  };
+}
+
+/** Excluded requirements (and every requirement of an excluded skill) as `broken`. */
+async function excludedRequirementChecks(
+  suite: Suite,
+  excluded: readonly ExcludedPart[],
+): Promise<RequirementCheck[]> {
+  const checks: RequirementCheck[] = [];
+  const describe = (part: ExcludedPart) =>
+    part.problems
+      .map(
+        (problem) =>
+          `${problem.path}${problem.line === undefined ? "" : `:${problem.line}`}: ${problem.message}`,
+      )
+      .join("; ");
+  for (const part of excluded) {
+    const reason = `${part.problems.some((problem) => /does not exist|missing|no verifier/.test(problem.message)) ? "missing file" : "invalid suite files"}: ${describe(part)}`;
+    const base = {
+      status: "broken" as const,
+      untouchedPassRatio: null,
+      keywordOnly: [],
+      testCount: 0,
+      cached: false,
+    };
+    if (part.requirement !== undefined) {
+      checks.push({ skill: part.skill, requirement: part.requirement, reason, ...base });
+      continue;
+    }
+    const folder = join(suite.root, SKILLS_FOLDER, part.skill, REQUIREMENTS_FOLDER);
+    const requirements =
+      part.requirements ??
+      (await readdir(folder, { withFileTypes: true }).catch(() => []))
+        .filter((entry) => entry.isDirectory() && !entry.name.startsWith("."))
+        .map((entry) => entry.name)
+        .sort(naturalCompare);
+    for (const requirement of requirements.length === 0 ? ["*"] : requirements) {
+      checks.push({ skill: part.skill, requirement, reason, ...base });
+    }
+  }
+  return checks;
+}
+
+async function keywordScan(
+  requirement: SuiteRequirement,
+): Promise<{ keywordOnly: KeywordOnlyCheck[]; testCount: number }> {
+  const files = [];
+  for (const file of requirement.verifier.files) {
+    if (!/\.(py|m?[jt]sx?|cjs|cts)$/.test(file)) continue;
+    const content = await readFile(join(requirement.verifier.folder, file), "utf8").catch(() => "");
+    files.push({ path: file, content });
+  }
+  const testCount = files.reduce(
+    (sum, file) =>
+      sum +
+      (file.content.match(/^\s*(?:async\s+)?def\s+test\w*\s*\(/gm)?.length ?? 0) +
+      (file.path.endsWith(".py")
+        ? 0
+        : (file.content.match(/\b(?:test|it)\s*\(\s*["'`]/g)?.length ?? 0)),
+    0,
+  );
+  return { keywordOnly: findKeywordOnlyChecks(files), testCount };
+}
+
+export interface Measured {
+  readonly untouched: VerifierMeasurement;
+  readonly reference?: VerifierMeasurement;
+  /** Why the reference solution was not run, when there is one. */
+  readonly referenceNote?: string;
+  readonly digest: string;
+  readonly cached: boolean;
+}
+
+async function measurementDigest(
+  skill: SuiteSkill,
+  requirement: SuiteRequirement,
+  environment: Extract<EnvironmentOutcome, { ok: true }>,
+): Promise<string> {
+  const { verifier, solution } = requirement;
+  const solutionDigest =
+    solution === undefined
+      ? null
+      : solution.kind === "patch"
+        ? createHash("sha256")
+            .update(await readFile(solution.path))
+            .digest("hex")
+        : await treeDigest(solution.path);
+  return createHash("sha256")
+    .update(
+      JSON.stringify([
+        CHECK_FORMAT,
+        MEASUREMENT_VERSION,
+        environment.base.key,
+        environment.base.digest,
+        await treeDigest(verifier.folder),
+        {
+          command: verifier.command,
+          files: verifier.files,
+          mountPath: verifier.mountPath,
+          cwd: verifier.cwd,
+          junit: verifier.junit ?? null,
+          rewardFile: verifier.rewardFile ?? null,
+          timeoutSeconds: verifier.timeoutSeconds ?? null,
+        },
+        skill.environment?.limits ?? null,
+        requirement.fileOperations,
+        createHash("sha256").update(requirement.raw).digest("hex"),
+        solutionDigest,
+      ]),
+    )
+    .digest("hex");
+}
+
+async function measure(
+  skill: SuiteSkill,
+  requirement: SuiteRequirement,
+  environment: Extract<EnvironmentOutcome, { ok: true }>,
+  options: CheckSuiteOptions,
+): Promise<Measured> {
+  const digest = await measurementDigest(skill, requirement, environment);
+  const cacheFile = join(options.cacheDir, "checks", `${digest}.json`);
+  if (options.fresh !== true) {
+    const cached = await readFile(cacheFile, "utf8")
+      .then((text) => JSON.parse(text) as Omit<Measured, "digest" | "cached">)
+      .catch(() => undefined);
+    if (cached?.untouched !== undefined) {
+      return withDiagnoses({ ...cached, digest, cached: true }, requirement, environment);
+    }
+  }
+  const untouched = await runOn(skill, requirement, environment, options, async () => undefined);
+  let reference: VerifierMeasurement | undefined;
+  let referenceNote: string | undefined;
+  const solution = requirement.solution;
+  if (solution?.kind === "script") {
+    referenceNote = "the reference solution is a script (solve.sh); the check does not run it";
+  } else if (solution !== undefined) {
+    reference = await runOn(skill, requirement, environment, options, (workspace) =>
+      applySolution(workspace, solution),
+    );
+  }
+  const measured = {
+    untouched,
+    ...(reference === undefined ? {} : { reference }),
+    ...(referenceNote === undefined ? {} : { referenceNote }),
+  };
+  await mkdir(join(options.cacheDir, "checks"), { recursive: true });
+  await writeFileAtomic(cacheFile, `${JSON.stringify(measured)}\n`);
+  return withDiagnoses({ ...measured, digest, cached: false }, requirement, environment);
+}
+
+function withDiagnoses(
+  measured: Measured,
+  requirement: SuiteRequirement,
+  environment: Extract<EnvironmentOutcome, { ok: true }>,
+): Measured {
+  const diagnose = (measurement: VerifierMeasurement): VerifierMeasurement => {
+    const { diagnosis: _cached, ...rest } = measurement;
+    if (!measurement.erroredBeforeChecking) return rest;
+    return {
+      ...rest,
+      diagnosis: diagnoseCollectionError({
+        output: measurement.output,
+        fileOperations: requirement.fileOperations,
+        requirementText: requirement.raw,
+        workspaceMountPath: environment.base.workspaceMountPath,
+      }),
+    };
+  };
+  return {
+    ...measured,
+    untouched: diagnose(measured.untouched),
+    ...(measured.reference === undefined ? {} : { reference: diagnose(measured.reference) }),
+  };
+}
+
+async function applySolution(
+  workspace: string,
+  solution: NonNullable<SuiteRequirement["solution"]>,
+): Promise<string | undefined> {
+  if (solution.kind === "files") {
+    const copied = await runProcess("cp", ["-a", `${solution.path}/.`, workspace]);
+    return copied.exitCode === 0
+      ? undefined
+      : `copying the solution failed: ${copied.stderr.trim()}`;
+  }
+  const applied = await runProcess("git", ["apply", "--whitespace=nowarn", solution.path], {
+    cwd: workspace,
+  });
+  return applied.exitCode === 0
+    ? undefined
+    : `the reference patch does not apply: ${applied.stderr.trim()}`;
+}
+
+async function runOn(
+  skill: SuiteSkill,
+  requirement: SuiteRequirement,
+  environment: Extract<EnvironmentOutcome, { ok: true }>,
+  options: CheckSuiteOptions,
+  prepare: (workspace: string) => Promise<string | undefined>,
+): Promise<VerifierMeasurement> {
+  const { base } = environment;
+  const workspace = await materialiseWorkspace(base);
+  const scratch = await mkdtemp(join(tmpdir(), "skillsmith-check-"));
+  try {
+    const problem = await prepare(workspace.path);
+    if (problem !== undefined) {
+      return {
+        passed: 0,
+        total: 0,
+        passRatio: 0,
+        flags: ["no-checks"],
+        exitCode: null,
+        timedOut: false,
+        durationMs: 0,
+        output: problem,
+        // Not the verifier's doing: the solution could not be put in place (see `output`).
+        erroredBeforeChecking: false,
+      };
+    }
+    const limits = skill.environment?.limits;
+    const verifier = {
+      ...requirement.verifier,
+      ...(requirement.verifier.timeoutSeconds === undefined &&
+      limits?.commandTimeoutSeconds !== undefined
+        ? { timeoutSeconds: limits.commandTimeoutSeconds }
+        : {}),
+    };
+    const run = await runSuiteVerifier({
+      sandbox: environment.sandbox,
+      verifier,
+      workspace: workspace.path,
+      workspaceMountPath: workspace.mountPath,
+      scratch,
+      ...(base.environment === undefined ? {} : { image: base.environment.image }),
+      ...(limits?.memoryMb === undefined ? {} : { memoryBytes: limits.memoryMb * 1024 * 1024 }),
+      ...(limits?.cpus === undefined ? {} : { cpus: limits.cpus }),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    });
+    const erroredBeforeChecking =
+      run.flags.includes("collection-error") ||
+      (run.checks.length > 0 && run.checks.every((check) => check.status === "error"));
+    return {
+      passed: run.passed,
+      total: run.total,
+      passRatio: run.passRatio,
+      flags: run.flags,
+      exitCode: run.exitCode,
+      timedOut: run.timedOut,
+      durationMs: run.durationMs,
+      output: capVerifierOutput(run.output),
+      erroredBeforeChecking,
+    };
+  } finally {
+    await workspace.dispose().catch(() => undefined);
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+function percent(ratio: number): string {
+  return `${Math.round(ratio * 1000) / 10}%`;
+}
+
+/** The classification rules of the module comment, on one measurement. */
+export function classify(
+  skill: SuiteSkill,
+  requirement: SuiteRequirement,
+  measured: Measured,
+  keyword: { keywordOnly: readonly KeywordOnlyCheck[]; testCount: number },
+  threshold: number,
+): RequirementCheck {
+  const { untouched, reference } = measured;
+  const common = {
+    skill: skill.id,
+    requirement: requirement.id,
+    untouched,
+    ...(reference === undefined ? {} : { reference }),
+    keywordOnly: keyword.keywordOnly,
+    testCount: keyword.testCount,
+    digest: measured.digest,
+    cached: measured.cached,
+  };
+  const broken = (reason: string): RequirementCheck => ({
+    ...common,
+    status: "broken",
+    untouchedPassRatio: null,
+    reason,
+  });
+  if (untouched.timedOut || untouched.flags.includes("timeout")) {
+    return broken(
+      `the verifier timed out on the untouched repository after ${Math.round(untouched.durationMs / 1000)} s`,
+    );
+  }
+  let failingAsItShould: string | undefined;
+  if (untouched.diagnosis !== undefined) {
+    if (untouched.diagnosis.kind === "broken") return broken(untouched.diagnosis.reason);
+    failingAsItShould = untouched.diagnosis.reason;
+  } else if (untouched.flags.includes("no-checks") || untouched.total === 0) {
+    return broken("the verifier reported no checks on the untouched repository");
+  } else if (untouched.flags.includes("reward-missing")) {
+    return broken("the verifier wrote no reward file on the untouched repository");
+  }
+  const ratio = failingAsItShould === undefined ? untouched.passRatio : 0;
+  if (reference !== undefined) {
+    const referenceBroken =
+      reference.timedOut ||
+      reference.diagnosis !== undefined ||
+      reference.total === 0 ||
+      reference.passRatio < 1;
+    if (referenceBroken) {
+      return {
+        ...common,
+        status: "broken",
+        untouchedPassRatio: ratio,
+        reason:
+          reference.total === 0 && reference.exitCode === null && !reference.timedOut
+            ? `the reference solution could not be put in place: ${reference.output.split("\n")[0]}`
+            : `the reference solution does not pass the verifier (${reference.passed} of ${reference.total} checks${reference.diagnosis === undefined ? "" : `; ${reference.diagnosis.reason}`}${reference.timedOut ? "; timed out" : ""})`,
+      };
+    }
+  }
+  if (ratio === 1 || ratio >= threshold) {
+    return {
+      ...common,
+      status: "weak",
+      untouchedPassRatio: ratio,
+      reason: `already passes ${untouched.passed} of ${untouched.total} checks (${percent(ratio)}) on the untouched repository${ratio === 1 ? ": it cannot tell a solution from none" : ` (weak from ${percent(threshold)})`}`,
+    };
+  }
+  const keywordShare = keyword.testCount === 0 ? 0 : keyword.keywordOnly.length / keyword.testCount;
+  if (keyword.keywordOnly.length > 0 && keywordShare >= threshold) {
+    return {
+      ...common,
+      status: "weak",
+      untouchedPassRatio: ratio,
+      reason: `${keyword.keywordOnly.length} of ${keyword.testCount} tests only grep source text for keywords (${keyword.keywordOnly
+        .slice(0, 4)
+        .map((finding) => finding.test)
+        .join(
+          ", ",
+        )}${keyword.keywordOnly.length > 4 ? ", …" : ""}); passes ${untouched.passed} of ${untouched.total} checks untouched`,
+    };
+  }
+  return {
+    ...common,
+    status: "ok",
+    untouchedPassRatio: ratio,
+    reason:
+      failingAsItShould ??
+      `passes ${untouched.passed} of ${untouched.total} checks (${percent(ratio)}) on the untouched repository${measured.referenceNote === undefined ? "" : `; ${measured.referenceNote}`}`,
+  };
+}
+
+/** `--json` of `bench check`: exactly the fields the command documents. */
+export function checkJson(check: SuiteCheck): {
+  requirements: {
+    skill: string;
+    requirement: string;
+    status: RequirementStatus;
+    untouchedPassRatio: number | null;
+    reason: string;
+  }[];
+} {
+  return {
+    requirements: check.requirements.map((requirement) => ({
+      skill: requirement.skill,
+      requirement: requirement.requirement,
+      status: requirement.status,
+      untouchedPassRatio: requirement.untouchedPassRatio,
+      reason: requirement.reason,
+    })),
+  };
+}
+
+/** Lines of a broken verifier's output shown under the table. */
+const OUTPUT_LINES_SHOWN = 12;
+
+/** The text table of `bench check`, then the output of each broken verifier. */
+export function renderCheckText(check: SuiteCheck): string[] {
+  const lines: string[] = [];
+  const rows = check.requirements.map((requirement) => [
+    requirement.skill,
+    requirement.requirement,
+    requirement.untouchedPassRatio === null ? "-" : percent(requirement.untouchedPassRatio),
+    requirement.status,
+    requirement.reason,
+  ]);
+  const header = ["skill", "requirement", "untouched", "status", "reason"];
+  const widths = header.map((title, index) =>
+    Math.max(title.length, ...rows.map((row) => (index === 4 ? 0 : (row[index] ?? "").length))),
+  );
+  const format = (row: readonly string[]) =>
+    row.map((cell, index) => (index === 4 ? cell : cell.padEnd(widths[index] ?? 0))).join("  ");
+  lines.push(format(header));
+  for (const row of rows) lines.push(format(row));
+  const counts = { ok: 0, weak: 0, broken: 0 };
+  for (const requirement of check.requirements) counts[requirement.status] += 1;
+  lines.push(
+    "",
+    `${check.requirements.length} requirements: ${counts.ok} ok, ${counts.weak} weak, ${counts.broken} broken (weak from ${percent(check.weakThreshold)} of checks passing untouched)`,
+  );
+  for (const environment of check.environments) {
+    if (environment.status === "failed") {
+      lines.push(`environment of ${environment.skill} failed: ${environment.reason ?? ""}`);
+    }
+  }
+  // What a broken verifier printed, so the reason can be checked without another run.
+  for (const requirement of check.requirements) {
+    const output = requirement.untouched?.output.trim();
+    if (requirement.status !== "broken" || output === undefined || output === "") continue;
+    const all = output.split("\n");
+    // From the first error pytest reports (`E   …`), else the end, where summaries are.
+    const first = all.findIndex((line) => /^E\s{2,}\S/.test(line));
+    const shown =
+      first < 0 ? all.slice(-OUTPUT_LINES_SHOWN) : all.slice(first, first + OUTPUT_LINES_SHOWN);
+    lines.push(
+      "",
+      `${requirement.skill}/${requirement.requirement}: the verifier's output (${first < 0 ? "last" : "from its first error,"} ${shown.length} lines):`,
+    );
+    lines.push(...shown.map((line) => `  | ${line}`));
+  }
+  return lines;
+}

@@ -1,0 +1,289 @@
+/**
+ * What happens before any agent runs: each selected skill's environment is prepared once (a
+ * failure is recorded once, with its log), the verifier check runs (unless switched off), and
+ * every run that could measure nothing is stored at once, flagged, without spending agent time:
+ * `environment-failure` for a skill whose environment (or pinned commit) failed, and
+ * `broken-verifier` for a requirement whose verifier the check found broken. Those results are
+ * decided again by every invocation, so fixing the environment or the verifier and re-running
+ * runs them; results that measured something are never touched.
+ */
+import type { SandboxV1 } from "../../env/index.js";
+import { redactSecrets, secretsFromEnvironment } from "../../model/index.js";
+import { checkSuite, type RequirementCheck, type SuiteCheck } from "../check/check.js";
+import type { RunManifest } from "../store/manifest.js";
+import {
+  capVerifierOutput,
+  type ResultsStore,
+  type RunKey,
+  type RunResult,
+} from "../store/results.js";
+import type { Configuration } from "../suite/schema.js";
+import type { ExcludedPart, Suite, SuiteSkill } from "../suite/types.js";
+import { type EnvironmentOutcome, environmentRecord, skillEnvironments } from "./environments.js";
+import type { PlannedRun, RunSuiteOptions } from "./runner.js";
+
+/** Flags of results stored without running, which each invocation re-decides. */
+const PREPARATION_FLAGS = new Set(["environment-failure", "broken-verifier"]);
+
+export interface Gate {
+  /** The runs to execute, in plan order. */
+  readonly pending: readonly PlannedRun[];
+  /** `skill/requirement` of weak verifiers: their results carry `weak-verifier`. */
+  readonly weak: ReadonlySet<string>;
+  readonly check?: SuiteCheck;
+  readonly environmentFor: (skill: SuiteSkill) => Promise<EnvironmentOutcome>;
+  readonly environmentFailures: readonly { readonly skill: string; readonly reason: string }[];
+  /** Runs stored flagged by this invocation. */
+  readonly unmeasured: number;
+  /** What the manifest records of it. */
+  readonly manifest: Pick<RunManifest, "environments" | "check" | "selection" | "setupNetwork">;
+}
+
+export interface GateOptions {
+  readonly suite: Suite;
+  readonly excluded: readonly ExcludedPart[];
+  readonly store: ResultsStore;
+  readonly planned: readonly PlannedRun[];
+  readonly configurations: readonly Configuration[];
+  readonly repeats: number;
+  readonly sandbox: SandboxV1;
+  readonly cacheDir: string;
+  readonly options: RunSuiteOptions;
+  /** Keeps a result in the store (the runner's `storeRunResult`). */
+  readonly record: (result: RunResult) => Promise<unknown>;
+}
+
+export async function gateRuns(gate: GateOptions): Promise<Gate> {
+  const { suite, store, options } = gate;
+  const log = (line: string) => options.onLog?.(line);
+  const environmentFor = skillEnvironments({
+    sandbox: gate.sandbox,
+    cacheDir: gate.cacheDir,
+    ...(options.setupNetwork === undefined ? {} : { setupNetwork: options.setupNetwork }),
+    ...(options.baseImages === undefined ? {} : { baseImages: options.baseImages }),
+    onLog: log,
+  });
+  // Only what still has to run needs a verdict on its environment and verifier: a resumed run
+  // whose results are all stored checks nothing again.
+  const toDecide = (run: PlannedRun) => {
+    const stored = store.flagsOf(run.key);
+    return stored === undefined || stored.some((flag) => PREPARATION_FLAGS.has(flag));
+  };
+  const open = new Set(
+    gate.planned.filter(toDecide).map((run) => `${run.skill.id}/${run.requirement.id}`),
+  );
+  const skillsWithRuns = suite.skills
+    .map((skill) => ({
+      ...skill,
+      requirements: skill.requirements.filter((requirement) =>
+        open.has(`${skill.id}/${requirement.id}`),
+      ),
+    }))
+    .filter((skill) => skill.requirements.length > 0);
+
+  let check: SuiteCheck | undefined;
+  if (options.check !== false) {
+    log(`checking the verifiers of ${open.size} requirement(s) first (--no-check skips this)`);
+    check = await checkSuite({
+      // Environment-only tasks have no untouched repository: `bench check-tasks` checks them.
+      suite: { ...suite, skills: skillsWithRuns.filter((skill) => skill.repository !== undefined) },
+      excluded: gate.excluded,
+      environmentFor,
+      cacheDir: gate.cacheDir,
+      ...(options.weakThreshold === undefined ? {} : { weakThreshold: options.weakThreshold }),
+      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      onProgress: (progress) => {
+        if (progress.activity !== undefined) return;
+        const last = progress.last;
+        if (last === undefined) return;
+        log(
+          `check ${progress.done}/${progress.total} ${last.skill}/${last.requirement}: ${last.status}${last.untouchedPassRatio === null ? "" : ` (${Math.round(last.untouchedPassRatio * 1000) / 10}% untouched)`}${last.cached ? " [cached]" : ""}${last.status === "ok" ? "" : ` — ${last.reason}`}`,
+        );
+      },
+    });
+  }
+  const outcomes = new Map<string, EnvironmentOutcome>();
+  for (const skill of skillsWithRuns) outcomes.set(skill.id, await environmentFor(skill));
+
+  const checks = new Map<string, RequirementCheck>();
+  for (const requirement of check?.requirements ?? []) {
+    checks.set(`${requirement.skill}/${requirement.requirement}`, requirement);
+  }
+  const weak = new Set(
+    [...checks.values()]
+      .filter((requirement) => requirement.status === "weak")
+      .map((requirement) => `${requirement.skill}/${requirement.requirement}`),
+  );
+
+  // Every key that measures nothing now, with its flag and what to store as evidence.
+  const unmeasuredNow = new Map<
+    string,
+    { key: RunKey; flag: string; reason: string; output: string; exitCode: number | null }
+  >();
+  const keyText = (key: RunKey) =>
+    `${key.config}/${key.skill}/${key.requirement}/${key.arm}/${key.repeat}`;
+  for (const run of gate.planned) {
+    const outcome = outcomes.get(run.skill.id);
+    const requirementCheck = checks.get(`${run.skill.id}/${run.requirement.id}`);
+    if (outcome !== undefined && !outcome.ok) {
+      unmeasuredNow.set(keyText(run.key), {
+        key: run.key,
+        flag: "environment-failure",
+        reason: outcome.reason,
+        output: outcome.log,
+        exitCode: null,
+      });
+    } else if (requirementCheck?.status === "broken") {
+      unmeasuredNow.set(keyText(run.key), {
+        key: run.key,
+        flag: "broken-verifier",
+        reason: requirementCheck.reason,
+        output: requirementCheck.untouched?.output ?? "",
+        exitCode: requirementCheck.untouched?.exitCode ?? null,
+      });
+    }
+  }
+  // Requirements left out of the suite for missing files: stored too, so reports show them.
+  const inSuite = new Set(gate.planned.map((run) => `${run.skill.id}/${run.requirement.id}`));
+  for (const requirementCheck of checks.values()) {
+    const id = `${requirementCheck.skill}/${requirementCheck.requirement}`;
+    if (
+      inSuite.has(id) ||
+      requirementCheck.status !== "broken" ||
+      requirementCheck.requirement === "*"
+    )
+      continue;
+    for (const configuration of gate.configurations) {
+      for (let repeat = 1; repeat <= gate.repeats; repeat += 1) {
+        for (const arm of ["without", "with"] as const) {
+          const key: RunKey = {
+            config: configuration.id,
+            skill: requirementCheck.skill,
+            requirement: requirementCheck.requirement,
+            arm,
+            repeat,
+          };
+          unmeasuredNow.set(keyText(key), {
+            key,
+            flag: "broken-verifier",
+            reason: requirementCheck.reason,
+            output: "",
+            exitCode: null,
+          });
+        }
+      }
+    }
+  }
+
+  const now = new Date().toISOString();
+  let unmeasured = 0;
+  for (const entry of unmeasuredNow.values()) {
+    const stored = store.flagsOf(entry.key);
+    if (stored !== undefined && !stored.some((flag) => PREPARATION_FLAGS.has(flag))) continue;
+    if (stored !== undefined) store.deleteResult(entry.key);
+    await gate.record(unmeasuredResult(entry, now, store.attemptCount(entry.key) + 1));
+    unmeasured += 1;
+  }
+  const pending: PlannedRun[] = [];
+  for (const run of gate.planned) {
+    if (unmeasuredNow.has(keyText(run.key))) continue;
+    const stored = store.flagsOf(run.key);
+    if (stored?.some((flag) => PREPARATION_FLAGS.has(flag))) {
+      // Measured nothing before; measurable now (the environment or verifier was fixed).
+      store.deleteResult(run.key);
+      pending.push(run);
+    } else if (stored === undefined) {
+      pending.push(run);
+    }
+  }
+  const environmentFailures = [...outcomes.values()]
+    .filter((outcome): outcome is Extract<EnvironmentOutcome, { ok: false }> => !outcome.ok)
+    .map((outcome) => ({ skill: outcome.skill, reason: outcome.reason }));
+  for (const failure of environmentFailures) {
+    options.onWarning?.(
+      `skill ${failure.skill} not run: ${failure.reason} (its runs are stored flagged environment-failure; the rest run)`,
+    );
+  }
+  const selection = options.selection;
+  return {
+    pending,
+    weak,
+    ...(check === undefined ? {} : { check }),
+    environmentFor,
+    environmentFailures,
+    unmeasured,
+    manifest: {
+      environments: [...outcomes.values()].map((outcome) => ({ ...environmentRecord(outcome) })),
+      check:
+        check === undefined
+          ? {
+              format: "skillsmith-check/1",
+              weakThreshold: options.weakThreshold ?? 0.5,
+              skipped: true,
+              requirements: [],
+            }
+          : {
+              format: check.format,
+              weakThreshold: check.weakThreshold,
+              requirements: check.requirements.map((requirement) => ({
+                skill: requirement.skill,
+                requirement: requirement.requirement,
+                status: requirement.status,
+                untouchedPassRatio: requirement.untouchedPassRatio,
+                reason: requirement.reason,
+                ...(requirement.digest === undefined ? {} : { digest: requirement.digest }),
+                cached: requirement.cached,
+              })),
+            },
+      ...(selection === undefined ||
+      ((selection.skills ?? []).length === 0 && (selection.requirements ?? []).length === 0)
+        ? {}
+        : {
+            selection: {
+              ...(selection.skills === undefined ? {} : { skills: [...selection.skills] }),
+              ...(selection.requirements === undefined
+                ? {}
+                : { requirements: [...selection.requirements] }),
+            },
+          }),
+      setupNetwork: options.setupNetwork ?? "auto",
+    },
+  };
+}
+
+/** A result stored without running: nothing measured, the flag and its evidence kept. */
+function unmeasuredResult(
+  entry: { key: RunKey; flag: string; reason: string; output: string; exitCode: number | null },
+  now: string,
+  attempt: number,
+): RunResult {
+  return {
+    ...entry.key,
+    // No agent ran; the flag (effect `unmeasured`) keeps the pair out of the verdict.
+    status: "completed",
+    passRatio: 0,
+    passed: 0,
+    total: 0,
+    checks: [],
+    flags: [entry.flag],
+    trajectory: { notRun: entry.reason },
+    skillActivated: null,
+    workspaceDigest: "",
+    requiredFiles: {},
+    usage: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, costUsd: 0 },
+    agentMs: 0,
+    verifierMs: 0,
+    totalMs: 0,
+    startedAt: now,
+    finishedAt: now,
+    attempts: attempt,
+    verifier: {
+      output: capVerifierOutput(redactSecrets(entry.output, secretsFromEnvironment(process.env))),
+      exitCode: entry.exitCode,
+      durationMs: 0,
+      source: entry.flag === "environment-failure" ? "setup" : "check",
+      evidence: [entry.reason],
+    },
+  };
+}
