@@ -73,6 +73,7 @@ import {
 import { loadSuiteSelection, type SuiteSelection, selectFromSuite } from "../suite/load.js";
 import type { AgentKind, Configuration } from "../suite/schema.js";
 import type { ExcludedPart, Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
+import { type VariantOption, withVariants } from "../suite/variants.js";
 import { repositorySource, verifiersNeedPython } from "./environments.js";
 import { gateRuns } from "./gate.js";
 import { captureWorkspacePatch } from "./patch.js";
@@ -231,6 +232,8 @@ export interface RunSuiteOptions {
   readonly onWarning?: (message: string) => void;
   /** Which skills and requirements to run (`--skill`, `--requirement`); all when absent. */
   readonly selection?: SuiteSelection;
+  /** Skill variants to add as arms (`--variant [skill:]name=dir`), beside the suite's own. */
+  readonly variants?: readonly VariantOption[];
   /**
    * Run the verifier check first (default true; `--no-check` skips it): broken requirements get
    * no agent time and are stored flagged `broken-verifier`, weak ones run flagged
@@ -545,7 +548,9 @@ export async function planRun(options: RunSuiteOptions): Promise<RunPlan> {
           partial: true,
         })
       : { suite: selectFromSuite(options.suite, options.selection ?? {}), excluded: [] };
-  const suite = loaded.suite;
+  // Variants named on the command line join the loaded suite here, so a suite given by path
+  // (loaded with its selection and partial errors) gets them as well as a suite object.
+  const suite = await withVariants(loaded.suite, options.variants ?? []);
   const runDir = resolve(options.runDir);
   const repeats = options.repeats ?? 1;
   const concurrency = options.concurrency ?? 1;

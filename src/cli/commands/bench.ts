@@ -585,10 +585,8 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
         ...selection,
         partial: true,
       });
-      const suite = await withVariants(
-        selected,
-        (options.variant ?? []).map((text) => parseVariantOption(text, io.cwd)),
-      );
+      const variants = (options.variant ?? []).map((text) => parseVariantOption(text, io.cwd));
+      const suite = await withVariants(selected, variants);
       if (options.queue !== undefined && (options.variant ?? []).length > 0) {
         throw new UsageError(
           "option-invalid",
@@ -622,6 +620,7 @@ function registerRunAndReport(bench: Command, context: CommandContext): void {
         suite: resolve(io.cwd, suitePath),
         runDir,
         selection,
+        ...(variants.length === 0 ? {} : { variants }),
         ...(options.check === false ? { check: false } : {}),
         weakThreshold,
         setupNetwork,
