@@ -6,6 +6,7 @@
  * @packageDocumentation
  */
 
+export { type ArmMatrix, type ArmPairComparison, armMatrices } from "./analysis/arms.js";
 export { type ReportFilter, type ReportRunDirOptions, reportRunDir } from "./analysis/load.js";
 export { renderReportText } from "./analysis/render.js";
 export type { BuildReportOptions } from "./analysis/report.js";
@@ -23,6 +24,15 @@ export type {
   RepeatVariability,
   StatisticsSettings,
 } from "./analysis/statistics.js";
+export {
+  type CheckSuiteOptions,
+  checkJson,
+  checkSuite,
+  type RequirementCheck,
+  type RequirementStatus,
+  renderCheckText,
+  type SuiteCheck,
+} from "./check/check.js";
 // Experimental (see the README): generation calls a model and its prompts still change.
 export {
   type GenerateSuiteOptions,
@@ -49,6 +59,12 @@ export {
   runQuickstartEvaluation,
 } from "./run/quickstart.js";
 export {
+  type RegradeOptions,
+  type RegradeSummary,
+  type RequirementChange,
+  regradeRunDir,
+} from "./run/regrade.js";
+export {
   type ConfigurationOrigin,
   type EffectiveConfiguration,
   type ModelEndpoint,
@@ -60,6 +76,7 @@ export {
   runSuite,
   type SandboxKind,
 } from "./run/runner.js";
+export { type CheckTasksOptions, checkTasks, type TaskCheck } from "./run/task-check.js";
 export { type RunManifest, readManifest } from "./store/manifest.js";
 export {
   type Arm,
@@ -69,7 +86,13 @@ export {
   type RunKey,
   type RunResult,
 } from "./store/results.js";
-export { formatSuiteProblem, loadSuite, validateSuite } from "./suite/load.js";
+export {
+  formatSuiteProblem,
+  loadSuite,
+  loadSuiteSelection,
+  selectFromSuite,
+  validateSuite,
+} from "./suite/load.js";
 export { parseRequirementMarkdown, type Requirement } from "./suite/requirement.js";
 export {
   AGENT_KINDS,
@@ -84,3 +107,4 @@ export type {
   SuiteSkill,
   SuiteValidation,
 } from "./suite/types.js";
+export { parseVariantOption, type VariantOption, withVariants } from "./suite/variants.js";
