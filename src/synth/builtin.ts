@@ -12,7 +12,7 @@ import { InputError } from "../core/errors.js";
 import { packageRoot } from "../core/paths.js";
 import { runVerifier, type SandboxV1 } from "../env/index.js";
 import type { ModelClient } from "../model/index.js";
-import { extractCode, renderSolverContext } from "./answers.js";
+import { extractCode, renderSolverContext, solveOnce } from "./answers.js";
 import { reactSystemV1, selfCheckSystemV1 } from "./baseline-prompts.js";
 import {
   type AttemptScore,
@@ -146,22 +146,7 @@ export class BuiltinTaskFamily implements TaskFamilyV1 {
     signal?: AbortSignal,
     settings: SolveSettings = {},
   ): Promise<SolverAttempt> {
-    const result = await model.generateText({
-      role: "solver",
-      system: promptText("solver-v1.system.md"),
-      prompt: fillPrompt(promptText("solver-v1.user.md"), {
-        context: renderSolverContext(context),
-        task: renderVisible(task),
-      }),
-      temperature: settings.temperature ?? roleTemperatures.solver,
-      ...(settings.seed === undefined ? {} : { seed: settings.seed }),
-      ...(signal === undefined ? {} : { abortSignal: signal }),
-    });
-    return {
-      output: extractCode(result.text),
-      inputTokens: result.usage.inputTokens,
-      outputTokens: result.usage.outputTokens,
-    };
+    return solveOnce(model, "solver-v1.system.md", task, context, signal, settings);
   }
 
   /** ReAct: the solver runs scripts of its own in the sandbox before answering. */

@@ -14,7 +14,7 @@ import { z } from "zod";
 import { InputError, InternalError } from "../core/errors.js";
 import type { SandboxV1 } from "../env/index.js";
 import type { ModelClient } from "../model/index.js";
-import { extractCode, renderSolverContext } from "./answers.js";
+import { renderSolverContext, solveOnce } from "./answers.js";
 import {
   type AttemptScore,
   type FamilyTask,
@@ -40,7 +40,7 @@ import {
 import { fillPrompt, promptText } from "./prompts.js";
 import { passRateOfChecks } from "./python-exec.js";
 import { solvePythonReact } from "./react.js";
-import { defaultTrainShare, roleTemperatures } from "./settings.js";
+import { defaultTrainShare } from "./settings.js";
 
 export interface HumanEvalFamilyOptions {
   /** `HumanEval.jsonl`, `HumanEval.jsonl.gz`, or a folder holding one of them. */
@@ -249,22 +249,7 @@ export class HumanEvalTaskFamily implements TaskFamilyV1 {
     signal?: AbortSignal,
     settings: SolveSettings = {},
   ): Promise<SolverAttempt> {
-    const result = await model.generateText({
-      role: "solver",
-      system: promptText("humaneval-solver-v1.system.md"),
-      prompt: fillPrompt(promptText("solver-v1.user.md"), {
-        context: renderSolverContext(context),
-        task: renderVisible(task),
-      }),
-      temperature: settings.temperature ?? roleTemperatures.solver,
-      ...(settings.seed === undefined ? {} : { seed: settings.seed }),
-      ...(signal === undefined ? {} : { abortSignal: signal }),
-    });
-    return {
-      output: extractCode(result.text),
-      inputTokens: result.usage.inputTokens,
-      outputTokens: result.usage.outputTokens,
-    };
+    return solveOnce(model, "humaneval-solver-v1.system.md", task, context, signal, settings);
   }
 
   /** ReAct: the solver runs scripts of its own (the dataset hidden from them) before answering. */
