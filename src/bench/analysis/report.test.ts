@@ -1,58 +1,24 @@
 import { describe, expect, it } from "vitest";
+import { runResult } from "../../../test/support/results.js";
 import type { RunResult } from "../store/results.js";
 import { renderReportText } from "./render.js";
 import { buildReport } from "./report.js";
 
-function result(
-  config: string,
-  skill: string,
-  requirement: string,
-  arm: "with" | "without",
-  passRatio: number,
-  extra: Partial<RunResult> = {},
-): RunResult {
-  return {
-    config,
-    skill,
-    requirement,
-    arm,
-    repeat: 1,
-    status: "completed",
-    passRatio,
-    passed: 0,
-    total: 0,
-    checks: [],
-    flags: [],
-    trajectory: {},
-    skillActivated: null,
-    workspaceDigest: "d",
-    requiredFiles: {},
-    usage: { inputTokens: 10, cachedInputTokens: 0, outputTokens: 5, costUsd: 0.01 },
-    agentMs: 100,
-    verifierMs: 50,
-    totalMs: 200,
-    startedAt: "2026-01-01T00:00:00.000Z",
-    finishedAt: "2026-01-01T00:00:01.000Z",
-    attempts: 1,
-    ...extra,
-  };
-}
-
 /** A skill whose requirement k has pass ratios (without, with) = pairs[k]. */
 function skillRuns(config: string, skill: string, pairs: Array<[number, number]>): RunResult[] {
   return pairs.flatMap(([without, assisted], index) => [
-    result(config, skill, `q${index + 1}`, "without", without),
-    result(config, skill, `q${index + 1}`, "with", assisted),
+    runResult(config, skill, `q${index + 1}`, "without", without),
+    runResult(config, skill, `q${index + 1}`, "with", assisted),
   ]);
 }
 
 describe("buildReport", () => {
   it("averages repeats before taking the delta", () => {
     const runs = [
-      result("c", "s", "q1", "without", 0.5, { repeat: 1 }),
-      result("c", "s", "q1", "without", 0, { repeat: 2 }),
-      result("c", "s", "q1", "with", 1, { repeat: 1 }),
-      result("c", "s", "q1", "with", 0.5, { repeat: 2 }),
+      runResult("c", "s", "q1", "without", 0.5, { repeat: 1 }),
+      runResult("c", "s", "q1", "without", 0, { repeat: 2 }),
+      runResult("c", "s", "q1", "with", 1, { repeat: 1 }),
+      runResult("c", "s", "q1", "with", 0.5, { repeat: 2 }),
     ];
     const report = buildReport(runs);
     // y0 = 0.25, y1 = 0.75 → d = 50.
@@ -80,8 +46,8 @@ describe("buildReport", () => {
     ];
     const runs = [
       ...skillRuns("c", "s", pairs),
-      result("c", "s", "q7", "without", 1),
-      result("c", "s", "q7", "with", 0, { status: "timeout", flags: ["agent-timeout"] }),
+      runResult("c", "s", "q7", "without", 1),
+      runResult("c", "s", "q7", "with", 0, { status: "timeout", flags: ["agent-timeout"] }),
     ];
     const profile = buildReport(runs).profiles[0];
     // Observed sum 300 − 100 = 200. With j of the six fifties positive and the hundred's sign s,
@@ -133,13 +99,13 @@ describe("buildReport", () => {
 
   it("flags required files missing only in the assisted arm and a never-activated skill", () => {
     const runs = [
-      result("c", "s", "q1", "without", 1, { requiredFiles: { "a.py": true } }),
-      result("c", "s", "q1", "with", 0, {
+      runResult("c", "s", "q1", "without", 1, { requiredFiles: { "a.py": true } }),
+      runResult("c", "s", "q1", "with", 0, {
         requiredFiles: { "a.py": false },
         skillActivated: false,
       }),
-      result("c", "s", "q2", "without", 0, { requiredFiles: { "b.py": false } }),
-      result("c", "s", "q2", "with", 0, {
+      runResult("c", "s", "q2", "without", 0, { requiredFiles: { "b.py": false } }),
+      runResult("c", "s", "q2", "with", 0, {
         requiredFiles: { "b.py": false },
         skillActivated: false,
       }),
