@@ -5,6 +5,7 @@
  * with the attacks that must defeat it (changed verifier, limit, base, recorded agent output,
  * --fresh-baseline), and `bench regrade` with a verifier changed between run and regrade.
  */
+import { existsSync } from "node:fs";
 import { appendFile, cp, mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -160,6 +161,30 @@ describe("skill variants", () => {
     expect(variants.runs.filter((run) => !run.rescored)).toEqual([]);
     expect(variants.rescored).toBe(3 * REQUIREMENTS);
   });
+});
+
+describe("variants through the library", () => {
+  // The CLI parses --variant and refuses bad names; a library caller (or anything building
+  // VariantOption values) reaches runSuite without that parser. A name that is a reserved arm or
+  // a path would make one arm mean two things or name files outside the run directory.
+  it.each(["with", "../../escape", "none", ""])(
+    "refuses the variant name %j before any run is stored",
+    async (name) => {
+      const out = join(root, `run-bad-variant-${Buffer.from(name).toString("hex")}`);
+      await expect(
+        runSuite({
+          suite,
+          runDir: out,
+          predictions,
+          sandbox: "unsafe",
+          cacheDir,
+          check: false,
+          variants: [{ name, folder: variantFolder }],
+        }),
+      ).rejects.toMatchObject({ code: "variant-invalid" });
+      expect(existsSync(join(out, "results.sqlite"))).toBe(false);
+    },
+  );
 });
 
 describe("baseline reuse", () => {

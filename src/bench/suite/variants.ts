@@ -56,6 +56,14 @@ export async function withVariants(
   if (options.length === 0) return suite;
   const added = new Map<string, Map<string, string[]>>();
   for (const option of options) {
+    // Checked here, not only by the CLI's parser: library callers build these values themselves,
+    // and a reserved arm name or a path would make one arm mean two things or name stray files.
+    if (!isVariantName(option.name)) {
+      throw new UsageError(
+        "variant-invalid",
+        `variant name ${JSON.stringify(option.name)}: letters, digits, . _ - (not with, without, none or skill)`,
+      );
+    }
     let skill: SuiteSkill | undefined;
     if (option.skill === undefined) {
       if (suite.skills.length !== 1) {
