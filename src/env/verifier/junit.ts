@@ -29,9 +29,11 @@ const testcaseSchema = z.looseObject({
   skipped: z.array(outcomeSchema).optional(),
 });
 
+// `| undefined`: zod's `.optional()` output may hold the key with an undefined value, which
+// `exactOptionalPropertyTypes` tells apart from an absent key.
 interface Suite {
-  readonly testcase?: readonly unknown[];
-  readonly testsuite?: readonly Suite[];
+  readonly testcase?: readonly unknown[] | undefined;
+  readonly testsuite?: readonly Suite[] | undefined;
 }
 
 // An element with neither attributes nor children parses as "": treat it as an empty suite.
