@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { accessSync, constants, existsSync, readFileSync } from "node:fs";
-import { mkdir, readdir, readFile, rmdir, writeFile } from "node:fs/promises";
+import { accessSync, constants, existsSync } from "node:fs";
+import { mkdir, readdir, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { readSystemFile, readSystemFileSync } from "../system-file.js";
 
 /**
  * Resource limits through cgroups, written directly under /sys/fs/cgroup (no systemd needed).
@@ -34,6 +35,8 @@ function writable(path: string): boolean {
     accessSync(path, constants.W_OK);
     return true;
   } catch {
+    // A probe: whatever the reason (missing, read-only, not ours), we cannot make groups there,
+    // and the layout says so (the sandbox then reports the limits it cannot enforce).
     return false;
   }
 }
@@ -58,7 +61,7 @@ function probeLayout(): CgroupLayout | null {
     // children, so sandboxes become siblings under our parent, which already delegates them.
     // The root group is exempt, so there they are our children.
     const base = own === "/" ? ROOT : join(ROOT, own, "..");
-    const controllers = readIfExists(join(base, "cgroup.subtree_control")) ?? "";
+    const controllers = readSystemFileSync(join(base, "cgroup.subtree_control")) ?? "";
     if (controllers.includes("memory") && controllers.includes("pids") && writable(base)) {
       return { version: 2, parent: base };
     }
@@ -86,21 +89,13 @@ function probeLayout(): CgroupLayout | null {
 /** controller name ("" for v2) → this process's group path, from /proc/self/cgroup. */
 function ownGroups(): Map<string, string> {
   const groups = new Map<string, string>();
-  const text = readIfExists("/proc/self/cgroup") ?? "";
+  const text = readSystemFileSync("/proc/self/cgroup") ?? "";
   for (const line of text.split("\n")) {
     const [, controllers, path] = line.split(":");
     if (controllers === undefined || path === undefined) continue;
     for (const controller of controllers.split(",")) groups.set(controller, path);
   }
   return groups;
-}
-
-function readIfExists(path: string): string | undefined {
-  try {
-    return readFileSync(path, "utf8");
-  } catch {
-    return undefined;
-  }
 }
 
 /** One sandbox's cgroup(s): create, enter (by pid), query OOM kills, kill all, remove. */
@@ -205,7 +200,7 @@ export class SandboxCgroup {
   async oomKills(): Promise<number> {
     if (this.memoryFolder === undefined) return 0;
     const file = this.layout.version === 2 ? "memory.events" : "memory.oom_control";
-    const text = (await readFile(join(this.memoryFolder, file), "utf8").catch(() => "")) as string;
+    const text = (await readSystemFile(join(this.memoryFolder, file))) ?? "";
     const match = /^oom_kill (\d+)$/m.exec(text);
     return match?.[1] === undefined ? 0 : Number(match[1]);
   }
@@ -213,7 +208,7 @@ export class SandboxCgroup {
   /** How many times a fork or clone failed because the group was at its process limit. */
   async processLimitHits(): Promise<number> {
     if (this.pidsFolder === undefined) return 0;
-    const text = await readFile(join(this.pidsFolder, "pids.events"), "utf8").catch(() => "");
+    const text = (await readSystemFile(join(this.pidsFolder, "pids.events"))) ?? "";
     const match = /^max (\d+)$/m.exec(text);
     return match?.[1] === undefined ? 0 : Number(match[1]);
   }
@@ -221,7 +216,8 @@ export class SandboxCgroup {
   async pids(): Promise<number[]> {
     const pids = new Set<number>();
     for (const folder of this.folders) {
-      const text = await readFile(join(folder, "cgroup.procs"), "utf8").catch(() => "");
+      // Missing: the group is gone already (destroy may run twice), so it holds no process.
+      const text = (await readSystemFile(join(folder, "cgroup.procs"))) ?? "";
       for (const line of text.split("\n")) if (line.trim() !== "") pids.add(Number(line));
     }
     return [...pids];
@@ -273,6 +269,9 @@ async function sweepStaleGroups(layout: CgroupLayout): Promise<void> {
       ? [layout.parent]
       : [layout.memory, layout.pids, layout.cpu].filter((path) => path !== undefined);
   for (const parent of parents) {
+    // Best-effort cleanup of other processes' leftovers: a parent we cannot list or a group we
+    // cannot remove (still busy, raced by another sweeper) only leaves an empty folder behind,
+    // and never touches this run's own group.
     const names = await readdir(parent).catch(() => [] as string[]);
     for (const name of names) {
       const owner = new RegExp(`^${GROUP_PREFIX}(\\d+)-`).exec(name)?.[1];
@@ -293,6 +292,9 @@ function isAlive(pid: number): boolean {
 
 async function writeOptional(path: string, value: string): Promise<void> {
   // Optional knobs (swap accounting, cpu controller) are absent on some kernels; the limit that
-  // matters is still set, so a missing file is not an error.
+  // matters is still set, so a missing file is not an error. cgroupfs answers a write to a
+  // knob that does not exist with EACCES, not ENOENT (seen on this machine's v1 tree), so
+  // every failure here means absent. The limits that decide flags (memory.max, pids.max) are
+  // written with plain `writeFile` and do throw.
   await writeFile(path, value).catch(() => undefined);
 }
