@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createReadStream, existsSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,6 +8,7 @@ import { PassThrough } from "node:stream";
 import type Docker from "dockerode";
 import { InfrastructureError, InputError } from "../../core/errors.js";
 import { runProcess } from "../../core/process.js";
+import { readSystemFile } from "../system-file.js";
 import {
   CONTEXT_WORKSPACE_FOLDER,
   DOCKERFILE_NAME,
@@ -15,6 +16,7 @@ import {
   generateDockerfile,
 } from "./dockerfile.js";
 import { SandboxUnavailableError } from "./errors.js";
+import { buildImageFromTar, imageId, packBuildContext } from "./image-build.js";
 import {
   INSIDE_FORWARDER_SCRIPT,
   LOOPBACK_SOCKET_DIRECTORY,
@@ -111,6 +113,8 @@ async function answers(docker: Docker, timeoutMs: number): Promise<boolean> {
       }),
     ]);
   } catch {
+    // A probe of one candidate endpoint: any failure means "not this one", and the caller
+    // names every endpoint it tried when none answers.
     return false;
   } finally {
     if (timer !== undefined) clearTimeout(timer);
@@ -187,13 +191,9 @@ export class ContainerSandbox implements SandboxV1 {
     };
   }
 
-  async imageId(name: string): Promise<string | undefined> {
-    try {
-      const info = await this.docker.getImage(name).inspect();
-      return info.Id;
-    } catch {
-      return undefined;
-    }
+  /** The local image's id, or undefined when the engine has none (see `image-build.ts`). */
+  imageId(name: string): Promise<string | undefined> {
+    return imageId(this.docker, name);
   }
 
   async prepare(request: SandboxPrepareRequest): Promise<SandboxPrepareResult> {
@@ -271,11 +271,8 @@ export class ContainerSandbox implements SandboxV1 {
     try {
       await writeFile(join(folder, DOCKERFILE_NAME), dockerfile);
       const tarPath = join(folder, "context.tar");
-      // GNU tar: the Dockerfile at the top, the workspace renamed to `workspace/` beside it.
-      const tar = await runProcess("tar", [
-        "-c",
-        "-f",
-        tarPath,
+      // The Dockerfile at the top, the workspace renamed to `workspace/` beside it.
+      const tarFailure = await packBuildContext(tarPath, [
         "-C",
         folder,
         DOCKERFILE_NAME,
@@ -284,45 +281,31 @@ export class ContainerSandbox implements SandboxV1 {
         `--transform=s,^\\.,${CONTEXT_WORKSPACE_FOLDER},`,
         ".",
       ]);
-      if (tar.exitCode !== 0) {
-        throw new InfrastructureError(
-          "CONTAINER_CONTEXT_FAILED",
-          `tar failed: ${tar.stderr.trim()}`,
-          {
-            data: { workspace: request.workspace },
-          },
-        );
+      if (tarFailure !== undefined) {
+        throw new InfrastructureError("CONTAINER_CONTEXT_FAILED", `tar failed: ${tarFailure}`, {
+          data: { workspace: request.workspace },
+        });
       }
       const network = request.network ?? "host";
-      const stream = await this.docker.buildImage(createReadStream(tarPath), {
-        t: tag,
-        dockerfile: DOCKERFILE_NAME,
-        rm: true,
-        forcerm: true,
-        networkmode: network === "host" ? "host" : "none",
-        labels: { [SANDBOX_LABEL]: "environment" },
-        ...(request.signal === undefined ? {} : { abortSignal: request.signal }),
-      });
-      const log: string[] = [];
-      const failure = await new Promise<string | undefined>((resolve, reject) => {
-        let message: string | undefined;
-        this.docker.modem.followProgress(
-          stream,
-          (error) => (error === null ? resolve(message) : reject(error)),
-          (event: { stream?: string; error?: string; errorDetail?: { message?: string } }) => {
-            if (typeof event.stream === "string") {
-              log.push(event.stream);
-              request.onLog?.(event.stream);
-            }
-            if (event.error !== undefined) message = event.errorDetail?.message ?? event.error;
-          },
-        );
-      });
-      if (failure !== undefined || (await this.imageId(tag)) === undefined) {
+      const { failure, log } = await buildImageFromTar(
+        this.docker,
+        tarPath,
+        {
+          t: tag,
+          dockerfile: DOCKERFILE_NAME,
+          rm: true,
+          forcerm: true,
+          networkmode: network === "host" ? "host" : "none",
+          labels: { [SANDBOX_LABEL]: "environment" },
+          ...(request.signal === undefined ? {} : { abortSignal: request.signal }),
+        },
+        request.onLog,
+      );
+      if (failure !== undefined) {
         throw new InfrastructureError(
           "CONTAINER_BUILD_FAILED",
-          `building ${tag} failed: ${failure ?? "no image was produced"}`,
-          { data: { tag, dockerfile, log: log.join("").slice(-8_000) } },
+          `building ${tag} failed: ${failure}`,
+          { data: { tag, dockerfile, log: log.slice(-8_000) } },
         );
       }
     } finally {
@@ -420,6 +403,8 @@ export class ContainerSandbox implements SandboxV1 {
 
       let timedOut = false;
       const kill = () => {
+        // A container that already exited refuses the kill; `remove({ force })` below ends it
+        // whatever happened here.
         container?.kill({ signal: "SIGKILL" }).catch(() => undefined);
       };
       const timer = setTimeout(() => {
@@ -466,6 +451,8 @@ export class ContainerSandbox implements SandboxV1 {
         ...(limitHit === undefined ? {} : { limitHit }),
       };
     } finally {
+      // Cleanup in `finally`: a failed removal (engine gone) must not replace the run's own
+      // result or error; leftovers carry SANDBOX_LABEL and can be swept by label.
       await container?.remove({ force: true, v: true }).catch(() => undefined);
       await bridge?.close();
       if (inputFolder !== undefined) await rm(inputFolder, { recursive: true, force: true });
@@ -474,11 +461,14 @@ export class ContainerSandbox implements SandboxV1 {
   }
 }
 
-/** The OOM kills and refused forks in the report `LIMITS_WRAPPER` wrote (zeros when absent). */
-async function readLimitReport(
+/**
+ * The OOM kills and refused forks in the report `LIMITS_WRAPPER` wrote (zeros when absent). A
+ * report that is there but unreadable is an infrastructure error naming it, not zeros.
+ */
+export async function readLimitReport(
   path: string,
 ): Promise<{ oomKills: number; processLimitHits: number }> {
-  const text = await readFile(path, "utf8").catch(() => "");
+  const text = (await readSystemFile(path)) ?? "";
   let oomKills = 0;
   let processLimitHits = 0;
   for (const line of text.split("\n")) {
@@ -615,15 +605,11 @@ export async function importRootFilesystem(
   const scratch = await mkdtemp(join(tmpdir(), "skillsmith-import-"));
   try {
     const tarPath = join(scratch, "rootfs.tar");
-    const tar = await runProcess("tar", ["-C", folder, "-c", "-f", tarPath, "."]);
-    if (tar.exitCode !== 0) {
-      throw new InfrastructureError(
-        "CONTAINER_BASE_IMAGE_FAILED",
-        `tar failed: ${tar.stderr.trim()}`,
-        {
-          data: { folder },
-        },
-      );
+    const tarFailure = await packBuildContext(tarPath, ["-C", folder, "."]);
+    if (tarFailure !== undefined) {
+      throw new InfrastructureError("CONTAINER_BASE_IMAGE_FAILED", `tar failed: ${tarFailure}`, {
+        data: { folder },
+      });
     }
     // `repo` carrying the tag is what both engines honour (Podman ignores a separate `tag`).
     const stream = await docker.importImage(createReadStream(tarPath), { repo: tag });

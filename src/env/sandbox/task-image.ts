@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { createReadStream, createWriteStream } from "node:fs";
+import { createWriteStream } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
@@ -9,6 +9,7 @@ import { InfrastructureError, UsageError } from "../../core/errors.js";
 import { runProcess } from "../../core/process.js";
 import { treeDigest } from "../workspace/digest.js";
 import { SANDBOX_LABEL } from "./container.js";
+import { buildImageFromTar, imageId, packBuildContext } from "./image-build.js";
 
 /**
  * Images built from a task's own Dockerfile and build context (Harbor `environment/`), through
@@ -142,14 +143,6 @@ export interface TaskImage {
   readonly durationMs: number;
 }
 
-async function imageId(docker: Docker, name: string): Promise<string | undefined> {
-  try {
-    return (await docker.getImage(name).inspect()).Id;
-  } catch {
-    return undefined;
-  }
-}
-
 const building = new Map<string, Promise<TaskImage>>();
 /**
  * Builds that failed in this process, by tag: the same context and base images fail the same
@@ -242,10 +235,7 @@ async function buildFromContext(
     await writeFile(join(folder, BUILT_DOCKERFILE), dockerfile);
     const tarPath = join(folder, "context.tar");
     // The context as the task ships it, plus the rewritten Dockerfile beside it.
-    const tar = await runProcess("tar", [
-      "-c",
-      "-f",
-      tarPath,
+    const tarFailure = await packBuildContext(tarPath, [
       "-C",
       request.contextDir,
       ".",
@@ -253,46 +243,36 @@ async function buildFromContext(
       folder,
       BUILT_DOCKERFILE,
     ]);
-    if (tar.exitCode !== 0) {
+    if (tarFailure !== undefined) {
       throw new InfrastructureError(
         "TASK_CONTEXT_FAILED",
-        `tar of ${request.contextDir} failed: ${tar.stderr.trim()}`,
+        `tar of ${request.contextDir} failed: ${tarFailure}`,
       );
     }
     const controller = new AbortController();
     const timeoutMs = request.buildTimeoutMs ?? DEFAULT_BUILD_TIMEOUT_SECONDS * 1000;
     const timer = setTimeout(() => controller.abort(), timeoutMs);
-    const log: string[] = [];
     try {
-      const stream = await docker.buildImage(createReadStream(tarPath), {
-        t: tag,
-        dockerfile: BUILT_DOCKERFILE,
-        rm: true,
-        forcerm: true,
-        // No pull is asked for: every FROM image was checked to be present locally.
-        networkmode: request.network === "none" ? "none" : "host",
-        labels: { [SANDBOX_LABEL]: "task-environment", [`${SANDBOX_LABEL}.key`]: key },
-        abortSignal: controller.signal,
-      });
-      const failure = await new Promise<string | undefined>((resolve, reject) => {
-        let message: string | undefined;
-        docker.modem.followProgress(
-          stream,
-          (error) => (error === null ? resolve(message) : reject(error)),
-          (event: { stream?: string; error?: string; errorDetail?: { message?: string } }) => {
-            if (typeof event.stream === "string") {
-              log.push(event.stream);
-              request.onLog?.(event.stream);
-            }
-            if (event.error !== undefined) message = event.errorDetail?.message ?? event.error;
-          },
-        );
-      });
-      if (failure !== undefined || (await imageId(docker, tag)) === undefined) {
+      const { failure, log } = await buildImageFromTar(
+        docker,
+        tarPath,
+        {
+          t: tag,
+          dockerfile: BUILT_DOCKERFILE,
+          rm: true,
+          forcerm: true,
+          // No pull is asked for: every FROM image was checked to be present locally.
+          networkmode: request.network === "none" ? "none" : "host",
+          labels: { [SANDBOX_LABEL]: "task-environment", [`${SANDBOX_LABEL}.key`]: key },
+          abortSignal: controller.signal,
+        },
+        request.onLog,
+      );
+      if (failure !== undefined) {
         throw new InfrastructureError(
           "TASK_BUILD_FAILED",
-          `building the environment of task ${request.taskName} failed: ${failure ?? "no image was produced"}; last build output: ${log.join("").slice(-1_500).trim()}`,
-          { data: { tag, log: log.join("").slice(-8_000) } },
+          `building the environment of task ${request.taskName} failed: ${failure}; last build output: ${log.slice(-1_500).trim()}`,
+          { data: { tag, log: log.slice(-8_000) } },
         );
       }
     } catch (error) {
@@ -358,6 +338,8 @@ export async function copyFolderFromImage(
       );
     }
   } finally {
+    // Best-effort: the container never ran, and a leftover is labelled and harmless; a failure
+    // to remove it must not hide the copy's own error.
     await container.remove({ force: true }).catch(() => undefined);
     await rm(scratch, { recursive: true, force: true });
   }
