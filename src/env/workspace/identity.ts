@@ -18,9 +18,9 @@
  */
 import { InfrastructureError } from "../../core/errors.js";
 import { AGENT_SKILL_DIRECTORIES } from "../../skill/install.js";
+import type { PreparedBase } from "./base.js";
 import { treeDigest } from "./digest.js";
 import { type MaterialiseOptions, materialiseWorkspace, type Workspace } from "./materialise.js";
-import type { PreparedBase } from "./prepare.js";
 
 export interface VerifiedBase {
   /** `treeDigest` of the base's tree, equal to the digest recorded at preparation. */
