@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { InputError } from "../src/core/errors.js";
 import { detectSetup, type SetupPlan } from "../src/env/setup/detect.js";
 
 let scratch: string;
@@ -371,5 +372,18 @@ describe("detectSetup toolchains", () => {
     );
     expect(plan.language).toBe("python");
     expect(plan.reasons.join("\n")).toContain("does not parse as TOML");
+  });
+
+  it("refuses a manifest that is there but unreadable instead of reading it as empty", async () => {
+    // As root EACCES cannot be provoked: a folder named like the manifest gives EISDIR. Read as
+    // empty (the old behaviour) it planned a Go module without a version, or a bare setup.py.
+    for (const manifest of ["go.mod", "setup.py"]) {
+      const folder = await fixture(`unreadable-${manifest}`, {});
+      await mkdir(join(folder, manifest));
+      const failure = await detectSetup(folder, { network: "offline" }).catch((error) => error);
+      expect(failure).toBeInstanceOf(InputError);
+      expect((failure as InputError).code).toBe("file.unreadable");
+      expect((failure as Error).message).toContain(join(folder, manifest));
+    }
   });
 });

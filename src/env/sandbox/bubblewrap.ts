@@ -124,7 +124,8 @@ export function findOnPath(
       accessSync(candidate, fsConstants.X_OK);
       return candidate;
     } catch {
-      // Not here.
+      // Not here: missing, or there but not executable for us; either way the shell would
+      // not run it from this directory either, so the search goes on.
     }
   }
   return null;
@@ -382,6 +383,8 @@ export class BubblewrapSandbox implements SandboxV1 {
         try {
           target = posix.resolve("/etc", readlinkSync(file));
         } catch {
+          // Not a symbolic link (EINVAL) or absent: the file itself is bound with /etc, so
+          // there is nothing under /run to add.
           target = undefined;
         }
         if (target?.startsWith("/run/") === true && existsSync(target)) {

@@ -1,6 +1,12 @@
-import { readdir, readFile } from "node:fs/promises";
-import { basename, join, posix } from "node:path";
-import { inspectPythonProject, type PythonProject, shellQuote } from "./python.js";
+import { readdir } from "node:fs/promises";
+import { basename, posix } from "node:path";
+import { unlessMissing } from "../../core/fs.js";
+import {
+  inspectPythonProject,
+  type PythonProject,
+  readRepositoryFile,
+  shellQuote,
+} from "./python.js";
 
 export type SetupLanguage = "python" | "node" | "go" | "rust" | "java" | "ruby" | "unknown";
 
@@ -187,7 +193,9 @@ export async function detectSetup(
   repository: string,
   options: DetectSetupOptions = {},
 ): Promise<SetupPlan> {
-  const names = new Set(await readdir(repository).catch(() => [] as string[]));
+  // A repository folder that is not there detects as empty; one that is there but unreadable
+  // is an input error naming it, never an empty plan.
+  const names = new Set((await unlessMissing(repository, readdir(repository))) ?? []);
   const network = options.network ?? "online";
   const context: Context = {
     repository,
@@ -555,9 +563,7 @@ async function detectNode(context: Context): Promise<Detection | undefined> {
     };
   }
   if (names.has("package.json")) {
-    const manifest = await readFile(join(context.repository, "package.json"), "utf8").catch(
-      () => "",
-    );
+    const manifest = (await readRepositoryFile(context.repository, "package.json")) ?? "";
     const hasDependencies = /"(dev)?[dD]ependencies"\s*:\s*\{\s*"/.test(manifest);
     const why = hasDependencies
       ? "package.json without a lock file: `npm install` resolves the declared ranges (not reproducible across time; a lock file would pin them)"
@@ -575,7 +581,7 @@ async function detectNode(context: Context): Promise<Detection | undefined> {
 
 async function detectGo(context: Context): Promise<Detection | undefined> {
   if (!context.names.has("go.mod")) return undefined;
-  const goMod = await readFile(join(context.repository, "go.mod"), "utf8").catch(() => "");
+  const goMod = (await readRepositoryFile(context.repository, "go.mod")) ?? "";
   const version = /^go\s+(\d+\.\d+)/m.exec(goMod)?.[1];
   const cache = posix.join(context.environmentPath, "go");
   const offline = context.network === "offline";

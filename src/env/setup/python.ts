@@ -1,6 +1,7 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join, posix } from "node:path";
 import { parse as parseToml } from "smol-toml";
+import { pathExists, unlessMissing } from "../../core/fs.js";
 
 /**
  * What a Python repository's manifests say about how it is built and where its code lives:
@@ -41,19 +42,26 @@ function text(value: unknown): string | undefined {
 
 const TEST_NAMES = ["test", "tests", "testing", "dev"];
 
+/**
+ * A manifest of the repository being detected, or undefined when it is not there. One that is
+ * there but unreadable (a folder named `setup.py`, a symlink loop) is a `file.unreadable`
+ * input error naming it: read as empty, it would silently change the detected setup.
+ */
+export function readRepositoryFile(repository: string, name: string): Promise<string | undefined> {
+  const path = join(repository, name);
+  return unlessMissing(path, readFile(path, "utf8"));
+}
+
 async function isDirectory(path: string): Promise<boolean> {
-  return (await stat(path).catch(() => undefined))?.isDirectory() === true;
+  return (await unlessMissing(path, stat(path)))?.isDirectory() === true;
 }
 
 /** A folder holding a package (a folder with `__init__.py`) or a module (`*.py`). */
 async function holdsPythonCode(folder: string): Promise<boolean> {
-  const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+  const entries = (await unlessMissing(folder, readdir(folder, { withFileTypes: true }))) ?? [];
   for (const entry of entries) {
     if (entry.isFile() && entry.name.endsWith(".py")) return true;
-    if (
-      entry.isDirectory() &&
-      (await stat(join(folder, entry.name, "__init__.py")).catch(() => undefined)) !== undefined
-    )
+    if (entry.isDirectory() && (await pathExists(join(folder, entry.name, "__init__.py"))))
       return true;
   }
   return false;
@@ -71,7 +79,7 @@ export async function inspectPythonProject(
   const reasons: string[] = [];
   let pyproject: Table = {};
   if (names.has("pyproject.toml")) {
-    const source = await readFile(join(repository, "pyproject.toml"), "utf8").catch(() => "");
+    const source = (await readRepositoryFile(repository, "pyproject.toml")) ?? "";
     try {
       pyproject = table(parseToml(source));
     } catch (error) {
@@ -81,10 +89,10 @@ export async function inspectPythonProject(
     }
   }
   const setupPy = names.has("setup.py")
-    ? await readFile(join(repository, "setup.py"), "utf8").catch(() => "")
+    ? ((await readRepositoryFile(repository, "setup.py")) ?? "")
     : "";
   const setupCfg = names.has("setup.cfg")
-    ? await readFile(join(repository, "setup.cfg"), "utf8").catch(() => "")
+    ? ((await readRepositoryFile(repository, "setup.cfg")) ?? "")
     : "";
 
   const project = table(pyproject.project);

@@ -298,6 +298,9 @@ export function isCollectionError(
 export async function readJunitReports(path: string): Promise<CheckResult[] | undefined> {
   // Reports are read on the host from a folder the sandboxed command controlled: symbolic links
   // (which could point at any host file) are not followed.
+  // Whatever keeps us from seeing a report (absent, or made unreadable by the workload) is the
+  // same finding as no report, which the caller flags; it must not become an error the
+  // sandboxed command can raise to abort the run.
   const found = await lstat(path).catch(() => undefined);
   if (found === undefined || found.isSymbolicLink()) return undefined;
   const files = found.isDirectory()
@@ -356,6 +359,7 @@ async function safeTarget(workspace: string, relativePath: string, field: string
   let current = workspace;
   for (const part of parts.slice(0, -1)) {
     current = join(current, part);
+    // Absent or not inspectable: the `mkdir` below then creates it or fails naming the path.
     const info = await lstat(current).catch(() => undefined);
     if (info !== undefined && !info.isDirectory()) await rm(current, { force: true });
     if (info === undefined || !info.isDirectory()) await mkdir(current);

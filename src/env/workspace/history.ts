@@ -125,6 +125,8 @@ export async function removeSkillFoldersFromHistory(
     await git(["update-ref", "-d", ref], { cwd: tree });
     // The index still lists the removed files; make it the rewritten HEAD's tree.
     await git(["read-tree", "HEAD"], { cwd: tree });
+    // Only refreshes cached stat data so `git status` is quiet; the index content is already
+    // right (read-tree above), so a failed refresh changes nothing that is read later.
     await git(["update-index", "-q", "--refresh"], { cwd: tree }).catch(() => "");
     return { commitsWithSkills: touching.length, operationsDropped: dropped, head: rewritten };
   } finally {

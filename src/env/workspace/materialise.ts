@@ -1,11 +1,13 @@
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { InfrastructureError, UsageError } from "../../core/errors.js";
+import { fsOutcome, unreadableError } from "../../core/fs.js";
 import { runProcess } from "../../core/process.js";
 import { cleanAgentSkillFolders } from "../../skill/install.js";
+import { readSystemFile } from "../system-file.js";
+import type { PreparedBase } from "./base.js";
 import { OWNER_FILE, ownerIsGone, readOwner, writeOwner } from "./owner.js";
-import type { PreparedBase } from "./prepare.js";
 
 /**
  * How a run's workspace is made from its base.
@@ -94,6 +96,7 @@ export async function materialiseWorkspace(
       },
     };
   } catch (error) {
+    // Cleanup on the way out of a failure: the original error is the one to report.
     if (method === "overlay") await unmount(path).catch(() => undefined);
     await rm(holder, { recursive: true, force: true });
     throw error;
@@ -120,7 +123,8 @@ export async function detectMethod(root: string, lower: string): Promise<Materia
         await unmount(merged);
         method = "overlay";
       } catch {
-        // No permission to mount, or no overlayfs here: fall through.
+        // No permission to mount, or no overlayfs here: fall through to a slower method, which
+        // gives the same workspace, so nothing is lost by not knowing why.
       }
     }
     if (method === "copy") {
@@ -248,19 +252,27 @@ export function sweepStaleWorkspaces(root: string): Promise<SweepReport> {
 async function sweepOnce(root: string): Promise<SweepReport> {
   const removed: string[] = [];
   const failed: { path: string; error: string }[] = [];
-  const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
+  // No root yet: nothing to sweep. A root that is there but cannot be listed is reported as
+  // failed (naming it), not taken for an empty one.
+  const listed = await fsOutcome(readdir(root, { withFileTypes: true }));
+  if (listed.kind === "missing") return { removed, failed };
+  if (listed.kind === "unreadable") {
+    failed.push({ path: root, error: unreadableError(root, listed.error).message });
+    return { removed, failed };
+  }
   let mounts: string[] | undefined;
-  for (const entry of entries) {
+  for (const entry of listed.value) {
     if (!entry.isDirectory()) continue;
     const holder = join(root, entry.name);
     const owner = await readOwner(holder);
     if (owner === undefined || !ownerIsGone(owner)) continue;
-    mounts ??= await mountPoints();
-    // Deepest first, so nothing is unmounted from under another mount.
-    const inside = mounts
-      .filter((point) => point === holder || point.startsWith(`${holder}/`))
-      .sort((left, right) => right.length - left.length);
     try {
+      // Inside the `try`: without the mount table nothing is removed (see below).
+      mounts ??= await mountPoints();
+      // Deepest first, so nothing is unmounted from under another mount.
+      const inside = mounts
+        .filter((point) => point === holder || point.startsWith(`${holder}/`))
+        .sort((left, right) => right.length - left.length);
       for (const point of inside) await unmount(point);
       await rm(holder, { recursive: true, force: true });
       removed.push(holder);
@@ -272,9 +284,13 @@ async function sweepOnce(root: string): Promise<SweepReport> {
   return { removed, failed };
 }
 
-/** Mount points of this mount namespace (`/proc/self/mountinfo` field 5, octal escapes undone). */
+/**
+ * Mount points of this mount namespace (`/proc/self/mountinfo` field 5, octal escapes undone);
+ * none without /proc. A mount table that is there but unreadable is an error: taken as "no
+ * mounts", the sweep would remove a folder through a mount that is still there.
+ */
 async function mountPoints(): Promise<string[]> {
-  const text = await readFile("/proc/self/mountinfo", "utf8").catch(() => "");
+  const text = (await readSystemFile("/proc/self/mountinfo")) ?? "";
   return text
     .split("\n")
     .map((line) => line.split(" ")[4])

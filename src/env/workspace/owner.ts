@@ -28,6 +28,8 @@ function statFields(pid: number): string[] | undefined {
   try {
     stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   } catch {
+    // Absent (the process is gone, no /proc) or hidden from us (hidepid): either way we learn
+    // nothing, and every caller takes that as "cannot tell", which `ownerIsGone` reads as alive.
     return undefined;
   }
   // The command name (field 2) is in parentheses and may hold spaces or ")".
@@ -52,6 +54,8 @@ export async function writeOwner(holder: string): Promise<void> {
 
 /** The owner recorded in `holder`, or undefined when there is no readable, well-formed record. */
 export async function readOwner(holder: string): Promise<WorkspaceOwner | undefined> {
+  // A record that is absent, unreadable or malformed reads as "no record", and a holder without
+  // one is never swept: every failure here keeps a folder rather than removing one in use.
   const text = await readFile(join(holder, OWNER_FILE), "utf8").catch(() => undefined);
   if (text === undefined) return undefined;
   try {
@@ -72,6 +76,7 @@ export async function readOwner(holder: string): Promise<WorkspaceOwner | undefi
       since: typeof value.since === "string" ? value.since : "",
     };
   } catch {
+    // Not JSON: no record (see above).
     return undefined;
   }
 }

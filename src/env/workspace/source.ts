@@ -1,6 +1,7 @@
 import { stat } from "node:fs/promises";
 import { basename, resolve } from "node:path";
 import { InputError } from "../../core/errors.js";
+import { unlessMissing } from "../../core/fs.js";
 
 /** Where a repository comes from. */
 export type RepositorySource =
@@ -25,7 +26,9 @@ export async function parseRepositorySource(
 ): Promise<RepositorySource> {
   if (urlPattern.test(text) || scpLikePattern.test(text)) return { kind: "git-url", url: text };
   const path = resolve(cwd, text);
-  const found = await stat(path).catch(() => undefined);
+  // Only "nothing there" is "not found": a path that exists but cannot be read (a symlink loop,
+  // no permission) is a `file.unreadable` input error naming it.
+  const found = await unlessMissing(path, stat(path));
   if (found === undefined) {
     throw new InputError(
       "repository-not-found",

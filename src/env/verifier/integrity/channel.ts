@@ -180,6 +180,7 @@ export class ChannelServer {
     this.connection = socket;
     // Nothing else may connect: stop listening and remove the socket file.
     this.server.close();
+    // Best-effort: with the server closed the file is only a stale name in a private folder.
     unlink(this.socketPath).catch(() => undefined);
     this.closed = new Promise((resolve) => socket.once("close", () => resolve()));
     socket.on("error", () => undefined);
@@ -232,6 +233,7 @@ export class ChannelServer {
     try {
       parsed = JSON.parse(body);
     } catch {
+      // Not swallowed: a record that is not JSON is a violation of the channel, recorded.
       this.violation(`channel record ${this.sequence + 1} is not JSON`);
       return;
     }
@@ -261,6 +263,7 @@ export class ChannelServer {
   async finish(): Promise<ChannelOutcome> {
     if (this.connection === undefined) {
       await new Promise<void>((resolve) => this.server.close(() => resolve()));
+      // Best-effort, as on connection: the server is closed, the name is only a leftover.
       await unlink(this.socketPath).catch(() => undefined);
     } else {
       let timer: NodeJS.Timeout | undefined;

@@ -6,6 +6,7 @@
  * channel's environment and mounts added, and the path mappings only they know.
  */
 import { readFile, writeFile } from "node:fs/promises";
+import { unlessMissing } from "../../../core/fs.js";
 import type { Mount, SandboxExecResult } from "../../sandbox/types.js";
 import { flagForLimit } from "../flags.js";
 import type { CheckResult } from "../types.js";
@@ -34,6 +35,28 @@ export interface IntegritySessionOptions {
   readonly env?: Readonly<Record<string, string>>;
 }
 
+/**
+ * Open a channel with `hello`, run the verifier's command over it, and close it once the
+ * command has ended (also when it threw): what the command returned and what the plugin sent.
+ */
+async function executeOverChannel(
+  hello: Parameters<typeof openVerifierChannel>[0],
+  options: IntegritySessionOptions,
+): Promise<{ execution: SandboxExecResult; outcome: ChannelOutcome }> {
+  const channel = await openVerifierChannel(hello, {
+    hostPaths: options.hostPaths,
+    ...(options.env === undefined ? {} : { env: options.env }),
+  });
+  let execution: SandboxExecResult;
+  let outcome: ChannelOutcome;
+  try {
+    execution = await options.execute({ env: channel.env, mounts: channel.mounts });
+  } finally {
+    outcome = await channel.finish();
+  }
+  return { execution, outcome };
+}
+
 /** Take a verifier's inventory: its command, plugin in `inventory` mode, an empty workspace. */
 export async function takeInventory(
   options: IntegritySessionOptions & {
@@ -42,17 +65,10 @@ export async function takeInventory(
     readonly locate: Locate;
   },
 ): Promise<VerifierInventory> {
-  const channel = await openVerifierChannel(
+  const { execution, outcome } = await executeOverChannel(
     { mode: "inventory", canaries: [] },
-    { hostPaths: options.hostPaths, ...(options.env === undefined ? {} : { env: options.env }) },
+    options,
   );
-  let execution: SandboxExecResult;
-  let outcome: ChannelOutcome;
-  try {
-    execution = await options.execute({ env: channel.env, mounts: channel.mounts });
-  } finally {
-    outcome = await channel.finish();
-  }
   return inventoryFromRun({
     outcome,
     exitCode: execution.exitCode,
@@ -76,7 +92,10 @@ export async function injectCanaries(
   const sources = new Map<string, string>();
   for (const module of inventory.modules) {
     if (module.file === undefined || !module.file.endsWith(".py")) continue;
-    const text = await readFile(hostFile(module.file), "utf8").catch(() => undefined);
+    // A module that is not there gets no canary; one that is there but unreadable is an
+    // error naming it (silently skipped, it would weaken the tamper check unnoticed).
+    const path = hostFile(module.file);
+    const text = await unlessMissing(path, readFile(path, "utf8"));
     if (text !== undefined) sources.set(module.file, text);
   }
   const usable: PytestInventory = {
@@ -116,17 +135,10 @@ export async function runWithChannel(
   const { plan } = options;
   const canaries = plan?.canaries ?? [];
   const canaryFile = plan === undefined ? "" : options.sandboxPathOf(plan.file);
-  const channel = await openVerifierChannel(
+  const { execution, outcome } = await executeOverChannel(
     { mode: "run", canaries: canaries.map((canary) => `${canaryFile}::${canary.name}`) },
-    { hostPaths: options.hostPaths, ...(options.env === undefined ? {} : { env: options.env }) },
+    options,
   );
-  let execution: SandboxExecResult;
-  let outcome: ChannelOutcome;
-  try {
-    execution = await options.execute({ env: channel.env, mounts: channel.mounts });
-  } finally {
-    outcome = await channel.finish();
-  }
   const assessment = assessChannelRun({
     inventory: options.inventory,
     canaries,
