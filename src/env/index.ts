@@ -141,11 +141,5 @@ export {
   type SetupReport,
   type SetupStepOutcome,
 } from "./workspace/prepare.js";
-export {
-  cloneLocation,
-  describeSource,
-  parseRepositorySource,
-  type RepositorySource,
-  repositoryName,
-  sourceIdentity,
-} from "./workspace/source.js";
+// Every name of source.ts is part of env's surface (the same ones prepare.ts imports).
+export * from "./workspace/source.js";

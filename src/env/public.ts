@@ -14,19 +14,8 @@ export {
 export { ContainerSandbox, type ContainerSandboxOptions } from "./sandbox/container.js";
 export { SandboxUnavailableError } from "./sandbox/errors.js";
 // Experimental (see the README): the registry.
-export {
-  BUILTIN_SANDBOX_KINDS,
-  type BuiltinSandboxKind,
-  type CreateSandboxOptions,
-  createSandbox,
-  isSandboxKind,
-  type RegisteredSandboxOptions,
-  registerSandbox,
-  type SandboxFactory,
-  type SandboxKind,
-  sandboxKinds,
-  unregisterSandbox,
-} from "./sandbox/factory.js";
+// The registry module is public as a whole: every name it exports belongs to the API.
+export * from "./sandbox/factory.js";
 export type * from "./sandbox/types.js";
 export { UnsafeSandbox } from "./sandbox/unsafe.js";
 export { type DetectSetupOptions, detectSetup, type SetupPlan } from "./setup/detect.js";

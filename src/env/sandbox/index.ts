@@ -1,3 +1,9 @@
+/**
+ * The sandbox layer's barrel for code inside skillsmith (`env/index.ts`, the wiki gates, tests):
+ * it exports internals too (cgroup layout, bubblewrap's path rules, image building). The
+ * package's public `skillsmith/env` entry is `env/public.ts` (package.json "exports"), which
+ * picks the stable subset; both re-export the registry module whole, so its list lives once.
+ */
 export {
   BubblewrapSandbox,
   type BubblewrapSandboxOptions,
@@ -20,19 +26,8 @@ export {
 } from "./container.js";
 export { environmentKey, generateDockerfile } from "./dockerfile.js";
 export { SandboxUnavailableError } from "./errors.js";
-export {
-  BUILTIN_SANDBOX_KINDS,
-  type BuiltinSandboxKind,
-  type CreateSandboxOptions,
-  createSandbox,
-  isSandboxKind,
-  type RegisteredSandboxOptions,
-  registerSandbox,
-  type SandboxFactory,
-  type SandboxKind,
-  sandboxKinds,
-  unregisterSandbox,
-} from "./factory.js";
+// The registry module is public as a whole: every name it exports belongs to the API.
+export * from "./factory.js";
 export {
   type CredentialProxy,
   type CredentialProxyOptions,

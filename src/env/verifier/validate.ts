@@ -1,8 +1,7 @@
-import { randomBytes } from "node:crypto";
-import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
+import { applyDiff } from "../../core/apply-diff.js";
 import { InputError } from "../../core/errors.js";
-import { runProcess } from "../../core/process.js";
 import type { SandboxV1 } from "../sandbox/types.js";
 import { withPreparedRuntime } from "../setup/runtime.js";
 import type { PreparedBase } from "../workspace/base.js";
@@ -161,21 +160,15 @@ async function applyReference(workspace: string, reference: ReferenceSolution): 
     }
     return;
   }
-  const patchFile = join(workspace, "..", `.reference-${randomBytes(6).toString("hex")}.patch`);
-  await writeFile(patchFile, reference.patch);
-  try {
-    const applied = await runProcess("git", ["apply", "--whitespace=nowarn", patchFile], {
-      cwd: workspace,
-    });
-    if (applied.exitCode !== 0) {
-      throw new InputError(
-        "reference-patch-does-not-apply",
-        `the reference solution's patch does not apply to the base commit: ${applied.stderr.trim()}`,
-        { field: "reference.patch" },
-      );
-    }
-  } finally {
-    await rm(patchFile, { force: true });
+  // The one patch applier (core/apply-diff.ts): the workspace is the top of git's search
+  // (GIT_CEILING_DIRECTORIES) and no host git configuration is read.
+  const applied = await applyDiff(workspace, reference.patch);
+  if (!applied.ok) {
+    throw new InputError(
+      "reference-patch-does-not-apply",
+      `the reference solution's patch does not apply to the base commit: ${applied.message}`,
+      { field: "reference.patch" },
+    );
   }
 }
 
