@@ -13,7 +13,7 @@ import { runProcess } from "../../core/process.js";
 import { type CgroupLayout, detectCgroupLayout, SandboxCgroup } from "./cgroup.js";
 import { SandboxUnavailableError } from "./errors.js";
 import {
-  INSIDE_FORWARDER_SCRIPT,
+  behindForwarder,
   LOOPBACK_SOCKET_DIRECTORY,
   type LoopbackBridge,
   startLoopbackBridge,
@@ -411,15 +411,7 @@ export class BubblewrapSandbox implements SandboxV1 {
       "--",
     );
     if (bridge !== undefined) {
-      const ports = (request.loopbackPorts ?? []).join(",");
-      args.push(
-        this.nodePath,
-        "-e",
-        INSIDE_FORWARDER_SCRIPT,
-        LOOPBACK_SOCKET_DIRECTORY,
-        ports,
-        ...request.command,
-      );
+      args.push(...behindForwarder(this.nodePath, request.loopbackPorts ?? [], request.command));
     } else {
       args.push(...request.command);
     }

@@ -1,18 +1,16 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
+import { cleanupsAfterEach, temporaryDirectoryIn } from "../../../test/support/temporary.js";
 import { isSkillsmithError } from "../../core/errors.js";
 import { SandboxCgroup } from "./cgroup.js";
 
 // A plain folder stands in for a v1 controller tree: `create` only makes a sub-folder there when
 // no limit is asked for, and the counters are ordinary files we write by hand.
+const cleanups = cleanupsAfterEach();
 let tree: string;
 beforeEach(async () => {
-  tree = await mkdtemp(join(tmpdir(), "skillsmith-cgroup-"));
-});
-afterEach(async () => {
-  await rm(tree, { recursive: true, force: true });
+  tree = await temporaryDirectoryIn(cleanups, "skillsmith-cgroup-");
 });
 
 /** A group in two fake controller trees; the counter files live in the memory and pids folders. */

@@ -1,16 +1,14 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
+import { cleanupsAfterEach, temporaryDirectoryIn } from "../../../test/support/temporary.js";
 import { isSkillsmithError } from "../../core/errors.js";
 import { readLimitReport } from "./container.js";
 
+const cleanups = cleanupsAfterEach();
 let folder: string;
 beforeEach(async () => {
-  folder = await mkdtemp(join(tmpdir(), "skillsmith-limit-report-"));
-});
-afterEach(async () => {
-  await rm(folder, { recursive: true, force: true });
+  folder = await temporaryDirectoryIn(cleanups, "skillsmith-limit-report-");
 });
 
 describe("readLimitReport", () => {

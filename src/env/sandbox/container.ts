@@ -18,7 +18,7 @@ import {
 import { SandboxUnavailableError } from "./errors.js";
 import { buildImageFromTar, imageId, packBuildContext } from "./image-build.js";
 import {
-  INSIDE_FORWARDER_SCRIPT,
+  behindForwarder,
   LOOPBACK_SOCKET_DIRECTORY,
   type LoopbackBridge,
   startLoopbackBridge,
@@ -342,14 +342,7 @@ export class ContainerSandbox implements SandboxV1 {
         bridge === undefined
           ? [...request.command]
           : // The image's own node runs the forwarder (our base image has it).
-            [
-              "node",
-              "-e",
-              INSIDE_FORWARDER_SCRIPT,
-              LOOPBACK_SOCKET_DIRECTORY,
-              ports.join(","),
-              ...request.command,
-            ];
+            behindForwarder("node", ports, request.command);
       if (request.input !== undefined) {
         // Input goes in as a read-only file rather than over a hijacked attach: Podman's API
         // takes the attach request's body as stdin, and docker-modem sends its options there.

@@ -131,6 +131,26 @@ for (const port of ports) {
 `;
 
 /**
+ * The command that runs `command` behind the loopback forwarder: `node` (the host's node for
+ * bubblewrap, the image's for containers) runs `INSIDE_FORWARDER_SCRIPT` on the bridge's
+ * sockets for `ports`, then the command itself.
+ */
+export function behindForwarder(
+  node: string,
+  ports: readonly number[],
+  command: readonly string[],
+): string[] {
+  return [
+    node,
+    "-e",
+    INSIDE_FORWARDER_SCRIPT,
+    LOOPBACK_SOCKET_DIRECTORY,
+    ports.join(","),
+    ...command,
+  ];
+}
+
+/**
  * An HTTP forwarder on the host's loopback that holds a model endpoint's real key, so the key
  * never enters a sandbox. The agent is given `url` and `dummyKey`; each request must carry the
  * dummy key (as `x-api-key` or `Authorization: Bearer`, the Anthropic and OpenAI spellings), which

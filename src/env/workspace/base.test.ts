@@ -1,16 +1,14 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
+import { cleanupsAfterEach, temporaryDirectoryIn } from "../../../test/support/temporary.js";
 import { InputError } from "../../core/errors.js";
 import { readStoredBase } from "./base.js";
 
+const cleanups = cleanupsAfterEach();
 let root: string;
 beforeEach(async () => {
-  root = await mkdtemp(join(tmpdir(), "skillsmith-base-"));
-});
-afterEach(async () => {
-  await rm(root, { recursive: true, force: true });
+  root = await temporaryDirectoryIn(cleanups, "skillsmith-base-");
 });
 
 describe("readStoredBase", () => {

@@ -1,15 +1,16 @@
-import { mkdtemp, rm, symlink } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
+import {
+  cleanupsAfterEach,
+  selfLoopingLink,
+  temporaryDirectoryIn,
+} from "../../../test/support/temporary.js";
 import { sweepStaleWorkspaces } from "./materialise.js";
 
+const cleanups = cleanupsAfterEach();
 let scratch: string;
 beforeEach(async () => {
-  scratch = await mkdtemp(join(tmpdir(), "skillsmith-sweep-"));
-});
-afterEach(async () => {
-  await rm(scratch, { recursive: true, force: true });
+  scratch = await temporaryDirectoryIn(cleanups, "skillsmith-sweep-");
 });
 
 describe("sweepStaleWorkspaces", () => {
@@ -22,8 +23,7 @@ describe("sweepStaleWorkspaces", () => {
 
   it("reports a workspaces folder it cannot list as failed, not as empty", async () => {
     // A symbolic link to itself: readdir fails with ELOOP (as root, EACCES cannot be provoked).
-    const root = join(scratch, "workspaces");
-    await symlink("workspaces", root);
+    const root = await selfLoopingLink(scratch, "workspaces");
     const report = await sweepStaleWorkspaces(root);
     expect(report.removed).toEqual([]);
     expect(report.failed).toHaveLength(1);

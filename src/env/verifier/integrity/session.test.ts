@@ -1,7 +1,7 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
+import { cleanupsAfterEach, temporaryDirectoryIn } from "../../../../test/support/temporary.js";
 import { InputError } from "../../../core/errors.js";
 import type { PytestInventory } from "./inventory.js";
 import { injectCanaries } from "./session.js";
@@ -28,13 +28,11 @@ const INVENTORY: PytestInventory = {
   versions: { python: "3.11.2", pytest: "7.2.1" },
 };
 
+const cleanups = cleanupsAfterEach();
 let folder: string;
 beforeEach(async () => {
-  folder = await mkdtemp(join(tmpdir(), "skillsmith-session-"));
+  folder = await temporaryDirectoryIn(cleanups, "skillsmith-session-");
   await mkdir(join(folder, "tests"));
-});
-afterEach(async () => {
-  await rm(folder, { recursive: true, force: true });
 });
 
 describe("injectCanaries", () => {
