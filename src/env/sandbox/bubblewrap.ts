@@ -45,6 +45,12 @@ import {
  * RLIMIT_DATA rather than RLIMIT_AS: V8 and the agent CLIs reserve far more address space than
  * they use, so an address-space cap stops Node and Codex from starting at all, while the data
  * limit counts only writable private memory (Linux ≥ 4.7) and still stops a memory hog.
+ *
+ * Why one file of ~500 lines: it is one security boundary, and the argument list `bwrapArguments`
+ * builds (what is mounted, read-only or not), the path rules (`sandboxPath`, `SYSTEM_FOLDERS`,
+ * `ETC_ALLOWLIST`) and the limit fallback are reviewed together: split up, a reviewer would have
+ * to hold three files to see what the workload can reach. Cgroups (cgroup.ts) and the loopback
+ * bridge (loopback.ts), which have their own seams, are already apart.
  */
 
 export interface BubblewrapSandboxOptions {
