@@ -17,7 +17,7 @@ import {
   type PreparedBase,
   type SandboxV1,
 } from "../../env/index.js";
-import { redactSecrets, secretsFromEnvironment } from "../../model/index.js";
+import { type ModelPrice, redactSecrets, secretsFromEnvironment } from "../../model/index.js";
 import {
   type AttemptRecord,
   capVerifierOutput,
@@ -28,8 +28,8 @@ import {
 import type { Configuration } from "../suite/schema.js";
 import type { SuiteSkill } from "../suite/types.js";
 import { environmentSandbox } from "./environments.js";
-import { endpointFor, modelFor, modelSpecOf } from "./model-endpoint.js";
-import type { RunFailure, RunSuiteOptions } from "./options.js";
+import { endpointFor, type ModelEndpointOption, modelFor, modelSpecOf } from "./model-endpoint.js";
+import type { RunFailure } from "./options.js";
 import { captureWorkspacePatch } from "./patch.js";
 import type { PlannedRun } from "./plan.js";
 import { installedFolders } from "./reuse.js";
@@ -66,10 +66,10 @@ export interface ExecutionContext {
   readonly sandbox: SandboxV1;
   readonly baseFor: (skill: SuiteSkill) => Promise<PreparedBase>;
   readonly harnessOf: (configuration: Configuration) => AgentHarnessV1;
-  readonly modelEndpoint?: RunSuiteOptions["modelEndpoint"];
+  readonly modelEndpoint?: ModelEndpointOption;
   /** Extra environment for agent processes. */
   readonly agentEnv?: Readonly<Record<string, string>>;
-  readonly prices?: RunSuiteOptions["prices"];
+  readonly prices?: Readonly<Record<string, ModelPrice>>;
   readonly signal?: AbortSignal;
 }
 
