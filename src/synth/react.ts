@@ -3,7 +3,7 @@
  * `run_python`, in the sandbox, in an empty folder), observe, repeat; the final step is offered
  * no tool, so the loop ends with an answer. Hidden tests are never on the machine the tool runs on.
  */
-import { jsonSchema, type ModelMessage, tool } from "ai";
+import { jsonSchema, type ModelMessage, type ToolSet } from "ai";
 import type { SandboxV1 } from "../env/index.js";
 import type { ModelClient } from "../model/index.js";
 import { extractCode } from "./answers.js";
@@ -12,16 +12,22 @@ import type { SolverAttempt } from "./family.js";
 import { runPythonFiles } from "./python-exec.js";
 import { roleTemperatures } from "./settings.js";
 
-/** The `run_python` tool offered to the ReAct solver: declared only, run by us in the sandbox. */
-const runPythonTool = tool({
-  description: reactToolDescriptionV1,
-  inputSchema: jsonSchema<{ code: string }>({
-    type: "object",
-    properties: { code: { type: "string", description: "the complete Python 3 script" } },
-    required: ["code"],
-    additionalProperties: false,
-  }),
-});
+/**
+ * The `run_python` tool offered to the ReAct solver: declared only, run by us in the sandbox. A
+ * plain object typed as the tool set rather than `tool({...})`: the helper's inferred type does
+ * not fit `ToolSet` under `exactOptionalPropertyTypes`, and nothing here needs its inference.
+ */
+const reactTools: ToolSet = {
+  run_python: {
+    description: reactToolDescriptionV1,
+    inputSchema: jsonSchema<{ code: string }>({
+      type: "object",
+      properties: { code: { type: "string", description: "the complete Python 3 script" } },
+      required: ["code"],
+      additionalProperties: false,
+    }),
+  },
+};
 
 export interface PythonReactOptions {
   readonly model: ModelClient;
@@ -53,7 +59,7 @@ export async function solvePythonReact(options: PythonReactOptions): Promise<Sol
       role: "solver",
       system: options.system,
       messages,
-      ...(last ? {} : { tools: { run_python: runPythonTool } }),
+      ...(last ? {} : { tools: reactTools }),
       temperature: roleTemperatures.solver,
       ...(signal === undefined ? {} : { abortSignal: signal }),
     });
