@@ -6,7 +6,7 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join, relative } from "node:path";
-import { InputError } from "../core/errors.js";
+import { InputError, InternalError } from "../core/errors.js";
 import { unlessMissing } from "../core/fs.js";
 import type { ModelClient } from "../model/index.js";
 import { type Candidate, distilResource, loadDistillerPrompt, provenanceOf } from "./distill.js";
@@ -461,7 +461,11 @@ async function gateCandidate(candidate: Candidate, context: GateContext): Promis
       gates: [...gates, ...skipped(["deduplication", "modality", "executability"])],
     };
   const resource = context.prepared.get(candidate.sourcePath);
-  if (resource === undefined) throw new Error("provenance gate passed without a resource");
+  if (resource === undefined)
+    throw new InternalError(
+      "wiki.build.provenance",
+      `the provenance gate passed ${candidate.sourcePath}, which names no prepared resource`,
+    );
   const duplicate = deduplicationGate(candidate, context.dedup);
   gates.push({ gate: duplicate.gate, status: duplicate.status, detail: duplicate.detail });
   if (duplicate.mergeInto !== undefined) {
