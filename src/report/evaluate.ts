@@ -9,7 +9,7 @@
  * (generateSuite, validateSuite, runSuite, reportRunDir).
  */
 import { existsSync } from "node:fs";
-import { readFile, stat } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import {
   type AgentKind,
@@ -31,7 +31,7 @@ import {
   validateSuite,
 } from "../bench/index.js";
 import { InputError } from "../core/errors.js";
-import { writeFileAtomic } from "../core/fs.js";
+import { pathExists, unlessMissing, writeFileAtomic } from "../core/fs.js";
 import {
   createSandbox,
   SandboxUnavailableError,
@@ -175,12 +175,9 @@ interface EvaluationState {
   readonly generationCostUsd: number;
 }
 
-async function exists(path: string): Promise<boolean> {
-  return (await stat(path).catch(() => undefined)) !== undefined;
-}
-
 async function readState(path: string): Promise<EvaluationState | undefined> {
-  const text = await readFile(path, "utf8").catch(() => undefined);
+  // No record yet: a new evaluation. One that is there but unreadable is an error naming it.
+  const text = await unlessMissing(path, readFile(path, "utf8"));
   if (text === undefined) return undefined;
   let value: unknown;
   try {
@@ -206,6 +203,8 @@ function priceOf(
   try {
     return priceFor(parseModelSpec(spec), prices);
   } catch {
+    // The estimate only: a spec we cannot read has no known price (the estimate says "unknown");
+    // the run itself reads the spec again and reports the mistake where it is used.
     return undefined;
   }
 }
@@ -349,7 +348,7 @@ export async function evaluateSkill(options: EvaluateSkillOptions): Promise<Eval
   const workDir = resolve(options.workDir);
   const statePath = join(workDir, "eval.json");
   const skillPath = resolve(options.skill);
-  if (!(await exists(join(skillPath, "SKILL.md")))) {
+  if (!(await pathExists(join(skillPath, "SKILL.md")))) {
     throw new InputError("skill-missing", "no SKILL.md in the skill folder", { file: skillPath });
   }
   const skillDigest = await treeDigest(skillPath);
@@ -374,7 +373,7 @@ export async function evaluateSkill(options: EvaluateSkillOptions): Promise<Eval
   const suiteSource: EvaluateSkillResult["suite"]["source"] =
     options.suite !== undefined
       ? "given"
-      : (await exists(join(suitePath, "suite.yaml")))
+      : (await pathExists(join(suitePath, "suite.yaml")))
         ? "reused"
         : "generated";
   let generationCostUsd = previous?.generationCostUsd ?? 0;

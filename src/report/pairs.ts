@@ -60,6 +60,7 @@ export function parsePairPath(path: string): PairRef | undefined {
   try {
     decoded = parts.map((part) => decodeURIComponent(part));
   } catch {
+    // A malformed percent escape names no pair: the caller answers "no such pair" (404).
     return undefined;
   }
   const [config, skill, requirement, repeatText] = decoded as [string, string, string, string];
@@ -268,6 +269,7 @@ function prettyInput(input: unknown, limit: number): string {
   try {
     return truncateText(JSON.stringify(input, null, 2) ?? "null", limit);
   } catch {
+    // Only for display: an input JSON cannot print (a cycle, a BigInt) must not hide the run.
     return "(input could not be shown)";
   }
 }

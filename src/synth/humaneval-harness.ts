@@ -541,6 +541,8 @@ export async function runHumanEvalChecks(
           ? [value as Record<string, unknown>]
           : [];
       } catch {
+        // A marked line that is not JSON (cut off by a kill mid-write) is no message: its task
+        // then has no outcome and is scored below like any other answer without one.
         return [];
       }
     });

@@ -12,6 +12,7 @@ import { dirname, join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { z } from "zod";
 import { InputError, InternalError } from "../core/errors.js";
+import { unlessMissing } from "../core/fs.js";
 import type { SandboxV1 } from "../env/index.js";
 import type { ModelClient } from "../model/index.js";
 import { renderSolverContext, solveOnce } from "./answers.js";
@@ -69,13 +70,14 @@ const recordSchema = z.object({
 
 /** The dataset file a path names: itself, or `HumanEval.jsonl(.gz)` inside a folder. */
 async function datasetFile(path: string): Promise<string> {
-  const found = await stat(path).catch(() => undefined);
+  // Missing is the user's "no such file"; there but unreadable (a link loop) is its own error.
+  const found = await unlessMissing(path, stat(path));
   if (found === undefined)
     throw new InputError("synth.humaneval.missing", "no such file or folder", { file: path });
   if (!found.isDirectory()) return path;
   for (const name of ["HumanEval.jsonl.gz", "HumanEval.jsonl"]) {
     const candidate = join(path, name);
-    if ((await stat(candidate).catch(() => undefined))?.isFile() === true) return candidate;
+    if ((await unlessMissing(candidate, stat(candidate)))?.isFile() === true) return candidate;
   }
   throw new InputError(
     "synth.humaneval.missing",

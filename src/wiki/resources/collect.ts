@@ -9,6 +9,7 @@ import { mkdir, readdir, readFile, stat } from "node:fs/promises";
 import { basename, dirname, extname, join, relative, resolve } from "node:path";
 import { z } from "zod";
 import { InputError, type InputLocation } from "../../core/errors.js";
+import { unlessMissing } from "../../core/fs.js";
 import { runProcess } from "../../core/process.js";
 import { type ResourceRecord, type ResourceType, resourceTypes } from "../meta.js";
 import { readJsonFile } from "../store.js";
@@ -255,12 +256,9 @@ async function listResourceSpecs(input: string): Promise<{ root: string; specs: 
   return { root, specs };
 }
 
+/** A companion file's text, or undefined when there is none; there but unreadable is an error. */
 async function readOptional(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, "utf8");
-  } catch {
-    return undefined;
-  }
+  return unlessMissing(path, readFile(path, "utf8"));
 }
 
 /** A `<file>.license` sidecar: an SPDX-License-Identifier line, or a licence text. */

@@ -28,6 +28,7 @@ import {
   type InputLocation,
   isSkillsmithError,
 } from "../../core/errors.js";
+import { isMissing, unlessMissing, unreadableError } from "../../core/fs.js";
 import { registerSecret } from "../../model/redact.js";
 import { Bm25Index } from "../bm25.js";
 import { type ResourceType, resourceTypes } from "../meta.js";
@@ -285,6 +286,7 @@ function statusError(
     const parsed = JSON.parse(body) as { message?: unknown };
     if (typeof parsed.message === "string") message = parsed.message;
   } catch {
+    // Not a JSON error body (an HTML error page, plain text): its first line is the message.
     message = body.trim().split("\n")[0]?.slice(0, 160) ?? "";
   }
   // The message is the server's: no control characters reach a terminal or a log line.
@@ -411,6 +413,7 @@ export function blobLocation(htmlUrl: string): { ref: string; path: string } | u
   try {
     url = new URL(htmlUrl);
   } catch {
+    // Not a URL at all: the caller skips the hit, as for any other URL that is not a blob.
     return undefined;
   }
   const segments = url.pathname.split("/");
@@ -425,6 +428,7 @@ export function blobLocation(htmlUrl: string): { ref: string; path: string } | u
         .join("/"),
     };
   } catch {
+    // A malformed percent escape names no file: skipped like any other non-blob URL.
     return undefined;
   }
 }
@@ -569,6 +573,7 @@ function checkTemplate(template: string): string | undefined {
   try {
     url = new URL(template.replace(TEMPLATE_VARIABLE, "x"));
   } catch {
+    // The parse failure is the finding: the caller reports this message naming the field.
     return "is not a URL once its variables are filled";
   }
   if (url.protocol !== "http:" && url.protocol !== "https:")
@@ -792,13 +797,11 @@ const TEXT_SAMPLE_BYTES = 64 * 1024;
 
 /** The text a local resource is ranked by: its name, plus its text, README, subtitles or caption. */
 export async function resourceText(input: ResourceInput): Promise<string> {
-  const read = async (path: string) => {
-    try {
-      return (await readFile(path)).subarray(0, TEXT_SAMPLE_BYTES).toString("utf8");
-    } catch {
-      return "";
-    }
-  };
+  // A companion that is not there adds no text; one that is there but unreadable is an error.
+  const read = async (path: string) =>
+    ((await unlessMissing(path, readFile(path))) ?? Buffer.alloc(0))
+      .subarray(0, TEXT_SAMPLE_BYTES)
+      .toString("utf8");
   const name = input.path.replace(/[^A-Za-z0-9]+/g, " ");
   const byType: Record<ResourceType, () => Promise<string>> = {
     article: async () => (await read(input.absolutePath)).replace(/<[^>]+>/g, " "),
@@ -861,8 +864,9 @@ registerSearchBackend("folder", {
     let isFolder = false;
     try {
       isFolder = statSync(root).isDirectory();
-    } catch {
-      // Reported below.
+    } catch (error) {
+      // Missing is reported below as "no such folder"; there but unreadable is its own error.
+      if (!isMissing(error)) throw unreadableError(root, error);
     }
     if (!isFolder)
       throw new InputError("wiki.search.folder", `no such folder: ${root}`, environment.where);

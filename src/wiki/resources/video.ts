@@ -384,6 +384,8 @@ export async function embeddedTranscript(
   try {
     streams = subtitleStreamsSchema.parse(JSON.parse(probe.stdout)).streams;
   } catch {
+    // The embedded track is an optional probe: an answer we cannot read, like a failed probe
+    // above, means "no embedded transcript" and the manifest records transcript source "none".
     return undefined;
   }
   const position = (streams ?? []).findIndex((stream) =>
