@@ -25,13 +25,13 @@ import {
   type SolverContext,
   type SolveSettings,
   type Split,
+  scoreDistinctOutputs,
   seededSplit,
   type TaskFamilyV1,
   type VisibleTask,
 } from "./family.js";
-import { fillPrompt, promptText } from "./prompts.js";
-import { passRateOfChecks } from "./python-exec.js";
-import { solvePythonReact } from "./react.js";
+import { passShareOfChecks } from "./python-exec.js";
+import { solveVisibleTaskReact } from "./react.js";
 import { defaultTrainShare, roleTemperatures } from "./settings.js";
 
 export { extractCode, renderSolverContext };
@@ -156,17 +156,13 @@ export class BuiltinTaskFamily implements TaskFamilyV1 {
     context: SolverContext,
     signal?: AbortSignal,
   ): Promise<SolverAttempt> {
-    return solvePythonReact({
+    return solveVisibleTaskReact(
       model,
-      sandbox: this.options.sandbox,
-      system: reactSystemV1,
-      prompt: fillPrompt(promptText("solver-v1.user.md"), {
-        context: renderSolverContext(context),
-        task: renderVisible(task),
-      }),
-      ...(this.options.reactSteps === undefined ? {} : { steps: this.options.reactSteps }),
-      ...(signal === undefined ? {} : { signal }),
-    });
+      { sandbox: this.options.sandbox, system: reactSystemV1, reactSteps: this.options.reactSteps },
+      task,
+      context,
+      signal,
+    );
   }
 
   /**
@@ -192,19 +188,9 @@ export class BuiltinTaskFamily implements TaskFamilyV1 {
       .map((line) => line.trim())
       .filter((line) => line.startsWith("assert"))
       .join("\n");
-    const distinct = new Map<string, Promise<number>>();
-    const scoreOf = (output: string): Promise<number> => {
-      let pending = distinct.get(output);
-      if (pending === undefined) {
-        pending = passRateOfChecks(this.options.sandbox, output, checks, signal).then(
-          ({ passed, total }) => (total === 0 ? 0 : passed / total),
-        );
-        distinct.set(output, pending);
-      }
-      return pending;
-    };
-    const scores = [];
-    for (const output of outputs) scores.push(await scoreOf(output));
+    const scores = await scoreDistinctOutputs(outputs, (output) =>
+      passShareOfChecks(this.options.sandbox, output, checks, signal),
+    );
     return {
       scores,
       criterion: `self-written asserts (${checks === "" ? 0 : checks.split("\n").length})`,

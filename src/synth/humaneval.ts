@@ -15,17 +15,17 @@ import { InputError, InternalError } from "../core/errors.js";
 import { unlessMissing } from "../core/fs.js";
 import type { SandboxV1 } from "../env/index.js";
 import type { ModelClient } from "../model/index.js";
-import { renderSolverContext, solveOnce } from "./answers.js";
+import { solveOnce } from "./answers.js";
 import {
   type AttemptScore,
   type FamilyTask,
-  renderVisible,
   ScoreMemo,
   type SelfCheckResult,
   type SolverAttempt,
   type SolverContext,
   type SolveSettings,
   type Split,
+  scoreDistinctOutputs,
   seededSplit,
   type TaskFamilyV1,
   type VisibleTask,
@@ -38,9 +38,9 @@ import {
   type HumanEvalOutcome,
   runHumanEvalChecks,
 } from "./humaneval-harness.js";
-import { fillPrompt, promptText } from "./prompts.js";
-import { passRateOfChecks } from "./python-exec.js";
-import { solvePythonReact } from "./react.js";
+import { promptText } from "./prompts.js";
+import { passShareOfChecks } from "./python-exec.js";
+import { solveVisibleTaskReact } from "./react.js";
 import { defaultTrainShare } from "./settings.js";
 
 export interface HumanEvalFamilyOptions {
@@ -261,19 +261,19 @@ export class HumanEvalTaskFamily implements TaskFamilyV1 {
     context: SolverContext,
     signal?: AbortSignal,
   ): Promise<SolverAttempt> {
-    return solvePythonReact({
+    return solveVisibleTaskReact(
       model,
-      sandbox: this.options.sandbox,
-      system: promptText("humaneval-react-v1.system.md").trimEnd(),
-      prompt: fillPrompt(promptText("solver-v1.user.md"), {
-        context: renderSolverContext(context),
-        task: renderVisible(task),
-      }),
-      python: this.python,
-      hiddenPaths: this.hiddenPaths,
-      ...(this.options.reactSteps === undefined ? {} : { steps: this.options.reactSteps }),
-      ...(signal === undefined ? {} : { signal }),
-    });
+      {
+        sandbox: this.options.sandbox,
+        system: promptText("humaneval-react-v1.system.md").trimEnd(),
+        reactSteps: this.options.reactSteps,
+        python: this.python,
+        hiddenPaths: this.hiddenPaths,
+      },
+      task,
+      context,
+      signal,
+    );
   }
 
   /**
@@ -288,22 +288,14 @@ export class HumanEvalTaskFamily implements TaskFamilyV1 {
   ): Promise<SelfCheckResult> {
     const prompt = task.fields.prompt ?? "";
     const checks = doctestAsserts(prompt).join("\n");
-    const distinct = new Map<string, Promise<number>>();
-    const scores: number[] = [];
-    for (const output of outputs) {
-      let pending = distinct.get(output);
-      if (pending === undefined) {
-        pending =
-          checks === ""
-            ? Promise.resolve(0)
-            : passRateOfChecks(this.options.sandbox, moduleOf(prompt, output), checks, signal, {
-                python: this.python,
-                hiddenPaths: this.hiddenPaths,
-              }).then(({ passed, total }) => (total === 0 ? 0 : passed / total));
-        distinct.set(output, pending);
-      }
-      scores.push(await pending);
-    }
+    const scores = await scoreDistinctOutputs(outputs, async (output) =>
+      checks === ""
+        ? 0
+        : passShareOfChecks(this.options.sandbox, moduleOf(prompt, output), checks, signal, {
+            python: this.python,
+            hiddenPaths: this.hiddenPaths,
+          }),
+    );
     return {
       scores,
       criterion: `docstring examples (${checks === "" ? 0 : checks.split("\n").length})`,

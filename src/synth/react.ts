@@ -6,9 +6,15 @@
 import { jsonSchema, type ModelMessage, type ToolSet } from "ai";
 import type { SandboxV1 } from "../env/index.js";
 import type { ModelClient } from "../model/index.js";
-import { extractCode } from "./answers.js";
+import { extractCode, renderSolverContext } from "./answers.js";
 import { reactToolDescriptionV1 } from "./baseline-prompts.js";
-import type { SolverAttempt } from "./family.js";
+import {
+  renderVisible,
+  type SolverAttempt,
+  type SolverContext,
+  type VisibleTask,
+} from "./family.js";
+import { fillPrompt, promptText } from "./prompts.js";
 import { runPythonFiles } from "./python-exec.js";
 import { roleTemperatures } from "./settings.js";
 
@@ -112,4 +118,39 @@ ${run.stderr}`;
     messages.push({ role: "tool", content: observations });
   }
   return { output: extractCode(answer), inputTokens, outputTokens, calls, steps };
+}
+
+/** What a Python family fixes about its ReAct solver; the task and context come per call. */
+export interface FamilyReactSettings {
+  readonly sandbox: SandboxV1;
+  readonly system: string;
+  readonly reactSteps?: number | undefined;
+  readonly python?: string | undefined;
+  readonly hiddenPaths?: readonly string[] | undefined;
+}
+
+/**
+ * A Python family's ReAct baseline on one visible task: the first user message is the solver
+ * prompt (`solver-v1.user.md`) over the solver context and the visible task, as for `solve`.
+ */
+export function solveVisibleTaskReact(
+  model: ModelClient,
+  settings: FamilyReactSettings,
+  task: VisibleTask,
+  context: SolverContext,
+  signal?: AbortSignal,
+): Promise<SolverAttempt> {
+  return solvePythonReact({
+    model,
+    sandbox: settings.sandbox,
+    system: settings.system,
+    prompt: fillPrompt(promptText("solver-v1.user.md"), {
+      context: renderSolverContext(context),
+      task: renderVisible(task),
+    }),
+    ...(settings.reactSteps === undefined ? {} : { steps: settings.reactSteps }),
+    ...(settings.python === undefined ? {} : { python: settings.python }),
+    ...(settings.hiddenPaths === undefined ? {} : { hiddenPaths: settings.hiddenPaths }),
+    ...(signal === undefined ? {} : { signal }),
+  });
 }
