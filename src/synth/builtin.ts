@@ -12,7 +12,7 @@ import { InputError } from "../core/errors.js";
 import { packageRoot } from "../core/paths.js";
 import { runVerifier, type SandboxV1 } from "../env/index.js";
 import type { ModelClient } from "../model/index.js";
-import { extractCode, renderSolverContext, solveOnce } from "./answers.js";
+import { extractCode, renderSolverContext } from "./answers.js";
 import { reactSystemV1, selfCheckSystemV1 } from "./baseline-prompts.js";
 import {
   type AttemptScore,
@@ -21,9 +21,6 @@ import {
   renderVisible,
   ScoreMemo,
   type SelfCheckResult,
-  type SolverAttempt,
-  type SolverContext,
-  type SolveSettings,
   type Split,
   scoreDistinctOutputs,
   seededSplit,
@@ -31,7 +28,7 @@ import {
   type VisibleTask,
 } from "./family.js";
 import { passShareOfChecks } from "./python-exec.js";
-import { solveVisibleTaskReact } from "./react.js";
+import { type FamilyReactSettings, PythonSolvers } from "./react.js";
 import { defaultTrainShare, roleTemperatures } from "./settings.js";
 
 export { extractCode, renderSolverContext };
@@ -74,7 +71,7 @@ export interface BuiltinFamilyOptions {
  */
 const scoreMemo = new ScoreMemo();
 
-export class BuiltinTaskFamily implements TaskFamilyV1 {
+export class BuiltinTaskFamily extends PythonSolvers implements TaskFamilyV1 {
   readonly specificationVersion = "v1" as const;
   readonly name = "builtin";
   readonly description =
@@ -84,6 +81,7 @@ export class BuiltinTaskFamily implements TaskFamilyV1 {
   private readonly directory: string;
 
   constructor(private readonly options: BuiltinFamilyOptions) {
+    super();
     this.directory = options.directory ?? defaultBuiltinDirectory();
   }
 
@@ -139,30 +137,14 @@ export class BuiltinTaskFamily implements TaskFamilyV1 {
     return seededSplit(tasks, split, seed, { trainShare });
   }
 
-  async solve(
-    model: ModelClient,
-    task: VisibleTask,
-    context: SolverContext,
-    signal?: AbortSignal,
-    settings: SolveSettings = {},
-  ): Promise<SolverAttempt> {
-    return solveOnce(model, "solver-v1.system.md", task, context, signal, settings);
-  }
+  protected readonly solverPrompt = "solver-v1.system.md";
 
-  /** ReAct: the solver runs scripts of its own in the sandbox before answering. */
-  async solveReact(
-    model: ModelClient,
-    task: VisibleTask,
-    context: SolverContext,
-    signal?: AbortSignal,
-  ): Promise<SolverAttempt> {
-    return solveVisibleTaskReact(
-      model,
-      { sandbox: this.options.sandbox, system: reactSystemV1, reactSteps: this.options.reactSteps },
-      task,
-      context,
-      signal,
-    );
+  protected reactSettings(): FamilyReactSettings {
+    return {
+      sandbox: this.options.sandbox,
+      system: reactSystemV1,
+      reactSteps: this.options.reactSteps,
+    };
   }
 
   /**

@@ -15,15 +15,11 @@ import { InputError, InternalError } from "../core/errors.js";
 import { unlessMissing } from "../core/fs.js";
 import type { SandboxV1 } from "../env/index.js";
 import type { ModelClient } from "../model/index.js";
-import { solveOnce } from "./answers.js";
 import {
   type AttemptScore,
   type FamilyTask,
   ScoreMemo,
   type SelfCheckResult,
-  type SolverAttempt,
-  type SolverContext,
-  type SolveSettings,
   type Split,
   scoreDistinctOutputs,
   seededSplit,
@@ -40,7 +36,7 @@ import {
 } from "./humaneval-harness.js";
 import { promptText } from "./prompts.js";
 import { passShareOfChecks } from "./python-exec.js";
-import { solveVisibleTaskReact } from "./react.js";
+import { type FamilyReactSettings, PythonSolvers } from "./react.js";
 import { defaultTrainShare } from "./settings.js";
 
 export interface HumanEvalFamilyOptions {
@@ -116,7 +112,7 @@ export function moduleOf(prompt: string, answer: string): string {
  */
 const scoreMemo = new ScoreMemo();
 
-export class HumanEvalTaskFamily implements TaskFamilyV1 {
+export class HumanEvalTaskFamily extends PythonSolvers implements TaskFamilyV1 {
   readonly specificationVersion = "v1" as const;
   readonly name = "humaneval";
   readonly description =
@@ -128,7 +124,9 @@ export class HumanEvalTaskFamily implements TaskFamilyV1 {
   private digest: string | undefined;
   private count = 0;
 
-  constructor(private readonly options: HumanEvalFamilyOptions) {}
+  constructor(private readonly options: HumanEvalFamilyOptions) {
+    super();
+  }
 
   /** What a run manifest records about the family: dataset, its hash, interpreter, limits. */
   get settings(): Readonly<Record<string, string | number>> {
@@ -244,36 +242,17 @@ export class HumanEvalTaskFamily implements TaskFamilyV1 {
     return seededSplit(tasks, split, seed, { trainShare: this.trainShare });
   }
 
-  async solve(
-    model: ModelClient,
-    task: VisibleTask,
-    context: SolverContext,
-    signal?: AbortSignal,
-    settings: SolveSettings = {},
-  ): Promise<SolverAttempt> {
-    return solveOnce(model, "humaneval-solver-v1.system.md", task, context, signal, settings);
-  }
+  protected readonly solverPrompt = "humaneval-solver-v1.system.md";
 
-  /** ReAct: the solver runs scripts of its own (the dataset hidden from them) before answering. */
-  async solveReact(
-    model: ModelClient,
-    task: VisibleTask,
-    context: SolverContext,
-    signal?: AbortSignal,
-  ): Promise<SolverAttempt> {
-    return solveVisibleTaskReact(
-      model,
-      {
-        sandbox: this.options.sandbox,
-        system: promptText("humaneval-react-v1.system.md").trimEnd(),
-        reactSteps: this.options.reactSteps,
-        python: this.python,
-        hiddenPaths: this.hiddenPaths,
-      },
-      task,
-      context,
-      signal,
-    );
+  /** The solver's scripts run with the dataset hidden from them. */
+  protected reactSettings(): FamilyReactSettings {
+    return {
+      sandbox: this.options.sandbox,
+      system: promptText("humaneval-react-v1.system.md").trimEnd(),
+      reactSteps: this.options.reactSteps,
+      python: this.python,
+      hiddenPaths: this.hiddenPaths,
+    };
   }
 
   /**

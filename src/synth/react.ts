@@ -6,12 +6,13 @@
 import { jsonSchema, type ModelMessage, type ToolSet } from "ai";
 import type { SandboxV1 } from "../env/index.js";
 import type { ModelClient } from "../model/index.js";
-import { extractCode, renderSolverContext } from "./answers.js";
+import { extractCode, renderSolverContext, solveOnce } from "./answers.js";
 import { reactToolDescriptionV1 } from "./baseline-prompts.js";
 import {
   renderVisible,
   type SolverAttempt,
   type SolverContext,
+  type SolveSettings,
   type VisibleTask,
 } from "./family.js";
 import { fillPrompt, promptText } from "./prompts.js";
@@ -153,4 +154,34 @@ export function solveVisibleTaskReact(
     ...(settings.hiddenPaths === undefined ? {} : { hiddenPaths: settings.hiddenPaths }),
     ...(signal === undefined ? {} : { signal }),
   });
+}
+
+/**
+ * The solvers every Python family shares: one answer from its solver prompt (`solve`), and the
+ * ReAct loop over its sandbox (`solveReact`). A family names its prompt and its ReAct settings.
+ */
+export abstract class PythonSolvers {
+  /** The solver's system prompt file under `prompts/synth/`. */
+  protected abstract readonly solverPrompt: string;
+  protected abstract reactSettings(): FamilyReactSettings;
+
+  async solve(
+    model: ModelClient,
+    task: VisibleTask,
+    context: SolverContext,
+    signal?: AbortSignal,
+    settings: SolveSettings = {},
+  ): Promise<SolverAttempt> {
+    return solveOnce(model, this.solverPrompt, task, context, signal, settings);
+  }
+
+  /** ReAct: the solver runs scripts of its own in the sandbox before answering. */
+  async solveReact(
+    model: ModelClient,
+    task: VisibleTask,
+    context: SolverContext,
+    signal?: AbortSignal,
+  ): Promise<SolverAttempt> {
+    return solveVisibleTaskReact(model, this.reactSettings(), task, context, signal);
+  }
 }
