@@ -389,6 +389,21 @@ export async function evaluateSkill(options: EvaluateSkillOptions): Promise<Eval
 
   let generation: EvaluateSkillResult["generation"];
   let estimate: CostEstimate | undefined;
+  // Both arms of every requirement, `repeats` times; generation only when the suite is written.
+  const estimateFor = (
+    generating: { readonly calls: number; readonly spec: string } | undefined,
+    requirementsPlanned: number,
+  ): CostEstimate =>
+    estimateCost({
+      generationCalls: generating?.calls ?? null,
+      generatorSpec: generating?.spec,
+      plannedRuns: requirementsPlanned * 2 * repeats,
+      stored,
+      agentModel: options.model,
+      prices,
+      budgetUsd: options.budgetUsd,
+      spentUsd: generationCostUsd,
+    });
   if (suiteSource === "generated") {
     if (options.generator === undefined) {
       throw new InputError(
@@ -399,17 +414,11 @@ export async function evaluateSkill(options: EvaluateSkillOptions): Promise<Eval
     }
     const count = options.requirements ?? ESTIMATE_DEFAULTS.requirements;
     const rounds = options.maxRounds ?? ESTIMATE_DEFAULTS.maxRounds;
-    estimate = estimateCost({
+    estimate = estimateFor(
       // One requirement-engineer call (plus one re-ask), then up to 1 + rounds per verifier.
-      generationCalls: 2 + count * (1 + rounds),
-      generatorSpec: specOf(options.generator),
-      plannedRuns: count * 2 * repeats,
-      stored,
-      agentModel: options.model,
-      prices,
-      budgetUsd: options.budgetUsd,
-      spentUsd: generationCostUsd,
-    });
+      { calls: 2 + count * (1 + rounds), spec: specOf(options.generator) },
+      count,
+    );
     options.onEstimate?.(estimate);
     options.onLog?.(`generating requirements and verifiers into ${suitePath}`);
     const generated = await generateSuite({
@@ -457,16 +466,7 @@ export async function evaluateSkill(options: EvaluateSkillOptions): Promise<Eval
   for (const problem of validation.problems) options.onLog?.(formatSuiteProblem(problem));
   const requirements = suite === undefined ? 0 : requirementCount(suite);
   if (estimate === undefined) {
-    estimate = estimateCost({
-      generationCalls: null,
-      generatorSpec: undefined,
-      plannedRuns: requirements * 2 * repeats,
-      stored,
-      agentModel: options.model,
-      prices,
-      budgetUsd: options.budgetUsd,
-      spentUsd: generationCostUsd,
-    });
+    estimate = estimateFor(undefined, requirements);
     options.onEstimate?.(estimate);
   }
   const base = {

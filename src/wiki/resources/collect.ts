@@ -40,6 +40,7 @@ import {
   DEFAULT_KEY_FRAME_SETTINGS,
   embeddedTranscript,
   extractVideoUnits,
+  FFMPEG_QUIET,
   type KeyFrameSettings,
   parseSubtitles,
 } from "./video.js";
@@ -472,9 +473,7 @@ async function normaliseImage(path: string, workDir: string): Promise<string> {
   const result = await runProcess(
     "ffmpeg",
     [
-      "-nostdin",
-      "-v",
-      "error",
+      ...FFMPEG_QUIET,
       "-y",
       "-i",
       path,

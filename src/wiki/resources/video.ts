@@ -100,6 +100,12 @@ export interface KeyFrameSettings {
   readonly frameSpacingSeconds: number;
 }
 
+/**
+ * How every ffmpeg call of the wiki starts: never read the terminal (a build may run in the
+ * background), print errors only (stderr is kept for the message).
+ */
+export const FFMPEG_QUIET = ["-nostdin", "-v", "error"] as const;
+
 export const DEFAULT_KEY_FRAME_SETTINGS: KeyFrameSettings = {
   sceneThreshold: 0.3,
   minSceneFrames: 2,
@@ -206,9 +212,7 @@ export async function detectSceneChanges(
   const result = await runProcess(
     "ffmpeg",
     [
-      "-nostdin",
-      "-v",
-      "error",
+      ...FFMPEG_QUIET,
       "-i",
       videoPath,
       "-an",
@@ -291,9 +295,7 @@ export async function extractVideoUnits(
     const result = await runProcess(
       "ffmpeg",
       [
-        "-nostdin",
-        "-v",
-        "error",
+        ...FFMPEG_QUIET,
         "-y",
         "-ss",
         frame.atSeconds.toFixed(3),
@@ -396,7 +398,7 @@ export async function embeddedTranscript(
   const stream = `0:s:${position}`;
   const extracted = await runProcess(
     "ffmpeg",
-    ["-nostdin", "-v", "error", "-i", videoPath, "-map", stream, "-f", "srt", "-"],
+    [...FFMPEG_QUIET, "-i", videoPath, "-map", stream, "-f", "srt", "-"],
     { timeoutMs: 60_000 },
   );
   if (extracted.exitCode !== 0)
