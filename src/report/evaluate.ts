@@ -7,6 +7,10 @@
  *
  * It sits in the report layer because it writes the HTML report; the work is the bench layer's
  * (generateSuite, validateSuite, runSuite, reportRunDir).
+ *
+ * One file (over 400 lines) because it is one resumable sequence, suite → check → estimate → runs
+ * → report → verdict, whose steps share the work folder's state; split, each part would need that
+ * state passed in.
  */
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";

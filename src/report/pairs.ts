@@ -6,6 +6,10 @@
  * The store keeps no workspace diff, so "files changed" is derived from the tool calls that wrote
  * files (patches, whole-file writes, string edits). Changes made by shell commands cannot be
  * recovered from a trajectory; the view counts those calls and says so.
+ *
+ * One file (over 400 lines) because the pair view and the trajectory reduction it is made of
+ * (events, tool calls, files changed) are one data shape read by the viewer; splitting would
+ * expose the reduction's intermediate shapes.
  */
 
 import { findSkillActivation, parseTrajectory } from "../agents/index.js";

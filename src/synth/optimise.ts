@@ -3,6 +3,10 @@
  * split, compare with the previous run on the same tasks, sample transition cases 3:2:1:1, let
  * the critic attribute them and the editor propose a bounded patch, and keep the patch only when
  * the patched library scores strictly better on the same (paired) tasks.
+ *
+ * One file (over 400 lines) because the epoch loop, transition sampling and patch acceptance are
+ * one algorithm (protocol C's MPO) with shared state per epoch; the critic input and slot patching
+ * are their own modules.
  */
 import { z } from "zod";
 import { err, type Result } from "../core/result.js";

@@ -4,6 +4,9 @@
  * the baselines ReAct (the solver in a reason-act loop with tools), SkillOpt-like (one static
  * skill whose slot library was optimised on the training split) and Best-of-N (N samples at
  * temperature > 0, one chosen by a visible-only check) — and comparing them on score and cost.
+ *
+ * One file (a little over 400 lines) because every method runs through the one per-task function
+ * (`runMethod`) that records it alike; splitting methods apart would duplicate that recording.
  */
 import { InternalError, UnsupportedError, UsageError } from "../core/errors.js";
 import { mapLimit } from "../core/limit.js";

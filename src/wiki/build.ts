@@ -2,6 +2,10 @@
  * `wiki build`: collect and preprocess resources, distil each with one model call, pass every
  * candidate through the five gates, and write accepted entries atomically. Holds the wiki's
  * build lock for the whole run.
+ *
+ * One file (over 400 lines) because the build is one locked transaction over the wiki (stage,
+ * gate, merge, publish) whose steps share the build context; splitting would expose that context's
+ * internals.
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";

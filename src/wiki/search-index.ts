@@ -32,6 +32,9 @@
  * publishes with a rename, so readers see the old file or the new one, never a mix.
  *
  * Memory model: see `src/wiki/README.md` ("Search at scale").
+ *
+ * One file (over 400 lines) because the writer and the reader are two halves of one binary format
+ * (the layout above): kept together, a change to one cannot miss the other.
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/promises";

@@ -3,6 +3,10 @@
  * told by its form), a resource manifest file listing paths and URLs, or a URL. Each is hashed,
  * its licence recognised, and preprocessed into units for the distiller; URLs are fetched
  * first (`url.ts`) and then read by the same connectors as local files.
+ *
+ * One file (over 400 lines) because collecting is one dispatch from a resource's form to its
+ * connector, hash and licence; the connectors themselves (article, repository, video, url) are
+ * their own modules.
  */
 import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, stat } from "node:fs/promises";

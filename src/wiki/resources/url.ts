@@ -4,6 +4,10 @@
  * streamed to disk with a wall-clock timeout and a size cap; a git repository is cloned with
  * `git clone --depth 1` at a ref. The manifest records the URL, the fetch time and the content
  * hash, so a wiki says exactly which bytes each skill was distilled from.
+ *
+ * One file (over 400 lines) because the document download and the git clone share the download
+ * cache, its keys and its record; the HTTP deadline and messages are shared with the search
+ * backends in `http.ts`.
  */
 import { createHash } from "node:crypto";
 import { mkdir, open, readFile, rename, rm, writeFile } from "node:fs/promises";

@@ -4,6 +4,9 @@
  * duration) when the video has too few scene changes; and a transcript from a `.srt` or `.vtt`
  * file beside the video, else from a text subtitle track inside the file (`-map 0:s:N`). Each
  * frame carries the transcript spoken while it is the current key frame.
+ *
+ * One file (a little over 400 lines) because key-frame choice, subtitle parsing and extraction are
+ * one connector over one ffmpeg/ffprobe pipeline.
  */
 import { join } from "node:path";
 import { z } from "zod";
