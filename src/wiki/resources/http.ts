@@ -51,6 +51,29 @@ export class RequestDeadline {
     return this.expired;
   }
 
+  /**
+   * GET `url` (redirects followed) under this deadline, as skillsmith's wiki client; a failure
+   * before the answer's headers is `timeout(cause)` when the deadline passed, else `unreachable`.
+   */
+  async get(
+    url: string,
+    headers: Readonly<Record<string, string>>,
+    failure: {
+      readonly timeout: (cause: unknown) => Error;
+      readonly unreachable: (cause: unknown) => Error;
+    },
+  ): Promise<Response> {
+    try {
+      return await fetch(url, {
+        signal: this.signal,
+        redirect: "follow",
+        headers: { "user-agent": "skillsmith-wiki", ...headers },
+      });
+    } catch (cause) {
+      throw this.timedOut ? failure.timeout(cause) : failure.unreachable(cause);
+    }
+  }
+
   /** End the request now (a body over its cap). */
   abort(): void {
     this.controller.abort();

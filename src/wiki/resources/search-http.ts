@@ -39,25 +39,19 @@ export async function getJson(
       { retryable: true, data: { backend: options.backend, timeoutMs: options.timeoutMs }, cause },
     );
   try {
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        signal: deadline.signal,
-        redirect: "follow",
-        headers: {
-          "user-agent": "skillsmith-wiki",
-          accept: "application/json",
-          ...options.headers,
-        },
-      });
-    } catch (cause) {
-      if (deadline.timedOut) throw timeout(cause);
-      throw new InfrastructureError(
-        "wiki.search.unreachable",
-        `${what} failed: ${networkReason(cause)}`,
-        { retryable: true, data: { backend: options.backend }, cause },
-      );
-    }
+    const response = await deadline.get(
+      url,
+      { accept: "application/json", ...options.headers },
+      {
+        timeout,
+        unreachable: (cause) =>
+          new InfrastructureError(
+            "wiki.search.unreachable",
+            `${what} failed: ${networkReason(cause)}`,
+            { retryable: true, data: { backend: options.backend }, cause },
+          ),
+      },
+    );
     let text: string;
     try {
       text = await readCapped(response, MAX_SEARCH_ANSWER_BYTES, what);

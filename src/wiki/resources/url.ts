@@ -245,21 +245,23 @@ export async function downloadDocument(
   let handle: Awaited<ReturnType<typeof open>> | undefined;
   let file: string | undefined;
   try {
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        signal: deadline.signal,
-        redirect: "follow",
-        headers: { "user-agent": "skillsmith-wiki", accept: "*/*" },
-      });
-    } catch (cause) {
-      if (deadline.timedOut) throw timeout(cause);
-      throw new InfrastructureError(
-        "wiki.url.unreachable",
-        `GET ${url} failed: ${networkReason(cause)}`,
-        { retryable: true, data: { url }, cause },
-      );
-    }
+    const response = await deadline.get(
+      url,
+      { accept: "*/*" },
+      {
+        timeout,
+        unreachable: (cause) =>
+          new InfrastructureError(
+            "wiki.url.unreachable",
+            `GET ${url} failed: ${networkReason(cause)}`,
+            {
+              retryable: true,
+              data: { url },
+              cause,
+            },
+          ),
+      },
+    );
     if (!response.ok) {
       await response.body?.cancel().catch(() => {});
       const status = httpStatusText(response);
