@@ -9,6 +9,9 @@
  * whatever finished while it was away, then re-adds the keys still missing (BullMQ ignores an
  * id that is already queued, running or finished), so a key is never executed twice. A result
  * already in the store is never stored again.
+ *
+ * One file (a little over 400 lines): enqueueing, collecting and the restart rules above are one
+ * protocol over the same queues and store; kept together so that protocol reads in one place.
  */
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";

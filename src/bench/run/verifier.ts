@@ -11,6 +11,9 @@
  * then scored from skillsmith's channel, with canaries and cross-checks, never from files or
  * output the code under test can write. The verifier's own files are read-only inside the
  * sandbox (its folder stays writable for caches and reports).
+ *
+ * About 400 lines: the inventory, the channel run and the reward run share the layout and memo
+ * of this module; the file placement itself is in `verifier-layout.ts`.
  */
 import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
