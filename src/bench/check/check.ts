@@ -27,6 +27,7 @@ import {
 } from "../../env/index.js";
 import type { EnvironmentOutcome, EnvironmentRecord } from "../run/environments.js";
 import { environmentRecord } from "../run/environments.js";
+import type { SuiteVerifierRun } from "../run/verifier.js";
 import { REQUIREMENTS_FOLDER, SKILLS_FOLDER } from "../suite/layout.js";
 import { naturalCompare } from "../suite/load.js";
 import type { ExcludedPart, Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
@@ -36,17 +37,15 @@ import { CHECK_FORMAT, type Measured, measure } from "./measure.js";
 export const DEFAULT_WEAK_THRESHOLD = 0.5;
 export type RequirementStatus = "ok" | "weak" | "broken";
 
-/** One run of a verifier on a prepared workspace, as the check keeps it. */
-export interface VerifierMeasurement {
-  readonly passed: number;
-  readonly total: number;
-  readonly passRatio: number;
-  readonly flags: readonly string[];
-  readonly exitCode: number | null;
-  readonly timedOut: boolean;
-  readonly durationMs: number;
-  /** Capped head and tail of what the verifier printed. */
-  readonly output: string;
+/**
+ * One run of a verifier on a prepared workspace, as the check keeps it: the run's figures, its
+ * output capped to head and tail.
+ */
+export interface VerifierMeasurement
+  extends Pick<
+    SuiteVerifierRun,
+    "passed" | "total" | "passRatio" | "flags" | "exitCode" | "timedOut" | "durationMs" | "output"
+  > {
   /** It collected nothing, or every check errored in set-up. */
   readonly erroredBeforeChecking: boolean;
   /**

@@ -1,24 +1,32 @@
 /** `bench check` as a person reads it (text) and as a program reads it (JSON). */
-import { percent, type RequirementStatus, type SuiteCheck } from "./check.js";
+import {
+  percent,
+  type RequirementCheck,
+  type RequirementStatus,
+  type SuiteCheck,
+} from "./check.js";
 
-export function checkJson(check: SuiteCheck): {
-  requirements: {
-    skill: string;
-    requirement: string;
-    status: RequirementStatus;
-    untouchedPassRatio: number | null;
-    reason: string;
-  }[];
-} {
+/** What `--json` and the run manifest say of one requirement's check. */
+export interface RequirementCheckJson {
+  skill: string;
+  requirement: string;
+  status: RequirementStatus;
+  untouchedPassRatio: number | null;
+  reason: string;
+}
+
+export function requirementCheckJson(requirement: RequirementCheck): RequirementCheckJson {
   return {
-    requirements: check.requirements.map((requirement) => ({
-      skill: requirement.skill,
-      requirement: requirement.requirement,
-      status: requirement.status,
-      untouchedPassRatio: requirement.untouchedPassRatio,
-      reason: requirement.reason,
-    })),
+    skill: requirement.skill,
+    requirement: requirement.requirement,
+    status: requirement.status,
+    untouchedPassRatio: requirement.untouchedPassRatio,
+    reason: requirement.reason,
   };
+}
+
+export function checkJson(check: SuiteCheck): { requirements: RequirementCheckJson[] } {
+  return { requirements: check.requirements.map(requirementCheckJson) };
 }
 
 /** Lines of a broken verifier's output shown under the table. */
