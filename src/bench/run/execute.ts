@@ -17,19 +17,20 @@ import {
   type PreparedBase,
   type SandboxV1,
 } from "../../env/index.js";
-import { redactSecrets, secretsFromEnvironment } from "../../model/index.js";
+import { type ModelPrice, redactSecrets, secretsFromEnvironment } from "../../model/index.js";
 import {
   type AttemptRecord,
   capVerifierOutput,
   formatRunKey,
   type RunKey,
+  type RunPatch,
   type RunResult,
 } from "../store/results.js";
 import type { Configuration } from "../suite/schema.js";
 import type { SuiteSkill } from "../suite/types.js";
 import { environmentSandbox } from "./environments.js";
-import { endpointFor, modelFor, modelSpecOf } from "./model-endpoint.js";
-import type { RunFailure, RunSuiteOptions } from "./options.js";
+import { endpointFor, type ModelEndpointOption, modelFor, modelSpecOf } from "./model-endpoint.js";
+import type { RunFailure } from "./options.js";
 import { captureWorkspacePatch } from "./patch.js";
 import type { PlannedRun } from "./plan.js";
 import { installedFolders } from "./reuse.js";
@@ -66,10 +67,10 @@ export interface ExecutionContext {
   readonly sandbox: SandboxV1;
   readonly baseFor: (skill: SuiteSkill) => Promise<PreparedBase>;
   readonly harnessOf: (configuration: Configuration) => AgentHarnessV1;
-  readonly modelEndpoint?: RunSuiteOptions["modelEndpoint"];
+  readonly modelEndpoint?: ModelEndpointOption;
   /** Extra environment for agent processes. */
   readonly agentEnv?: Readonly<Record<string, string>>;
-  readonly prices?: RunSuiteOptions["prices"];
+  readonly prices?: Readonly<Record<string, ModelPrice>>;
   readonly signal?: AbortSignal;
 }
 
@@ -241,6 +242,7 @@ export async function executeRun(
     const requiredFiles: Record<string, boolean> = {};
     for (const path of requirement.fileOperations) {
       const normalised = path.replace(/^\.?\//, "");
+      // A path the agent left unreadable (or not there) is not delivered, whatever the error.
       requiredFiles[path] =
         (await stat(join(workspace.path, normalised)).catch(() => undefined)) !== undefined;
     }
@@ -249,9 +251,20 @@ export async function executeRun(
     const secrets = secretsFromEnvironment(process.env);
     const apiKey = endpointFor(configuration, context)?.apiKey;
     if (apiKey !== undefined) secrets.push(apiKey);
+    // A change that cannot be captured does not stop the run from being scored; the stored patch
+    // says why it is empty, so `bench regrade` reports it instead of re-verifying nothing.
     const patch = await captureWorkspacePatch(base.tree, workspace.path, (text) =>
       redactSecrets(text, secrets),
-    ).catch(() => undefined);
+    ).catch(
+      (error: unknown): RunPatch => ({
+        diff: "",
+        length: 0,
+        files: 0,
+        truncated: false,
+        redacted: false,
+        incomplete: `the change could not be captured: ${redactSecrets(messageOf(error), secrets)}`,
+      }),
+    );
 
     const verifierStarted = performance.now();
     let verification: Awaited<ReturnType<typeof runSuiteVerifier>> | undefined;
