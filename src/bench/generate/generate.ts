@@ -8,8 +8,8 @@ import { cp, mkdir, readdir, readFile, rename, rm } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { stringify as stringifyYaml } from "yaml";
 import { z } from "zod";
-import { InputError } from "../../core/errors.js";
-import { writeFileAtomic } from "../../core/fs.js";
+import { InputError, InternalError } from "../../core/errors.js";
+import { unreadableError, writeFileAtomic } from "../../core/fs.js";
 import {
   type PreparedBase,
   prepareBase,
@@ -319,7 +319,9 @@ async function generateVerifier(
     if (findings.length === 0) break;
   }
   const chosen = best ?? last;
-  if (chosen === undefined) throw new Error("unreachable: at least one round runs");
+  if (chosen === undefined) {
+    throw new InternalError("generate.no-round", "unreachable: at least one round runs");
+  }
   return {
     requirement: id,
     file: fileName,
@@ -332,9 +334,11 @@ async function generateVerifier(
 }
 
 async function ensureEmptyTarget(out: string): Promise<void> {
+  // Only ENOENT is "free to use": ENOTDIR means `out` is a file (or under one), which must not
+  // be taken for an empty folder, since the suite is later moved over `out`.
   const entries = await readdir(out).catch((error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT") return [] as string[];
-    throw error;
+    throw unreadableError(out, error);
   });
   if (entries.length > 0) {
     throw new InputError(

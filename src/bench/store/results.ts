@@ -8,7 +8,12 @@
 import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
-import { InfrastructureError, InputError, isSkillsmithError } from "../../core/errors.js";
+import {
+  InfrastructureError,
+  InputError,
+  InternalError,
+  isSkillsmithError,
+} from "../../core/errors.js";
 import type { CheckResult } from "../../env/index.js";
 import { redactKnownSecrets } from "../../model/redact.js";
 
@@ -482,7 +487,9 @@ export function storeFailure(error: unknown, file: string): Error {
       { cause: error, data: { file } },
     );
   }
-  return error instanceof Error ? error : new Error(detail);
+  return error instanceof Error
+    ? error
+    : new InternalError("results-store-non-error", `${file}: ${detail}`, { cause: error });
 }
 
 /**
@@ -494,6 +501,8 @@ function makeRunDirectory(runDir: string): void {
     mkdirSync(runDir, { recursive: true });
   } catch (error) {
     let folder = dirname(runDir);
+    // A probe only: `existsSync` calls an unreadable folder absent, and then `accessSync` on
+    // its parent throws the real reason (or the original error is rethrown below).
     while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder);
     accessSync(folder, constants.W_OK);
     throw error;

@@ -1,5 +1,4 @@
-import type { Dirent } from "node:fs";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { basename, isAbsolute, join, posix, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { harnessNames, isHarnessName } from "../../agents/registry.js";
@@ -7,6 +6,7 @@ import { InputError, UsageError } from "../../core/errors.js";
 // From its module, not the skill barrel (which also exports the MCP server and its SDK).
 import { validateSkillFolder } from "../../skill/validate.js";
 import { CommitChecker } from "./commits.js";
+import { folderEntries, naturalCompare, pathKind } from "./files.js";
 import {
   AGENT_SKILLS_FOLDER,
   DEFAULT_VERIFIER_MOUNT,
@@ -44,21 +44,11 @@ import type {
 } from "./types.js";
 import { checkYaml } from "./yaml.js";
 
+// Other modules import the name order from here, where it was first defined.
+export { naturalCompare };
+
 /** Bytes we are willing to read from one YAML or Markdown file of a suite. */
 const MAX_TEXT_BYTES = 4 * 1024 * 1024;
-
-type Kind = "file" | "directory" | "missing" | "other";
-
-async function kindOf(path: string): Promise<Kind> {
-  try {
-    const info = await stat(path);
-    if (info.isFile()) return "file";
-    if (info.isDirectory()) return "directory";
-    return "other";
-  } catch {
-    return "missing";
-  }
-}
 
 /** Collects problems with paths shown as the suite folder joined with the relative path. */
 class Problems {
@@ -104,7 +94,7 @@ async function readText(
   what: string,
 ): Promise<string | undefined> {
   const path = join(root, relativePath);
-  const kind = await kindOf(path);
+  const kind = await pathKind(path);
   if (kind === "missing") {
     problems.error(relativePath, `missing ${what}`);
     return undefined;
@@ -127,36 +117,10 @@ async function readText(
 }
 
 async function subfolders(path: string): Promise<string[]> {
-  let entries: Dirent[];
-  try {
-    entries = await readdir(path, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-  return entries
+  return (await folderEntries(path))
     .filter((entry) => entry.isDirectory() && !entry.name.startsWith("."))
     .map((entry) => entry.name)
     .sort(naturalCompare);
-}
-
-/**
- * `batch2` before `batch10`: runs of digits compare as numbers, everything else by code point
- * (not by locale, so the order is the same on every machine).
- */
-export function naturalCompare(left: string, right: string): number {
-  const leftParts = left.match(/\d+|\D+/g) ?? [];
-  const rightParts = right.match(/\d+|\D+/g) ?? [];
-  for (let index = 0; index < Math.min(leftParts.length, rightParts.length); index++) {
-    const a = leftParts[index] as string;
-    const b = rightParts[index] as string;
-    if (a === b) continue;
-    if (/^\d/.test(a) && /^\d/.test(b)) {
-      const difference = Number(a) - Number(b);
-      if (difference !== 0) return difference;
-    }
-    return a < b ? -1 : 1;
-  }
-  return leftParts.length - rightParts.length;
 }
 
 /** A repository's folder name from its URL or path: last segment without `.git` / `.bundle`. */
@@ -214,7 +178,7 @@ export async function validateSuite(
 ): Promise<SuiteValidation> {
   const root = resolve(directory);
   const problems = new Problems(directory);
-  const rootKind = await kindOf(root);
+  const rootKind = await pathKind(root);
   if (rootKind !== "directory") {
     problems.error(
       "",
@@ -261,7 +225,7 @@ export async function validateSuite(
 
   const skillsRoot = join(root, SKILLS_FOLDER);
   let skillIds: string[] = [];
-  if ((await kindOf(skillsRoot)) !== "directory") {
+  if ((await pathKind(skillsRoot)) !== "directory") {
     problems.error(SKILLS_FOLDER, "missing skills/ folder (one folder per skill)");
   } else if (suiteFile?.skills !== undefined) {
     skillIds = suiteFile.skills;
@@ -275,7 +239,7 @@ export async function validateSuite(
   } else {
     skillIds = await subfolders(skillsRoot);
   }
-  if (skillIds.length === 0 && (await kindOf(skillsRoot)) === "directory") {
+  if (skillIds.length === 0 && (await pathKind(skillsRoot)) === "directory") {
     problems.error(SKILLS_FOLDER, "the suite has no skills");
   }
   const suiteErrors = problems.errorCount;
@@ -515,7 +479,7 @@ async function inspectSkill(
       `skill folder name "${id}" is not a valid id (letters, digits, '.', '_', '-')`,
     );
   }
-  if ((await kindOf(folder)) !== "directory") {
+  if ((await pathKind(folder)) !== "directory") {
     problems.error(skillRelative, "missing skill folder");
     return nothing();
   }
@@ -545,7 +509,7 @@ async function inspectSkill(
   for (const skillPath of skillPaths) {
     const relativeSkill = join(skillRelative, skillPath);
     const absolute = join(root, relativeSkill);
-    if ((await kindOf(absolute)) !== "directory") {
+    if ((await pathKind(absolute)) !== "directory") {
       problems.error(relativeSkill, "no skill: missing Agent Skills folder (with SKILL.md)", {
         ...(skillFile?.skills === undefined ? {} : { field: "skills" }),
       });
@@ -575,7 +539,7 @@ async function inspectSkill(
     variants[name] = paths.map((path) => join(folder, path));
     for (const path of paths) {
       const relativeVariant = join(skillRelative, path);
-      if ((await kindOf(join(root, relativeVariant))) !== "directory") {
+      if ((await pathKind(join(root, relativeVariant))) !== "directory") {
         problems.error(fileRelative, `variant ${name}: missing Agent Skills folder ${path}`, {
           field: `variants.${name}`,
         });
@@ -609,7 +573,7 @@ async function inspectSkill(
   let environment: SuiteSkill["environment"];
   if (skillFile?.environment !== undefined) {
     const { dockerfile, ...rest } = skillFile.environment;
-    if (dockerfile !== undefined && (await kindOf(join(folder, dockerfile))) !== "file") {
+    if (dockerfile !== undefined && (await pathKind(join(folder, dockerfile))) !== "file") {
       problems.error(fileRelative, `Dockerfile ${dockerfile} does not exist in ${skillRelative}`, {
         field: "environment.dockerfile",
       });
@@ -676,11 +640,12 @@ async function resolveRepository(
       try {
         path = fileURLToPath(spec.url);
       } catch {
+        // Not a file-system error: `fileURLToPath` refuses a malformed URL, reported as such.
         problems.error(fileRelative, `"${spec.url}" is not a valid file URL`, {
           field: "repository.url",
         });
       }
-      if (path !== undefined && (await kindOf(path)) === "missing") {
+      if (path !== undefined && (await pathKind(path)) === "missing") {
         problems.error(fileRelative, `repository ${path} (from the file URL) does not exist`, {
           field: "repository.url",
         });
@@ -700,7 +665,7 @@ async function resolveRepository(
     const given = (spec.path ?? spec.bundle) as string;
     location = given;
     const absolute = resolve(skillFolder, given);
-    const kind = await kindOf(absolute);
+    const kind = await pathKind(absolute);
     const expected = field === "path" ? "directory" : "file";
     if (kind !== expected) {
       problems.error(
@@ -787,7 +752,7 @@ async function inspectVerifier(
   const folder = join(root, folderRelative);
   let complete = true;
   for (const file of spec.files) {
-    if ((await kindOf(join(folder, file))) === "missing") {
+    if ((await pathKind(join(folder, file))) === "missing") {
       complete = false;
       problems.error(
         join(folderRelative, file),
@@ -836,7 +801,7 @@ async function inspectSolution(
   const patch = join(root, requirementRelative, SOLUTION_PATCH);
   const files = join(root, requirementRelative, SOLUTION_FILES_FOLDER);
   const script = join(root, requirementRelative, SOLUTION_SCRIPT_FOLDER);
-  const patchKind = await kindOf(patch);
+  const patchKind = await pathKind(patch);
   if (patchKind === "file") {
     const info = await stat(patch);
     if (info.size === 0)
@@ -845,9 +810,9 @@ async function inspectSolution(
   } else if (patchKind !== "missing") {
     problems.error(join(requirementRelative, SOLUTION_PATCH), "expected a patch file");
   }
-  if ((await kindOf(files)) === "directory") candidates.push({ kind: "files", path: files });
-  if ((await kindOf(script)) === "directory") {
-    if ((await kindOf(join(script, SOLUTION_SCRIPT_ENTRY))) !== "file") {
+  if ((await pathKind(files)) === "directory") candidates.push({ kind: "files", path: files });
+  if ((await pathKind(script)) === "directory") {
+    if ((await pathKind(join(script, SOLUTION_SCRIPT_ENTRY))) !== "file") {
       problems.error(
         join(requirementRelative, SOLUTION_SCRIPT_FOLDER),
         `a solution script folder needs ${SOLUTION_SCRIPT_ENTRY}`,
