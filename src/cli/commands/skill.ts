@@ -33,6 +33,7 @@ import {
 import { promptSkillsOf, renderAvailableSkills } from "../../skill/prompt.js";
 import { validateSkillFolder } from "../../skill/validate.js";
 import { type CliIo, type CommandContext, log, printJson, printLines } from "../context.js";
+import { waitForTerminationSignal } from "../interrupt.js";
 
 /** Resolves when `serve-mcp --http` should stop; the default waits for SIGINT or SIGTERM. */
 let waitForStop: (() => Promise<void>) | undefined;
@@ -45,18 +46,6 @@ export function setSkillServeStop(wait: (() => Promise<void>) | undefined): void
 /** Installing from sources, the lock file and its zod schema load in the commands that use them. */
 function manage(): Promise<typeof import("../../skill/manage.js")> {
   return import("../../skill/manage.js");
-}
-
-function waitForTerminationSignal(): Promise<void> {
-  return new Promise((done) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      done();
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
 }
 
 /** `skillsmith skill ...`: validate, inspect, install, add, list, remove, check, update, clean, audit, to-prompt, serve-mcp. */

@@ -1,7 +1,7 @@
-import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { type Command, Option } from "commander";
 import { InputError, UsageError } from "../../core/errors.js";
+import { pathExists } from "../../core/fs.js";
 import { packageRoot } from "../../core/paths.js";
 // Types only at the top: models, the builder, the exporter and the MCP server load in the
 // commands that use them, so `wiki search` starts without them (see program.ts on start-up).
@@ -30,6 +30,7 @@ import {
 } from "../../wiki/search.js";
 import { findEntry, readJsonFile, readWikiManifest } from "../../wiki/store.js";
 import { type CliIo, type CommandContext, log, printJson, printLines } from "../context.js";
+import { waitForTerminationSignal } from "../interrupt.js";
 
 export interface WikiCommandOptions {
   /** Resolves when `serve-mcp --http` should stop; the default waits for SIGINT or SIGTERM. */
@@ -41,23 +42,46 @@ export const DEFAULT_POOL_FOLDER = "skills_wiki_online";
 /** A best BM25 score below this is no adequate candidate (good matches score 5 or more). */
 export const DEFAULT_MIN_SCORE = 2;
 
-function waitForTerminationSignal(): Promise<void> {
-  return new Promise((done) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      done();
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
+/** The flags of `wiki search --online`: where candidates come from and what they may cost. */
+interface OnlineFlags {
+  domain?: string;
+  model?: string;
+  resources?: string[];
+  search?: string[];
+  resultsPath?: string;
+  searchConfig?: string;
+  githubApiUrl?: string;
+  searchTimeout: string;
+  pool: string;
+  budget: string;
+  minScore: string;
+  fetchTimeout: string;
 }
 
-/** `--wiki`, else ./skills_wiki when it exists, else the example wiki shipped with skillsmith. */
-function wikiToRead(io: CliIo, flag: string | undefined): string {
+/** Every flag of `wiki search`. */
+interface SearchFlags extends OnlineFlags {
+  wiki?: string;
+  select?: boolean;
+  strategy?: SelectionStrategy;
+  seed: string;
+  embeddingModel?: string;
+  includeUnverified?: boolean;
+  selection?: "paper" | "public-code";
+  shortlistSize?: string;
+  fields?: string;
+  visualBoost?: string;
+  online?: boolean;
+  json?: boolean;
+}
+
+/**
+ * `--wiki`, else ./skills_wiki when it exists, else the example wiki shipped with skillsmith. A
+ * ./skills_wiki that is there but unreadable is an error, never a reason to read the example.
+ */
+async function wikiToRead(io: CliIo, flag: string | undefined): Promise<string> {
   if (flag !== undefined) return resolve(io.cwd, flag);
   const local = resolve(io.cwd, DEFAULT_WIKI_FOLDER);
-  return existsSync(local) ? local : join(packageRoot(), "examples", "wiki");
+  return (await pathExists(local)) ? local : join(packageRoot(), "examples", "wiki");
 }
 
 async function modelFor(io: CliIo, spec: string): Promise<ModelClient> {
@@ -243,83 +267,53 @@ export function registerWiki(
       "after",
       `\nOnline acquisition (--online --domain <d> --model <spec> --search ... | --resources ...): when the best\nBM25 score is below --min-score, or the selector (--select) picks none, a targeted query is built from\nthe task (its words minus function words, those the shortlist lacks first, at most 6) and sent to each\nsearch backend; each result is fetched like a URL resource, distilled and gated like \`wiki build\`, and\naccepted skills go to --pool (never the offline wiki), whose pool.json records the query, every request,\nresource and failure. A backend that is down, slow, rate-limited or answers garbage is reported and\nskipped; when none answers the command exits 3. The pool is then searched with the same strategy.\n\nBackends: github (GET /search/repositories; GITHUB_TOKEN optional), github:code (GET /search/code;\nGITHUB_TOKEN required), folder:<dir>, json:<url template> with --results-path: template variables\n{searchTerms} {count} {startIndex} {startPage} {language} {domain} {task} {apiKey}, e.g.\n--search 'json:https://search.example/api?q={searchTerms}&n={count}' --results-path '$.results[*].url'.`,
     )
-    .action(
-      async (
-        query: string,
-        flags: {
-          wiki?: string;
-          domain?: string;
-          select?: boolean;
-          model?: string;
-          strategy?: SelectionStrategy;
-          seed: string;
-          embeddingModel?: string;
-          includeUnverified?: boolean;
-          selection?: "paper" | "public-code";
-          shortlistSize?: string;
-          fields?: string;
-          visualBoost?: string;
-          online?: boolean;
-          resources?: string[];
-          search?: string[];
-          resultsPath?: string;
-          searchConfig?: string;
-          githubApiUrl?: string;
-          searchTimeout: string;
-          pool: string;
-          budget: string;
-          minScore: string;
-          fetchTimeout: string;
-          json?: boolean;
-        },
-      ) => {
-        const { io } = context;
-        const strategy = flags.strategy ?? (flags.select === true ? "select" : "bm25-only");
-        if (strategy === "select" && flags.model === undefined)
-          throw new UsageError("cli.wiki.model", "--select needs --model <spec>");
-        const embedding = strategy.includes("embedding")
-          ? await embeddingClientFor(io, strategy, flags.embeddingModel)
-          : undefined;
-        // Check the acquisition's flags before searching, so a mistake costs nothing.
-        const online = flags.online === true ? await onlinePlan(io, flags) : undefined;
-        const offlineWiki = wikiToRead(io, flags.wiki);
-        // In the order of before: "not a wiki" first, then mistakes in the selection flags.
-        await readWikiManifest(offlineWiki);
-        const selection = selectionOptions(flags);
-        const search = await openCardSearch(
-          offlineWiki,
-          flags.domain,
-          selection.fields === undefined ? {} : { fields: selection.fields },
-        );
-        const searchOptions = {
-          strategy,
-          ...(flags.model === undefined ? {} : { model: await modelFor(io, flags.model) }),
-          ...(embedding === undefined ? {} : { embedding }),
-          includeUnverified: flags.includeUnverified === true,
-          seed: parseCount(flags.seed, "--seed"),
-          ...selection,
-        };
-        const result = await searchSkills(search, query, searchOptions);
-        if (online === undefined) {
-          if (flags.json === true) printJson(io, result);
-          else printLines(io, renderSearch(result));
-          return;
-        }
-        const report = await acquireIfNeeded(
-          io,
-          query,
-          result,
-          search,
-          offlineWiki,
-          online,
-          searchOptions,
-        );
-        if (flags.json === true) printJson(io, { ...result, online: report });
-        else printLines(io, [...renderSearch(result), ...renderOnline(report)]);
-        // Nothing could be asked: every backend was down, slow, rate-limited or broken.
-        if (report.all_failed === true) context.exit(3);
-      },
-    );
+    .action(async (query: string, flags: SearchFlags) => {
+      const { io } = context;
+      const strategy = flags.strategy ?? (flags.select === true ? "select" : "bm25-only");
+      if (strategy === "select" && flags.model === undefined)
+        throw new UsageError("cli.wiki.model", "--select needs --model <spec>");
+      const embedding = strategy.includes("embedding")
+        ? await embeddingClientFor(io, strategy, flags.embeddingModel)
+        : undefined;
+      // Check the acquisition's flags before searching, so a mistake costs nothing.
+      const online = flags.online === true ? await onlinePlan(io, flags) : undefined;
+      const offlineWiki = await wikiToRead(io, flags.wiki);
+      // In the order of before: "not a wiki" first, then mistakes in the selection flags.
+      await readWikiManifest(offlineWiki);
+      const selection = selectionOptions(flags);
+      const search = await openCardSearch(
+        offlineWiki,
+        flags.domain,
+        selection.fields === undefined ? {} : { fields: selection.fields },
+      );
+      const searchOptions = {
+        strategy,
+        ...(flags.model === undefined ? {} : { model: await modelFor(io, flags.model) }),
+        ...(embedding === undefined ? {} : { embedding }),
+        includeUnverified: flags.includeUnverified === true,
+        seed: parseCount(flags.seed, "--seed"),
+        ...selection,
+      };
+      const result = await searchSkills(search, query, searchOptions);
+      if (online === undefined) {
+        if (flags.json === true) printJson(io, result);
+        else printLines(io, renderSearch(result));
+        return;
+      }
+      const report = await acquireIfNeeded(
+        io,
+        query,
+        result,
+        search,
+        offlineWiki,
+        online,
+        searchOptions,
+      );
+      if (flags.json === true) printJson(io, { ...result, online: report });
+      else printLines(io, [...renderSearch(result), ...renderOnline(report)]);
+      // Nothing could be asked: every backend was down, slow, rate-limited or broken.
+      if (report.all_failed === true) context.exit(3);
+    });
 
   wiki
     .command("export")
@@ -330,7 +324,7 @@ export function registerWiki(
     .option("--json", "print a JSON document")
     .action(async (id: string, flags: { out: string; wiki?: string; json?: boolean }) => {
       const { io } = context;
-      const root = wikiToRead(io, flags.wiki);
+      const root = await wikiToRead(io, flags.wiki);
       const entry = await findEntry(root, id);
       if (entry === undefined)
         throw new InputError("wiki.skill.missing", `no skill with id "${id}" in ${root}`, {
@@ -373,7 +367,7 @@ export function registerWiki(
         minScore: string;
       }) => {
         const { io } = context;
-        const root = wikiToRead(io, flags.wiki);
+        const root = await wikiToRead(io, flags.wiki);
         const minScore = Number(flags.minScore);
         if (!Number.isFinite(minScore) || minScore < 0)
           throw new UsageError(
@@ -457,23 +451,7 @@ async function searchBackendsFor(
   return backends;
 }
 
-async function onlinePlan(
-  io: CliIo,
-  flags: {
-    domain?: string;
-    model?: string;
-    resources?: string[];
-    search?: string[];
-    resultsPath?: string;
-    searchConfig?: string;
-    githubApiUrl?: string;
-    searchTimeout: string;
-    pool: string;
-    budget: string;
-    minScore: string;
-    fetchTimeout: string;
-  },
-): Promise<OnlinePlan> {
+async function onlinePlan(io: CliIo, flags: OnlineFlags): Promise<OnlinePlan> {
   if (flags.domain === undefined)
     throw new UsageError("cli.wiki.online", "--online needs --domain <domain> (the pool's domain)");
   if (flags.model === undefined)
