@@ -178,6 +178,16 @@ async function loadSkill(folder: string): Promise<LoadedSkill> {
   };
 }
 
+/** What both model roles are told about the repository (prompt placeholders by name). */
+function repositoryPromptFields(repository: RepositoryMetadata): Record<string, string> {
+  return {
+    repositoryName: repository.name,
+    language: repository.language,
+    testCommand: repository.testCommand,
+    structure: repository.structure,
+  };
+}
+
 async function askRequirements(
   options: GenerateSuiteOptions,
   skill: LoadedSkill,
@@ -197,11 +207,8 @@ async function askRequirements(
       skillName: skill.name,
       skillDescription: skill.description,
       skillBody: skill.body,
-      repositoryName: repository.name,
+      ...repositoryPromptFields(repository),
       commit: repository.commit,
-      language: repository.language,
-      testCommand: repository.testCommand,
-      structure: repository.structure,
       readme: repository.readme,
       findings: findingsBlock(findings),
     });
@@ -280,11 +287,8 @@ async function generateVerifier(
   for (let round = 1; round <= 1 + maxRounds; round += 1) {
     rounds = round;
     const prompt = fillBenchPrompt(benchPromptText("test-engineer-v1.user.md"), {
-      repositoryName: repository.name,
+      ...repositoryPromptFields(repository),
       mountPath: repository.mountPath,
-      language: repository.language,
-      testCommand: repository.testCommand,
-      structure: repository.structure,
       id,
       idUnderscored,
       background: requirement.background,

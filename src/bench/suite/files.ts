@@ -29,6 +29,14 @@ export async function folderNames(path: string): Promise<string[]> {
   return ((await unlessMissing(path, readdir(path))) ?? []).sort(naturalCompare);
 }
 
+/** The visible subfolders of `path` (no dot-folders), in natural order; none when it is missing. */
+export async function subfolders(path: string): Promise<string[]> {
+  return (await folderEntries(path))
+    .filter((entry) => entry.isDirectory() && !entry.name.startsWith("."))
+    .map((entry) => entry.name)
+    .sort(naturalCompare);
+}
+
 /**
  * `batch2` before `batch10`: runs of digits compare as numbers, everything else by code point
  * (not by locale, so the order is the same on every machine).
