@@ -3,6 +3,10 @@
  * 2–3). A requirement engineer writes the requirements; a test engineer writes one pytest file
  * per requirement; every file is checked deterministically and then run on the untouched
  * repository (negative control), and weak ones are regenerated with the findings.
+ *
+ * One file although past 400 lines: it is one pipeline (ask requirements, ask and check
+ * verifiers, write the suite) in the order it runs; the prompts and repository description are
+ * already apart.
  */
 import { cp, mkdir, readdir, readFile, rename, rm } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";

@@ -1,3 +1,7 @@
+/**
+ * The Harbor importer. One file although at 400 lines: it reads one task layout top to bottom
+ * (instruction, task.toml, environment, tests, solution) and each step feeds the next.
+ */
 import { readFile } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { InputError } from "../../core/errors.js";

@@ -1,3 +1,8 @@
+/**
+ * The SWE-Skills-Bench importer. One file although past 400 lines: it follows one layout
+ * (benchmark_config.yaml, skills/, tasks/, tests/) in the order it is read, and its helpers
+ * (repository resolution, verifier helper files) serve only that layout.
+ */
 import { readdir, readFile } from "node:fs/promises";
 import { basename, isAbsolute, join, posix, resolve } from "node:path";
 import { fileURLToPath } from "node:url";

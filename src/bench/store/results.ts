@@ -4,6 +4,10 @@
  * repeat), so it exists at most once; every attempt, scored or lost to infrastructure, is a row
  * of `attempts`. A row is written in one transaction after everything it references (trajectory
  * files) is on disk, so a `kill -9` at any moment leaves either the whole result or nothing.
+ *
+ * One file although past 400 lines: the schema, its migrations and the only code reading and
+ * writing those rows must change together, so a column cannot be added in one place and missed in
+ * another.
  */
 import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
