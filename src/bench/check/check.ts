@@ -18,9 +18,9 @@
  * `<cacheDir>/checks/`, so `bench run` re-uses what `bench check` measured.
  */
 import { createHash } from "node:crypto";
-import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { applyDiff } from "../../core/apply-diff.js";
 import { writeFileAtomic } from "../../core/fs.js";
 import { runProcess } from "../../core/process.js";
 import {
@@ -28,12 +28,11 @@ import {
   diagnoseCollectionError,
   findKeywordOnlyChecks,
   type KeywordOnlyCheck,
-  materialiseWorkspace,
   treeDigest,
 } from "../../env/index.js";
 import type { EnvironmentOutcome, EnvironmentRecord } from "../run/environments.js";
 import { environmentRecord } from "../run/environments.js";
-import { runSuiteVerifier } from "../run/verifier.js";
+import { verifyCandidate } from "../run/verifier.js";
 import { capVerifierOutput } from "../store/results.js";
 import { REQUIREMENTS_FOLDER, SKILLS_FOLDER } from "../suite/layout.js";
 import { naturalCompare } from "../suite/load.js";
@@ -390,12 +389,14 @@ async function applySolution(
       ? undefined
       : `copying the solution failed: ${copied.stderr.trim()}`;
   }
-  const applied = await runProcess("git", ["apply", "--whitespace=nowarn", solution.path], {
-    cwd: workspace,
-  });
-  return applied.exitCode === 0
-    ? undefined
-    : `the reference patch does not apply: ${applied.stderr.trim()}`;
+  let diff: string;
+  try {
+    diff = await readFile(solution.path, "utf8");
+  } catch (error) {
+    return `the reference patch ${solution.path} cannot be read: ${(error as Error).message}`;
+  }
+  const applied = await applyDiff(workspace, diff);
+  return applied.ok ? undefined : `the reference patch does not apply: ${applied.message}`;
 }
 
 async function runOn(
@@ -403,64 +404,45 @@ async function runOn(
   requirement: SuiteRequirement,
   environment: Extract<EnvironmentOutcome, { ok: true }>,
   options: CheckSuiteOptions,
-  prepare: (workspace: string) => Promise<string | undefined>,
+  putInPlace: (workspace: string) => Promise<string | undefined>,
 ): Promise<VerifierMeasurement> {
-  const { base } = environment;
-  const workspace = await materialiseWorkspace(base);
-  const scratch = await mkdtemp(join(tmpdir(), "skillsmith-check-"));
-  try {
-    const problem = await prepare(workspace.path);
-    if (problem !== undefined) {
-      return {
-        passed: 0,
-        total: 0,
-        passRatio: 0,
-        flags: ["no-checks"],
-        exitCode: null,
-        timedOut: false,
-        durationMs: 0,
-        output: problem,
-        // Not the verifier's doing: the solution could not be put in place (see `output`).
-        erroredBeforeChecking: false,
-      };
-    }
-    const limits = skill.environment?.limits;
-    const verifier = {
-      ...requirement.verifier,
-      ...(requirement.verifier.timeoutSeconds === undefined &&
-      limits?.commandTimeoutSeconds !== undefined
-        ? { timeoutSeconds: limits.commandTimeoutSeconds }
-        : {}),
-    };
-    const run = await runSuiteVerifier({
-      sandbox: environment.sandbox,
-      verifier,
-      workspace: workspace.path,
-      workspaceMountPath: workspace.mountPath,
-      scratch,
-      ...(base.environment === undefined ? {} : { image: base.environment.image }),
-      ...(limits?.memoryMb === undefined ? {} : { memoryBytes: limits.memoryMb * 1024 * 1024 }),
-      ...(limits?.cpus === undefined ? {} : { cpus: limits.cpus }),
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
-    });
-    const erroredBeforeChecking =
-      run.flags.includes("collection-error") ||
-      (run.checks.length > 0 && run.checks.every((check) => check.status === "error"));
+  const verification = await verifyCandidate({
+    sandbox: environment.sandbox,
+    skill,
+    requirement,
+    base: environment.base,
+    putInPlace,
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  });
+  if (verification.kind === "not-in-place") {
     return {
-      passed: run.passed,
-      total: run.total,
-      passRatio: run.passRatio,
-      flags: run.flags,
-      exitCode: run.exitCode,
-      timedOut: run.timedOut,
-      durationMs: run.durationMs,
-      output: capVerifierOutput(run.output),
-      erroredBeforeChecking,
+      passed: 0,
+      total: 0,
+      passRatio: 0,
+      flags: ["no-checks"],
+      exitCode: null,
+      timedOut: false,
+      durationMs: 0,
+      output: verification.problem,
+      // Not the verifier's doing: the solution could not be put in place (see `output`).
+      erroredBeforeChecking: false,
     };
-  } finally {
-    await workspace.dispose().catch(() => undefined);
-    await rm(scratch, { recursive: true, force: true });
   }
+  const { run } = verification;
+  const erroredBeforeChecking =
+    run.flags.includes("collection-error") ||
+    (run.checks.length > 0 && run.checks.every((check) => check.status === "error"));
+  return {
+    passed: run.passed,
+    total: run.total,
+    passRatio: run.passRatio,
+    flags: run.flags,
+    exitCode: run.exitCode,
+    timedOut: run.timedOut,
+    durationMs: run.durationMs,
+    output: capVerifierOutput(run.output),
+    erroredBeforeChecking,
+  };
 }
 
 function percent(ratio: number): string {

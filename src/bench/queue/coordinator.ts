@@ -16,22 +16,15 @@ import { join } from "node:path";
 // Types only: BullMQ loads when a queue run starts (~0.25 s of start-up for every other command).
 import type { Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import { UsageError } from "../../core/errors.js";
+import { InternalError, UsageError } from "../../core/errors.js";
 import { writeFileAtomic } from "../../core/fs.js";
 import { registerSecret } from "../../model/redact.js";
-import {
-  type ModelEndpoint,
-  messageOf,
-  openRunDirectory,
-  type PlannedRun,
-  planRun,
-  progressReporter,
-  type RunFailure,
-  type RunSuiteOptions,
-  type RunSuiteSummary,
-  type SandboxKind,
-  storeRunResult,
-} from "../run/runner.js";
+import { messageOf } from "../run/execute.js";
+import type { ModelEndpoint } from "../run/model-endpoint.js";
+import type { RunFailure, RunSuiteOptions, RunSuiteSummary, SandboxKind } from "../run/options.js";
+import { openRunDirectory, type PlannedRun, planRun } from "../run/plan.js";
+import { progressReporter } from "../run/progress.js";
+import { storeRunResult } from "../run/store-result.js";
 import { writeManifest } from "../store/manifest.js";
 import { formatRunKey, type ResultsStore } from "../store/results.js";
 import type { Configuration } from "../suite/schema.js";
@@ -155,7 +148,8 @@ export async function runSuiteOnQueue(options: QueueRunOptions): Promise<RunSuit
     }
     const queueOf = (configuration: Configuration): Queue => {
       const queue = queues.get(groupOf.get(configuration.id) ?? "");
-      if (queue === undefined) throw new Error(`no queue for configuration ${configuration.id}`);
+      if (queue === undefined)
+        throw new InternalError("queue.no-queue", `no queue for configuration ${configuration.id}`);
       return queue;
     };
 

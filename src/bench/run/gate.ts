@@ -20,7 +20,8 @@ import {
 import type { Configuration } from "../suite/schema.js";
 import type { ExcludedPart, Suite, SuiteSkill } from "../suite/types.js";
 import { type EnvironmentOutcome, environmentRecord, skillEnvironments } from "./environments.js";
-import type { PlannedRun, RunSuiteOptions } from "./runner.js";
+import type { RunSuiteOptions } from "./options.js";
+import type { PlannedRun } from "./plan.js";
 
 /** Flags of results stored without running, which each invocation re-decides. */
 const PREPARATION_FLAGS = new Set(["environment-failure", "broken-verifier"]);

@@ -26,7 +26,9 @@ import {
   isCollectionError,
   junitShortfall,
   type Mount,
+  materialiseWorkspace,
   parseRunnerSummary,
+  type PreparedBase,
   readJunitReports,
   runWithChannel,
   type SandboxExecResult,
@@ -36,7 +38,7 @@ import {
   type VerifierInventory,
   withLimitHit,
 } from "../../env/index.js";
-import type { SuiteVerifier } from "../suite/types.js";
+import type { SuiteRequirement, SuiteSkill, SuiteVerifier } from "../suite/types.js";
 import { readCtrfChecks, readHarborReward } from "./reward.js";
 
 export interface SuiteVerifierRun {
@@ -90,6 +92,78 @@ export interface RunSuiteVerifierOptions extends SuiteVerifierTarget {
   readonly scratch: string;
   /** The verifier's inventory, taken before the agent ran (`suiteVerifierInventory`). */
   readonly inventory?: VerifierInventory;
+}
+
+/** What places a requirement's verifier in its skill's prepared environment. */
+export interface RequirementVerifierInput {
+  /** The skill's environment sandbox (`environmentSandbox`). */
+  readonly sandbox: SandboxV1;
+  readonly skill: Pick<SuiteSkill, "environment">;
+  readonly requirement: Pick<SuiteRequirement, "verifier">;
+  readonly base: Pick<PreparedBase, "environment">;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * The target of a requirement's verifier in its skill's prepared environment: the environment's
+ * command timeout when the verifier names none, the environment's image and its limits. The
+ * runner, `bench check` and synthesis scoring all build it here, so a verifier runs under the same
+ * limits wherever it runs.
+ */
+export function requirementVerifierTarget(
+  input: RequirementVerifierInput & { readonly workspaceMountPath: string },
+): SuiteVerifierTarget {
+  const { requirement, base, signal } = input;
+  const limits = input.skill.environment?.limits;
+  return {
+    sandbox: input.sandbox,
+    verifier: {
+      ...requirement.verifier,
+      ...(requirement.verifier.timeoutSeconds === undefined &&
+      limits?.commandTimeoutSeconds !== undefined
+        ? { timeoutSeconds: limits.commandTimeoutSeconds }
+        : {}),
+    },
+    workspaceMountPath: input.workspaceMountPath,
+    ...(base.environment === undefined ? {} : { image: base.environment.image }),
+    ...(limits?.memoryMb === undefined ? {} : { memoryBytes: limits.memoryMb * 1024 * 1024 }),
+    ...(limits?.processes === undefined ? {} : { maxProcesses: limits.processes }),
+    ...(limits?.cpus === undefined ? {} : { cpus: limits.cpus }),
+    ...(signal === undefined ? {} : { signal }),
+  };
+}
+
+/** A candidate solution verified, or why it could not be put in place. */
+export type CandidateVerification =
+  | { readonly kind: "verified"; readonly run: SuiteVerifierRun }
+  | { readonly kind: "not-in-place"; readonly problem: string };
+
+/**
+ * Run a requirement's verifier on a fresh workspace of `base` once `putInPlace` has written a
+ * candidate into it (a reference solution, a synthesised diff); `putInPlace` answers why it could
+ * not, or undefined. Workspace and scratch folder are removed whatever happens.
+ */
+export async function verifyCandidate(
+  input: RequirementVerifierInput & {
+    readonly base: PreparedBase;
+    readonly putInPlace: (workspace: string) => Promise<string | undefined>;
+  },
+): Promise<CandidateVerification> {
+  const workspace = await materialiseWorkspace(input.base);
+  const scratch = await mkdtemp(join(tmpdir(), "skillsmith-verify-"));
+  try {
+    const problem = await input.putInPlace(workspace.path);
+    if (problem !== undefined) return { kind: "not-in-place", problem };
+    const run = await runSuiteVerifier({
+      ...requirementVerifierTarget({ ...input, workspaceMountPath: workspace.mountPath }),
+      workspace: workspace.path,
+      scratch,
+    });
+    return { kind: "verified", run };
+  } finally {
+    await workspace.dispose().catch(() => undefined);
+    await rm(scratch, { recursive: true, force: true });
+  }
 }
 
 /** A verifier's wall-time limit when neither it nor its environment names one (in manifests). */
