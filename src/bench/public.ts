@@ -26,13 +26,12 @@ export type {
 } from "./analysis/statistics.js";
 export {
   type CheckSuiteOptions,
-  checkJson,
   checkSuite,
   type RequirementCheck,
   type RequirementStatus,
-  renderCheckText,
   type SuiteCheck,
 } from "./check/check.js";
+export { checkJson, renderCheckText } from "./check/render.js";
 // Experimental (see the README): generation calls a model and its prompts still change.
 export {
   type GenerateSuiteOptions,

@@ -7,6 +7,10 @@
  * attach a BullMQ worker to each, with the group's limit. A job's lock is renewed while it runs;
  * a worker killed with -9 stops renewing, and after `lockDurationMs` another worker's stalled
  * check puts the job back in the queue.
+ *
+ * One file (a little over 400 lines): the job handler, the registry watcher and the shutdown
+ * share the worker's state (open sandboxes, loaded suites, the concurrency permit, the force
+ * signal) as closures; split apart they would need that state passed around as an object.
  */
 import { hostname } from "node:os";
 import { resolve } from "node:path";

@@ -23,6 +23,7 @@ import {
   capVerifierOutput,
   formatRunKey,
   type RunKey,
+  type RunPatch,
   type RunResult,
 } from "../store/results.js";
 import type { Configuration } from "../suite/schema.js";
@@ -241,6 +242,7 @@ export async function executeRun(
     const requiredFiles: Record<string, boolean> = {};
     for (const path of requirement.fileOperations) {
       const normalised = path.replace(/^\.?\//, "");
+      // A path the agent left unreadable (or not there) is not delivered, whatever the error.
       requiredFiles[path] =
         (await stat(join(workspace.path, normalised)).catch(() => undefined)) !== undefined;
     }
@@ -249,9 +251,20 @@ export async function executeRun(
     const secrets = secretsFromEnvironment(process.env);
     const apiKey = endpointFor(configuration, context)?.apiKey;
     if (apiKey !== undefined) secrets.push(apiKey);
+    // A change that cannot be captured does not stop the run from being scored; the stored patch
+    // says why it is empty, so `bench regrade` reports it instead of re-verifying nothing.
     const patch = await captureWorkspacePatch(base.tree, workspace.path, (text) =>
       redactSecrets(text, secrets),
-    ).catch(() => undefined);
+    ).catch(
+      (error: unknown): RunPatch => ({
+        diff: "",
+        length: 0,
+        files: 0,
+        truncated: false,
+        redacted: false,
+        incomplete: `the change could not be captured: ${redactSecrets(messageOf(error), secrets)}`,
+      }),
+    );
 
     const verifierStarted = performance.now();
     let verification: Awaited<ReturnType<typeof runSuiteVerifier>> | undefined;
