@@ -17,6 +17,7 @@ import { isSkillsmithError } from "../src/core/errors.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
 import { validateSkillFolder } from "../src/skill/index.js";
 import { skillId } from "../src/wiki/meta.js";
+import { selfLoopingLink } from "./support/temporary.js";
 import { answer, skill, writeResources } from "./support/wiki.js";
 
 interface Run {
@@ -187,6 +188,20 @@ describe("skillsmith wiki (CLI)", () => {
     const result = await run(["wiki", "search", "navigation menu that wraps flexbox"], {}, root);
     expect(result.code).toBe(0);
     expect(result.stdout.split("\n")[1]).toContain("Wrapping navigation bar with flexbox");
+  });
+
+  it("refuses a ./skills_wiki that is there but unreadable instead of searching the example", async () => {
+    const cwd = await mkdtemp(join(tmpdir(), "wiki-unreadable-"));
+    try {
+      await selfLoopingLink(cwd, "skills_wiki");
+      const result = await run(["wiki", "search", "navigation menu that wraps flexbox"], {}, cwd);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(join(cwd, "skills_wiki"));
+      expect(result.stderr).toContain("ELOOP");
+      expect(result.stdout).toBe("");
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
   });
 
   it("serves MCP over HTTP with a generated token printed on stdout, and stops on request", async () => {

@@ -20,3 +20,20 @@ export function killChildrenOnExit(): void {
     });
   }
 }
+
+/**
+ * Resolves with the signal's name at the first SIGINT or SIGTERM, then stops listening: how a
+ * long-running command (an MCP server, the dashboard, the scripted model server) waits until it
+ * is asked to stop.
+ */
+export function waitForTerminationSignal(): Promise<string> {
+  return new Promise((done) => {
+    const stop = (signal: string) => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      done(signal);
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+}

@@ -1,6 +1,6 @@
-import { stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { UsageError } from "../../core/errors.js";
+import { pathExists } from "../../core/fs.js";
 import { readManifest } from "../store/manifest.js";
 import {
   type AttemptRecord,
@@ -85,7 +85,7 @@ export async function reportRunDir(
   options: ReportRunDirOptions = {},
 ): Promise<BenchReport> {
   const directory = resolve(runDir);
-  if ((await stat(join(directory, RESULTS_FILE)).catch(() => undefined)) === undefined) {
+  if (!(await pathExists(join(directory, RESULTS_FILE)))) {
     throw new UsageError(
       "report-no-results",
       `${directory} is not a run directory (no ${RESULTS_FILE}); run \`skillsmith bench run <suite> --out ${runDir}\` first`,

@@ -1,4 +1,9 @@
-/** The verdict table and aggregate views of a `BenchReport` as plain text for people. */
+/**
+ * The verdict table and aggregate views of a `BenchReport` as plain text for people.
+ *
+ * One file although past 400 lines: it is the whole text rendering of one report, section by
+ * section in the order printed, and sections share their column formatting.
+ */
 
 import { flagDefinition } from "../../env/verifier/flags.js";
 import type { SkillClass } from "../../stats/index.js";

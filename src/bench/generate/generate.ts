@@ -3,13 +3,17 @@
  * 2–3). A requirement engineer writes the requirements; a test engineer writes one pytest file
  * per requirement; every file is checked deterministically and then run on the untouched
  * repository (negative control), and weak ones are regenerated with the findings.
+ *
+ * One file although past 400 lines: it is one pipeline (ask requirements, ask and check
+ * verifiers, write the suite) in the order it runs; the prompts and repository description are
+ * already apart.
  */
 import { cp, mkdir, readdir, readFile, rename, rm } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { stringify as stringifyYaml } from "yaml";
 import { z } from "zod";
-import { InputError } from "../../core/errors.js";
-import { writeFileAtomic } from "../../core/fs.js";
+import { InputError, InternalError } from "../../core/errors.js";
+import { unreadableError, writeFileAtomic } from "../../core/fs.js";
 import {
   type PreparedBase,
   prepareBase,
@@ -178,6 +182,16 @@ async function loadSkill(folder: string): Promise<LoadedSkill> {
   };
 }
 
+/** What both model roles are told about the repository (prompt placeholders by name). */
+function repositoryPromptFields(repository: RepositoryMetadata): Record<string, string> {
+  return {
+    repositoryName: repository.name,
+    language: repository.language,
+    testCommand: repository.testCommand,
+    structure: repository.structure,
+  };
+}
+
 async function askRequirements(
   options: GenerateSuiteOptions,
   skill: LoadedSkill,
@@ -197,11 +211,8 @@ async function askRequirements(
       skillName: skill.name,
       skillDescription: skill.description,
       skillBody: skill.body,
-      repositoryName: repository.name,
+      ...repositoryPromptFields(repository),
       commit: repository.commit,
-      language: repository.language,
-      testCommand: repository.testCommand,
-      structure: repository.structure,
       readme: repository.readme,
       findings: findingsBlock(findings),
     });
@@ -280,11 +291,8 @@ async function generateVerifier(
   for (let round = 1; round <= 1 + maxRounds; round += 1) {
     rounds = round;
     const prompt = fillBenchPrompt(benchPromptText("test-engineer-v1.user.md"), {
-      repositoryName: repository.name,
+      ...repositoryPromptFields(repository),
       mountPath: repository.mountPath,
-      language: repository.language,
-      testCommand: repository.testCommand,
-      structure: repository.structure,
       id,
       idUnderscored,
       background: requirement.background,
@@ -319,7 +327,9 @@ async function generateVerifier(
     if (findings.length === 0) break;
   }
   const chosen = best ?? last;
-  if (chosen === undefined) throw new Error("unreachable: at least one round runs");
+  if (chosen === undefined) {
+    throw new InternalError("generate.no-round", "unreachable: at least one round runs");
+  }
   return {
     requirement: id,
     file: fileName,
@@ -332,9 +342,11 @@ async function generateVerifier(
 }
 
 async function ensureEmptyTarget(out: string): Promise<void> {
+  // Only ENOENT is "free to use": ENOTDIR means `out` is a file (or under one), which must not
+  // be taken for an empty folder, since the suite is later moved over `out`.
   const entries = await readdir(out).catch((error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT") return [] as string[];
-    throw error;
+    throw unreadableError(out, error);
   });
   if (entries.length > 0) {
     throw new InputError(

@@ -1,6 +1,7 @@
 /** What the two model roles are told about the repository: bounded, deterministic metadata. */
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { unlessMissing } from "../../core/fs.js";
 import { detectSetup, type PreparedBase, type SetupLanguage } from "../../env/index.js";
 
 export interface RepositoryMetadata {
@@ -33,7 +34,9 @@ async function listing(root: string): Promise<string> {
   const lines: string[] = [];
   let truncated = false;
   const walk = async (folder: string, prefix: string, depth: number): Promise<void> => {
-    const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+    // The tree is the prepared checkout: a folder in it that cannot be listed is a failure to
+    // report, not a part of the repository to leave out of the prompt silently.
+    const entries = (await unlessMissing(folder, readdir(folder, { withFileTypes: true }))) ?? [];
     entries.sort((left, right) => left.name.localeCompare(right.name));
     for (const entry of entries) {
       if (lines.length >= MAX_LISTING_ENTRIES) {
@@ -57,9 +60,11 @@ async function listing(root: string): Promise<string> {
 }
 
 async function readmeHead(root: string): Promise<string> {
-  const names = await readdir(root).catch(() => [] as string[]);
+  const names = (await unlessMissing(root, readdir(root))) ?? [];
   const readme = names.find((name) => /^readme(\.\w+)?$/i.test(name));
   if (readme === undefined) return "(no README)";
+  // Safe to swallow: the README head is optional context for the prompt, and a `README` that is
+  // a folder or a dangling link belongs to the repository as it is (its text is then empty).
   const text = await readFile(join(root, readme), "utf8").catch(() => "");
   return text.length > README_HEAD_CHARACTERS
     ? `${text.slice(0, README_HEAD_CHARACTERS)}\n…`

@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { cp, mkdir, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
+import { cp, mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { stringify } from "yaml";
 import { InputError } from "../../core/errors.js";
+import { pathKind } from "../suite/files.js";
 
 /** Something of the source that was not imported (or imported incompletely), and why. */
 export interface ImportProblem {
@@ -33,14 +34,8 @@ export interface ImportResult {
   readonly copied?: CopiedHelper[];
 }
 
-export async function pathKind(path: string): Promise<"file" | "directory" | "missing" | "other"> {
-  try {
-    const info = await stat(path);
-    return info.isFile() ? "file" : info.isDirectory() ? "directory" : "other";
-  } catch {
-    return "missing";
-  }
-}
+// The importers ask the suite loader's question, with its answer for unreadable paths.
+export { pathKind };
 
 /**
  * A suite is written into a hidden sibling folder and renamed into place at the end, so an

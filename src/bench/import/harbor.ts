@@ -1,8 +1,12 @@
-import type { Dirent } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+/**
+ * The Harbor importer. One file although at 400 lines: it reads one task layout top to bottom
+ * (instruction, task.toml, environment, tests, solution) and each step feeds the next.
+ */
+import { readFile } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { InputError } from "../../core/errors.js";
 import { validateSkillFolder } from "../../skill/index.js";
+import { folderEntries, folderNames, naturalCompare } from "../suite/files.js";
 import {
   AGENT_SKILLS_FOLDER,
   REQUIREMENT_FILE,
@@ -15,7 +19,6 @@ import {
   VERIFIER_FILE,
   VERIFIER_FOLDER,
 } from "../suite/layout.js";
-import { naturalCompare } from "../suite/load.js";
 import type { Configuration, SkillFile, SuiteFile, VerifierFile } from "../suite/schema.js";
 import { SUITE_FORMAT } from "../suite/schema.js";
 import {
@@ -67,14 +70,6 @@ function isTaskFolderKind(entries: readonly string[]): boolean {
   return entries.includes("task.toml") || entries.includes("instruction.md");
 }
 
-async function names(path: string): Promise<string[]> {
-  try {
-    return (await readdir(path)).sort(naturalCompare);
-  } catch {
-    return [];
-  }
-}
-
 /** A task folder, or a folder of task folders (e.g. a dataset's `tasks/`). */
 async function expandTaskFolders(
   paths: readonly string[],
@@ -87,7 +82,7 @@ async function expandTaskFolders(
       problems.push({ path: given, message: "not a folder; not imported" });
       continue;
     }
-    const entries = await names(path);
+    const entries = await folderNames(path);
     if (isTaskFolderKind(entries)) {
       tasks.push(path);
       continue;
@@ -101,9 +96,9 @@ async function expandTaskFolders(
       continue;
     }
     const children: string[] = [];
-    for (const name of await names(path)) {
+    for (const name of await folderNames(path)) {
       const child = join(path, name);
-      if ((await pathKind(child)) === "directory" && isTaskFolderKind(await names(child))) {
+      if ((await pathKind(child)) === "directory" && isTaskFolderKind(await folderNames(child))) {
         children.push(child);
       }
     }
@@ -120,12 +115,7 @@ async function expandTaskFolders(
 }
 
 async function listFiles(root: string, prefix = ""): Promise<string[]> {
-  let entries: Dirent[];
-  try {
-    entries = await readdir(join(root, prefix), { withFileTypes: true });
-  } catch {
-    return [];
-  }
+  const entries = await folderEntries(join(root, prefix));
   const files: string[] = [];
   for (const entry of entries.sort((left, right) => naturalCompare(left.name, right.name))) {
     const path = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
@@ -219,7 +209,7 @@ export async function importHarbor(
         });
         continue;
       }
-      const entries = await names(task);
+      const entries = await folderNames(task);
       const reasons: string[] = [];
       if (!entries.includes("instruction.md")) reasons.push("no instruction.md");
       let config: TomlTable = {};
@@ -254,7 +244,7 @@ export async function importHarbor(
       // Skills the task ships, installed only in the with-skill arm.
       const skillNames: string[] = [];
       const shippedRoot = join(task, "environment", "skills");
-      for (const name of await names(shippedRoot)) {
+      for (const name of await folderNames(shippedRoot)) {
         const folder = join(shippedRoot, name);
         if ((await pathKind(join(folder, "SKILL.md"))) !== "file") continue;
         const invalid = await validSkill(folder);
@@ -285,7 +275,7 @@ export async function importHarbor(
       // Environment: the build context without the skills folder; skill copies commented out.
       let workdir: string | undefined;
       if (hasDockerfile) {
-        for (const name of await names(join(task, "environment"))) {
+        for (const name of await folderNames(join(task, "environment"))) {
           if (name === "skills" || name === "Dockerfile") continue;
           await staging.copy(join(task, "environment", name), join(skillRoot, "environment", name));
         }

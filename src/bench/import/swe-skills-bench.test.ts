@@ -53,6 +53,17 @@ describe("verifierHelpers", () => {
   });
 });
 
+describe("verifierHelpers on an unreadable test file", () => {
+  it("refuses it naming the file instead of reading it as empty (no helpers)", async () => {
+    // A folder where the test file is expected: reading it fails with EISDIR, also as root.
+    await mkdir(join(folder, "test_folder.py"));
+    await expect(verifierHelpers(folder, "test_folder.py")).rejects.toMatchObject({
+      code: "file.unreadable",
+      data: { file: join(folder, "test_folder.py") },
+    });
+  });
+});
+
 describe("repoRootCandidates", () => {
   it("tries folders, then bundles, named after the repository and its owner", () => {
     expect(repoRootCandidates("https://github.com/pypa/packaging.git")).toEqual([

@@ -1,7 +1,13 @@
+/**
+ * The SWE-Skills-Bench importer. One file although past 400 lines: it follows one layout
+ * (benchmark_config.yaml, skills/, tasks/, tests/) in the order it is read, and its helpers
+ * (repository resolution, verifier helper files) serve only that layout.
+ */
 import { readdir, readFile } from "node:fs/promises";
 import { basename, isAbsolute, join, posix, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { InputError } from "../../core/errors.js";
+import { unlessMissing } from "../../core/fs.js";
 import { validateSkillFolder } from "../../skill/index.js";
 import {
   AGENT_SKILLS_FOLDER,
@@ -146,7 +152,8 @@ export async function verifierHelpers(folder: string, testFile: string): Promise
   }
   while (queue.length > 0) {
     const current = queue.shift() as string;
-    const source = await readFile(join(folder, current), "utf8").catch(() => "");
+    const path = join(folder, current);
+    const source = (await unlessMissing(path, readFile(path, "utf8"))) ?? "";
     for (const name of pythonImports(source)) {
       for (const candidate of [`${name}.py`, name]) {
         if (seen.has(candidate)) continue;
@@ -230,6 +237,7 @@ async function resolveRepository(
     try {
       path = fileURLToPath(url);
     } catch {
+      // Not a file-system error: `fileURLToPath` refuses a malformed URL, reported as such.
       reasons.push(`repo.url "${url}" is not a valid file URL${at}`);
       return undefined;
     }

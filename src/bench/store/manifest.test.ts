@@ -1,6 +1,9 @@
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { cleanupsAfterEach, temporaryDirectoryIn } from "../../../test/support/temporary.js";
 import { UsageError } from "../../core/errors.js";
-import { MANIFEST_FORMAT, mergeManifest, type RunManifest } from "./manifest.js";
+import { MANIFEST_FORMAT, mergeManifest, type RunManifest, readManifest } from "./manifest.js";
 
 const base: RunManifest = {
   format: MANIFEST_FORMAT,
@@ -68,5 +71,20 @@ describe("mergeManifest", () => {
         "/run",
       ),
     ).toThrow(/configuration "c1" was/);
+  });
+});
+
+describe("readManifest", () => {
+  const cleanups = cleanupsAfterEach();
+
+  it("is undefined without a manifest and refuses one that is there but unreadable", async () => {
+    const runDir = await temporaryDirectoryIn(cleanups, "manifest-");
+    expect(await readManifest(runDir)).toBeUndefined();
+    // A folder where the file is expected: reading it fails with EISDIR, also as root.
+    await mkdir(join(runDir, "manifest.json"));
+    await expect(readManifest(runDir)).rejects.toMatchObject({
+      code: "file.unreadable",
+      data: { file: join(runDir, "manifest.json"), errno: "EISDIR" },
+    });
   });
 });

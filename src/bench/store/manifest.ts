@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { InputError, UsageError } from "../../core/errors.js";
-import { writeFileAtomic } from "../../core/fs.js";
+import { unlessMissing, writeFileAtomic } from "../../core/fs.js";
 import { redactKnownSecrets } from "../../model/redact.js";
 import { configurationSchema } from "../suite/schema.js";
 
@@ -115,7 +115,7 @@ export type RunManifest = z.output<typeof manifestSchema>;
 
 export async function readManifest(runDir: string): Promise<RunManifest | undefined> {
   const file = join(runDir, MANIFEST_FILE);
-  const text = await readFile(file, "utf8").catch(() => undefined);
+  const text = await unlessMissing(file, readFile(file, "utf8"));
   if (text === undefined) return undefined;
   let value: unknown;
   try {

@@ -4,11 +4,20 @@
  * repeat), so it exists at most once; every attempt, scored or lost to infrastructure, is a row
  * of `attempts`. A row is written in one transaction after everything it references (trajectory
  * files) is on disk, so a `kill -9` at any moment leaves either the whole result or nothing.
+ *
+ * One file although past 400 lines: the schema, its migrations and the only code reading and
+ * writing those rows must change together, so a column cannot be added in one place and missed in
+ * another.
  */
 import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
-import { InfrastructureError, InputError, isSkillsmithError } from "../../core/errors.js";
+import {
+  InfrastructureError,
+  InputError,
+  InternalError,
+  isSkillsmithError,
+} from "../../core/errors.js";
 import type { CheckResult } from "../../env/index.js";
 import { redactKnownSecrets } from "../../model/redact.js";
 
@@ -482,7 +491,9 @@ export function storeFailure(error: unknown, file: string): Error {
       { cause: error, data: { file } },
     );
   }
-  return error instanceof Error ? error : new Error(detail);
+  return error instanceof Error
+    ? error
+    : new InternalError("results-store-non-error", `${file}: ${detail}`, { cause: error });
 }
 
 /**
@@ -494,6 +505,8 @@ function makeRunDirectory(runDir: string): void {
     mkdirSync(runDir, { recursive: true });
   } catch (error) {
     let folder = dirname(runDir);
+    // A probe only: `existsSync` calls an unreadable folder absent, and then `accessSync` on
+    // its parent throws the real reason (or the original error is rethrown below).
     while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder);
     accessSync(folder, constants.W_OK);
     throw error;

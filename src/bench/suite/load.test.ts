@@ -1,8 +1,12 @@
-import { writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { writeReplaySuite } from "../../../test/support/suites.js";
-import { cleanupsAfterEach, temporaryDirectoryIn } from "../../../test/support/temporary.js";
+import {
+  cleanupsAfterEach,
+  selfLoopingLink,
+  temporaryDirectoryIn,
+} from "../../../test/support/temporary.js";
 import { createHarness, registerHarness, unregisterHarness } from "../../agents/registry.js";
 import { naturalCompare, repositoryName, validateSuite } from "./load.js";
 
@@ -63,5 +67,31 @@ describe("configurations naming a registered harness", () => {
     } finally {
       unregisterHarness("team-agent");
     }
+  });
+});
+
+describe("a suite folder with a part that is there but unreadable", () => {
+  const cleanups = cleanupsAfterEach();
+  const suiteYaml =
+    "format: skillsmith-suite/1\nname: tiny\nconfigurations:\n  - id: replay\n    agent: replay\n";
+
+  it("is refused naming suite.yaml, not reported as a suite without suite.yaml", async () => {
+    const root = await temporaryDirectoryIn(cleanups, "suite-unreadable-");
+    await mkdir(join(root, "skills"));
+    const loop = await selfLoopingLink(root, "suite.yaml");
+    await expect(validateSuite(root)).rejects.toMatchObject({
+      code: "file.unreadable",
+      data: { file: loop },
+    });
+  });
+
+  it("is refused naming the skills folder, not read as a suite with no skills", async () => {
+    const root = await temporaryDirectoryIn(cleanups, "suite-unreadable-");
+    await writeFile(join(root, "suite.yaml"), suiteYaml);
+    const loop = await selfLoopingLink(root, "skills");
+    await expect(validateSuite(root)).rejects.toMatchObject({
+      code: "file.unreadable",
+      data: { file: loop },
+    });
   });
 });

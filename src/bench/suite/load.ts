@@ -1,186 +1,22 @@
-import type { Dirent } from "node:fs";
-import { readdir, readFile, stat } from "node:fs/promises";
-import { basename, isAbsolute, join, posix, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { basename, join, resolve } from "node:path";
 import { harnessNames, isHarnessName } from "../../agents/registry.js";
 import { InputError, UsageError } from "../../core/errors.js";
-// From its module, not the skill barrel (which also exports the MCP server and its SDK).
-import { validateSkillFolder } from "../../skill/validate.js";
 import { CommitChecker } from "./commits.js";
+import { naturalCompare, pathKind, subfolders } from "./files.js";
 import {
-  AGENT_SKILLS_FOLDER,
-  DEFAULT_VERIFIER_MOUNT,
-  REQUIREMENT_FILE,
-  REQUIREMENTS_FOLDER,
-  SKILL_FILE,
-  SKILLS_FOLDER,
-  SOLUTION_FILES_FOLDER,
-  SOLUTION_PATCH,
-  SOLUTION_SCRIPT_ENTRY,
-  SOLUTION_SCRIPT_FOLDER,
-  SUITE_FILE,
-  VERIFIER_FILE,
-  VERIFIER_FOLDER,
-  WORKSPACE_ROOT,
-} from "./layout.js";
-import { parseRequirementMarkdown } from "./requirement.js";
-import {
-  idSchema,
-  type RepositorySpec,
-  skillFileSchema,
-  suiteFileSchema,
-  verifierFileSchema,
-} from "./schema.js";
-import type {
-  ExcludedPart,
-  ReferenceSolution,
-  Suite,
-  SuiteProblem,
-  SuiteRepository,
-  SuiteRequirement,
-  SuiteSkill,
-  SuiteValidation,
-  SuiteVerifier,
-} from "./types.js";
+  inspectSkill,
+  repositoryName,
+  type SuiteSelection,
+  selectedRequirement,
+} from "./inspect.js";
+import { SKILLS_FOLDER, SUITE_FILE } from "./layout.js";
+import { errorsSince, Problems, readText } from "./problems.js";
+import { idSchema, suiteFileSchema } from "./schema.js";
+import type { ExcludedPart, Suite, SuiteProblem, SuiteSkill, SuiteValidation } from "./types.js";
 import { checkYaml } from "./yaml.js";
 
-/** Bytes we are willing to read from one YAML or Markdown file of a suite. */
-const MAX_TEXT_BYTES = 4 * 1024 * 1024;
-
-type Kind = "file" | "directory" | "missing" | "other";
-
-async function kindOf(path: string): Promise<Kind> {
-  try {
-    const info = await stat(path);
-    if (info.isFile()) return "file";
-    if (info.isDirectory()) return "directory";
-    return "other";
-  } catch {
-    return "missing";
-  }
-}
-
-/** Collects problems with paths shown as the suite folder joined with the relative path. */
-class Problems {
-  readonly list: SuiteProblem[] = [];
-  constructor(private readonly displayRoot: string) {}
-
-  display(relativePath: string): string {
-    return relativePath === "" ? this.displayRoot : join(this.displayRoot, relativePath);
-  }
-
-  error(relativePath: string, message: string, extra: { line?: number; field?: string } = {}) {
-    this.add("error", relativePath, message, extra);
-  }
-
-  warning(relativePath: string, message: string, extra: { line?: number; field?: string } = {}) {
-    this.add("warning", relativePath, message, extra);
-  }
-
-  private add(
-    severity: SuiteProblem["severity"],
-    relativePath: string,
-    message: string,
-    extra: { line?: number; field?: string },
-  ) {
-    this.list.push({
-      path: this.display(relativePath),
-      ...(extra.line === undefined ? {} : { line: extra.line }),
-      ...(extra.field === undefined ? {} : { field: extra.field }),
-      message,
-      severity,
-    });
-  }
-
-  get errorCount(): number {
-    return this.list.filter((problem) => problem.severity === "error").length;
-  }
-}
-
-async function readText(
-  root: string,
-  relativePath: string,
-  problems: Problems,
-  what: string,
-): Promise<string | undefined> {
-  const path = join(root, relativePath);
-  const kind = await kindOf(path);
-  if (kind === "missing") {
-    problems.error(relativePath, `missing ${what}`);
-    return undefined;
-  }
-  if (kind !== "file") {
-    problems.error(relativePath, `expected ${what} to be a file`);
-    return undefined;
-  }
-  const info = await stat(path);
-  if (info.size > MAX_TEXT_BYTES) {
-    problems.error(relativePath, `${what} is larger than ${MAX_TEXT_BYTES} bytes`);
-    return undefined;
-  }
-  try {
-    return (await readFile(path, "utf8")).replace(/^\uFEFF/, "");
-  } catch (error) {
-    problems.error(relativePath, `cannot read ${what}: ${(error as Error).message}`);
-    return undefined;
-  }
-}
-
-async function subfolders(path: string): Promise<string[]> {
-  let entries: Dirent[];
-  try {
-    entries = await readdir(path, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-  return entries
-    .filter((entry) => entry.isDirectory() && !entry.name.startsWith("."))
-    .map((entry) => entry.name)
-    .sort(naturalCompare);
-}
-
-/**
- * `batch2` before `batch10`: runs of digits compare as numbers, everything else by code point
- * (not by locale, so the order is the same on every machine).
- */
-export function naturalCompare(left: string, right: string): number {
-  const leftParts = left.match(/\d+|\D+/g) ?? [];
-  const rightParts = right.match(/\d+|\D+/g) ?? [];
-  for (let index = 0; index < Math.min(leftParts.length, rightParts.length); index++) {
-    const a = leftParts[index] as string;
-    const b = rightParts[index] as string;
-    if (a === b) continue;
-    if (/^\d/.test(a) && /^\d/.test(b)) {
-      const difference = Number(a) - Number(b);
-      if (difference !== 0) return difference;
-    }
-    return a < b ? -1 : 1;
-  }
-  return leftParts.length - rightParts.length;
-}
-
-/** A repository's folder name from its URL or path: last segment without `.git` / `.bundle`. */
-export function repositoryName(location: string): string {
-  const trimmed = location.replace(/[\\/]+$/, "");
-  const last = trimmed.split(/[\\/:]/).pop() ?? trimmed;
-  return last.replace(/\.(git|bundle)$/, "") || "repository";
-}
-
-function isInsideMount(parent: string, child: string): boolean {
-  const path = posix.relative(posix.normalize(parent), posix.normalize(child));
-  return path === "" || (!path.startsWith("..") && !posix.isAbsolute(path));
-}
-
-/** Which part of a suite to use: `--skill` and `--requirement` of the commands. */
-export interface SuiteSelection {
-  /** Skill ids; every skill when absent or empty. */
-  readonly skills?: readonly string[];
-  /**
-   * Requirement ids: `batch3` (that requirement of every selected skill) or `skill/batch3`;
-   * every requirement when absent or empty.
-   */
-  readonly requirements?: readonly string[];
-}
+// Other modules import these from here, where they were first defined.
+export { naturalCompare, repositoryName, type SuiteSelection };
 
 export interface ValidateSuiteOptions extends SuiteSelection {
   /**
@@ -188,16 +24,6 @@ export interface ValidateSuiteOptions extends SuiteSelection {
    * repositories and bundles; remote ones are reported as not checked).
    */
   readonly checkCommits?: boolean;
-}
-
-function selectedRequirement(
-  selection: SuiteSelection,
-  skill: string,
-  requirement: string,
-): boolean {
-  const wanted = selection.requirements ?? [];
-  if (wanted.length === 0) return true;
-  return wanted.some((entry) => entry === requirement || entry === `${skill}/${requirement}`);
 }
 
 /**
@@ -214,7 +40,7 @@ export async function validateSuite(
 ): Promise<SuiteValidation> {
   const root = resolve(directory);
   const problems = new Problems(directory);
-  const rootKind = await kindOf(root);
+  const rootKind = await pathKind(root);
   if (rootKind !== "directory") {
     problems.error(
       "",
@@ -261,7 +87,7 @@ export async function validateSuite(
 
   const skillsRoot = join(root, SKILLS_FOLDER);
   let skillIds: string[] = [];
-  if ((await kindOf(skillsRoot)) !== "directory") {
+  if ((await pathKind(skillsRoot)) !== "directory") {
     problems.error(SKILLS_FOLDER, "missing skills/ folder (one folder per skill)");
   } else if (suiteFile?.skills !== undefined) {
     skillIds = suiteFile.skills;
@@ -275,7 +101,7 @@ export async function validateSuite(
   } else {
     skillIds = await subfolders(skillsRoot);
   }
-  if (skillIds.length === 0 && (await kindOf(skillsRoot)) === "directory") {
+  if (skillIds.length === 0 && (await pathKind(skillsRoot)) === "directory") {
     problems.error(SKILLS_FOLDER, "the suite has no skills");
   }
   const suiteErrors = problems.errorCount;
@@ -402,10 +228,6 @@ export function selectFromSuite(suite: Suite, selection: SuiteSelection): Suite 
   return { ...suite, skills: chosen.filter((skill) => skill.requirements.length > 0) };
 }
 
-function errorsSince(problems: Problems, index: number): SuiteProblem[] {
-  return problems.list.slice(index).filter((problem) => problem.severity === "error");
-}
-
 export interface LoadSuiteOptions extends SuiteSelection {
   /**
    * Return the runnable part of a suite with errors instead of throwing (the excluded parts are
@@ -480,388 +302,6 @@ export function formatSuiteProblem(problem: SuiteProblem): string {
     .filter((part) => part !== undefined)
     .join(" ");
   return `  ${problem.severity}: ${where}: ${problem.message}`;
-}
-
-interface InspectedSkill {
-  /** Absent when the skill itself (not just some requirements) has errors. */
-  readonly skill?: SuiteSkill;
-  /** Requirements left out because of their errors, with those errors. */
-  readonly excludedRequirements: Map<string, SuiteProblem[]>;
-  /** Every problem that belongs to a requirement (not to the skill). */
-  readonly requirementProblems: Set<SuiteProblem>;
-  /** The requirement folders of the skill (selected or not). */
-  readonly requirementIds: readonly string[];
-}
-
-async function inspectSkill(
-  root: string,
-  id: string,
-  problems: Problems,
-  selection: SuiteSelection,
-  commits: CommitChecker | undefined,
-): Promise<InspectedSkill> {
-  const excludedRequirements = new Map<string, SuiteProblem[]>();
-  const requirementProblems = new Set<SuiteProblem>();
-  const nothing = (requirementIds: readonly string[] = []): InspectedSkill => ({
-    excludedRequirements,
-    requirementProblems,
-    requirementIds,
-  });
-  const skillRelative = join(SKILLS_FOLDER, id);
-  const folder = join(root, skillRelative);
-  if (!idSchema.safeParse(id).success) {
-    problems.error(
-      skillRelative,
-      `skill folder name "${id}" is not a valid id (letters, digits, '.', '_', '-')`,
-    );
-  }
-  if ((await kindOf(folder)) !== "directory") {
-    problems.error(skillRelative, "missing skill folder");
-    return nothing();
-  }
-  const errorsBefore = problems.errorCount;
-  const fileRelative = join(skillRelative, SKILL_FILE);
-  const text = await readText(root, fileRelative, problems, SKILL_FILE);
-  const checked = text === undefined ? undefined : checkYaml(text, skillFileSchema);
-  if (checked !== undefined && !checked.ok) {
-    for (const problem of checked.problems) problems.error(fileRelative, problem.message, problem);
-  }
-  const skillFile = checked?.ok === true ? checked.value : undefined;
-
-  // Agent Skills folders: validated with the skill package model, so the rules live in one place.
-  const skillPaths =
-    skillFile?.skills ??
-    (await subfolders(join(folder, AGENT_SKILLS_FOLDER))).map((name) =>
-      join(AGENT_SKILLS_FOLDER, name),
-    );
-  if (skillPaths.length === 0) {
-    problems.error(
-      skillFile?.skills === undefined ? join(skillRelative, AGENT_SKILLS_FOLDER) : fileRelative,
-      `no skill: the with-skill and without-skill arms would be identical; add an Agent Skills folder under ${AGENT_SKILLS_FOLDER}/`,
-      skillFile?.skills === undefined ? {} : { field: "skills" },
-    );
-  }
-  const skillFolders: string[] = [];
-  for (const skillPath of skillPaths) {
-    const relativeSkill = join(skillRelative, skillPath);
-    const absolute = join(root, relativeSkill);
-    if ((await kindOf(absolute)) !== "directory") {
-      problems.error(relativeSkill, "no skill: missing Agent Skills folder (with SKILL.md)", {
-        ...(skillFile?.skills === undefined ? {} : { field: "skills" }),
-      });
-      continue;
-    }
-    skillFolders.push(absolute);
-    const result = await validateSkillFolder(absolute);
-    for (const finding of [...result.errors, ...result.warnings]) {
-      const level = result.errors.includes(finding) ? "error" : "warning";
-      const findingPath = relative(
-        root,
-        isAbsolute(finding.file) ? finding.file : resolve(finding.file),
-      );
-      problems[level](
-        findingPath.startsWith("..") ? relativeSkill : findingPath,
-        `${finding.message} [${finding.code}]`,
-        {
-          ...(finding.line === undefined ? {} : { line: finding.line }),
-          ...(finding.field === undefined ? {} : { field: finding.field }),
-        },
-      );
-    }
-  }
-
-  const variants: Record<string, string[]> = {};
-  for (const [name, paths] of Object.entries(skillFile?.variants ?? {})) {
-    variants[name] = paths.map((path) => join(folder, path));
-    for (const path of paths) {
-      const relativeVariant = join(skillRelative, path);
-      if ((await kindOf(join(root, relativeVariant))) !== "directory") {
-        problems.error(fileRelative, `variant ${name}: missing Agent Skills folder ${path}`, {
-          field: `variants.${name}`,
-        });
-      } else if (!(await validateSkillFolder(join(root, relativeVariant))).valid) {
-        problems.error(relativeVariant, `variant ${name}: not a valid Agent Skills folder`, {
-          field: `variants.${name}`,
-        });
-      }
-    }
-  }
-
-  const errorsBeforeRepository = problems.errorCount;
-  const repository =
-    skillFile?.repository === undefined
-      ? undefined
-      : await resolveRepository(skillFile.repository, folder, fileRelative, problems);
-  // A repository that is not there has no commits to look for: one error says so, not two.
-  const repositoryFound = problems.errorCount === errorsBeforeRepository;
-  if (
-    repository !== undefined &&
-    repositoryFound &&
-    commits !== undefined &&
-    checked?.ok === true
-  ) {
-    const check = await commits.check(repository);
-    const line = checked.lineOf(["repository", "commit"]);
-    const where = { field: "repository.commit", ...(line === undefined ? {} : { line }) };
-    if (check.status === "missing") problems.error(fileRelative, check.message, where);
-    else if (check.status === "unchecked") problems.warning(fileRelative, check.message, where);
-  }
-  let environment: SuiteSkill["environment"];
-  if (skillFile?.environment !== undefined) {
-    const { dockerfile, ...rest } = skillFile.environment;
-    if (dockerfile !== undefined && (await kindOf(join(folder, dockerfile))) !== "file") {
-      problems.error(fileRelative, `Dockerfile ${dockerfile} does not exist in ${skillRelative}`, {
-        field: "environment.dockerfile",
-      });
-    }
-    environment = {
-      ...rest,
-      ...(dockerfile === undefined ? {} : { dockerfile: join(folder, dockerfile) }),
-    };
-  }
-
-  const requirementsRelative = join(skillRelative, REQUIREMENTS_FOLDER);
-  const requirementIds = await subfolders(join(root, requirementsRelative));
-  if (requirementIds.length === 0) {
-    problems.error(
-      requirementsRelative,
-      "the skill has no requirements (one folder per requirement)",
-    );
-  }
-  const repositoryMount = repository?.mountPath;
-  const requirements: SuiteRequirement[] = [];
-  const skillErrors = problems.errorCount;
-  for (const requirementId of requirementIds) {
-    if (!selectedRequirement(selection, id, requirementId)) continue;
-    const before = problems.list.length;
-    const requirement = await inspectRequirement(
-      root,
-      join(requirementsRelative, requirementId),
-      requirementId,
-      repositoryMount,
-      problems,
-    );
-    for (const problem of problems.list.slice(before)) requirementProblems.add(problem);
-    if (requirement !== undefined) requirements.push(requirement);
-    else excludedRequirements.set(requirementId, errorsSince(problems, before));
-  }
-
-  if (skillErrors > errorsBefore || skillFile === undefined) return nothing(requirementIds);
-  const skill: SuiteSkill = {
-    id,
-    folder,
-    skillFolders,
-    ...(Object.keys(variants).length === 0 ? {} : { variants }),
-    ...(repository === undefined ? {} : { repository }),
-    ...(environment === undefined ? {} : { environment }),
-    ...(skillFile.agentLimits === undefined ? {} : { agentLimits: skillFile.agentLimits }),
-    ...(skillFile.source === undefined ? {} : { source: skillFile.source }),
-    requirements,
-  };
-  return { skill, excludedRequirements, requirementProblems, requirementIds };
-}
-
-async function resolveRepository(
-  spec: RepositorySpec,
-  skillFolder: string,
-  fileRelative: string,
-  problems: Problems,
-): Promise<SuiteRepository | undefined> {
-  let source: SuiteRepository["source"] | undefined;
-  let location = "";
-  if (spec.url !== undefined) {
-    location = spec.url;
-    if (spec.url.startsWith("file:")) {
-      let path: string | undefined;
-      try {
-        path = fileURLToPath(spec.url);
-      } catch {
-        problems.error(fileRelative, `"${spec.url}" is not a valid file URL`, {
-          field: "repository.url",
-        });
-      }
-      if (path !== undefined && (await kindOf(path)) === "missing") {
-        problems.error(fileRelative, `repository ${path} (from the file URL) does not exist`, {
-          field: "repository.url",
-        });
-      }
-      source = { kind: "url", url: spec.url };
-    } else if (/^(https?|ssh|git):\/\/|^[\w.-]+@[\w.-]+:/.test(spec.url)) {
-      source = { kind: "url", url: spec.url };
-    } else {
-      problems.error(
-        fileRelative,
-        `"${spec.url}" is not a git URL (https://, ssh://, git://, git@host: or file://); use "path" for a local folder`,
-        { field: "repository.url" },
-      );
-    }
-  } else if (spec.path !== undefined || spec.bundle !== undefined) {
-    const field = spec.path !== undefined ? "path" : "bundle";
-    const given = (spec.path ?? spec.bundle) as string;
-    location = given;
-    const absolute = resolve(skillFolder, given);
-    const kind = await kindOf(absolute);
-    const expected = field === "path" ? "directory" : "file";
-    if (kind !== expected) {
-      problems.error(
-        fileRelative,
-        kind === "missing"
-          ? `repository ${field} ${absolute} does not exist`
-          : `repository ${field} ${absolute} is not a ${expected === "directory" ? "folder" : "file"}`,
-        { field: `repository.${field}` },
-      );
-    }
-    source =
-      field === "path" ? { kind: "path", path: absolute } : { kind: "bundle", path: absolute };
-  }
-  if (source === undefined) return undefined;
-  const name = spec.name ?? repositoryName(location);
-  return {
-    source,
-    commit: spec.commit,
-    name,
-    setup: Array.isArray(spec.setup) ? spec.setup : [],
-    setupChoice:
-      spec.setup === undefined || spec.setup === "detect"
-        ? { kind: "detect" }
-        : spec.setup === "none" || spec.setup.length === 0
-          ? { kind: "none" }
-          : { kind: "commands", commands: spec.setup },
-    mountPath: spec.mountPath ?? posix.join(WORKSPACE_ROOT, name),
-  };
-}
-
-async function inspectRequirement(
-  root: string,
-  requirementRelative: string,
-  id: string,
-  repositoryMount: string | undefined,
-  problems: Problems,
-): Promise<SuiteRequirement | undefined> {
-  const errorsBefore = problems.errorCount;
-  const folder = join(root, requirementRelative);
-  if (!idSchema.safeParse(id).success) {
-    problems.error(requirementRelative, `requirement folder name "${id}" is not a valid id`);
-  }
-
-  const markdownRelative = join(requirementRelative, REQUIREMENT_FILE);
-  const markdown = await readText(root, markdownRelative, problems, REQUIREMENT_FILE);
-  const parsed = markdown === undefined ? undefined : parseRequirementMarkdown(id, markdown);
-  for (const problem of parsed?.problems ?? []) {
-    problems[problem.severity](markdownRelative, problem.message, {
-      ...(problem.line === undefined ? {} : { line: problem.line }),
-      ...(problem.field === undefined ? {} : { field: problem.field }),
-    });
-  }
-
-  const verifier = await inspectVerifier(root, requirementRelative, repositoryMount, problems);
-  const solution = await inspectSolution(root, requirementRelative, problems);
-
-  if (problems.errorCount > errorsBefore || parsed === undefined || verifier === undefined) {
-    return undefined;
-  }
-  return {
-    ...parsed.requirement,
-    folder,
-    verifier,
-    ...(solution === undefined ? {} : { solution }),
-  };
-}
-
-async function inspectVerifier(
-  root: string,
-  requirementRelative: string,
-  repositoryMount: string | undefined,
-  problems: Problems,
-): Promise<SuiteVerifier | undefined> {
-  const fileRelative = join(requirementRelative, VERIFIER_FILE);
-  const text = await readText(root, fileRelative, problems, `${VERIFIER_FILE} (no verifier)`);
-  if (text === undefined) return undefined;
-  const checked = checkYaml(text, verifierFileSchema);
-  if (!checked.ok) {
-    for (const problem of checked.problems) problems.error(fileRelative, problem.message, problem);
-    return undefined;
-  }
-  const spec = checked.value;
-  const folderRelative = join(requirementRelative, VERIFIER_FOLDER);
-  const folder = join(root, folderRelative);
-  let complete = true;
-  for (const file of spec.files) {
-    if ((await kindOf(join(folder, file))) === "missing") {
-      complete = false;
-      problems.error(
-        join(folderRelative, file),
-        `no verifier: file "${file}" named in ${VERIFIER_FILE} does not exist${spec.source?.path === undefined ? "" : ` (expected a copy of ${String(spec.source.path)})`}`,
-        { field: "files" },
-      );
-    }
-  }
-  const mountPath = spec.mountPath ?? DEFAULT_VERIFIER_MOUNT;
-  if (
-    repositoryMount !== undefined &&
-    (isInsideMount(repositoryMount, mountPath) || isInsideMount(mountPath, repositoryMount))
-  ) {
-    complete = false;
-    problems.error(
-      fileRelative,
-      `verifier mount path ${mountPath} overlaps the repository at ${repositoryMount}; verifiers live outside the repository so the agent never sees them`,
-      { field: "mountPath" },
-    );
-  }
-  if (!complete) return undefined;
-  return {
-    command: spec.command,
-    folder,
-    files: spec.files,
-    mountPath,
-    cwd: spec.cwd ?? mountPath,
-    ...(spec.timeoutSeconds === undefined ? {} : { timeoutSeconds: spec.timeoutSeconds }),
-    ...(spec.junit === undefined ? {} : { junit: spec.junit }),
-    ...(spec.rewardFile === undefined ? {} : { rewardFile: spec.rewardFile }),
-    // Harbor suites imported before `scoring` existed are scored by their reward too.
-    ...(spec.rewardFile !== undefined &&
-    (spec.scoring ?? (spec.source?.benchmark === "harbor" ? "reward" : undefined)) === "reward"
-      ? { scoring: "reward" as const }
-      : {}),
-    ...(spec.source === undefined ? {} : { source: spec.source }),
-  };
-}
-
-async function inspectSolution(
-  root: string,
-  requirementRelative: string,
-  problems: Problems,
-): Promise<ReferenceSolution | undefined> {
-  const candidates: ReferenceSolution[] = [];
-  const patch = join(root, requirementRelative, SOLUTION_PATCH);
-  const files = join(root, requirementRelative, SOLUTION_FILES_FOLDER);
-  const script = join(root, requirementRelative, SOLUTION_SCRIPT_FOLDER);
-  const patchKind = await kindOf(patch);
-  if (patchKind === "file") {
-    const info = await stat(patch);
-    if (info.size === 0)
-      problems.error(join(requirementRelative, SOLUTION_PATCH), "reference patch is empty");
-    candidates.push({ kind: "patch", path: patch });
-  } else if (patchKind !== "missing") {
-    problems.error(join(requirementRelative, SOLUTION_PATCH), "expected a patch file");
-  }
-  if ((await kindOf(files)) === "directory") candidates.push({ kind: "files", path: files });
-  if ((await kindOf(script)) === "directory") {
-    if ((await kindOf(join(script, SOLUTION_SCRIPT_ENTRY))) !== "file") {
-      problems.error(
-        join(requirementRelative, SOLUTION_SCRIPT_FOLDER),
-        `a solution script folder needs ${SOLUTION_SCRIPT_ENTRY}`,
-      );
-    }
-    candidates.push({ kind: "script", path: script, entry: SOLUTION_SCRIPT_ENTRY });
-  }
-  if (candidates.length > 1) {
-    problems.error(
-      requirementRelative,
-      `more than one reference solution (${candidates.map((candidate) => candidate.kind).join(", ")}); keep one of ${SOLUTION_PATCH}, ${SOLUTION_FILES_FOLDER}/, ${SOLUTION_SCRIPT_FOLDER}/`,
-    );
-  }
-  return candidates[0];
 }
 
 /** The suite folder's own name, for messages. */

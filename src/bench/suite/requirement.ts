@@ -179,7 +179,7 @@ export function parseRequirementMarkdown(id: string, raw: string): ParsedRequire
       problems.push({
         severity: mandatory ? "error" : "warning",
         field,
-        line: present[0]?.line,
+        ...(present[0] === undefined ? {} : { line: present[0].line }),
         message: `section "${FIELD_TITLES[field]}" is empty`,
       });
     }
@@ -188,10 +188,11 @@ export function parseRequirementMarkdown(id: string, raw: string): ParsedRequire
   const acceptanceCriteria = listItems(acceptanceText);
   const fileOperations = mentionedPaths(fileOperationsText);
   if (fileOperationsText !== "" && fileOperations.length === 0) {
+    const fileOperationsLine = sections.get("fileOperations")?.[0]?.line;
     problems.push({
       severity: "warning",
       field: "fileOperations",
-      line: sections.get("fileOperations")?.[0]?.line,
+      ...(fileOperationsLine === undefined ? {} : { line: fileOperationsLine }),
       message: 'section "File Operations" names no file path',
     });
   }

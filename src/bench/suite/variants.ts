@@ -8,6 +8,7 @@
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { UsageError } from "../../core/errors.js";
+import { unlessMissing } from "../../core/fs.js";
 import { validateSkillFolder } from "../../skill/validate.js";
 import type { Suite, SuiteSkill } from "./types.js";
 
@@ -105,7 +106,7 @@ export async function withVariants(
 
 /** A variant folder must be a valid Agent Skills folder, like the suite's own. */
 export async function checkVariantFolder(folder: string, where: string): Promise<void> {
-  const info = await stat(folder).catch(() => undefined);
+  const info = await unlessMissing(folder, stat(folder));
   if (info?.isDirectory() !== true) {
     throw new UsageError("variant-folder-missing", `${where}: ${folder} is not a folder`);
   }

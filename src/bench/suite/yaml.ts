@@ -12,6 +12,14 @@ import {
 
 export type { PathSegment, YamlProblem };
 
+/**
+ * `{ line }` when the line is known, `{}` otherwise: a problem without a line has no `line`
+ * key at all (what `exactOptionalPropertyTypes` asks for, and what JSON output showed before).
+ */
+export function lineField(line: number | undefined): { readonly line?: number } {
+  return line === undefined ? {} : { line };
+}
+
 export type YamlCheck<T> =
   | {
       readonly ok: true;
@@ -51,7 +59,7 @@ export function checkYaml<Schema extends z.ZodType>(
       for (const key of issue.keys) {
         const fieldPath = [...path, key];
         problems.push({
-          line: lineOfPath(located, fieldPath),
+          ...lineField(lineOfPath(located, fieldPath)),
           field: fieldPath.join("."),
           message: `unknown field "${key}"`,
         });
@@ -59,7 +67,7 @@ export function checkYaml<Schema extends z.ZodType>(
       continue;
     }
     problems.push({
-      line: lineOfPath(located, path),
+      ...lineField(lineOfPath(located, path)),
       ...(path.length > 0 ? { field: path.join(".") } : {}),
       message: issue.message,
     });

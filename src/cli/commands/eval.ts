@@ -2,11 +2,18 @@ import { basename, resolve } from "node:path";
 import type { Command } from "commander";
 import { AGENT_KINDS, createProgressRenderer, endpointFromEnvironment } from "../../bench/index.js";
 import { UsageError } from "../../core/errors.js";
-import { defaultCacheDir, type SandboxKind } from "../../env/index.js";
+import { defaultCacheDir } from "../../env/index.js";
 import { loadModelConfig, ModelClient } from "../../model/index.js";
 import { type CostEstimate, type EvaluateSkillResult, evaluateSkill } from "../../report/index.js";
 import { type CommandContext, log, printJson, printLines } from "../context.js";
-import { parseRepoFlag, positiveInteger } from "./bench.js";
+import {
+  agentKindOf,
+  budgetUsdOf,
+  parseRepoFlag,
+  positiveInteger,
+  repositoryLocation,
+  sandboxKindOf,
+} from "./bench-options.js";
 
 interface EvalOptions {
   repo: string;
@@ -118,30 +125,10 @@ export function registerEval(program: Command, context: CommandContext): void {
     .option("--json", "print the evaluation result as JSON (progress stays on stderr)")
     .action(async (skillDir: string, options: EvalOptions) => {
       const { repository, commit } = parseRepoFlag(options.repo);
-      if (!(AGENT_KINDS as readonly string[]).includes(options.agent)) {
-        throw new UsageError(
-          "option-invalid",
-          `--agent expects one of ${AGENT_KINDS.join(", ")} (got "${options.agent}")`,
-        );
-      }
-      if (!["local", "container", "unsafe"].includes(options.sandbox)) {
-        throw new UsageError(
-          "option-invalid",
-          `--sandbox expects local, container or unsafe (got "${options.sandbox}")`,
-        );
-      }
-      let budgetUsd: number | undefined;
-      if (options.budgetUsd !== undefined) {
-        budgetUsd = Number(options.budgetUsd);
-        if (!Number.isFinite(budgetUsd) || budgetUsd < 0) {
-          throw new UsageError(
-            "option-invalid",
-            `--budget-usd expects a number ≥ 0 (got "${options.budgetUsd}")`,
-          );
-        }
-      }
+      const agent = agentKindOf(options.agent);
+      const sandbox = sandboxKindOf(options);
+      const budgetUsd = budgetUsdOf(options.budgetUsd);
       const skill = resolve(io.cwd, skillDir);
-      const isLocal = !/^(https?|ssh|git|file):\/\/|^git@/.test(repository);
       const workDir =
         options.out === undefined
           ? resolve(io.cwd, "skillsmith-eval", basename(skill))
@@ -159,9 +146,9 @@ export function registerEval(program: Command, context: CommandContext): void {
       try {
         result = await evaluateSkill({
           skill,
-          repository: isLocal ? resolve(io.cwd, repository) : repository,
+          repository: repositoryLocation(repository, io.cwd),
           commit,
-          agent: options.agent,
+          agent,
           model: options.model,
           workDir,
           ...(options.suite === undefined ? {} : { suite: resolve(io.cwd, options.suite) }),
@@ -176,7 +163,7 @@ export function registerEval(program: Command, context: CommandContext): void {
           ...(options.repeats === undefined ? {} : { repeats: options.repeats }),
           ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
           ...(budgetUsd === undefined ? {} : { budgetUsd }),
-          sandbox: options.sandbox as SandboxKind,
+          sandbox,
           cacheDir: defaultCacheDir(io.env),
           modelEndpoint: endpointFromEnvironment(io.env),
           prices: loadModelConfig({ cwd: io.cwd, env: io.env }).config.prices ?? {},

@@ -6,6 +6,7 @@ import { redactSecrets, secretsFromEnvironment } from "../../model/redact.js";
 import { loadScript } from "../../model/scripted/script.js";
 import { startScriptedServer } from "../../model/scripted/server.js";
 import { type CommandContext, log, printJson, printLines } from "../context.js";
+import { waitForTerminationSignal } from "../interrupt.js";
 
 export interface ModelCommandOptions {
   /**
@@ -13,18 +14,6 @@ export interface ModelCommandOptions {
    * for SIGINT or SIGTERM; tests pass their own so no process handlers are involved.
    */
   readonly waitForStop?: () => Promise<void>;
-}
-
-function waitForTerminationSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve();
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
 }
 
 function parsePort(value: string): number {

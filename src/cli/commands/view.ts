@@ -8,6 +8,7 @@ import {
   startDashboard,
 } from "../../report/index.js";
 import { type CommandContext, log, printJson } from "../context.js";
+import { waitForTerminationSignal } from "../interrupt.js";
 
 function parsePort(text: string): number {
   if (!/^[0-9]+$/.test(text) || Number(text) > 65_535) {
@@ -17,19 +18,6 @@ function parsePort(text: string): number {
     );
   }
   return Number(text);
-}
-
-/** Resolves on the first Ctrl-C (SIGINT) or SIGTERM, so the dashboard can close cleanly. */
-function interrupted(): Promise<string> {
-  return new Promise((resolveSignal) => {
-    const stop = (signal: string) => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolveSignal(signal);
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
 }
 
 export function registerView(program: Command, context: CommandContext): void {
@@ -56,7 +44,8 @@ export function registerView(program: Command, context: CommandContext): void {
         port,
         ...(token === undefined ? {} : { token }),
       });
-      const stopped = interrupted();
+      // The first Ctrl-C (SIGINT) or SIGTERM closes the dashboard cleanly.
+      const stopped = waitForTerminationSignal();
       if (options.json === true) printJson(io, { url: dashboard.url });
       if (token === undefined) {
         if (options.json !== true) log(io, `dashboard: ${dashboard.url}`);

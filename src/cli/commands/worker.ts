@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { redactRedisUrl, runQueueWorker } from "../../bench/index.js";
 import { defaultCacheDir } from "../../env/index.js";
 import { type CommandContext, log, printJson } from "../context.js";
-import { positiveInteger } from "./bench.js";
+import { positiveInteger } from "./bench-options.js";
 
 export interface WorkerCommandOptions {
   /**

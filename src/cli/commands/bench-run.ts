@@ -1,0 +1,340 @@
+/**
+ * `skillsmith bench run`: every configuration × skill × requirement × arm not yet stored, run
+ * here or on a Redis queue, then the verdicts. Its flags are recorded (`commandLineOptions`) in
+ * the run's manifest, so the file keeps the flags and the record of them together.
+ */
+import { resolve } from "node:path";
+import type { Command } from "commander";
+import {
+  AGENT_KINDS,
+  createProgressRenderer,
+  defaultRunDir,
+  endpointFromEnvironment,
+  loadSuiteSelection,
+  parseRateLimit,
+  parseVariantOption,
+  type RateLimit,
+  redactRedisUrl,
+  renderReportText,
+  reportRunDir,
+  runSuite,
+  runSuiteOnQueue,
+  type SandboxKind,
+  withVariants,
+} from "../../bench/index.js";
+import { UsageError } from "../../core/errors.js";
+import { parseBaseImageMap } from "../../env/index.js";
+import { loadModelConfig } from "../../model/index.js";
+import { type CommandContext, log, printJson, printLines } from "../context.js";
+import {
+  agentKindOf,
+  budgetUsdOf,
+  collect,
+  positiveInteger,
+  sandboxKindOf,
+  selectionOf,
+  setupNetworkOf,
+  weakThresholdOf,
+  withSelectionOptions,
+  withSetupNetworkOptions,
+} from "./bench-options.js";
+
+interface RunOptions {
+  agent?: string;
+  model?: string;
+  config?: string[];
+  concurrency?: number;
+  repeats?: number;
+  budgetUsd?: string;
+  out?: string;
+  predictions?: string;
+  sandbox: string;
+  unsafeNoSandbox?: boolean;
+  maxAttempts?: number;
+  resume?: boolean;
+  json?: boolean;
+  queue?: string;
+  rateLimit?: string[];
+  pollInterval?: number;
+  variant?: string[];
+  reuse?: string[];
+  freshBaseline?: boolean;
+  skill?: string[];
+  requirement?: string[];
+  check?: boolean;
+  weakThreshold?: string;
+  setupNetwork?: boolean;
+  baseImage?: string[];
+}
+
+export function registerRun(bench: Command, context: CommandContext): void {
+  const { io } = context;
+  const command = bench
+    .command("run")
+    .description(
+      "Run every configuration × skill × requirement × arm (without, with) not yet stored, and print the verdicts; re-running resumes",
+    )
+    .argument("<suite>", "the suite folder")
+    .option(
+      "--agent <name>",
+      `replace the agent of every configuration (${AGENT_KINDS.join(", ")})`,
+    )
+    .option(
+      "--model <spec>",
+      "replace the model of every configuration (e.g. anthropic:claude-sonnet-4-5)",
+    )
+    .option("--config <id>", "run only this configuration (repeatable)", collect)
+    .option(
+      "--concurrency <n>",
+      "runs at the same time (default 1)",
+      positiveInteger("--concurrency"),
+    )
+    .option(
+      "--repeats <n>",
+      "runs per requirement and arm (default 1)",
+      positiveInteger("--repeats"),
+    )
+    .option("--budget-usd <x>", "stop scheduling new runs once the recorded cost reaches this")
+    .option("--out <run-dir>", "run directory (default runs/<suite name>)")
+    .option("--predictions <file>", "recorded patches for the replay agent (JSONL)")
+    .option("--sandbox <kind>", "local (bubblewrap) | container | unsafe", "local")
+    .option(
+      "--unsafe-no-sandbox",
+      "run agents and verifiers without isolation (same as --sandbox unsafe)",
+    )
+    .option(
+      "--max-attempts <n>",
+      "attempts per run before an infrastructure failure gives up (default 3)",
+      positiveInteger("--max-attempts"),
+    )
+    .option(
+      "--resume",
+      "continue the run in --out (it must exist); re-running without it resumes too",
+    )
+    .option(
+      "--queue <url>",
+      "enqueue the runs on Redis (redis://host:port/db, rediss://:password@host:port/db) for `skillsmith worker` processes, and collect their results here",
+    )
+    .option(
+      "--rate-limit <model=runs/secs>",
+      "with --queue: at most <runs> runs of a provider:model start per <secs> seconds over all workers, e.g. anthropic:claude-sonnet-4-5=30/60s (repeatable)",
+      collect,
+    )
+    .option(
+      "--poll-interval <ms>",
+      "with --queue: how often finished jobs are collected (default 1000)",
+      positiveInteger("--poll-interval"),
+    );
+  withSelectionOptions(command, "run")
+    .option(
+      "--no-check",
+      "skip the verifier check before the runs (broken verifiers then cost agent time)",
+    )
+    .option(
+      "--weak-threshold <share>",
+      "a verifier passing at least this share of its checks untouched is weak (default 0.5)",
+    );
+  withSetupNetworkOptions(command)
+    .option(
+      "--variant <[skill:]name=dir>",
+      "also run this version of the skill (an Agent Skills folder) as its own arm; the report compares every pair of arms (repeatable)",
+      collect,
+    )
+    .option(
+      "--reuse <run-dir>",
+      "copy unassisted runs from this earlier run directory when everything that determines them is the same (repeatable)",
+      collect,
+    )
+    .option("--fresh-baseline", "run every unassisted run afresh, even with --reuse")
+    .option(
+      "--base-image <image=local>",
+      "build environment-only (Harbor) tasks whose Dockerfile starts FROM <image> from a local image instead, e.g. ubuntu:24.04=localhost/skillsmith-base:bookworm (repeatable; recorded in the manifest)",
+      collect,
+    )
+    .option("--json", "print {run, report} as JSON on stdout")
+    .action(async (suitePath: string, options: RunOptions) => {
+      const agentOverride = options.agent === undefined ? undefined : agentKindOf(options.agent);
+      const sandboxKind = sandboxKindOf(options);
+      const weakThreshold = weakThresholdOf(options.weakThreshold, io.env);
+      const setupNetwork = setupNetworkOf(options.setupNetwork, io.env);
+      const selection = selectionOf(options);
+      const budgetUsd = budgetUsdOf(options.budgetUsd);
+      // Skills and requirements with broken files are left out and reported; the rest runs.
+      const { suite: selected } = await loadSuiteSelection(resolve(io.cwd, suitePath), {
+        ...selection,
+        partial: true,
+      });
+      const variants = (options.variant ?? []).map((text) => parseVariantOption(text, io.cwd));
+      const suite = await withVariants(selected, variants);
+      if (options.queue !== undefined && (options.variant ?? []).length > 0) {
+        throw new UsageError(
+          "option-invalid",
+          "--variant with --queue: workers load the suite from disk and would not see the command line's variants; declare them in skill.yaml (variants:)",
+        );
+      }
+      if (options.queue !== undefined && (options.reuse ?? []).length > 0) {
+        throw new UsageError("option-invalid", "--reuse is not supported with --queue yet");
+      }
+      const runDir =
+        options.out === undefined ? defaultRunDir(io.cwd, suite) : resolve(io.cwd, options.out);
+      const terminal = io.stderrIsTerminal === true;
+      const progress = createProgressRenderer(io.stderr, terminal && options.json !== true);
+      log(io, `run directory: ${runDir}`);
+      if (options.queue === undefined) {
+        for (const [flag, value] of [
+          ["--rate-limit", options.rateLimit],
+          ["--poll-interval", options.pollInterval],
+        ] as const) {
+          if (value !== undefined) throw new UsageError("option-invalid", `${flag} needs --queue`);
+        }
+      }
+      const rateLimits: Record<string, RateLimit> = {};
+      for (const text of options.rateLimit ?? []) {
+        const { group, limit } = parseRateLimit(text);
+        rateLimits[group] = limit;
+      }
+      const baseImages = parseBaseImageMap(options.baseImage ?? []);
+      let summary: Awaited<ReturnType<typeof runSuite>>;
+      const common = {
+        suite: resolve(io.cwd, suitePath),
+        runDir,
+        selection,
+        ...(variants.length === 0 ? {} : { variants }),
+        ...(options.check === false ? { check: false } : {}),
+        weakThreshold,
+        setupNetwork,
+        onLog: (line: string) => {
+          progress.finish();
+          log(io, line);
+        },
+        ...(options.config === undefined ? {} : { configs: options.config }),
+        ...(agentOverride === undefined ? {} : { agentOverride }),
+        ...(options.model === undefined ? {} : { modelOverride: options.model }),
+        ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+        ...(options.repeats === undefined ? {} : { repeats: options.repeats }),
+        ...(budgetUsd === undefined ? {} : { budgetUsd }),
+        ...(options.predictions === undefined
+          ? {}
+          : { predictions: resolve(io.cwd, options.predictions) }),
+        ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
+        ...(options.resume === true ? { resume: true } : {}),
+        ...(options.reuse === undefined
+          ? {}
+          : { reuse: options.reuse.map((dir) => resolve(io.cwd, dir)) }),
+        ...(options.freshBaseline === true ? { freshBaseline: true } : {}),
+        sandbox: sandboxKind as SandboxKind,
+        ...(Object.keys(baseImages).length === 0 ? {} : { baseImages }),
+        modelEndpoint: endpointFromEnvironment(io.env),
+        // The config's price overrides: Codex and builtin runs cost their tokens at these prices.
+        prices: loadModelConfig({ cwd: io.cwd, env: io.env }).config.prices ?? {},
+        commandLine: ["skillsmith", "bench", "run", suitePath, ...commandLineOptions(options)],
+        onProgress: progress.update,
+        onWarning: (message: string) => {
+          progress.finish();
+          log(io, message);
+        },
+      };
+      try {
+        if (options.queue === undefined) {
+          summary = await runSuite(common);
+        } else {
+          log(
+            io,
+            `queue: ${redactRedisUrl(options.queue)} (start workers with: skillsmith worker --queue <url>)`,
+          );
+          summary = await runSuiteOnQueue({
+            ...common,
+            queue: options.queue,
+            rateLimits,
+            ...(options.pollInterval === undefined ? {} : { pollIntervalMs: options.pollInterval }),
+            onConnectionEvent: (message: string) => {
+              progress.finish();
+              log(io, message);
+            },
+          });
+        }
+      } finally {
+        progress.finish();
+      }
+      const report = await reportRunDir(runDir);
+      if (options.json === true) {
+        printJson(io, { run: summary, report });
+      } else {
+        printLines(io, renderReportText(report));
+        const check = summary.check;
+        const counts = { ok: 0, weak: 0, broken: 0 };
+        for (const requirement of check?.requirements ?? []) counts[requirement.status] += 1;
+        // A broken requirement of a skill whose environment failed is stored as that failure.
+        const failedSkills = new Set(
+          (summary.environmentFailures ?? []).map((entry) => entry.skill),
+        );
+        const brokenBySetup = (check?.requirements ?? []).filter(
+          (requirement) => requirement.status === "broken" && failedSkills.has(requirement.skill),
+        ).length;
+        const brokenParts = [
+          ...(counts.broken - brokenBySetup > 0 || brokenBySetup === 0
+            ? [`${counts.broken - brokenBySetup} flagged broken-verifier`]
+            : []),
+          ...(brokenBySetup > 0 ? [`${brokenBySetup} flagged environment-failure`] : []),
+        ];
+        printLines(io, [
+          "",
+          ...(check === undefined
+            ? ["verifier check skipped (--no-check)"]
+            : [
+                `verifier check: ${counts.ok} ok, ${counts.weak} weak (run, flagged weak-verifier), ${counts.broken} broken (not run: ${brokenParts.join(", ")})`,
+              ]),
+          ...(summary.environmentFailures ?? []).map(
+            (failure) => `environment of ${failure.skill} failed (not run): ${failure.reason}`,
+          ),
+          `${summary.executed} run${summary.executed === 1 ? "" : "s"} scored now${(summary.reused ?? 0) === 0 ? "" : ` (${summary.reused} unassisted reused from --reuse)`}, ${summary.unmeasured ?? 0} stored unmeasured, ${summary.alreadyDone} already stored, ${summary.failed.length} failed; results in ${runDir}`,
+        ]);
+      }
+      if (summary.stoppedByBudget) {
+        log(
+          io,
+          `budget reached ($${summary.costUsd.toFixed(2)} ≥ $${budgetUsd}): ${summary.notScheduled} runs not started; raise --budget-usd and re-run to continue`,
+        );
+      }
+      // Skills that could not be measured at all are findings: said above, and in the exit code.
+      if ((summary.environmentFailures ?? []).length > 0) context.exit(1);
+      if (summary.failed.length > 0) {
+        for (const failure of summary.failed) {
+          log(
+            io,
+            `failed after ${failure.attempts} attempts: ${failure.key.config}/${failure.key.skill}/${failure.key.requirement}/${failure.key.arm}#${failure.key.repeat}: ${failure.error}`,
+          );
+        }
+        context.exit(3);
+      }
+    });
+}
+
+function commandLineOptions(options: RunOptions): string[] {
+  const argv: string[] = [];
+  if (options.agent !== undefined) argv.push("--agent", options.agent);
+  if (options.model !== undefined) argv.push("--model", options.model);
+  for (const config of options.config ?? []) argv.push("--config", config);
+  if (options.concurrency !== undefined) argv.push("--concurrency", String(options.concurrency));
+  if (options.repeats !== undefined) argv.push("--repeats", String(options.repeats));
+  if (options.budgetUsd !== undefined) argv.push("--budget-usd", options.budgetUsd);
+  if (options.out !== undefined) argv.push("--out", options.out);
+  if (options.predictions !== undefined) argv.push("--predictions", options.predictions);
+  argv.push("--sandbox", options.unsafeNoSandbox === true ? "unsafe" : options.sandbox);
+  if (options.resume === true) argv.push("--resume");
+  // The URL without its password: the manifest is shared with readers of the results.
+  if (options.queue !== undefined) argv.push("--queue", redactRedisUrl(options.queue));
+  for (const limit of options.rateLimit ?? []) argv.push("--rate-limit", limit);
+  for (const variant of options.variant ?? []) argv.push("--variant", variant);
+  for (const dir of options.reuse ?? []) argv.push("--reuse", dir);
+  if (options.freshBaseline === true) argv.push("--fresh-baseline");
+  for (const skill of options.skill ?? []) argv.push("--skill", skill);
+  for (const requirement of options.requirement ?? []) argv.push("--requirement", requirement);
+  if (options.check === false) argv.push("--no-check");
+  if (options.weakThreshold !== undefined) argv.push("--weak-threshold", options.weakThreshold);
+  if (options.setupNetwork === true) argv.push("--setup-network");
+  if (options.setupNetwork === false) argv.push("--no-setup-network");
+  for (const mapping of options.baseImage ?? []) argv.push("--base-image", mapping);
+  if (options.json === true) argv.push("--json");
+  return argv;
+}
