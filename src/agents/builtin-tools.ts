@@ -1,7 +1,8 @@
 /**
  * The tools of the builtin agent: file access confined to the workspace (in-process), shell
  * commands through the run's `SandboxV1`, and skills by progressive disclosure. Tool failures
- * are thrown as plain errors: the AI SDK hands their message back to the model as a tool error.
+ * are thrown as `InputError`s (the model's input was unusable): the AI SDK hands their message
+ * back to the model as a tool error, and the code says which mistake it was.
  */
 import type { Dirent } from "node:fs";
 import { mkdir, readdir, readFile, realpath, stat, writeFile } from "node:fs/promises";
@@ -9,6 +10,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 // Types only: the AI SDK loads when an agent creates its tools (start-up cost otherwise).
 import type { ToolSet } from "ai";
 import { z } from "zod";
+import { InfrastructureError, InputError } from "../core/errors.js";
 import type { LimitHit, NetworkPolicy, ResourceLimits, SandboxV1 } from "../env/sandbox/types.js";
 
 /** Caps that keep one tool result from flooding the model's context. */
@@ -23,7 +25,12 @@ export const TOOL_LIMITS = {
 
 const SKIPPED = new Set([".git", "node_modules"]);
 
-export class WorkspacePathError extends Error {}
+/** The model named a path outside the workspace (code `workspace.path-outside`). */
+export class WorkspacePathError extends InputError {
+  constructor(message: string) {
+    super("workspace.path-outside", message);
+  }
+}
 
 function isInside(root: string, path: string): boolean {
   const rest = relative(root, path);
@@ -160,9 +167,11 @@ export async function createWorkspaceTools(context: WorkspaceToolsContext): Prom
         const file = await inWorkspace(path);
         const text = await readFile(file, "utf8");
         const occurrences = text.split(old_string).length - 1;
-        if (occurrences === 0) throw new Error(`old_string not found in ${display(file)}`);
+        if (occurrences === 0)
+          throw new InputError("tool.edit-not-found", `old_string not found in ${display(file)}`);
         if (occurrences > 1 && replace_all !== true) {
-          throw new Error(
+          throw new InputError(
+            "tool.edit-ambiguous",
             `old_string occurs ${occurrences} times in ${display(file)}; give more context or set replace_all`,
           );
         }
@@ -200,7 +209,12 @@ export async function createWorkspaceTools(context: WorkspaceToolsContext): Prom
         try {
           regex = new RegExp(pattern, ignore_case === true ? "i" : "");
         } catch (error) {
-          throw new Error(`invalid regular expression: ${(error as Error).message}`);
+          throw new InputError(
+            "tool.search-pattern-invalid",
+            `invalid regular expression: ${(error as Error).message}`,
+            {},
+            { cause: error },
+          );
         }
         const root = await inWorkspace(path ?? ".");
         const matches: string[] = [];
@@ -231,7 +245,9 @@ export async function createWorkspaceTools(context: WorkspaceToolsContext): Prom
       inputSchema: z.object({ command: z.string() }),
       execute: async ({ command }) => {
         const remaining = context.deadline - Date.now();
-        if (remaining <= 0) throw new Error("no time left for commands");
+        if (remaining <= 0) {
+          throw new InfrastructureError("tool.deadline-passed", "no time left for commands");
+        }
         const result = await context.sandbox.exec({
           command: ["sh", "-c", command],
           workspace: context.workspace,
@@ -274,7 +290,8 @@ export async function createWorkspaceTools(context: WorkspaceToolsContext): Prom
       execute: async ({ name }) => {
         const skill = context.skills.find((candidate) => candidate.name === name);
         if (skill === undefined) {
-          throw new Error(
+          throw new InputError(
+            "tool.skill-unknown",
             `no skill named "${name}"; available: ${context.skills.map((s) => s.name).join(", ")}`,
           );
         }

@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { InfrastructureError } from "../core/errors.js";
 import type { ModelPrice } from "../model/prices.js";
 import { redactSecrets } from "../model/redact.js";
 import { AGENT_INSTALL_DIRECTORY } from "../skill/install.js";
@@ -215,7 +216,7 @@ export class CodexHarness implements AgentHarnessV1 {
             failuresInARow += 1;
             if (failuresInARow >= failureLimit && endpointFailure === undefined) {
               endpointFailure = message;
-              stopper.abort(new Error(message));
+              stopper.abort(new InfrastructureError("agent.endpoint-failure", message));
             }
           } else if (line.trim() !== "") {
             failuresInARow = 0;
