@@ -160,4 +160,16 @@ describe("tool errors are typed", () => {
     // The message the model sees is unchanged: no file/line prefix from a location.
     expect((missing as Error).message).toBe("old_string not found in src/a.txt");
   });
+
+  it("a link loop on the way is unreadable, not a path that does not exist yet", async () => {
+    await symlink(join(workspace, "loop"), join(workspace, "loop"));
+    // realpath fails with ELOOP here; before, the walk-up treated that as "not there yet".
+    const looped = await resolveInWorkspace(workspace, "loop/new-file").catch((error) => error);
+    expect(InputError.isInstance(looped)).toBe(true);
+    expect((looped as InputError).code).toBe("file.unreadable");
+    // A file where a folder is expected (ENOTDIR) still counts as "not there".
+    expect(await resolveInWorkspace(workspace, "src/a.txt/new")).toBe(
+      join(workspace, "src/a.txt/new"),
+    );
+  });
 });

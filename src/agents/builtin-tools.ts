@@ -4,6 +4,7 @@
  * are thrown as `InputError`s (the model's input was unusable): the AI SDK hands their message
  * back to the model as a tool error, and the code says which mistake it was.
  */
+
 import type { Dirent } from "node:fs";
 import { mkdir, readdir, readFile, realpath, stat, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
@@ -11,6 +12,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { ToolSet } from "ai";
 import { z } from "zod";
 import { InfrastructureError, InputError } from "../core/errors.js";
+import { unlessMissing } from "../core/fs.js";
 import type { LimitHit, NetworkPolicy, ResourceLimits, SandboxV1 } from "../env/sandbox/types.js";
 
 /** Caps that keep one tool result from flooding the model's context. */
@@ -59,7 +61,8 @@ export async function resolveInWorkspace(
   // The deepest existing ancestor decides where a symbolic link really leads.
   let existing = absolute;
   for (;;) {
-    const real = await realpath(existing).catch(() => undefined);
+    // Only "nothing there" walks up; a link loop or an unreadable folder is an error naming it.
+    const real = await unlessMissing(existing, realpath(existing));
     if (real !== undefined) {
       if (!isInside(root, real)) {
         throw new WorkspacePathError(`path "${requested}" leads outside the workspace`);
@@ -85,7 +88,8 @@ async function walk(
   depth: number,
   visit: (path: string, entry: Dirent) => Promise<boolean>,
 ): Promise<void> {
-  const entries = await readdir(directory, { withFileTypes: true }).catch(() => []);
+  const entries =
+    (await unlessMissing(directory, readdir(directory, { withFileTypes: true }))) ?? [];
   entries.sort((left, right) => left.name.localeCompare(right.name));
   for (const entry of entries) {
     if (SKIPPED.has(entry.name)) continue;
@@ -219,9 +223,10 @@ export async function createWorkspaceTools(context: WorkspaceToolsContext): Prom
         const root = await inWorkspace(path ?? ".");
         const matches: string[] = [];
         const searchFile = async (file: string) => {
-          const info = await stat(file).catch(() => undefined);
+          // A file gone since the listing is skipped; one that cannot be read is an error.
+          const info = await unlessMissing(file, stat(file));
           if (info === undefined || info.size > TOOL_LIMITS.searchFileBytes) return;
-          const text = await readFile(file, "utf8").catch(() => "");
+          const text = (await unlessMissing(file, readFile(file, "utf8"))) ?? "";
           if (text.includes("\u0000")) return;
           for (const [index, line] of text.split("\n").entries()) {
             if (regex.test(line)) matches.push(`${display(file)}:${index + 1}: ${line}`);

@@ -113,6 +113,7 @@ export function parseClaudeStreamJson(log: string): ClaudeLogParse {
     try {
       value = JSON.parse(line);
     } catch {
+      // Not JSON: the schema check below reports it as a malformed line with its number.
       value = undefined;
     }
     const head = lineSchema.safeParse(value);

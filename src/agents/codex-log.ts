@@ -106,6 +106,7 @@ export function parseCodexJsonl(log: string): CodexLogParse {
     try {
       value = JSON.parse(line);
     } catch {
+      // Not JSON: the schema check below reports it as a malformed line with its number.
       value = undefined;
     }
     const head = lineSchema.safeParse(value);
@@ -170,6 +171,7 @@ export function skillsListedInCodexSession(session: string): string[] | undefine
     try {
       value = JSON.parse(rawLine);
     } catch {
+      // A session line cut short or not JSON cannot hold the list; the next one may.
       continue;
     }
     for (const text of stringsOf(value)) {

@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promis
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { InfrastructureError } from "../core/errors.js";
+import { unlessMissing } from "../core/fs.js";
 import type { ModelPrice } from "../model/prices.js";
 import { redactSecrets } from "../model/redact.js";
 import { AGENT_INSTALL_DIRECTORY } from "../skill/install.js";
@@ -98,12 +99,13 @@ function configToml(model: string, baseUrl: string, maxRetries?: number): string
 
 /** Names of skills (SKILL.md frontmatter `name`, else folder name) found below `root`. */
 async function skillNamesBelow(root: string, depth = 3): Promise<string[]> {
-  const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
+  const entries = (await unlessMissing(root, readdir(root, { withFileTypes: true }))) ?? [];
   const names: string[] = [];
   for (const entry of entries) {
     if (!entry.isDirectory()) continue;
     const folder = join(root, entry.name);
-    const skillFile = await readFile(join(folder, "SKILL.md"), "utf8").catch(() => undefined);
+    const skillPath = join(folder, "SKILL.md");
+    const skillFile = await unlessMissing(skillPath, readFile(skillPath, "utf8"));
     if (skillFile !== undefined) {
       const name = /^name:\s*["']?([^"'\n]+?)["']?\s*$/m.exec(skillFile)?.[1];
       names.push(name ?? entry.name);
@@ -121,13 +123,14 @@ function endpointErrorMessage(line: string): string | undefined {
     const value = JSON.parse(line) as { type?: unknown; message?: unknown } | null;
     return value?.type === "error" && typeof value.message === "string" ? value.message : undefined;
   } catch {
+    // A probe on streamed output: a line that is not JSON is not an error event.
     return undefined;
   }
 }
 
 /** The skills listed in the first session file Codex stored under `sessions` (a per-run folder). */
 async function skillsListedInSessions(sessions: string): Promise<string[] | undefined> {
-  const files = await readdir(sessions, { recursive: true }).catch(() => [] as string[]);
+  const files = (await unlessMissing(sessions, readdir(sessions, { recursive: true }))) ?? [];
   const rollouts = files.filter((file) => file.endsWith(".jsonl")).sort();
   for (const file of rollouts) {
     const listed = skillsListedInCodexSession(await readFile(join(sessions, file), "utf8"));

@@ -4,9 +4,11 @@
  * the reference solution (positive control). They produce ordinary trajectories, so the rest of
  * a pipeline cannot tell them from an agent.
  */
+
 import { cp, readFile, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { InputError } from "../core/errors.js";
+import { pathExists, unlessMissing } from "../core/fs.js";
 import { runProcess } from "../core/process.js";
 import type { NetworkPolicy } from "../env/sandbox/types.js";
 import {
@@ -51,10 +53,7 @@ export interface ScriptSolution {
 export const SOLUTION_MOUNT_PATH = "/solution";
 
 async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false,
-  );
+  return pathExists(path);
 }
 
 /**
@@ -89,7 +88,7 @@ export function solutionsFromDirectory(
       if (await exists(candidate)) return { diff: await readFile(candidate, "utf8") };
     }
     const folder = join(directory, taskId);
-    const info = await stat(folder).catch(() => undefined);
+    const info = await unlessMissing(folder, stat(folder));
     return info?.isDirectory() === true ? { folder } : undefined;
   };
 }

@@ -16,6 +16,7 @@ import {
 } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { InputError } from "../core/errors.js";
+import { unlessMissing } from "../core/fs.js";
 import { AGENTS, agentFolders, CANONICAL_PROJECT_FOLDER, canonicalGlobalFolder } from "./agents.js";
 import { auditSkillFolder } from "./audit.js";
 import { auditFails, findingFails } from "./baseline.js";
@@ -89,7 +90,7 @@ const agentFolderNames: ReadonlySet<string> = new Set(
  */
 export async function cleanAgentSkillFolders(workspace: string): Promise<string[]> {
   const root = resolve(workspace);
-  const rootStat = await stat(root).catch(() => undefined);
+  const rootStat = await unlessMissing(workspace, stat(root));
   if (rootStat === undefined || !rootStat.isDirectory()) {
     throw new InputError("workspace-not-directory", "workspace is not a directory", {
       file: workspace,
@@ -101,19 +102,16 @@ export async function cleanAgentSkillFolders(workspace: string): Promise<string[
 }
 
 async function cleanBelow(directory: string, removed: string[]): Promise<void> {
-  let entries: Dirent[];
-  try {
-    entries = await readdir(directory, { withFileTypes: true });
-  } catch {
-    // An unreadable folder cannot hold skills an agent could read either; keep going.
-    return;
-  }
+  // A folder gone since its parent was listed holds nothing; one that cannot be read may still
+  // hold skills an agent (root in a container, say) can read, so it is an error, not "clean".
+  const entries: Dirent[] =
+    (await unlessMissing(directory, readdir(directory, { withFileTypes: true }))) ?? [];
   for (const entry of entries) {
     if (!entry.isDirectory() || SKIPPED_DIRECTORIES.has(entry.name)) continue;
     const child = join(directory, entry.name);
     if (agentFolderNames.has(entry.name)) {
       const skills = join(child, "skills");
-      const skillsStat = await lstat(skills).catch(() => undefined);
+      const skillsStat = await unlessMissing(skills, lstat(skills));
       if (skillsStat !== undefined) {
         await rm(skills, { recursive: true, force: true });
         removed.push(skills);
@@ -205,7 +203,7 @@ export async function agentSkillsFolder(options: InstallOptions): Promise<{
   }
   if (options.workspace === undefined)
     throw new InputError("workspace-missing", "project scope needs a workspace", { field: "into" });
-  const workspaceReal = await realpath(options.workspace).catch(() => undefined);
+  const workspaceReal = await unlessMissing(options.workspace, realpath(options.workspace));
   if (workspaceReal === undefined || !(await stat(workspaceReal)).isDirectory()) {
     throw new InputError("workspace-not-directory", "workspace is not a directory", {
       file: options.workspace,
@@ -309,7 +307,7 @@ async function copyInto(
 ): Promise<{ name: string; destination: string; status: "installed" | "unchanged" }> {
   const skillsRootReal = await realFolder(folder, target);
   const destination = join(skillsRootReal, name);
-  const existing = await lstat(destination).catch(() => undefined);
+  const existing = await unlessMissing(destination, lstat(destination));
   if (existing !== undefined) {
     if (existing.isDirectory() && (await sameTree(source, destination))) {
       return { name, destination, status: "unchanged" };
@@ -358,7 +356,7 @@ async function linkInto(
   const folderReal = await realFolder(target.folder, target);
   const link = join(folderReal, name);
   const wanted = relative(folderReal, canonical);
-  const existing = await lstat(link).catch(() => undefined);
+  const existing = await unlessMissing(link, lstat(link));
   if (existing !== undefined) {
     if (existing.isSymbolicLink() && (await readlink(link)) === wanted) return "unchanged";
     throw new InputError(

@@ -339,7 +339,7 @@ async function readSkillFile(
   }
   if (fileStat.isSymbolicLink()) {
     const target = await realpath(absolute).catch(() => undefined);
-    // Outside or broken links were already reported by the walk.
+    // Outside, broken or looped links were already reported by the walk (`files.ts`).
     if (target === undefined || !isInside(realRoot, target)) return undefined;
   }
   const targetStat = fileStat.isSymbolicLink() ? await lstat(await realpath(absolute)) : fileStat;
@@ -398,6 +398,7 @@ export function decodeText(bytes: Uint8Array): DecodedText {
       text: new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes),
     };
   } catch {
+    // The fatal decoder's only failure is invalid UTF-8, which the result reports.
     return { kind: "invalid-utf8", line: 1 };
   }
 }

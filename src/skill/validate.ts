@@ -444,6 +444,7 @@ export function localLinkPath(target: string): string | undefined {
   try {
     return decodeURIComponent(path);
   } catch {
+    // A stray "%" is a literal character in a file name, as Markdown renderers read it.
     return path;
   }
 }
@@ -485,6 +486,7 @@ async function checkLinks(
       break;
     }
     if (resolves === undefined) {
+      // Missing, a loop or unreadable: each is a link that does not resolve, the finding below.
       const exists = await lstat(absolute).catch(() => undefined);
       const real =
         exists === undefined ? undefined : await realpath(absolute).catch(() => undefined);

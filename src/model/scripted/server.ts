@@ -282,6 +282,7 @@ export function startScriptedServer(options: ScriptedServerOptions): Promise<Scr
     try {
       body = JSON.parse(raw);
     } catch {
+      // The client sent malformed JSON: answered as a 400, the way the real APIs do.
       sendJson(
         response,
         400,
