@@ -178,6 +178,14 @@ function requireEnumerable(size: number, limit: number): void {
 
 /** All 2^h signed sums Σ ε_i·m_i of the given magnitudes, sorted ascending. */
 function signedSums(magnitudes: readonly number[]): Float64Array {
+  return allSignedSums(magnitudes).sort();
+}
+
+/**
+ * All 2^h signed sums Σ ε_i·m_i of the given magnitudes, in enumeration order (unsorted): each
+ * magnitude doubles the list, once added and once subtracted.
+ */
+export function allSignedSums(magnitudes: readonly number[]): Float64Array {
   const sums = new Float64Array(2 ** magnitudes.length);
   let length = 1;
   for (const magnitude of magnitudes) {
@@ -188,7 +196,7 @@ function signedSums(magnitudes: readonly number[]): Float64Array {
     }
     length *= 2;
   }
-  return sums.sort();
+  return sums;
 }
 
 /**

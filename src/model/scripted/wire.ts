@@ -361,6 +361,29 @@ export function responsesResponse(
   );
 }
 
+/**
+ * The events of one tool call's input, as the Responses API streams it: the item added with its
+ * input empty, the input in pieces (`<event>.delta`), then whole (`<event>.done`).
+ */
+function streamToolInput(
+  push: (type: string, payload: Record<string, unknown>) => void,
+  item: Record<string, unknown>,
+  itemId: string,
+  outputIndex: number,
+  event: "function_call_arguments" | "custom_tool_call_input",
+  field: "arguments" | "input",
+): void {
+  const text = String(item[field]);
+  push("response.output_item.added", {
+    output_index: outputIndex,
+    item: { ...item, [field]: "", status: "in_progress" },
+  });
+  for (const delta of pieces(text)) {
+    push(`response.${event}.delta`, { item_id: itemId, output_index: outputIndex, delta });
+  }
+  push(`response.${event}.done`, { item_id: itemId, output_index: outputIndex, [field]: text });
+}
+
 export function responsesEvents(
   reply: ScriptedReply,
   model: string,
@@ -421,39 +444,9 @@ export function responsesEvents(
         part: { ...emptyPart, text },
       });
     } else if (item.type === "function_call") {
-      const argumentsText = String(item.arguments);
-      push("response.output_item.added", {
-        output_index: outputIndex,
-        item: { ...item, arguments: "", status: "in_progress" },
-      });
-      for (const delta of pieces(argumentsText))
-        push("response.function_call_arguments.delta", {
-          item_id: itemId,
-          output_index: outputIndex,
-          delta,
-        });
-      push("response.function_call_arguments.done", {
-        item_id: itemId,
-        output_index: outputIndex,
-        arguments: argumentsText,
-      });
+      streamToolInput(push, item, itemId, outputIndex, "function_call_arguments", "arguments");
     } else {
-      const inputText = String(item.input);
-      push("response.output_item.added", {
-        output_index: outputIndex,
-        item: { ...item, input: "", status: "in_progress" },
-      });
-      for (const delta of pieces(inputText))
-        push("response.custom_tool_call_input.delta", {
-          item_id: itemId,
-          output_index: outputIndex,
-          delta,
-        });
-      push("response.custom_tool_call_input.done", {
-        item_id: itemId,
-        output_index: outputIndex,
-        input: inputText,
-      });
+      streamToolInput(push, item, itemId, outputIndex, "custom_tool_call_input", "input");
     }
     push("response.output_item.done", { output_index: outputIndex, item });
   }
