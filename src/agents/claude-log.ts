@@ -127,17 +127,18 @@ export function parseClaudeStreamJson(log: string): ClaudeLogParse {
   let usage = emptyUsage;
   let result: ClaudeResultLine | undefined;
   let apiRetries = 0;
+  // What was read so far: the whole parse at the end, or the part before a malformed line.
+  const done = (): ClaudeLogParse => ({
+    events,
+    ...(skillsShown === undefined ? {} : { skillsShown }),
+    usage,
+    ...(result === undefined ? {} : { result }),
+    apiRetries,
+  });
   for (const { lineNumber, text: rawLine, value } of jsonLines(log)) {
     const head = lineSchema.safeParse(value);
     if (!head.success) {
-      return {
-        events,
-        ...(skillsShown === undefined ? {} : { skillsShown }),
-        usage,
-        ...(result === undefined ? {} : { result }),
-        apiRetries,
-        malformedLine: { lineNumber, text: rawLine },
-      };
+      return { ...done(), malformedLine: { lineNumber, text: rawLine } };
     }
     const { type, subtype } = head.data;
     if (type === "system" && subtype === "init") {
@@ -196,11 +197,5 @@ export function parseClaudeStreamJson(log: string): ClaudeLogParse {
       };
     }
   }
-  return {
-    events,
-    ...(skillsShown === undefined ? {} : { skillsShown }),
-    usage,
-    ...(result === undefined ? {} : { result }),
-    apiRetries,
-  };
+  return done();
 }
