@@ -17,8 +17,10 @@
  *   (down) beyond which the test would have given p < α with Δ > 0 (Δ < 0): max(0, −lower) and
  *   max(0, upper). 0 when the profile already is Golden (Harmful).
  */
+
+import { findGrid } from "./grid.js";
 import { requireFiniteNumbers, requireOpenUnitInterval } from "./input.js";
-import { allSignedSums, findGrid, type SignFlipMethod, signFlipTest } from "./signflip.js";
+import { allSignedSums, type SignFlipMethod, signFlipTest } from "./signflip.js";
 
 export interface DetectableOptions {
   /** Relative tolerance for zeros and ties, as in `signFlipTest`. Default 1e-9. */

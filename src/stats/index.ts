@@ -5,10 +5,10 @@
  */
 
 export { quantileOfSorted } from "./bootstrap.js";
+export { findGrid, type Grid, gridP } from "./grid.js";
 export { countBelow } from "./multiplicity.js";
 export * from "./public.js";
 export { type MidRanks, midRanks } from "./ranks.js";
-export { findGrid, type Grid, gridP } from "./signflip.js";
 export {
   erfc,
   logGamma,
