@@ -16,11 +16,10 @@ import {
   chatCompletion,
   chatEvents,
   formatSse,
-  responsesEvents,
-  responsesResponse,
   type SseEvent,
   usageFor,
 } from "./wire.js";
+import { responsesEvents, responsesResponse } from "./wire-responses.js";
 
 export interface RecordedRequest {
   api:
