@@ -3,6 +3,10 @@
  * `list`, `remove`, `check` (local drift and upstream updates) and `update` (re-pin to the
  * ref's current commit). Project scope keeps the lock in the project (`skillsmith-lock.json`),
  * global scope below the user's state folder.
+ *
+ * One file (~430 lines) on purpose: the five commands are one workflow over one lock file and
+ * share its private helpers (install targets, the copies of an entry, the source of an entry);
+ * git, auditing, installing and the lock format are already modules of their own.
  */
 
 import { lstat, rm } from "node:fs/promises";

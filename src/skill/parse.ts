@@ -1,3 +1,12 @@
+/**
+ * Reading a skill: `SKILL.md` split into YAML frontmatter (with the line of every field) and
+ * body, parsed with hostile-input limits (size, nesting, aliases), and a skill folder loaded
+ * with its file tree and the findings of reading it.
+ *
+ * One file (~410 lines) on purpose: the frontmatter parser and the folder loader share the
+ * located-YAML error mapping and the file limits, and every other skill module reads skills
+ * through these two entry points; the file walk is already `files.ts`.
+ */
 import { lstat, readFile, realpath } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { isMap, isScalar } from "yaml";

@@ -2,6 +2,11 @@
  * The scripted model server: a local HTTP server (node:http only) speaking the Anthropic Messages
  * API and the OpenAI Chat Completions and Responses APIs, answering from a script, recording
  * every request, and injecting faults on demand.
+ *
+ * One file (~410 lines) on purpose: it is one request handler whose routing, recording, fault
+ * injection and script cursor share per-server state (the cursor, the seeded fault draws, the
+ * recorded list); the wire formats, request normalising and embeddings are already modules of
+ * their own. Splitting the handler would pass that state between files for no reader's gain.
  */
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
