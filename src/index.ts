@@ -13,7 +13,7 @@
  */
 import type { ReportRunDirOptions } from "./bench/analysis/load.js";
 import type { BenchReport } from "./bench/analysis/report.js";
-import type { RunSuiteOptions, RunSuiteSummary } from "./bench/run/runner.js";
+import type { RunSuiteOptions, RunSuiteSummary } from "./bench/run/options.js";
 import type { EvaluateSkillOptions, EvaluateSkillResult } from "./report/evaluate.js";
 
 export type { AgentHarnessV1, AgentRunRequest, Trajectory } from "./agents/public.js";
@@ -27,12 +27,9 @@ export {
 // Types only: building and rendering a report in memory is `skillsmith/bench` (it loads the
 // results store's module); `reportRunDir` below reads a run directory.
 export type { BenchReport, BuildReportOptions, Profile } from "./bench/analysis/report.js";
-export type {
-  ConfigurationOrigin,
-  RunProgress,
-  RunSuiteOptions,
-  RunSuiteSummary,
-} from "./bench/run/runner.js";
+export type { ConfigurationOrigin } from "./bench/run/configurations.js";
+export type { RunSuiteOptions, RunSuiteSummary } from "./bench/run/options.js";
+export type { RunProgress } from "./bench/run/progress.js";
 export { formatSuiteProblem, loadSuite, validateSuite } from "./bench/suite/load.js";
 export type { Configuration } from "./bench/suite/schema.js";
 export type { Suite, SuiteProblem, SuiteValidation } from "./bench/suite/types.js";

@@ -17,7 +17,7 @@ import { ResultsStore } from "../src/bench/store/results.js";
 import { runProcess } from "../src/core/process.js";
 import { runInProcess } from "./support/cli.js";
 import { git } from "./support/git.js";
-import { usableBubblewrap } from "./support/sandboxes.js";
+import { present, usableBubblewrap } from "./support/sandboxes.js";
 import { newFilePatch, removeRunRoot } from "./support/suites.js";
 
 const sandbox = await usableBubblewrap();
@@ -219,7 +219,7 @@ describe.skipIf(sandbox === undefined || !hasPytest)(
         runDir,
         predictions,
         cacheDir,
-        sandbox,
+        sandbox: present(sandbox, "bubblewrap"),
         setupNetwork: "off",
         onWarning: (message) => warnings.push(message),
         // Counts the agent runs the runner asks for: none for broken or unmeasurable ones.

@@ -26,7 +26,7 @@ import { runSuite } from "../src/bench/run/runner.js";
 import { ResultsStore } from "../src/bench/store/results.js";
 import type { ScriptedServer } from "../src/model/scripted/server.js";
 import { shellCommandServer, writeCliSuite } from "./support/cli-suites.js";
-import { usableBubblewrap } from "./support/sandboxes.js";
+import { present, usableBubblewrap } from "./support/sandboxes.js";
 import { removeRunRoot } from "./support/suites.js";
 
 const claude = await findAgentCli("claude");
@@ -117,7 +117,7 @@ describe("the same shell, in bubblewrap", () => {
       const summary = await runSuite({
         suite,
         runDir,
-        sandbox: bubblewrap,
+        sandbox: present(bubblewrap, "bubblewrap"),
         cacheDir: join(root, "cache"),
         modelEndpoint: { baseUrl: url, apiKey: REAL_KEY },
       });
@@ -175,7 +175,7 @@ describe("an agent CLI that cannot start", () => {
         const summary = await runSuite({
           suite,
           runDir,
-          sandbox: sandbox === "local" ? bubblewrap : "unsafe",
+          sandbox: sandbox === "local" ? present(bubblewrap, "bubblewrap") : "unsafe",
           cacheDir: join(root, "cache"),
           maxAttempts: 2,
           harnessFor: () => new ClaudeCodeHarness({ binary: broken }),

@@ -26,13 +26,12 @@ export type {
 } from "./analysis/statistics.js";
 export {
   type CheckSuiteOptions,
-  checkJson,
   checkSuite,
   type RequirementCheck,
   type RequirementStatus,
-  renderCheckText,
   type SuiteCheck,
 } from "./check/check.js";
+export { checkJson, renderCheckText } from "./check/render.js";
 // Experimental (see the README): generation calls a model and its prompts still change.
 export {
   type GenerateSuiteOptions,
@@ -52,7 +51,16 @@ export {
   type QueueWorkerSummary,
   runQueueWorker,
 } from "./queue/worker.js";
+export {
+  type ConfigurationOrigin,
+  type EffectiveConfiguration,
+  overriddenConfigurationId,
+  resolveConfigurations,
+} from "./run/configurations.js";
+export type { ModelEndpoint } from "./run/model-endpoint.js";
+export type { RunSuiteOptions, RunSuiteSummary, SandboxKind } from "./run/options.js";
 export { Predictions } from "./run/predictions.js";
+export type { RunProgress } from "./run/progress.js";
 export {
   type QuickstartEvaluation,
   type QuickstartEvaluationOptions,
@@ -64,18 +72,7 @@ export {
   type RequirementChange,
   regradeRunDir,
 } from "./run/regrade.js";
-export {
-  type ConfigurationOrigin,
-  type EffectiveConfiguration,
-  type ModelEndpoint,
-  overriddenConfigurationId,
-  type RunProgress,
-  type RunSuiteOptions,
-  type RunSuiteSummary,
-  resolveConfigurations,
-  runSuite,
-  type SandboxKind,
-} from "./run/runner.js";
+export { runSuite } from "./run/runner.js";
 export { type CheckTasksOptions, checkTasks, type TaskCheck } from "./run/task-check.js";
 export { type RunManifest, readManifest } from "./store/manifest.js";
 export {

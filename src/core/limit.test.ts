@@ -96,4 +96,25 @@ describe("runLanes", () => {
     ).rejects.toThrow("stop");
     expect(started).toEqual([1, 2]);
   });
+
+  it("rejects only after the other lanes have finished their current item", async () => {
+    // Lane A fails at once while lane B is still inside a slow item: a caller that closes its
+    // store after the rejection must not find B still running.
+    let slowFinished = false;
+    const items = ["fail", "slow"];
+    const outcome = await runLanes(
+      2,
+      () => items.shift(),
+      async (item) => {
+        if (item === "fail") throw new Error("first failure");
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        slowFinished = true;
+      },
+    ).then(
+      () => "resolved",
+      (error: Error) => error.message,
+    );
+    expect(outcome).toBe("first failure");
+    expect(slowFinished).toBe(true);
+  });
 });

@@ -49,8 +49,10 @@ export class Semaphore {
 
 /**
  * Run `lanes` loops at once; each asks `take()` for its next item and ends when it answers
- * undefined. `take` is called only when a lane is free, so it is the place to stop early. The
- * first failure of `worker` rejects the whole call (other lanes finish their current item).
+ * undefined. `take` is called only when a lane is free, so it is the place to stop early. After
+ * the first failure of `worker` no lane takes another item; the call rejects with that failure
+ * once every lane has finished its current item, so nothing is still running (and writing) when
+ * the caller's cleanup starts.
  */
 export async function runLanes<T>(
   lanes: number,
@@ -58,20 +60,20 @@ export async function runLanes<T>(
   worker: (item: T) => Promise<void>,
 ): Promise<void> {
   checkLimit(lanes, "concurrency");
-  let failed = false;
+  let failure: { readonly error: unknown } | undefined;
   const lane = async () => {
-    while (!failed) {
+    while (failure === undefined) {
       const item = take();
       if (item === undefined) return;
       try {
         await worker(item);
       } catch (error) {
-        failed = true;
-        throw error;
+        failure ??= { error };
       }
     }
   };
   await Promise.all(Array.from({ length: lanes }, lane));
+  if (failure !== undefined) throw failure.error;
 }
 
 /** Run `worker` over `items` with at most `limit` in flight; results keep the input order. */

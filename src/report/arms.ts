@@ -5,7 +5,7 @@
  * run directory (reused baselines, re-graded runs). Every text from the run is escaped.
  */
 import type { BenchReport } from "../bench/analysis/report.js";
-import { escapeHtml, formatDelta, formatP } from "./html.js";
+import { escapeHtml, formatDelta, formatP } from "./format.js";
 
 export function armsSection(report: BenchReport): string {
   const matrices = report.arms ?? [];

@@ -7,9 +7,13 @@
  *
  * It sits in the report layer because it writes the HTML report; the work is the bench layer's
  * (generateSuite, validateSuite, runSuite, reportRunDir).
+ *
+ * One file (over 400 lines) because it is one resumable sequence, suite → check → estimate → runs
+ * → report → verdict, whose steps share the work folder's state; split, each part would need that
+ * state passed in.
  */
 import { existsSync } from "node:fs";
-import { readFile, stat } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import {
   type AgentKind,
@@ -31,7 +35,7 @@ import {
   validateSuite,
 } from "../bench/index.js";
 import { InputError } from "../core/errors.js";
-import { writeFileAtomic } from "../core/fs.js";
+import { pathExists, unlessMissing, writeFileAtomic } from "../core/fs.js";
 import {
   createSandbox,
   SandboxUnavailableError,
@@ -175,12 +179,9 @@ interface EvaluationState {
   readonly generationCostUsd: number;
 }
 
-async function exists(path: string): Promise<boolean> {
-  return (await stat(path).catch(() => undefined)) !== undefined;
-}
-
 async function readState(path: string): Promise<EvaluationState | undefined> {
-  const text = await readFile(path, "utf8").catch(() => undefined);
+  // No record yet: a new evaluation. One that is there but unreadable is an error naming it.
+  const text = await unlessMissing(path, readFile(path, "utf8"));
   if (text === undefined) return undefined;
   let value: unknown;
   try {
@@ -206,6 +207,8 @@ function priceOf(
   try {
     return priceFor(parseModelSpec(spec), prices);
   } catch {
+    // The estimate only: a spec we cannot read has no known price (the estimate says "unknown");
+    // the run itself reads the spec again and reports the mistake where it is used.
     return undefined;
   }
 }
@@ -349,7 +352,7 @@ export async function evaluateSkill(options: EvaluateSkillOptions): Promise<Eval
   const workDir = resolve(options.workDir);
   const statePath = join(workDir, "eval.json");
   const skillPath = resolve(options.skill);
-  if (!(await exists(join(skillPath, "SKILL.md")))) {
+  if (!(await pathExists(join(skillPath, "SKILL.md")))) {
     throw new InputError("skill-missing", "no SKILL.md in the skill folder", { file: skillPath });
   }
   const skillDigest = await treeDigest(skillPath);
@@ -374,7 +377,7 @@ export async function evaluateSkill(options: EvaluateSkillOptions): Promise<Eval
   const suiteSource: EvaluateSkillResult["suite"]["source"] =
     options.suite !== undefined
       ? "given"
-      : (await exists(join(suitePath, "suite.yaml")))
+      : (await pathExists(join(suitePath, "suite.yaml")))
         ? "reused"
         : "generated";
   let generationCostUsd = previous?.generationCostUsd ?? 0;
@@ -390,6 +393,21 @@ export async function evaluateSkill(options: EvaluateSkillOptions): Promise<Eval
 
   let generation: EvaluateSkillResult["generation"];
   let estimate: CostEstimate | undefined;
+  // Both arms of every requirement, `repeats` times; generation only when the suite is written.
+  const estimateFor = (
+    generating: { readonly calls: number; readonly spec: string } | undefined,
+    requirementsPlanned: number,
+  ): CostEstimate =>
+    estimateCost({
+      generationCalls: generating?.calls ?? null,
+      generatorSpec: generating?.spec,
+      plannedRuns: requirementsPlanned * 2 * repeats,
+      stored,
+      agentModel: options.model,
+      prices,
+      budgetUsd: options.budgetUsd,
+      spentUsd: generationCostUsd,
+    });
   if (suiteSource === "generated") {
     if (options.generator === undefined) {
       throw new InputError(
@@ -400,17 +418,11 @@ export async function evaluateSkill(options: EvaluateSkillOptions): Promise<Eval
     }
     const count = options.requirements ?? ESTIMATE_DEFAULTS.requirements;
     const rounds = options.maxRounds ?? ESTIMATE_DEFAULTS.maxRounds;
-    estimate = estimateCost({
+    estimate = estimateFor(
       // One requirement-engineer call (plus one re-ask), then up to 1 + rounds per verifier.
-      generationCalls: 2 + count * (1 + rounds),
-      generatorSpec: specOf(options.generator),
-      plannedRuns: count * 2 * repeats,
-      stored,
-      agentModel: options.model,
-      prices,
-      budgetUsd: options.budgetUsd,
-      spentUsd: generationCostUsd,
-    });
+      { calls: 2 + count * (1 + rounds), spec: specOf(options.generator) },
+      count,
+    );
     options.onEstimate?.(estimate);
     options.onLog?.(`generating requirements and verifiers into ${suitePath}`);
     const generated = await generateSuite({
@@ -458,16 +470,7 @@ export async function evaluateSkill(options: EvaluateSkillOptions): Promise<Eval
   for (const problem of validation.problems) options.onLog?.(formatSuiteProblem(problem));
   const requirements = suite === undefined ? 0 : requirementCount(suite);
   if (estimate === undefined) {
-    estimate = estimateCost({
-      generationCalls: null,
-      generatorSpec: undefined,
-      plannedRuns: requirements * 2 * repeats,
-      stored,
-      agentModel: options.model,
-      prices,
-      budgetUsd: options.budgetUsd,
-      spentUsd: generationCostUsd,
-    });
+    estimate = estimateFor(undefined, requirements);
     options.onEstimate?.(estimate);
   }
   const base = {

@@ -2,6 +2,10 @@
  * The self-contained HTML report of a run directory (issue 6): every figure of `BenchReport` as a
  * Vega-Lite chart plus an HTML table of the same values, with Vega, Vega-Lite and vega-embed
  * inlined so the file opens anywhere without a network.
+ *
+ * One file (over 400 lines) because it is the one page: each section is a small function, and they
+ * share the page's layout, classes and anchors; the charts' specifications and the number formats
+ * live in `chart-specs.ts` and `format.ts`.
  */
 
 import { existsSync, statSync } from "node:fs";
@@ -18,10 +22,29 @@ import { RESULTS_FILE } from "../bench/store/results.js";
 import { flagDefinition } from "../env/index.js";
 import { armsSection, provenanceSection } from "./arms.js";
 import { browserScript } from "./browser-code.js";
+import {
+  type Chart,
+  chartContainer,
+  heatmapSpec,
+  requirementSpec,
+  scatterSpec,
+  usageSpec,
+} from "./chart-specs.js";
+import {
+  className,
+  escapeHtml,
+  formatDelta,
+  formatP,
+  formatRatio,
+  significant,
+  verdictName,
+} from "./format.js";
 import { chartLibraries } from "./libraries.js";
 import { loadPairViews, type PairRef, type PairView, pairPath } from "./pairs.js";
 import { designSection, multiplicitySection, profileStatistics } from "./statistics.js";
 import { VIEWER_STYLE } from "./viewer.js";
+
+export { escapeHtml, formatDelta, formatP, formatRatio };
 
 export interface HtmlReportOptions {
   /**
@@ -43,8 +66,6 @@ export interface HtmlReportOptions {
   readonly live?: { readonly stateUrl: string; readonly version: string };
 }
 
-const MINUS = "\u2212";
-
 /** A report page from `<!doctype html>` to `</head>`: its metadata, title and the report style. */
 export function documentHead(title: string): string {
   return `<!doctype html>
@@ -57,16 +78,6 @@ export function documentHead(title: string): string {
 <style>${REPORT_STYLE}</style>
 </head>
 `;
-}
-
-/** Text from a run (skill names, notes, configuration ids) is untrusted: escape it everywhere. */
-export function escapeHtml(text: string): string {
-  return text
-    .replaceAll("&", "&amp;")
-    .replaceAll("<", "&lt;")
-    .replaceAll(">", "&gt;")
-    .replaceAll('"', "&quot;")
-    .replaceAll("'", "&#39;");
 }
 
 /**
@@ -85,32 +96,6 @@ function scriptJson(value: unknown): string {
 /** A library's source inside a <script> element; none of the pinned builds contains `</script`. */
 function inlineScript(source: string): string {
   return source.replace(/<\/(script)/gi, "<\\/$1");
-}
-
-export function formatDelta(delta: number | null): string {
-  if (delta === null) return "n/a";
-  const rounded = Math.round(delta * 10) / 10;
-  if (rounded === 0) return "0.0";
-  return `${rounded > 0 ? "+" : MINUS}${Math.abs(rounded).toFixed(1)}`;
-}
-
-export function formatRatio(value: number | null): string {
-  return value === null ? "n/a" : `${(100 * value).toFixed(1)}%`;
-}
-
-export function formatP(p: number | null): string {
-  if (p === null) return "n/a";
-  if (p < 0.001) return "<0.001";
-  return p.toPrecision(2);
-}
-
-function className(value: string | null): string {
-  return value === null ? "n/a" : value.charAt(0).toUpperCase() + value.slice(1);
-}
-
-/** The class shown for a profile: "Unscorable" when nothing was measurable. */
-function verdictName(profile: Profile): string {
-  return profile.unscorable !== null ? "Unscorable" : className(profile.class);
 }
 
 function plural(count: number, noun: string): string {
@@ -149,10 +134,6 @@ function formatSeconds(milliseconds: number): string {
   return `${(milliseconds / 1000).toFixed(1)} s`;
 }
 
-function significant(profile: Profile, alpha: number): boolean {
-  return profile.p !== null && profile.p < alpha;
-}
-
 /** Skills ordered by their mean Δ over configurations (best first), ties by name. */
 function skillOrder(report: BenchReport): string[] {
   const sums = new Map<string, { total: number; count: number }>();
@@ -173,201 +154,6 @@ function skillOrder(report: BenchReport): string[] {
   return [...sums.keys()].sort(
     (left, right) => overall(right) - overall(left) || left.localeCompare(right),
   );
-}
-
-interface Chart {
-  readonly id: string;
-  readonly spec: Record<string, unknown>;
-}
-
-const VEGA_LITE_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json";
-
-function heatmapSpec(report: BenchReport, skills: readonly string[], alpha: number): Chart {
-  const values = report.profiles.map((profile) => ({
-    skill: profile.skill,
-    config: profile.config,
-    delta: profile.delta,
-    label:
-      profile.unscorable !== null
-        ? "unscorable"
-        : `${formatDelta(profile.delta)}${significant(profile, alpha) ? "★" : ""}`,
-    class: verdictName(profile),
-    p: formatP(profile.p),
-    deltaText: formatDelta(profile.delta),
-  }));
-  const extent = Math.max(10, ...report.profiles.map((profile) => Math.abs(profile.delta ?? 0)));
-  // Dark ends of the scheme need light text to stay readable.
-  const textColor = {
-    condition: { test: `abs(datum.delta) > ${0.6 * extent}`, value: "white" },
-    value: "black",
-  };
-  const encoding = {
-    y: { field: "skill", type: "nominal", sort: skills, title: "skill" },
-    x: { field: "config", type: "nominal", title: "configuration", axis: { labelAngle: 0 } },
-  };
-  return {
-    id: "heatmap-chart",
-    spec: {
-      $schema: VEGA_LITE_SCHEMA,
-      description: "Skill-level Δ (percentage points) per skill and configuration",
-      data: { values },
-      width: { step: 140 },
-      height: { step: 44 },
-      encoding,
-      layer: [
-        {
-          mark: { type: "rect", stroke: "white" },
-          encoding: {
-            color: {
-              field: "delta",
-              type: "quantitative",
-              title: "Δ (pp)",
-              scale: { scheme: "blueorange", domain: [-extent, extent], domainMid: 0 },
-            },
-            tooltip: [
-              { field: "skill", title: "skill" },
-              { field: "config", title: "configuration" },
-              { field: "deltaText", title: "Δ (pp)" },
-              { field: "p", title: "p" },
-              { field: "class", title: "class" },
-            ],
-          },
-        },
-        {
-          mark: { type: "text", baseline: "bottom", dy: -1, fontWeight: "bold" },
-          encoding: { text: { field: "label" }, color: textColor },
-        },
-        {
-          mark: { type: "text", baseline: "top", dy: 3, fontSize: 10 },
-          encoding: { text: { field: "class" }, color: textColor },
-        },
-      ],
-    },
-  };
-}
-
-function requirementSpec(profile: Profile, index: number): Chart {
-  const values = profile.requirements
-    .filter((outcome) => outcome.delta !== null)
-    .map((outcome) => ({
-      requirement: outcome.id,
-      delta: outcome.delta,
-      deltaText: formatDelta(outcome.delta),
-      without: formatRatio(outcome.without),
-      with: formatRatio(outcome.with),
-    }));
-  return {
-    id: `requirements-chart-${index}`,
-    spec: {
-      $schema: VEGA_LITE_SCHEMA,
-      description: `Requirement deltas of ${profile.skill} under ${profile.config}`,
-      data: { values },
-      width: 320,
-      height: { step: 18 },
-      layer: [
-        { mark: { type: "rule", color: "#888" }, encoding: { x: { datum: 0 } } },
-        {
-          // A thin outline keeps points near Δ = 0 (almost white in the scheme) visible.
-          mark: { type: "point", filled: true, size: 70, stroke: "#333", strokeWidth: 0.6 },
-          encoding: {
-            y: { field: "requirement", type: "nominal", sort: null, title: "requirement" },
-            x: {
-              field: "delta",
-              type: "quantitative",
-              title: "d = 100·(with − without)",
-              scale: { domain: [-100, 100] },
-            },
-            color: {
-              field: "delta",
-              type: "quantitative",
-              scale: { scheme: "blueorange", domain: [-100, 100], domainMid: 0 },
-              legend: null,
-            },
-            tooltip: [
-              { field: "requirement" },
-              { field: "without", title: "without" },
-              { field: "with", title: "with" },
-              { field: "deltaText", title: "d" },
-            ],
-          },
-        },
-      ],
-    },
-  };
-}
-
-function scatterSpec(report: BenchReport, left: string, right: string, index: number): Chart {
-  const values: Array<{ skill: string; x: number; y: number }> = [];
-  for (const profile of report.profiles.filter((candidate) => candidate.config === left)) {
-    const other = report.profiles.find(
-      (candidate) => candidate.config === right && candidate.skill === profile.skill,
-    );
-    if (profile.delta !== null && other !== undefined && other.delta !== null) {
-      values.push({ skill: profile.skill, x: profile.delta, y: other.delta });
-    }
-  }
-  return {
-    id: `scatter-chart-${index}`,
-    spec: {
-      $schema: VEGA_LITE_SCHEMA,
-      description: `Skill-level Δ under ${left} against ${right}`,
-      data: { values },
-      width: 320,
-      height: 320,
-      layer: [
-        { mark: { type: "rule", color: "#aaa" }, encoding: { x: { datum: 0 } } },
-        { mark: { type: "rule", color: "#aaa" }, encoding: { y: { datum: 0 } } },
-        {
-          mark: { type: "point", filled: true, size: 80, color: "#1f5fa8" },
-          encoding: {
-            x: { field: "x", type: "quantitative", title: `Δ under ${left}` },
-            y: { field: "y", type: "quantitative", title: `Δ under ${right}` },
-            tooltip: [
-              { field: "skill" },
-              { field: "x", title: left, format: "+.1f" },
-              { field: "y", title: right, format: "+.1f" },
-            ],
-          },
-        },
-      ],
-    },
-  };
-}
-
-function usageSpec(report: BenchReport): Chart {
-  const values = report.configs.flatMap((config) =>
-    (["without", "with"] as const).map((arm) => ({
-      config: config.config,
-      arm,
-      seconds: config.usage[arm].totalMs / 1000,
-    })),
-  );
-  return {
-    id: "usage-chart",
-    spec: {
-      $schema: VEGA_LITE_SCHEMA,
-      description: "Wall time per configuration and arm",
-      data: { values },
-      width: 320,
-      height: { step: 20 },
-      mark: "bar",
-      encoding: {
-        y: { field: "config", type: "nominal", title: "configuration" },
-        yOffset: { field: "arm", sort: ["without", "with"] },
-        x: { field: "seconds", type: "quantitative", title: "wall time (s)" },
-        color: {
-          field: "arm",
-          sort: ["without", "with"],
-          scale: { range: ["#999999", "#1f5fa8"] },
-        },
-        tooltip: [{ field: "config" }, { field: "arm" }, { field: "seconds", format: ".1f" }],
-      },
-    },
-  };
-}
-
-function chartContainer(chart: Chart, label: string): string {
-  return `<div class="chart" id="${chart.id}" role="img" aria-label="${escapeHtml(label)}" data-testid="${chart.id}"></div>`;
 }
 
 function heatmapTable(report: BenchReport, skills: readonly string[], alpha: number): string {

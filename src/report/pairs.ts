@@ -6,6 +6,10 @@
  * The store keeps no workspace diff, so "files changed" is derived from the tool calls that wrote
  * files (patches, whole-file writes, string edits). Changes made by shell commands cannot be
  * recovered from a trajectory; the view counts those calls and says so.
+ *
+ * One file (over 400 lines) because the pair view and the trajectory reduction it is made of
+ * (events, tool calls, files changed) are one data shape read by the viewer; splitting would
+ * expose the reduction's intermediate shapes.
  */
 
 import { findSkillActivation, parseTrajectory } from "../agents/index.js";
@@ -60,6 +64,7 @@ export function parsePairPath(path: string): PairRef | undefined {
   try {
     decoded = parts.map((part) => decodeURIComponent(part));
   } catch {
+    // A malformed percent escape names no pair: the caller answers "no such pair" (404).
     return undefined;
   }
   const [config, skill, requirement, repeatText] = decoded as [string, string, string, string];
@@ -268,6 +273,7 @@ function prettyInput(input: unknown, limit: number): string {
   try {
     return truncateText(JSON.stringify(input, null, 2) ?? "null", limit);
   } catch {
+    // Only for display: an input JSON cannot print (a cycle, a BigInt) must not hide the run.
     return "(input could not be shown)";
   }
 }

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { selfLoopingLink } from "../../test/support/temporary.js";
 import { ResultsStore, type RunResult } from "../bench/store/results.js";
 import { isSkillsmithError } from "../core/errors.js";
 import { type Dashboard, isLoopbackHost, startDashboard } from "./server.js";
@@ -83,6 +84,23 @@ describe("startDashboard", () => {
       (error) => error,
     );
     expect(isSkillsmithError(badToken) && badToken.code).toBe("view-token");
+  });
+
+  it("tells a missing run directory (a usage mistake) from one it cannot read", async () => {
+    const missing = await startDashboard({ runDir: join(runDir, "absent") }).catch(
+      (error) => error,
+    );
+    expect(isSkillsmithError(missing) && missing.code).toBe("view-no-run-dir");
+    const parent = await mkdtemp(join(tmpdir(), "dashboard-loop-"));
+    try {
+      const loop = await selfLoopingLink(parent, "run");
+      await expect(startDashboard({ runDir: loop })).rejects.toMatchObject({
+        code: "file.unreadable",
+        location: { file: loop },
+      });
+    } finally {
+      await rm(parent, { recursive: true, force: true });
+    }
   });
 
   it("serves the report with pair links, the state, and the pair JSON over real HTTP", async () => {

@@ -16,6 +16,7 @@ import { reportRunDir } from "../bench/analysis/load.js";
 import type { BenchReport } from "../bench/analysis/report.js";
 import { RESULTS_FILE } from "../bench/store/results.js";
 import { InfrastructureError, UsageError } from "../core/errors.js";
+import { isMissing, unreadableError } from "../core/fs.js";
 import { browserScript } from "./browser-code.js";
 import { documentHead, escapeHtml, renderHtmlReport } from "./html.js";
 import { loadPairView, parsePairPath } from "./pairs.js";
@@ -70,6 +71,8 @@ function storeVersion(runDir: string): string {
         const info = statSync(join(runDir, name), { bigint: true });
         return `${info.size}.${info.mtimeNs}`;
       } catch {
+        // Only a fingerprint (the WAL comes and goes): any change of it just triggers a reload,
+        // and the reload itself reports a store it cannot read.
         return "-";
       }
     })
@@ -163,8 +166,9 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   let isDirectory = false;
   try {
     isDirectory = statSync(runDir).isDirectory();
-  } catch {
-    isDirectory = false;
+  } catch (error) {
+    // Missing is the usage mistake below; there but unreadable is its own error naming it.
+    if (!isMissing(error)) throw unreadableError(runDir, error);
   }
   if (!isDirectory) {
     throw new UsageError(

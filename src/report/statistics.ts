@@ -7,7 +7,7 @@
 import type { BenchReport, Profile } from "../bench/analysis/report.js";
 import type { SkillClass } from "../stats/index.js";
 // A cycle with html.ts, which places these sections; only called at render time, so harmless.
-import { escapeHtml } from "./html.js";
+import { escapeHtml } from "./format.js";
 
 const CLASS_NAMES: Record<SkillClass, string> = {
   golden: "Golden",

@@ -12,7 +12,7 @@ import { InputError } from "../core/errors.js";
 import { packageRoot } from "../core/paths.js";
 import { runVerifier, type SandboxV1 } from "../env/index.js";
 import type { ModelClient } from "../model/index.js";
-import { extractCode, renderSolverContext, solveOnce } from "./answers.js";
+import { extractCode, renderSolverContext } from "./answers.js";
 import { reactSystemV1, selfCheckSystemV1 } from "./baseline-prompts.js";
 import {
   type AttemptScore,
@@ -21,17 +21,14 @@ import {
   renderVisible,
   ScoreMemo,
   type SelfCheckResult,
-  type SolverAttempt,
-  type SolverContext,
-  type SolveSettings,
   type Split,
+  scoreDistinctOutputs,
   seededSplit,
   type TaskFamilyV1,
   type VisibleTask,
 } from "./family.js";
-import { fillPrompt, promptText } from "./prompts.js";
-import { passRateOfChecks } from "./python-exec.js";
-import { solvePythonReact } from "./react.js";
+import { passShareOfChecks } from "./python-exec.js";
+import { type FamilyReactSettings, PythonSolvers } from "./react.js";
 import { defaultTrainShare, roleTemperatures } from "./settings.js";
 
 export { extractCode, renderSolverContext };
@@ -74,7 +71,7 @@ export interface BuiltinFamilyOptions {
  */
 const scoreMemo = new ScoreMemo();
 
-export class BuiltinTaskFamily implements TaskFamilyV1 {
+export class BuiltinTaskFamily extends PythonSolvers implements TaskFamilyV1 {
   readonly specificationVersion = "v1" as const;
   readonly name = "builtin";
   readonly description =
@@ -84,6 +81,7 @@ export class BuiltinTaskFamily implements TaskFamilyV1 {
   private readonly directory: string;
 
   constructor(private readonly options: BuiltinFamilyOptions) {
+    super();
     this.directory = options.directory ?? defaultBuiltinDirectory();
   }
 
@@ -139,34 +137,14 @@ export class BuiltinTaskFamily implements TaskFamilyV1 {
     return seededSplit(tasks, split, seed, { trainShare });
   }
 
-  async solve(
-    model: ModelClient,
-    task: VisibleTask,
-    context: SolverContext,
-    signal?: AbortSignal,
-    settings: SolveSettings = {},
-  ): Promise<SolverAttempt> {
-    return solveOnce(model, "solver-v1.system.md", task, context, signal, settings);
-  }
+  protected readonly solverPrompt = "solver-v1.system.md";
 
-  /** ReAct: the solver runs scripts of its own in the sandbox before answering. */
-  async solveReact(
-    model: ModelClient,
-    task: VisibleTask,
-    context: SolverContext,
-    signal?: AbortSignal,
-  ): Promise<SolverAttempt> {
-    return solvePythonReact({
-      model,
+  protected reactSettings(): FamilyReactSettings {
+    return {
       sandbox: this.options.sandbox,
       system: reactSystemV1,
-      prompt: fillPrompt(promptText("solver-v1.user.md"), {
-        context: renderSolverContext(context),
-        task: renderVisible(task),
-      }),
-      ...(this.options.reactSteps === undefined ? {} : { steps: this.options.reactSteps }),
-      ...(signal === undefined ? {} : { signal }),
-    });
+      reactSteps: this.options.reactSteps,
+    };
   }
 
   /**
@@ -192,19 +170,9 @@ export class BuiltinTaskFamily implements TaskFamilyV1 {
       .map((line) => line.trim())
       .filter((line) => line.startsWith("assert"))
       .join("\n");
-    const distinct = new Map<string, Promise<number>>();
-    const scoreOf = (output: string): Promise<number> => {
-      let pending = distinct.get(output);
-      if (pending === undefined) {
-        pending = passRateOfChecks(this.options.sandbox, output, checks, signal).then(
-          ({ passed, total }) => (total === 0 ? 0 : passed / total),
-        );
-        distinct.set(output, pending);
-      }
-      return pending;
-    };
-    const scores = [];
-    for (const output of outputs) scores.push(await scoreOf(output));
+    const scores = await scoreDistinctOutputs(outputs, (output) =>
+      passShareOfChecks(this.options.sandbox, output, checks, signal),
+    );
     return {
       scores,
       criterion: `self-written asserts (${checks === "" ? 0 : checks.split("\n").length})`,

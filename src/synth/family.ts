@@ -247,3 +247,24 @@ export class ScoreMemo {
     return pending;
   }
 }
+
+/**
+ * One score per output, in order, each distinct output scored once and one at a time: Best-of-N
+ * samples often repeat, and each score is a sandboxed interpreter run.
+ */
+export async function scoreDistinctOutputs(
+  outputs: readonly string[],
+  score: (output: string) => Promise<number>,
+): Promise<number[]> {
+  const distinct = new Map<string, Promise<number>>();
+  const scores: number[] = [];
+  for (const output of outputs) {
+    let pending = distinct.get(output);
+    if (pending === undefined) {
+      pending = score(output);
+      distinct.set(output, pending);
+    }
+    scores.push(await pending);
+  }
+  return scores;
+}

@@ -25,6 +25,10 @@
  *   (an alarm), so one slow task times out alone and the batch goes on.
  * Not defended: an answer that spends its time budget on purpose (it then times out, scoring 0);
  * anything at all under the unsafe sandbox, which has no mount or pid namespace to hide behind.
+ *
+ * One file (over 400 lines) because about 380 of its lines are the Python harness program itself,
+ * kept beside the TypeScript that drives it and checks its nonce-marked messages, so the protocol
+ * between them is read in one place.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -541,6 +545,8 @@ export async function runHumanEvalChecks(
           ? [value as Record<string, unknown>]
           : [];
       } catch {
+        // A marked line that is not JSON (cut off by a kill mid-write) is no message: its task
+        // then has no outcome and is scored below like any other answer without one.
         return [];
       }
     });

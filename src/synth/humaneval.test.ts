@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
+import { selfLoopingLink } from "../../test/support/temporary.js";
 import { InputError } from "../core/errors.js";
 import { UnsafeSandbox } from "../env/index.js";
 import { renderVisible, visibleView } from "./family.js";
@@ -112,6 +113,12 @@ describe("HumanEval family files", () => {
     );
     // A folder without HumanEval.jsonl(.gz) in it.
     await expect(family(directory).loadTasks()).rejects.toThrow(/holds neither/);
+    // One whose dataset is there but unreadable (a link loop): said so, not "holds neither".
+    await selfLoopingLink(directory, "HumanEval.jsonl.gz");
+    await expect(family(directory).loadTasks()).rejects.toMatchObject({
+      code: "file.unreadable",
+      location: { file: join(directory, "HumanEval.jsonl.gz") },
+    });
   });
 
   it("parses humaneval:<path> family names", () => {

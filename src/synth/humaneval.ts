@@ -12,19 +12,16 @@ import { dirname, join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { z } from "zod";
 import { InputError, InternalError } from "../core/errors.js";
+import { unlessMissing } from "../core/fs.js";
 import type { SandboxV1 } from "../env/index.js";
 import type { ModelClient } from "../model/index.js";
-import { renderSolverContext, solveOnce } from "./answers.js";
 import {
   type AttemptScore,
   type FamilyTask,
-  renderVisible,
   ScoreMemo,
   type SelfCheckResult,
-  type SolverAttempt,
-  type SolverContext,
-  type SolveSettings,
   type Split,
+  scoreDistinctOutputs,
   seededSplit,
   type TaskFamilyV1,
   type VisibleTask,
@@ -37,9 +34,9 @@ import {
   type HumanEvalOutcome,
   runHumanEvalChecks,
 } from "./humaneval-harness.js";
-import { fillPrompt, promptText } from "./prompts.js";
-import { passRateOfChecks } from "./python-exec.js";
-import { solvePythonReact } from "./react.js";
+import { promptText } from "./prompts.js";
+import { passShareOfChecks } from "./python-exec.js";
+import { type FamilyReactSettings, PythonSolvers } from "./react.js";
 import { defaultTrainShare } from "./settings.js";
 
 export interface HumanEvalFamilyOptions {
@@ -69,13 +66,14 @@ const recordSchema = z.object({
 
 /** The dataset file a path names: itself, or `HumanEval.jsonl(.gz)` inside a folder. */
 async function datasetFile(path: string): Promise<string> {
-  const found = await stat(path).catch(() => undefined);
+  // Missing is the user's "no such file"; there but unreadable (a link loop) is its own error.
+  const found = await unlessMissing(path, stat(path));
   if (found === undefined)
     throw new InputError("synth.humaneval.missing", "no such file or folder", { file: path });
   if (!found.isDirectory()) return path;
   for (const name of ["HumanEval.jsonl.gz", "HumanEval.jsonl"]) {
     const candidate = join(path, name);
-    if ((await stat(candidate).catch(() => undefined))?.isFile() === true) return candidate;
+    if ((await unlessMissing(candidate, stat(candidate)))?.isFile() === true) return candidate;
   }
   throw new InputError(
     "synth.humaneval.missing",
@@ -114,7 +112,7 @@ export function moduleOf(prompt: string, answer: string): string {
  */
 const scoreMemo = new ScoreMemo();
 
-export class HumanEvalTaskFamily implements TaskFamilyV1 {
+export class HumanEvalTaskFamily extends PythonSolvers implements TaskFamilyV1 {
   readonly specificationVersion = "v1" as const;
   readonly name = "humaneval";
   readonly description =
@@ -126,7 +124,9 @@ export class HumanEvalTaskFamily implements TaskFamilyV1 {
   private digest: string | undefined;
   private count = 0;
 
-  constructor(private readonly options: HumanEvalFamilyOptions) {}
+  constructor(private readonly options: HumanEvalFamilyOptions) {
+    super();
+  }
 
   /** What a run manifest records about the family: dataset, its hash, interpreter, limits. */
   get settings(): Readonly<Record<string, string | number>> {
@@ -242,36 +242,17 @@ export class HumanEvalTaskFamily implements TaskFamilyV1 {
     return seededSplit(tasks, split, seed, { trainShare: this.trainShare });
   }
 
-  async solve(
-    model: ModelClient,
-    task: VisibleTask,
-    context: SolverContext,
-    signal?: AbortSignal,
-    settings: SolveSettings = {},
-  ): Promise<SolverAttempt> {
-    return solveOnce(model, "humaneval-solver-v1.system.md", task, context, signal, settings);
-  }
+  protected readonly solverPrompt = "humaneval-solver-v1.system.md";
 
-  /** ReAct: the solver runs scripts of its own (the dataset hidden from them) before answering. */
-  async solveReact(
-    model: ModelClient,
-    task: VisibleTask,
-    context: SolverContext,
-    signal?: AbortSignal,
-  ): Promise<SolverAttempt> {
-    return solvePythonReact({
-      model,
+  /** The solver's scripts run with the dataset hidden from them. */
+  protected reactSettings(): FamilyReactSettings {
+    return {
       sandbox: this.options.sandbox,
       system: promptText("humaneval-react-v1.system.md").trimEnd(),
-      prompt: fillPrompt(promptText("solver-v1.user.md"), {
-        context: renderSolverContext(context),
-        task: renderVisible(task),
-      }),
+      reactSteps: this.options.reactSteps,
       python: this.python,
       hiddenPaths: this.hiddenPaths,
-      ...(this.options.reactSteps === undefined ? {} : { steps: this.options.reactSteps }),
-      ...(signal === undefined ? {} : { signal }),
-    });
+    };
   }
 
   /**
@@ -286,22 +267,14 @@ export class HumanEvalTaskFamily implements TaskFamilyV1 {
   ): Promise<SelfCheckResult> {
     const prompt = task.fields.prompt ?? "";
     const checks = doctestAsserts(prompt).join("\n");
-    const distinct = new Map<string, Promise<number>>();
-    const scores: number[] = [];
-    for (const output of outputs) {
-      let pending = distinct.get(output);
-      if (pending === undefined) {
-        pending =
-          checks === ""
-            ? Promise.resolve(0)
-            : passRateOfChecks(this.options.sandbox, moduleOf(prompt, output), checks, signal, {
-                python: this.python,
-                hiddenPaths: this.hiddenPaths,
-              }).then(({ passed, total }) => (total === 0 ? 0 : passed / total));
-        distinct.set(output, pending);
-      }
-      scores.push(await pending);
-    }
+    const scores = await scoreDistinctOutputs(outputs, async (output) =>
+      checks === ""
+        ? 0
+        : passShareOfChecks(this.options.sandbox, moduleOf(prompt, output), checks, signal, {
+            python: this.python,
+            hiddenPaths: this.hiddenPaths,
+          }),
+    );
     return {
       scores,
       criterion: `docstring examples (${checks === "" ? 0 : checks.split("\n").length})`,

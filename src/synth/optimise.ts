@@ -3,10 +3,14 @@
  * split, compare with the previous run on the same tasks, sample transition cases 3:2:1:1, let
  * the critic attribute them and the editor propose a bounded patch, and keep the patch only when
  * the patched library scores strictly better on the same (paired) tasks.
+ *
+ * One file (over 400 lines) because the epoch loop, transition sampling and patch acceptance are
+ * one algorithm (protocol C's MPO) with shared state per epoch; the critic input and slot patching
+ * are their own modules.
  */
 import { z } from "zod";
 import { err, type Result } from "../core/result.js";
-import { type ModelClient, ModelOutputError } from "../model/index.js";
+import { ModelOutputError } from "../model/index.js";
 import { createSeededRandom, type SeededRandom } from "../stats/index.js";
 import {
   addTokens,
@@ -17,11 +21,16 @@ import {
   type TokenPrice,
 } from "./cost.js";
 import { type CriticInput, clipText, renderCriticCases } from "./critic-input.js";
-import type { FamilyTask, TaskFamilyV1 } from "./family.js";
-import type { PoolEntry } from "./pool.js";
+import type { FamilyTask } from "./family.js";
 import { fillPrompt, promptText } from "./prompts.js";
-import { type RetrievalMethod, type RetrievalOptions, retrievalMethodOf } from "./retrieval.js";
-import { type Method, type MethodResult, runMethod, type TaskRunRecord } from "./run.js";
+import { type RetrievalMethod, retrievalMethodOf } from "./retrieval.js";
+import {
+  type FamilyRunOptions,
+  type Method,
+  type MethodResult,
+  runMethod,
+  type TaskRunRecord,
+} from "./run.js";
 import {
   caseRatio,
   criticInputLimits,
@@ -216,25 +225,18 @@ export interface OptimiseReport {
   readonly cost: readonly CostRow[];
 }
 
-export interface OptimiseOptions {
-  readonly family: TaskFamilyV1;
-  readonly model: ModelClient;
+export interface OptimiseOptions extends FamilyRunOptions {
   readonly trainTasks: readonly FamilyTask[];
-  readonly pool: readonly PoolEntry[];
   readonly store: LibraryStore;
   /** Default `synth`; `skillopt` evaluates each library by the single static skill it writes. */
   readonly target?: OptimiseTarget;
   readonly epochs?: number;
   readonly sampleShare?: number;
   readonly seed?: number;
-  readonly retrieval?: RetrievalOptions;
   /** The seed of the split `trainTasks` came from (recorded in the report). */
   readonly splitSeed?: number;
   /** The model's list price: cost rows then carry an estimate in dollars. */
   readonly price?: TokenPrice;
-  readonly concurrency?: number;
-  readonly onProgress?: (line: string) => void;
-  readonly signal?: AbortSignal;
 }
 
 function sampleTasks(

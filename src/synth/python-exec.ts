@@ -186,3 +186,11 @@ export async function passRateOfChecks(
   }
   return { passed: 0, total };
 }
+
+/** `passRateOfChecks` as one number: passed over total, 0 when there is no check. */
+export async function passShareOfChecks(
+  ...args: Parameters<typeof passRateOfChecks>
+): Promise<number> {
+  const { passed, total } = await passRateOfChecks(...args);
+  return total === 0 ? 0 : passed / total;
+}

@@ -3,25 +3,38 @@
  * `run_python`, in the sandbox, in an empty folder), observe, repeat; the final step is offered
  * no tool, so the loop ends with an answer. Hidden tests are never on the machine the tool runs on.
  */
-import { jsonSchema, type ModelMessage, tool } from "ai";
+import { jsonSchema, type ModelMessage, type ToolSet } from "ai";
 import type { SandboxV1 } from "../env/index.js";
 import type { ModelClient } from "../model/index.js";
-import { extractCode } from "./answers.js";
+import { extractCode, renderSolverContext, solveOnce } from "./answers.js";
 import { reactToolDescriptionV1 } from "./baseline-prompts.js";
-import type { SolverAttempt } from "./family.js";
+import {
+  renderVisible,
+  type SolverAttempt,
+  type SolverContext,
+  type SolveSettings,
+  type VisibleTask,
+} from "./family.js";
+import { fillPrompt, promptText } from "./prompts.js";
 import { runPythonFiles } from "./python-exec.js";
 import { roleTemperatures } from "./settings.js";
 
-/** The `run_python` tool offered to the ReAct solver: declared only, run by us in the sandbox. */
-const runPythonTool = tool({
-  description: reactToolDescriptionV1,
-  inputSchema: jsonSchema<{ code: string }>({
-    type: "object",
-    properties: { code: { type: "string", description: "the complete Python 3 script" } },
-    required: ["code"],
-    additionalProperties: false,
-  }),
-});
+/**
+ * The `run_python` tool offered to the ReAct solver: declared only, run by us in the sandbox. A
+ * plain object typed as the tool set rather than `tool({...})`: the helper's inferred type does
+ * not fit `ToolSet` under `exactOptionalPropertyTypes`, and nothing here needs its inference.
+ */
+const reactTools: ToolSet = {
+  run_python: {
+    description: reactToolDescriptionV1,
+    inputSchema: jsonSchema<{ code: string }>({
+      type: "object",
+      properties: { code: { type: "string", description: "the complete Python 3 script" } },
+      required: ["code"],
+      additionalProperties: false,
+    }),
+  },
+};
 
 export interface PythonReactOptions {
   readonly model: ModelClient;
@@ -53,7 +66,7 @@ export async function solvePythonReact(options: PythonReactOptions): Promise<Sol
       role: "solver",
       system: options.system,
       messages,
-      ...(last ? {} : { tools: { run_python: runPythonTool } }),
+      ...(last ? {} : { tools: reactTools }),
       temperature: roleTemperatures.solver,
       ...(signal === undefined ? {} : { abortSignal: signal }),
     });
@@ -106,4 +119,69 @@ ${run.stderr}`;
     messages.push({ role: "tool", content: observations });
   }
   return { output: extractCode(answer), inputTokens, outputTokens, calls, steps };
+}
+
+/** What a Python family fixes about its ReAct solver; the task and context come per call. */
+export interface FamilyReactSettings {
+  readonly sandbox: SandboxV1;
+  readonly system: string;
+  readonly reactSteps?: number | undefined;
+  readonly python?: string | undefined;
+  readonly hiddenPaths?: readonly string[] | undefined;
+}
+
+/**
+ * A Python family's ReAct baseline on one visible task: the first user message is the solver
+ * prompt (`solver-v1.user.md`) over the solver context and the visible task, as for `solve`.
+ */
+export function solveVisibleTaskReact(
+  model: ModelClient,
+  settings: FamilyReactSettings,
+  task: VisibleTask,
+  context: SolverContext,
+  signal?: AbortSignal,
+): Promise<SolverAttempt> {
+  return solvePythonReact({
+    model,
+    sandbox: settings.sandbox,
+    system: settings.system,
+    prompt: fillPrompt(promptText("solver-v1.user.md"), {
+      context: renderSolverContext(context),
+      task: renderVisible(task),
+    }),
+    ...(settings.reactSteps === undefined ? {} : { steps: settings.reactSteps }),
+    ...(settings.python === undefined ? {} : { python: settings.python }),
+    ...(settings.hiddenPaths === undefined ? {} : { hiddenPaths: settings.hiddenPaths }),
+    ...(signal === undefined ? {} : { signal }),
+  });
+}
+
+/**
+ * The solvers every Python family shares: one answer from its solver prompt (`solve`), and the
+ * ReAct loop over its sandbox (`solveReact`). A family names its prompt and its ReAct settings.
+ */
+export abstract class PythonSolvers {
+  /** The solver's system prompt file under `prompts/synth/`. */
+  protected abstract readonly solverPrompt: string;
+  protected abstract reactSettings(): FamilyReactSettings;
+
+  async solve(
+    model: ModelClient,
+    task: VisibleTask,
+    context: SolverContext,
+    signal?: AbortSignal,
+    settings: SolveSettings = {},
+  ): Promise<SolverAttempt> {
+    return solveOnce(model, this.solverPrompt, task, context, signal, settings);
+  }
+
+  /** ReAct: the solver runs scripts of its own in the sandbox before answering. */
+  async solveReact(
+    model: ModelClient,
+    task: VisibleTask,
+    context: SolverContext,
+    signal?: AbortSignal,
+  ): Promise<SolverAttempt> {
+    return solveVisibleTaskReact(model, this.reactSettings(), task, context, signal);
+  }
 }

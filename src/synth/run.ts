@@ -4,6 +4,9 @@
  * the baselines ReAct (the solver in a reason-act loop with tools), SkillOpt-like (one static
  * skill whose slot library was optimised on the training split) and Best-of-N (N samples at
  * temperature > 0, one chosen by a visible-only check) — and comparing them on score and cost.
+ *
+ * One file (a little over 400 lines) because every method runs through the one per-task function
+ * (`runMethod`) that records it alike; splitting methods apart would duplicate that recording.
  */
 import { InternalError, UnsupportedError, UsageError } from "../core/errors.js";
 import { mapLimit } from "../core/limit.js";
@@ -19,6 +22,7 @@ import {
   type TokenPrice,
 } from "./cost.js";
 import {
+  type AttemptScore,
   type FamilyTask,
   type SolverAttempt,
   type SolverContext,
@@ -66,18 +70,14 @@ export interface BestOfNRecord {
   readonly samples: readonly string[];
 }
 
-export interface TaskRunRecord {
+/**
+ * One task's attempt by one method: the family's score of it (`AttemptScore`: check names and
+ * statuses, never their messages; model-visible feedback only) and how it was made.
+ */
+export interface TaskRunRecord extends AttemptScore {
   readonly method: Method;
   readonly libraryVersion?: string;
   readonly taskId: string;
-  readonly score: number;
-  readonly passed: number;
-  readonly total: number;
-  readonly flags: readonly string[];
-  /** Evaluation signals: check names and statuses (never their messages). */
-  readonly checks: readonly { readonly name: string; readonly status: string }[];
-  /** The family's model-visible feedback on the attempt (see `AttemptScore.feedback`). */
-  readonly feedback?: string;
   readonly solverOutput: string;
   readonly retrieval?: RetrievalRecord;
   /** The skill the solver was given (or that was rejected): discarded after the task, kept here. */
@@ -106,22 +106,26 @@ export interface MethodResult {
   readonly usage: RoleUsage;
 }
 
-export interface RunMethodOptions {
+/** What running a family's tasks needs, whether one method (`runMethod`) or an optimisation. */
+export interface FamilyRunOptions {
   readonly family: TaskFamilyV1;
   readonly model: ModelClient;
-  readonly tasks: readonly FamilyTask[];
   readonly pool: readonly PoolEntry[];
+  readonly retrieval?: RetrievalOptions;
+  readonly concurrency?: number;
+  readonly onProgress?: (line: string) => void;
+  readonly signal?: AbortSignal;
+}
+
+export interface RunMethodOptions extends FamilyRunOptions {
+  readonly tasks: readonly FamilyTask[];
   readonly method: Method;
   readonly library: SlotLibrary;
-  readonly retrieval?: RetrievalOptions;
   /** Best-of-N: samples per task (default 4) and their temperature (default 0.8). */
   readonly samples?: number;
   readonly sampleTemperature?: number;
-  readonly concurrency?: number;
   /** Append every task record to this JSONL file (the run log). */
   readonly logPath?: string;
-  readonly onProgress?: (line: string) => void;
-  readonly signal?: AbortSignal;
 }
 
 /** Evidence for the static skill: the best-scoring pool entries, ties by task id. */

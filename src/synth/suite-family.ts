@@ -8,26 +8,25 @@
  * diff to another fresh workspace and runs the suite's verifier through the bench verifier runner.
  */
 
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type LanguageModelMiddleware, wrapLanguageModel } from "ai";
 import { type AgentHarnessV1, createHarness } from "../agents/index.js";
 import {
+  captureWorkspacePatch,
   loadSuite,
-  runSuiteVerifier,
+  prepareSkillBase,
   type SuiteRequirement,
   type SuiteSkill,
+  verifyCandidate,
 } from "../bench/index.js";
+import { applyDiff } from "../core/apply-diff.js";
 import { parseUnifiedDiff } from "../core/diff.js";
 import { InfrastructureError, UnsupportedError } from "../core/errors.js";
-import { runProcess } from "../core/process.js";
 import {
   defaultCacheDir,
   materialiseWorkspace,
   type PreparedBase,
-  prepareBase,
-  type RepositorySource,
   type SandboxV1,
 } from "../env/index.js";
 import { formatModelSpec, type ModelClient } from "../model/index.js";
@@ -96,21 +95,18 @@ export function pathsInDiff(diff: string): string[] {
 /** Verdicts per (sandbox kind, suite, task, diff), shared by every suite family of the process. */
 const scoreMemo = new ScoreMemo();
 
-function repositorySource(skill: SuiteSkill): RepositorySource {
-  const source = skill.repository?.source;
-  switch (source?.kind) {
-    case "url":
-      return { kind: "git-url", url: source.url };
-    case "path":
-      return { kind: "local-path", path: source.path };
-    case "bundle":
-      return { kind: "bundle", path: source.path };
-    default:
-      throw new UnsupportedError(
-        "synth.suite.no-repository",
-        `skill "${skill.id}" has no repository (an image-only environment): the suite task family needs a repository to materialise workspaces from`,
-      );
-  }
+function requireRepository(skill: SuiteSkill): void {
+  if (skill.repository === undefined)
+    throw new UnsupportedError(
+      "synth.suite.no-repository",
+      `skill "${skill.id}" has no repository (an image-only environment): the suite task family needs a repository to materialise workspaces from`,
+    );
+}
+
+/** A skill's prepared base and the sandbox inside its environment. */
+interface PreparedEnvironment {
+  readonly base: PreparedBase;
+  readonly sandbox: SandboxV1;
 }
 
 export class SuiteTaskFamily implements TaskFamilyV1 {
@@ -120,7 +116,7 @@ export class SuiteTaskFamily implements TaskFamilyV1 {
   name = "suite";
   description = "Requirements of a bench suite, solved by a coding agent in the repository.";
   private readonly byId = new Map<string, { skill: SuiteSkill; requirement: SuiteRequirement }>();
-  private readonly bases = new Map<string, Promise<PreparedBase>>();
+  private readonly environments = new Map<string, Promise<PreparedEnvironment>>();
   private readonly harness: AgentHarnessV1;
 
   constructor(private readonly options: SuiteFamilyOptions) {
@@ -133,14 +129,15 @@ export class SuiteTaskFamily implements TaskFamilyV1 {
     this.description = `Requirements of the bench suite "${suite.name}" (${suite.skills.map((skill) => skill.id).join(", ")}): a coding agent changes a repository; hidden verifier tests score the change.`;
     const tasks: FamilyTask[] = [];
     for (const skill of suite.skills) {
-      repositorySource(skill);
+      requireRepository(skill);
       for (const requirement of skill.requirements) {
         const id = `${skill.id}/${requirement.id}`;
         this.byId.set(id, { skill, requirement });
         const verifierFiles: string[] = [];
         for (const file of requirement.verifier.files)
           verifierFiles.push(
-            `# ${file}\n${await readFile(join(requirement.verifier.folder, file), "utf8").catch(() => "")}`,
+            // The suite loader checked the file is there: a read failure now is worth stopping for.
+            `# ${file}\n${await readFile(join(requirement.verifier.folder, file), "utf8")}`,
           );
         tasks.push({
           id,
@@ -172,23 +169,20 @@ export class SuiteTaskFamily implements TaskFamilyV1 {
     return found;
   }
 
-  private base(skill: SuiteSkill): Promise<PreparedBase> {
-    let pending = this.bases.get(skill.id);
+  /**
+   * The skill's prepared base and the sandbox inside its environment, prepared once per family
+   * the way `bench run` prepares it (`prepareSkillBase`).
+   */
+  private environment(skill: SuiteSkill): Promise<PreparedEnvironment> {
+    let pending = this.environments.get(skill.id);
     if (pending === undefined) {
-      const repository = skill.repository;
-      pending = prepareBase({
-        source: repositorySource(skill),
-        commit: repository?.commit ?? "",
-        setup:
-          repository !== undefined && repository.setup.length > 0
-            ? { kind: "commands", commands: repository.setup }
-            : { kind: "detect" },
+      requireRepository(skill);
+      pending = prepareSkillBase(skill, {
         sandbox: this.options.sandbox,
         cacheDir: this.options.cacheDir ?? defaultCacheDir(),
-        ...(repository === undefined ? {} : { workspaceMountPath: repository.mountPath }),
       });
-      this.bases.set(skill.id, pending);
-      pending.catch(() => this.bases.delete(skill.id));
+      this.environments.set(skill.id, pending);
+      pending.catch(() => this.environments.delete(skill.id));
     }
     return pending;
   }
@@ -259,7 +253,7 @@ export class SuiteTaskFamily implements TaskFamilyV1 {
     settings: SolveSettings,
   ): Promise<SolverAttempt> {
     const { skill } = this.entry(task.id);
-    const base = await this.base(skill);
+    const { base, sandbox } = await this.environment(skill);
     const workspace = await materialiseWorkspace(base);
     try {
       let calls = 0;
@@ -292,7 +286,7 @@ export class SuiteTaskFamily implements TaskFamilyV1 {
           timeoutMs: this.options.timeoutMs ?? (skill.agentLimits?.timeoutSeconds ?? 600) * 1000,
           maxTurns: this.options.maxTurns ?? 30,
         },
-        sandbox: this.options.sandbox,
+        sandbox,
         taskId: task.id,
         arm: "synth",
         ...(signal === undefined ? {} : { signal }),
@@ -302,7 +296,15 @@ export class SuiteTaskFamily implements TaskFamilyV1 {
           "synth.suite.agent-infra",
           `the agent run for ${task.id} was lost to infrastructure: ${trajectory.error ?? "no detail"}`,
         );
-      const output = await this.diff(workspace.path);
+      // Captured the way `bench run` captures a run's patch: the workspace's own `.git` (which
+      // the agent can rewrite, hooks and fsmonitor included) is never used by a host git.
+      const patch = await captureWorkspacePatch(base.tree, workspace.path);
+      if (patch.truncated)
+        throw new InfrastructureError(
+          "synth.suite.diff-too-large",
+          `the agent's change for ${task.id} is larger than ${patch.diff.length} characters and cannot be scored`,
+        );
+      const output = patch.diff;
       const steps = trajectory.events.flatMap((event) =>
         event.type === "tool_call"
           ? [`act: ${event.name} ${JSON.stringify(event.input).slice(0, 200)}`]
@@ -322,21 +324,6 @@ export class SuiteTaskFamily implements TaskFamilyV1 {
     }
   }
 
-  /** Everything the agent changed, untracked files included, as one binary-safe diff. */
-  private async diff(workspace: string): Promise<string> {
-    const add = await runProcess("git", ["add", "-A"], { cwd: workspace, timeoutMs: 60_000 });
-    if (add.exitCode !== 0)
-      throw new InfrastructureError("synth.suite.diff", `git add failed: ${add.stderr.trim()}`);
-    const diff = await runProcess("git", ["diff", "--cached", "--binary", "--no-color", "HEAD"], {
-      cwd: workspace,
-      timeoutMs: 60_000,
-      maxOutputBytes: 8 * 1024 * 1024,
-    });
-    if (diff.exitCode !== 0)
-      throw new InfrastructureError("synth.suite.diff", `git diff failed: ${diff.stderr.trim()}`);
-    return diff.stdout;
-  }
-
   /** One verifier run per (task, diff): deterministic verifiers give the same verdict again. */
   async score(task: FamilyTask, output: string, signal?: AbortSignal): Promise<AttemptScore> {
     return scoreMemo.score(
@@ -351,41 +338,21 @@ export class SuiteTaskFamily implements TaskFamilyV1 {
     signal?: AbortSignal,
   ): Promise<AttemptScore> {
     const { skill, requirement } = this.entry(task.id);
-    const base = await this.base(skill);
-    const workspace = await materialiseWorkspace(base);
-    const scratch = await mkdtemp(join(tmpdir(), "skillsmith-synth-suite-"));
-    try {
-      if (output.trim() !== "") {
-        const applied = await runProcess("git", ["apply", "--whitespace=nowarn", "-"], {
-          cwd: workspace.path,
-          input: output,
-          timeoutMs: 60_000,
-        });
-        if (applied.exitCode !== 0)
-          return { score: 0, passed: 0, total: 0, flags: ["patch-does-not-apply"], checks: [] };
-      }
-      const limits = skill.environment?.limits;
-      const result = await runSuiteVerifier({
-        sandbox: this.options.sandbox,
-        verifier: {
-          ...requirement.verifier,
-          ...(requirement.verifier.timeoutSeconds === undefined &&
-          limits?.commandTimeoutSeconds !== undefined
-            ? { timeoutSeconds: limits.commandTimeoutSeconds }
-            : {}),
-        },
-        workspace: workspace.path,
-        workspaceMountPath: workspace.mountPath,
-        scratch,
-        ...(base.environment === undefined ? {} : { image: base.environment.image }),
-        ...(limits?.memoryMb === undefined ? {} : { memoryBytes: limits.memoryMb * 1024 * 1024 }),
-        ...(limits?.cpus === undefined ? {} : { cpus: limits.cpus }),
-        ...(signal === undefined ? {} : { signal }),
-      });
-      return attemptScoreOf(result);
-    } finally {
-      await rm(scratch, { recursive: true, force: true });
-      await workspace.dispose();
-    }
+    const { base, sandbox } = await this.environment(skill);
+    const verification = await verifyCandidate({
+      sandbox,
+      skill,
+      requirement,
+      base,
+      putInPlace: async (workspace) => {
+        if (output.trim() === "") return undefined;
+        const applied = await applyDiff(workspace, output);
+        return applied.ok ? undefined : applied.message;
+      },
+      ...(signal === undefined ? {} : { signal }),
+    });
+    if (verification.kind === "not-in-place")
+      return { score: 0, passed: 0, total: 0, flags: ["patch-does-not-apply"], checks: [] };
+    return attemptScoreOf(verification.run);
   }
 }

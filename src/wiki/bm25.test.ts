@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Bm25Index, tokenize } from "./bm25.js";
+import { mulberry32 } from "./cards.js";
 
 /**
  * A plain BM25 written independently of the index: scan every document, count terms, sum.
@@ -43,14 +44,7 @@ function plainBm25(
 
 /** Seeded text generator (mulberry32) so the corpus is the same every run. */
 function corpus(count: number, seed: number): string[] {
-  let state = seed >>> 0;
-  const random = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const random = mulberry32(seed);
   const words = Array.from({ length: 60 }, (_, index) => `w${index}`);
   return Array.from({ length: count }, () => {
     const length = 3 + Math.floor(random() * 12);

@@ -2,11 +2,15 @@
  * `wiki build`: collect and preprocess resources, distil each with one model call, pass every
  * candidate through the five gates, and write accepted entries atomically. Holds the wiki's
  * build lock for the whole run.
+ *
+ * One file (over 400 lines) because the build is one locked transaction over the wiki (stage,
+ * gate, merge, publish) whose steps share the build context; splitting would expose that context's
+ * internals.
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join, relative } from "node:path";
-import { InputError } from "../core/errors.js";
+import { InputError, InternalError } from "../core/errors.js";
 import { unlessMissing } from "../core/fs.js";
 import type { ModelClient } from "../model/index.js";
 import { type Candidate, distilResource, loadDistillerPrompt, provenanceOf } from "./distill.js";
@@ -461,7 +465,11 @@ async function gateCandidate(candidate: Candidate, context: GateContext): Promis
       gates: [...gates, ...skipped(["deduplication", "modality", "executability"])],
     };
   const resource = context.prepared.get(candidate.sourcePath);
-  if (resource === undefined) throw new Error("provenance gate passed without a resource");
+  if (resource === undefined)
+    throw new InternalError(
+      "wiki.build.provenance",
+      `the provenance gate passed ${candidate.sourcePath}, which names no prepared resource`,
+    );
   const duplicate = deduplicationGate(candidate, context.dedup);
   gates.push({ gate: duplicate.gate, status: duplicate.status, detail: duplicate.detail });
   if (duplicate.mergeInto !== undefined) {

@@ -58,16 +58,25 @@ export function indexedText(
     .join("\n");
 }
 
-/** Seeded Fisher–Yates prefix: the random strategy's picks are reproducible. */
-export function seededSample<T>(items: readonly T[], count: number, seed: number): T[] {
+/**
+ * mulberry32: numbers in [0, 1), the same sequence for the same seed on every machine. The
+ * random strategy's picks (and so recorded selections) depend on this exact sequence; the
+ * `stats` generator is another one, so it cannot stand in without changing them.
+ */
+export function mulberry32(seed: number): () => number {
   let state = seed >>> 0;
-  const random = () => {
+  return () => {
     state = (state + 0x6d2b79f5) >>> 0;
     let t = state;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** Seeded Fisher–Yates prefix: the random strategy's picks are reproducible. */
+export function seededSample<T>(items: readonly T[], count: number, seed: number): T[] {
+  const random = mulberry32(seed);
   const copy = [...items];
   const picked: T[] = [];
   for (let index = 0; index < Math.min(count, copy.length); index += 1) {

@@ -1,5 +1,17 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { type DistilledSkill, normalisedName, postProcess } from "./distill.js";
+import {
+  cleanupsAfterEach,
+  selfLoopingLink,
+  temporaryDirectoryIn,
+} from "../../test/support/temporary.js";
+import {
+  type DistilledSkill,
+  loadDistillerPrompt,
+  normalisedName,
+  postProcess,
+} from "./distill.js";
 import { completenessGate } from "./gates.js";
 import { defaultThresholds, skillId } from "./meta.js";
 
@@ -60,5 +72,36 @@ describe("completeness gate", () => {
     expect(result.detail).toBe(
       `skill_name is empty; category_path has no usable level; no tags; text_body has 5 characters, fewer than ${defaultThresholds.min_text_chars}`,
     );
+  });
+});
+
+describe("loadDistillerPrompt", () => {
+  const cleanups = cleanupsAfterEach();
+
+  it("falls back to default.md only when the domain's prompt is missing", async () => {
+    const folder = await temporaryDirectoryIn(cleanups, "distill-prompt-");
+    await writeFile(join(folder, "default.md"), "the default prompt");
+    await writeFile(join(folder, "web.md"), "the web prompt");
+    expect(await loadDistillerPrompt("web", folder)).toEqual({
+      text: "the web prompt",
+      file: join(folder, "web.md"),
+    });
+    expect(await loadDistillerPrompt("audio", folder)).toEqual({
+      text: "the default prompt",
+      file: join(folder, "default.md"),
+    });
+  });
+
+  it("refuses a domain prompt that is there but unreadable instead of using the default", async () => {
+    const folder = await temporaryDirectoryIn(cleanups, "distill-prompt-");
+    await writeFile(join(folder, "default.md"), "the default prompt");
+    // A folder where the prompt file should be (EISDIR) and a link loop (ELOOP): both exist.
+    await mkdir(join(folder, "web.md"));
+    await selfLoopingLink(folder, "audio.md");
+    for (const domain of ["web", "audio"])
+      await expect(loadDistillerPrompt(domain, folder)).rejects.toMatchObject({
+        code: "file.unreadable",
+        location: { file: join(folder, `${domain}.md`) },
+      });
   });
 });

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { ModelMessage } from "ai";
 import { z } from "zod";
 import { InputError } from "../core/errors.js";
+import { unlessMissing } from "../core/fs.js";
 import { packageRoot } from "../core/paths.js";
 import type { ModelClient } from "../model/index.js";
 import { type Provenance, skillId, type Thresholds } from "./meta.js";
@@ -62,11 +63,10 @@ export async function loadDistillerPrompt(
 ): Promise<{ text: string; file: string }> {
   for (const name of [`${domain}.md`, "default.md"]) {
     const file = join(promptDir, name);
-    try {
-      return { text: await readFile(file, "utf8"), file };
-    } catch {
-      // Try the next one.
-    }
+    // Only a missing prompt falls through to the next; one that is there but unreadable is an
+    // error naming it, never silently replaced by the default.
+    const text = await unlessMissing(file, readFile(file, "utf8"));
+    if (text !== undefined) return { text, file };
   }
   throw new InputError(
     "wiki.prompt.missing",

@@ -122,6 +122,8 @@ export class CardEmbeddings {
       this.dirty = false;
       return true;
     } catch {
+      // The cache only saves embedding calls: a wiki we may not write (an installed example, a
+      // read-only mount) is still searched, the vectors are simply computed again next time.
       return false;
     }
   }

@@ -15,6 +15,10 @@
  *
  * Resources the user supplied (`--resources`: folders, lists, URLs) are connectors that rank
  * what they hold against the query by BM25, as before.
+ *
+ * One file (over 400 lines) because `acquireOnline` is one recorded transaction (query, fetch,
+ * build, pool record) and the connectors and the pool record schema exist only for it; the search
+ * backends and fetchers are their own modules.
  */
 import { mkdir, mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";

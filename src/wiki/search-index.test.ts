@@ -1,7 +1,11 @@
 import { cp, mkdir, readdir, rm, stat, truncate, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanupsAfterEach, temporaryDirectoryIn } from "../../test/support/temporary.js";
+import {
+  cleanupsAfterEach,
+  selfLoopingLink,
+  temporaryDirectoryIn,
+} from "../../test/support/temporary.js";
 import {
   generatedMetas,
   generatedQueries,
@@ -134,6 +138,26 @@ describe("the search index file", () => {
       expect(search).toBeInstanceOf(IndexedWikiSearch);
       expect(await answers(search, query)).toBe(expected);
       (search as IndexedWikiSearch).close();
+    }
+  });
+
+  it("refuses an index that is there but unreadable instead of taking it for a missing one", async () => {
+    const root = await temporaryDirectoryIn(cleanups, "skillsmith-search-unreadable-");
+    await writeGeneratedWiki(root, 10, options);
+    const path = searchIndexPath(root);
+    await mkdir(dirname(path), { recursive: true });
+    // A link loop (ELOOP on open) and a folder (EISDIR on the first read): both exist.
+    const unreadable: ((at: string) => Promise<unknown>)[] = [
+      (at) => selfLoopingLink(dirname(at), basename(at)),
+      (at) => mkdir(at),
+    ];
+    for (const make of unreadable) {
+      await rm(path, { recursive: true, force: true });
+      await make(path);
+      await expect(IndexedWikiSearch.open(root, defaultThresholds)).rejects.toMatchObject({
+        code: "file.unreadable",
+        location: { file: path },
+      });
     }
   });
 

@@ -32,6 +32,9 @@
  * publishes with a rename, so readers see the old file or the new one, never a mix.
  *
  * Memory model: see `src/wiki/README.md` ("Search at scale").
+ *
+ * One file (over 400 lines) because the writer and the reader are two halves of one binary format
+ * (the layout above): kept together, a change to one cannot miss the other.
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/promises";
@@ -39,6 +42,7 @@ import { endianness } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { InputError, isSkillsmithError, UnsupportedError } from "../core/errors.js";
+import { isMissing, unlessMissing, unreadableError } from "../core/fs.js";
 import { acquireLock } from "../core/lock.js";
 import type { EmbeddingClient } from "../model/index.js";
 import {
@@ -149,7 +153,10 @@ const entryFolderPattern = /^[0-9a-f]{40}$/;
 async function entryRefs(root: string, domains: readonly string[]): Promise<[string, string][]> {
   const refs: [string, string][] = [];
   for (const domain of domains) {
-    const dirents = await readdir(join(root, domain), { withFileTypes: true }).catch(() => []);
+    // A domain removed meanwhile (or one asked for that was never made) has no entries; one
+    // that is there but unreadable is an error, never an empty domain.
+    const folder = join(root, domain);
+    const dirents = (await unlessMissing(folder, readdir(folder, { withFileTypes: true }))) ?? [];
     for (const dirent of dirents)
       if (dirent.isDirectory() && entryFolderPattern.test(dirent.name))
         refs.push([domain, dirent.name]);
@@ -377,7 +384,13 @@ function readAt(fd: number, position: number, bytes: number, path: string): Uint
   const target = new Uint8Array(new ArrayBuffer(align(bytes)), 0, bytes);
   let done = 0;
   while (done < bytes) {
-    const read = readSync(fd, target, done, bytes - done, position + done);
+    let read: number;
+    try {
+      read = readSync(fd, target, done, bytes - done, position + done);
+    } catch (error) {
+      // A folder where the index should be (EISDIR) or an I/O error: named, never a bare errno.
+      throw unreadableError(path, error);
+    }
     if (read === 0) throw damaged(path, "shorter than its header says");
     done += read;
   }
@@ -436,8 +449,10 @@ export class IndexedWikiSearch {
     let fd: number;
     try {
       fd = openSync(path, "r");
-    } catch {
-      return undefined;
+    } catch (error) {
+      // No index yet: the caller builds one. One that is there but unreadable is an error.
+      if (isMissing(error)) return undefined;
+      throw unreadableError(path, error);
     }
     let keep = false;
     try {
@@ -456,6 +471,7 @@ export class IndexedWikiSearch {
       try {
         parsed = JSON.parse(headerBuffer.toString("utf8"));
       } catch {
+        // A damaged header (a foreign file, a crash mid-write of an old version): rebuilt.
         return undefined;
       }
       const checked = headerSchema.safeParse(parsed);

@@ -5,6 +5,9 @@
  * each. Other strategies for comparison: bm25-only (top n of the shortlist), random (seeded,
  * from every eligible entry), none, embedding (cosine between the query and every eligible card,
  * top n) and bm25+embedding (the BM25 shortlist re-ranked by cosine, top n).
+ *
+ * One file (a little over 400 lines) because the two stages and the comparison strategies are one
+ * selection function over one search interface; the index-backed search is `search-index.ts`.
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";

@@ -54,3 +54,12 @@ export function recordingLimits(sandbox: SandboxV1): {
     },
   };
 }
+
+/**
+ * `sandbox` inside a test that is skipped without it: the value, or an error naming what is
+ * missing (so the option type needs no `| undefined`).
+ */
+export function present<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`${what} is not available; this test should be skipped`);
+  return value;
+}

@@ -5,20 +5,12 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { mulberry32 } from "../../src/wiki/cards.js";
 import { type SkillMeta, skillId, validationStatuses } from "../../src/wiki/meta.js";
 import { jsonText, loadOrCreateWikiManifest } from "../../src/wiki/store.js";
 
-/** mulberry32: the same sequence for the same seed on every machine. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32: the same sequence for the same seed on every machine (the wiki's own). */
+export const seededRandom = mulberry32;
 
 const syllables = [
   "ka",

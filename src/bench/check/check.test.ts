@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { SuiteRequirement, SuiteSkill } from "../suite/types.js";
-import { checkJson, classify, type Measured, type VerifierMeasurement } from "./check.js";
+import { classify, type VerifierMeasurement } from "./check.js";
+import type { Measured } from "./measure.js";
+import { checkJson } from "./render.js";
 
 const requirement = {
   id: "batch1",

@@ -17,51 +17,35 @@
  * Measurements are cached per (environment, verifier, requirement, solution) digest under
  * `<cacheDir>/checks/`, so `bench run` re-uses what `bench check` measured.
  */
-import { createHash } from "node:crypto";
-import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFileAtomic } from "../../core/fs.js";
-import { runProcess } from "../../core/process.js";
+import { unlessMissing } from "../../core/fs.js";
 import {
   type CollectionDiagnosis,
-  diagnoseCollectionError,
   findKeywordOnlyChecks,
   type KeywordOnlyCheck,
-  materialiseWorkspace,
-  treeDigest,
 } from "../../env/index.js";
 import type { EnvironmentOutcome, EnvironmentRecord } from "../run/environments.js";
 import { environmentRecord } from "../run/environments.js";
-import { runSuiteVerifier } from "../run/verifier.js";
-import { capVerifierOutput } from "../store/results.js";
+import type { SuiteVerifierRun } from "../run/verifier.js";
 import { REQUIREMENTS_FOLDER, SKILLS_FOLDER } from "../suite/layout.js";
 import { naturalCompare } from "../suite/load.js";
 import type { ExcludedPart, Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
+import { CHECK_FORMAT, type Measured, measure } from "./measure.js";
 
-export const CHECK_FORMAT = "skillsmith-check/1";
 /** Share of checks passing on the untouched repository from which a verifier is weak. */
 export const DEFAULT_WEAK_THRESHOLD = 0.5;
-/**
- * Bump when what a measurement holds changes, or how a verifier is run changes what it measures
- * (3: a verifier test running pytest itself no longer meets the channel plugin): older cache
- * entries are then not read.
- */
-const MEASUREMENT_VERSION = 3;
-
 export type RequirementStatus = "ok" | "weak" | "broken";
 
-/** One run of a verifier on a prepared workspace, as the check keeps it. */
-export interface VerifierMeasurement {
-  readonly passed: number;
-  readonly total: number;
-  readonly passRatio: number;
-  readonly flags: readonly string[];
-  readonly exitCode: number | null;
-  readonly timedOut: boolean;
-  readonly durationMs: number;
-  /** Capped head and tail of what the verifier printed. */
-  readonly output: string;
+/**
+ * One run of a verifier on a prepared workspace, as the check keeps it: the run's figures, its
+ * output capped to head and tail.
+ */
+export interface VerifierMeasurement
+  extends Pick<
+    SuiteVerifierRun,
+    "passed" | "total" | "passRatio" | "flags" | "exitCode" | "timedOut" | "durationMs" | "output"
+  > {
   /** It collected nothing, or every check errored in set-up. */
   readonly erroredBeforeChecking: boolean;
   /**
@@ -237,7 +221,7 @@ async function excludedRequirementChecks(
     const folder = join(suite.root, SKILLS_FOLDER, part.skill, REQUIREMENTS_FOLDER);
     const requirements =
       part.requirements ??
-      (await readdir(folder, { withFileTypes: true }).catch(() => []))
+      ((await unlessMissing(folder, readdir(folder, { withFileTypes: true }))) ?? [])
         .filter((entry) => entry.isDirectory() && !entry.name.startsWith("."))
         .map((entry) => entry.name)
         .sort(naturalCompare);
@@ -254,7 +238,8 @@ async function keywordScan(
   const files = [];
   for (const file of requirement.verifier.files) {
     if (!/\.(py|m?[jt]sx?|cjs|cts)$/.test(file)) continue;
-    const content = await readFile(join(requirement.verifier.folder, file), "utf8").catch(() => "");
+    // The loader listed the file: unreadable now is an error, never an empty (keyword-free) file.
+    const content = await readFile(join(requirement.verifier.folder, file), "utf8");
     files.push({ path: file, content });
   }
   const testCount = files.reduce(
@@ -269,201 +254,8 @@ async function keywordScan(
   return { keywordOnly: findKeywordOnlyChecks(files), testCount };
 }
 
-export interface Measured {
-  readonly untouched: VerifierMeasurement;
-  readonly reference?: VerifierMeasurement;
-  /** Why the reference solution was not run, when there is one. */
-  readonly referenceNote?: string;
-  readonly digest: string;
-  readonly cached: boolean;
-}
-
-async function measurementDigest(
-  skill: SuiteSkill,
-  requirement: SuiteRequirement,
-  environment: Extract<EnvironmentOutcome, { ok: true }>,
-): Promise<string> {
-  const { verifier, solution } = requirement;
-  const solutionDigest =
-    solution === undefined
-      ? null
-      : solution.kind === "patch"
-        ? createHash("sha256")
-            .update(await readFile(solution.path))
-            .digest("hex")
-        : await treeDigest(solution.path);
-  return createHash("sha256")
-    .update(
-      JSON.stringify([
-        CHECK_FORMAT,
-        MEASUREMENT_VERSION,
-        environment.base.key,
-        environment.base.digest,
-        await treeDigest(verifier.folder),
-        {
-          command: verifier.command,
-          files: verifier.files,
-          mountPath: verifier.mountPath,
-          cwd: verifier.cwd,
-          junit: verifier.junit ?? null,
-          rewardFile: verifier.rewardFile ?? null,
-          timeoutSeconds: verifier.timeoutSeconds ?? null,
-        },
-        skill.environment?.limits ?? null,
-        requirement.fileOperations,
-        createHash("sha256").update(requirement.raw).digest("hex"),
-        solutionDigest,
-      ]),
-    )
-    .digest("hex");
-}
-
-async function measure(
-  skill: SuiteSkill,
-  requirement: SuiteRequirement,
-  environment: Extract<EnvironmentOutcome, { ok: true }>,
-  options: CheckSuiteOptions,
-): Promise<Measured> {
-  const digest = await measurementDigest(skill, requirement, environment);
-  const cacheFile = join(options.cacheDir, "checks", `${digest}.json`);
-  if (options.fresh !== true) {
-    const cached = await readFile(cacheFile, "utf8")
-      .then((text) => JSON.parse(text) as Omit<Measured, "digest" | "cached">)
-      .catch(() => undefined);
-    if (cached?.untouched !== undefined) {
-      return withDiagnoses({ ...cached, digest, cached: true }, requirement, environment);
-    }
-  }
-  const untouched = await runOn(skill, requirement, environment, options, async () => undefined);
-  let reference: VerifierMeasurement | undefined;
-  let referenceNote: string | undefined;
-  const solution = requirement.solution;
-  if (solution?.kind === "script") {
-    referenceNote = "the reference solution is a script (solve.sh); the check does not run it";
-  } else if (solution !== undefined) {
-    reference = await runOn(skill, requirement, environment, options, (workspace) =>
-      applySolution(workspace, solution),
-    );
-  }
-  const measured = {
-    untouched,
-    ...(reference === undefined ? {} : { reference }),
-    ...(referenceNote === undefined ? {} : { referenceNote }),
-  };
-  await mkdir(join(options.cacheDir, "checks"), { recursive: true });
-  await writeFileAtomic(cacheFile, `${JSON.stringify(measured)}\n`);
-  return withDiagnoses({ ...measured, digest, cached: false }, requirement, environment);
-}
-
-function withDiagnoses(
-  measured: Measured,
-  requirement: SuiteRequirement,
-  environment: Extract<EnvironmentOutcome, { ok: true }>,
-): Measured {
-  const diagnose = (measurement: VerifierMeasurement): VerifierMeasurement => {
-    const { diagnosis: _cached, ...rest } = measurement;
-    if (!measurement.erroredBeforeChecking) return rest;
-    return {
-      ...rest,
-      diagnosis: diagnoseCollectionError({
-        output: measurement.output,
-        fileOperations: requirement.fileOperations,
-        requirementText: requirement.raw,
-        workspaceMountPath: environment.base.workspaceMountPath,
-      }),
-    };
-  };
-  return {
-    ...measured,
-    untouched: diagnose(measured.untouched),
-    ...(measured.reference === undefined ? {} : { reference: diagnose(measured.reference) }),
-  };
-}
-
-async function applySolution(
-  workspace: string,
-  solution: NonNullable<SuiteRequirement["solution"]>,
-): Promise<string | undefined> {
-  if (solution.kind === "files") {
-    const copied = await runProcess("cp", ["-a", `${solution.path}/.`, workspace]);
-    return copied.exitCode === 0
-      ? undefined
-      : `copying the solution failed: ${copied.stderr.trim()}`;
-  }
-  const applied = await runProcess("git", ["apply", "--whitespace=nowarn", solution.path], {
-    cwd: workspace,
-  });
-  return applied.exitCode === 0
-    ? undefined
-    : `the reference patch does not apply: ${applied.stderr.trim()}`;
-}
-
-async function runOn(
-  skill: SuiteSkill,
-  requirement: SuiteRequirement,
-  environment: Extract<EnvironmentOutcome, { ok: true }>,
-  options: CheckSuiteOptions,
-  prepare: (workspace: string) => Promise<string | undefined>,
-): Promise<VerifierMeasurement> {
-  const { base } = environment;
-  const workspace = await materialiseWorkspace(base);
-  const scratch = await mkdtemp(join(tmpdir(), "skillsmith-check-"));
-  try {
-    const problem = await prepare(workspace.path);
-    if (problem !== undefined) {
-      return {
-        passed: 0,
-        total: 0,
-        passRatio: 0,
-        flags: ["no-checks"],
-        exitCode: null,
-        timedOut: false,
-        durationMs: 0,
-        output: problem,
-        // Not the verifier's doing: the solution could not be put in place (see `output`).
-        erroredBeforeChecking: false,
-      };
-    }
-    const limits = skill.environment?.limits;
-    const verifier = {
-      ...requirement.verifier,
-      ...(requirement.verifier.timeoutSeconds === undefined &&
-      limits?.commandTimeoutSeconds !== undefined
-        ? { timeoutSeconds: limits.commandTimeoutSeconds }
-        : {}),
-    };
-    const run = await runSuiteVerifier({
-      sandbox: environment.sandbox,
-      verifier,
-      workspace: workspace.path,
-      workspaceMountPath: workspace.mountPath,
-      scratch,
-      ...(base.environment === undefined ? {} : { image: base.environment.image }),
-      ...(limits?.memoryMb === undefined ? {} : { memoryBytes: limits.memoryMb * 1024 * 1024 }),
-      ...(limits?.cpus === undefined ? {} : { cpus: limits.cpus }),
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
-    });
-    const erroredBeforeChecking =
-      run.flags.includes("collection-error") ||
-      (run.checks.length > 0 && run.checks.every((check) => check.status === "error"));
-    return {
-      passed: run.passed,
-      total: run.total,
-      passRatio: run.passRatio,
-      flags: run.flags,
-      exitCode: run.exitCode,
-      timedOut: run.timedOut,
-      durationMs: run.durationMs,
-      output: capVerifierOutput(run.output),
-      erroredBeforeChecking,
-    };
-  } finally {
-    await workspace.dispose().catch(() => undefined);
-    await rm(scratch, { recursive: true, force: true });
-  }
-}
-
-function percent(ratio: number): string {
+/** A ratio as a percentage with one decimal (`37.5%`), for reasons and tables. */
+export function percent(ratio: number): string {
   return `${Math.round(ratio * 1000) / 10}%`;
 }
 
@@ -558,72 +350,3 @@ export function classify(
 }
 
 /** `--json` of `bench check`: exactly the fields the command documents. */
-export function checkJson(check: SuiteCheck): {
-  requirements: {
-    skill: string;
-    requirement: string;
-    status: RequirementStatus;
-    untouchedPassRatio: number | null;
-    reason: string;
-  }[];
-} {
-  return {
-    requirements: check.requirements.map((requirement) => ({
-      skill: requirement.skill,
-      requirement: requirement.requirement,
-      status: requirement.status,
-      untouchedPassRatio: requirement.untouchedPassRatio,
-      reason: requirement.reason,
-    })),
-  };
-}
-
-/** Lines of a broken verifier's output shown under the table. */
-const OUTPUT_LINES_SHOWN = 12;
-
-/** The text table of `bench check`, then the output of each broken verifier. */
-export function renderCheckText(check: SuiteCheck): string[] {
-  const lines: string[] = [];
-  const rows = check.requirements.map((requirement) => [
-    requirement.skill,
-    requirement.requirement,
-    requirement.untouchedPassRatio === null ? "-" : percent(requirement.untouchedPassRatio),
-    requirement.status,
-    requirement.reason,
-  ]);
-  const header = ["skill", "requirement", "untouched", "status", "reason"];
-  const widths = header.map((title, index) =>
-    Math.max(title.length, ...rows.map((row) => (index === 4 ? 0 : (row[index] ?? "").length))),
-  );
-  const format = (row: readonly string[]) =>
-    row.map((cell, index) => (index === 4 ? cell : cell.padEnd(widths[index] ?? 0))).join("  ");
-  lines.push(format(header));
-  for (const row of rows) lines.push(format(row));
-  const counts = { ok: 0, weak: 0, broken: 0 };
-  for (const requirement of check.requirements) counts[requirement.status] += 1;
-  lines.push(
-    "",
-    `${check.requirements.length} requirements: ${counts.ok} ok, ${counts.weak} weak, ${counts.broken} broken (weak from ${percent(check.weakThreshold)} of checks passing untouched)`,
-  );
-  for (const environment of check.environments) {
-    if (environment.status === "failed") {
-      lines.push(`environment of ${environment.skill} failed: ${environment.reason ?? ""}`);
-    }
-  }
-  // What a broken verifier printed, so the reason can be checked without another run.
-  for (const requirement of check.requirements) {
-    const output = requirement.untouched?.output.trim();
-    if (requirement.status !== "broken" || output === undefined || output === "") continue;
-    const all = output.split("\n");
-    // From the first error pytest reports (`E   …`), else the end, where summaries are.
-    const first = all.findIndex((line) => /^E\s{2,}\S/.test(line));
-    const shown =
-      first < 0 ? all.slice(-OUTPUT_LINES_SHOWN) : all.slice(first, first + OUTPUT_LINES_SHOWN);
-    lines.push(
-      "",
-      `${requirement.skill}/${requirement.requirement}: the verifier's output (${first < 0 ? "last" : "from its first error,"} ${shown.length} lines):`,
-    );
-    lines.push(...shown.map((line) => `  | ${line}`));
-  }
-  return lines;
-}

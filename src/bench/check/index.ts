@@ -1,1 +1,3 @@
 export * from "./check.js";
+export * from "./measure.js";
+export * from "./render.js";

@@ -109,7 +109,9 @@ export async function createRedisClient(
   const { Redis } = await import("ioredis");
   let lostAt: number | undefined;
   let lastError = "";
-  const redisOptions: RedisOptions = {
+  // `satisfies`, not an annotation: ioredis's own `RedisOptions` declares optional fields as
+  // `T | undefined`, which its constructor refuses under `exactOptionalPropertyTypes`.
+  const redisOptions = {
     host: options.host,
     port: options.port,
     db: options.db,
@@ -117,7 +119,7 @@ export async function createRedisClient(
     ...(options.password === undefined ? {} : { password: options.password }),
     ...(options.tls === undefined ? {} : { tls: { servername: options.tls.servername } }),
     maxRetriesPerRequest: null,
-    retryStrategy: (times) => {
+    retryStrategy: (times: number) => {
       const delay = reconnectDelayMs(times);
       if (lostAt === undefined) {
         lostAt = Date.now();
@@ -127,7 +129,7 @@ export async function createRedisClient(
       }
       return delay;
     },
-  };
+  } satisfies RedisOptions;
   const client = new Redis(redisOptions);
   // Without a listener ioredis prints every failed reconnect; the reporter says it once.
   client.on("error", (error: Error) => {

@@ -9,6 +9,9 @@
  * whatever finished while it was away, then re-adds the keys still missing (BullMQ ignores an
  * id that is already queued, running or finished), so a key is never executed twice. A result
  * already in the store is never stored again.
+ *
+ * One file (a little over 400 lines): enqueueing, collecting and the restart rules above are one
+ * protocol over the same queues and store; kept together so that protocol reads in one place.
  */
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -16,22 +19,15 @@ import { join } from "node:path";
 // Types only: BullMQ loads when a queue run starts (~0.25 s of start-up for every other command).
 import type { Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import { UsageError } from "../../core/errors.js";
-import { writeFileAtomic } from "../../core/fs.js";
+import { InternalError, UsageError } from "../../core/errors.js";
+import { unlessMissing, writeFileAtomic } from "../../core/fs.js";
 import { registerSecret } from "../../model/redact.js";
-import {
-  type ModelEndpoint,
-  messageOf,
-  openRunDirectory,
-  type PlannedRun,
-  planRun,
-  progressReporter,
-  type RunFailure,
-  type RunSuiteOptions,
-  type RunSuiteSummary,
-  type SandboxKind,
-  storeRunResult,
-} from "../run/runner.js";
+import { messageOf } from "../run/execute.js";
+import type { ModelEndpoint } from "../run/model-endpoint.js";
+import type { RunFailure, RunSuiteOptions, RunSuiteSummary, SandboxKind } from "../run/options.js";
+import { openRunDirectory, type PlannedRun, planRun } from "../run/plan.js";
+import { progressReporter } from "../run/progress.js";
+import { storeRunResult } from "../run/store-result.js";
 import { writeManifest } from "../store/manifest.js";
 import { formatRunKey, type ResultsStore } from "../store/results.js";
 import type { Configuration } from "../suite/schema.js";
@@ -71,7 +67,8 @@ export interface QueueRunOptions extends Omit<RunSuiteOptions, "sandbox" | "harn
 /** The run's namespace in Redis, kept in the run directory so a restart finds its jobs. */
 async function queueRunId(runDir: string): Promise<string> {
   const file = join(runDir, QUEUE_RUN_FILE);
-  const text = await readFile(file, "utf8").catch(() => undefined);
+  // Unreadable is not "no run yet": a new id would orphan the run's jobs in Redis.
+  const text = await unlessMissing(file, readFile(file, "utf8"));
   if (text !== undefined) {
     const value = (() => {
       try {
@@ -155,7 +152,8 @@ export async function runSuiteOnQueue(options: QueueRunOptions): Promise<RunSuit
     }
     const queueOf = (configuration: Configuration): Queue => {
       const queue = queues.get(groupOf.get(configuration.id) ?? "");
-      if (queue === undefined) throw new Error(`no queue for configuration ${configuration.id}`);
+      if (queue === undefined)
+        throw new InternalError("queue.no-queue", `no queue for configuration ${configuration.id}`);
       return queue;
     };
 

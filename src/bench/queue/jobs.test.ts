@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { UsageError } from "../../core/errors.js";
-import type { PlannedRun } from "../run/runner.js";
+import type { PlannedRun } from "../run/plan.js";
 import type { SuiteRequirement, SuiteSkill } from "../suite/types.js";
 import {
   jobDataFor,

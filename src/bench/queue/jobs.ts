@@ -6,8 +6,10 @@
 import { z } from "zod";
 import { UsageError } from "../../core/errors.js";
 import { redactKnownSecrets } from "../../model/redact.js";
-import type { ModelEndpoint, PlannedRun, SandboxKind } from "../run/runner.js";
-import { modelSpecOf } from "../run/runner.js";
+import type { ModelEndpoint } from "../run/model-endpoint.js";
+import { modelSpecOf } from "../run/model-endpoint.js";
+import type { SandboxKind } from "../run/options.js";
+import type { PlannedRun } from "../run/plan.js";
 import { type AttemptRecord, formatRunKey, type RunKey, type RunResult } from "../store/results.js";
 import { type Configuration, configurationSchema, idSchema } from "../suite/schema.js";
 

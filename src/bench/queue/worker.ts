@@ -7,28 +7,31 @@
  * attach a BullMQ worker to each, with the group's limit. A job's lock is renewed while it runs;
  * a worker killed with -9 stops renewing, and after `lockDurationMs` another worker's stalled
  * check puts the job back in the queue.
+ *
+ * One file (a little over 400 lines): the job handler, the registry watcher and the shutdown
+ * share the worker's state (open sandboxes, loaded suites, the concurrency permit, the force
+ * signal) as closures; split apart they would need that state passed around as an object.
  */
 import { hostname } from "node:os";
 import { resolve } from "node:path";
 // Types only: BullMQ loads when the worker starts (~0.25 s of start-up for every other command).
 import type { Job, Worker } from "bullmq";
 import type { AgentHarnessV1 } from "../../agents/index.js";
-import { isSkillsmithError } from "../../core/errors.js";
+import { InfrastructureError, isSkillsmithError } from "../../core/errors.js";
+import { Semaphore } from "../../core/limit.js";
 import { defaultCacheDir, type SandboxV1, treeDigest } from "../../env/index.js";
 import { redactKnownSecrets, registerEnvironmentSecrets } from "../../model/redact.js";
-import { Predictions } from "../run/predictions.js";
 import {
   type AttemptLedger,
   type ExecutionContext,
-  endpointFromEnvironment,
   executeWithRetries,
-  harnessesFor,
   messageOf,
-  openSandbox,
-  type PlannedRun,
-  preparedBases,
-  type SandboxKind,
-} from "../run/runner.js";
+} from "../run/execute.js";
+import { endpointFromEnvironment } from "../run/model-endpoint.js";
+import type { SandboxKind } from "../run/options.js";
+import type { PlannedRun } from "../run/plan.js";
+import { Predictions } from "../run/predictions.js";
+import { harnessesFor, openSandbox, preparedBases } from "../run/prepare.js";
 import type { AttemptRecord } from "../store/results.js";
 import { loadSuite } from "../suite/load.js";
 import type { Configuration } from "../suite/schema.js";
@@ -85,30 +88,6 @@ export interface QueueWorkerSummary {
   readonly failed: number;
 }
 
-/** A counting semaphore: the process-wide concurrency over every queue's BullMQ worker. */
-class Slots {
-  private free: number;
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(size: number) {
-    this.free = size;
-  }
-
-  async acquire(): Promise<void> {
-    if (this.free > 0) {
-      this.free -= 1;
-      return;
-    }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
-  }
-
-  release(): void {
-    const next = this.waiting.shift();
-    if (next === undefined) this.free += 1;
-    else next();
-  }
-}
-
 /** A suite as one job needs it, checked against the digest the coordinator recorded. */
 interface LoadedRun {
   readonly suite: Suite;
@@ -125,7 +104,8 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
   const env = options.env ?? process.env;
   const cacheDir = options.cacheDir ?? defaultCacheDir(env);
-  const slots = new Slots(concurrency);
+  // The process-wide concurrency over every queue's BullMQ worker.
+  const slots = new Semaphore(concurrency);
   const logOnce = onceAMinute(log);
   const workerName = options.name ?? `${hostname()}:${process.pid}`;
   const registry = registryKeys(prefix);
@@ -161,7 +141,8 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     if (promise === undefined) {
       promise = Predictions.read(resolve(recorded.path)).then((predictions) => {
         if (predictions.digest !== recorded.digest) {
-          throw new Error(
+          throw new InfrastructureError(
+            "queue.predictions-differ",
             `predictions ${recorded.path} on this worker differ from the coordinator's (digest ${predictions.digest.slice(0, 12)}, expected ${recorded.digest.slice(0, 12)})`,
           );
         }
@@ -181,7 +162,8 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
         const suite = await loadSuite(resolve(data.suite.path));
         const digest = await treeDigest(suite.root);
         if (digest !== data.suite.digest) {
-          throw new Error(
+          throw new InfrastructureError(
+            "queue.suite-differs",
             `suite ${data.suite.path} on this worker differs from the coordinator's (digest ${digest.slice(0, 12)}, expected ${data.suite.digest.slice(0, 12)})`,
           );
         }
@@ -211,7 +193,7 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
         `job ${job.id} asks for --sandbox unsafe; this worker refuses it (start it with --allow-unsafe to accept)`,
       );
     }
-    await slots.acquire();
+    const release = await slots.acquire();
     try {
       const sandbox = await sandboxFor(data.sandbox);
       const { suite, harnessOf, baseFor } = await runFor(data, sandbox);
@@ -261,7 +243,11 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
       });
       if (outcome.kind === "aborted") {
         // Not an outcome of the run: the job goes back to the queue for another worker.
-        throw new Error("worker stopped while the run was in progress");
+        throw new InfrastructureError(
+          "queue.worker-stopped",
+          "worker stopped while the run was in progress",
+          { retryable: true },
+        );
       }
       const result: QueueJobResult = {
         format: QUEUE_RESULT_FORMAT,
@@ -287,7 +273,7 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
       // BullMQ keeps the message (failedReason) and the stack trace in the job's hash.
       throw redactedError(error, env);
     } finally {
-      slots.release();
+      release();
     }
   };
 

@@ -110,59 +110,73 @@ export function skillEnvironments(
   };
 }
 
+/**
+ * A skill's prepared base and the sandbox its agent and verifier runs use: the repository at the
+ * pinned commit with its environment (its interpreter first on PATH), or an environment-only
+ * task's image under its limits. The one way every caller — the runner's gate, the queue worker,
+ * synthesis — prepares a skill; throws when preparation fails.
+ */
+export async function prepareSkillBase(
+  skill: SuiteSkill,
+  options: SkillEnvironmentOptions,
+): Promise<{ readonly base: PreparedBase; readonly sandbox: SandboxV1 }> {
+  const repository = skill.repository;
+  const log = (line: string) => options.onLog?.(`${skill.id}: ${line}`);
+  if (repository === undefined) {
+    // Environment-only tasks (Harbor): the task's image and its working directory.
+    const base = await prepareTaskBase({
+      skill,
+      sandbox: options.sandbox,
+      cacheDir: options.cacheDir,
+      ...(options.baseImages === undefined ? {} : { baseImages: options.baseImages }),
+    });
+    return { base, sandbox: environmentSandbox(options.sandbox, base, skill) };
+  }
+  const base = await prepareBase({
+    source: repositorySource(skill),
+    commit: repository.commit,
+    setup: repository.setupChoice,
+    sandbox: options.sandbox,
+    cacheDir: options.cacheDir,
+    workspaceMountPath: repository.mountPath,
+    verifierNeedsPython: verifiersNeedPython(skill),
+    ...(options.setupNetwork === undefined ? {} : { setupNetwork: options.setupNetwork }),
+    ...(options.pythonInterpreter === undefined
+      ? {}
+      : { pythonInterpreter: options.pythonInterpreter }),
+    onLog: log,
+  });
+  return { base, sandbox: environmentSandbox(options.sandbox, base, skill) };
+}
+
+/** The sandbox a skill's runs use, over `sandbox`: inside its prepared environment. */
+export function environmentSandbox(
+  sandbox: SandboxV1,
+  base: PreparedBase,
+  skill: SuiteSkill,
+): SandboxV1 {
+  return skill.repository === undefined
+    ? taskSandbox(sandbox, base, skill)
+    : withPreparedRuntime(sandbox, base.runtime);
+}
+
 async function prepareSkill(
   skill: SuiteSkill,
   options: SkillEnvironmentOptions,
 ): Promise<EnvironmentOutcome> {
   const started = performance.now();
-  const repository = skill.repository;
   const log = (line: string) => options.onLog?.(`${skill.id}: ${line}`);
   try {
-    if (repository === undefined) {
-      // Environment-only tasks (Harbor): the task's image and its working directory.
-      const base = await prepareTaskBase({
-        skill,
-        sandbox: options.sandbox,
-        cacheDir: options.cacheDir,
-        ...(options.baseImages === undefined ? {} : { baseImages: options.baseImages }),
-      });
-      const durationMs = performance.now() - started;
-      log(`task environment ready (${base.environment?.image ?? base.key})`);
-      return {
-        ok: true,
-        skill: skill.id,
-        base,
-        sandbox: taskSandbox(options.sandbox, base, skill),
-        durationMs,
-      };
-    }
-    const base = await prepareBase({
-      source: repositorySource(skill),
-      commit: repository.commit,
-      setup: repository.setupChoice,
-      sandbox: options.sandbox,
-      cacheDir: options.cacheDir,
-      workspaceMountPath: repository.mountPath,
-      verifierNeedsPython: verifiersNeedPython(skill),
-      ...(options.setupNetwork === undefined ? {} : { setupNetwork: options.setupNetwork }),
-      ...(options.pythonInterpreter === undefined
-        ? {}
-        : { pythonInterpreter: options.pythonInterpreter }),
-      onLog: log,
-    });
+    const { base, sandbox } = await prepareSkillBase(skill, options);
     const durationMs = performance.now() - started;
     log(
-      base.reused
-        ? `environment reused (${base.key}, prepared ${base.setupReport?.network ?? "without setup"} at ${base.preparedAt})`
-        : `environment prepared in ${(durationMs / 1000).toFixed(1)} s (${base.key})`,
+      skill.repository === undefined
+        ? `task environment ready (${base.environment?.image ?? base.key})`
+        : base.reused
+          ? `environment reused (${base.key}, prepared ${base.setupReport?.network ?? "without setup"} at ${base.preparedAt})`
+          : `environment prepared in ${(durationMs / 1000).toFixed(1)} s (${base.key})`,
     );
-    return {
-      ok: true,
-      skill: skill.id,
-      base,
-      sandbox: withPreparedRuntime(options.sandbox, base.runtime),
-      durationMs,
-    };
+    return { ok: true, skill: skill.id, base, sandbox, durationMs };
   } catch (error) {
     // A mistake in how skillsmith was called is not this skill's environment.
     if (isSkillsmithError(error) && error.family === "usage") throw error;

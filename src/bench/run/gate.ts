@@ -9,7 +9,14 @@
  */
 import type { SandboxV1 } from "../../env/index.js";
 import { redactSecrets, secretsFromEnvironment } from "../../model/index.js";
-import { checkSuite, type RequirementCheck, type SuiteCheck } from "../check/check.js";
+import {
+  checkSuite,
+  DEFAULT_WEAK_THRESHOLD,
+  type RequirementCheck,
+  type SuiteCheck,
+} from "../check/check.js";
+import { CHECK_FORMAT } from "../check/measure.js";
+import { requirementCheckJson } from "../check/render.js";
 import type { RunManifest } from "../store/manifest.js";
 import {
   capVerifierOutput,
@@ -20,7 +27,8 @@ import {
 import type { Configuration } from "../suite/schema.js";
 import type { ExcludedPart, Suite, SuiteSkill } from "../suite/types.js";
 import { type EnvironmentOutcome, environmentRecord, skillEnvironments } from "./environments.js";
-import type { PlannedRun, RunSuiteOptions } from "./runner.js";
+import type { RunSuiteOptions } from "./options.js";
+import type { PlannedRun } from "./plan.js";
 
 /** Flags of results stored without running, which each invocation re-decides. */
 const PREPARATION_FLAGS = new Set(["environment-failure", "broken-verifier"]);
@@ -218,8 +226,8 @@ export async function gateRuns(gate: GateOptions): Promise<Gate> {
       check:
         check === undefined
           ? {
-              format: "skillsmith-check/1",
-              weakThreshold: options.weakThreshold ?? 0.5,
+              format: CHECK_FORMAT,
+              weakThreshold: options.weakThreshold ?? DEFAULT_WEAK_THRESHOLD,
               skipped: true,
               requirements: [],
             }
@@ -227,11 +235,7 @@ export async function gateRuns(gate: GateOptions): Promise<Gate> {
               format: check.format,
               weakThreshold: check.weakThreshold,
               requirements: check.requirements.map((requirement) => ({
-                skill: requirement.skill,
-                requirement: requirement.requirement,
-                status: requirement.status,
-                untouchedPassRatio: requirement.untouchedPassRatio,
-                reason: requirement.reason,
+                ...requirementCheckJson(requirement),
                 ...(requirement.digest === undefined ? {} : { digest: requirement.digest }),
                 cached: requirement.cached,
               })),

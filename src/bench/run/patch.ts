@@ -14,6 +14,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { InfrastructureError } from "../../core/errors.js";
 import { runProcess } from "../../core/process.js";
 import { PATCH_LIMIT, type RunPatch } from "../store/results.js";
 
@@ -61,7 +62,10 @@ async function privateGit(
   );
   if (result.spawnError !== undefined) throw result.spawnError;
   if (result.exitCode !== 0) {
-    throw new Error(`git ${args[0]} failed (${result.exitCode}): ${result.stderr.trim()}`);
+    throw new InfrastructureError(
+      "run.patch-git",
+      `git ${args[0]} failed (${result.exitCode}): ${result.stderr.trim()}`,
+    );
   }
   return result.stdout;
 }
@@ -92,7 +96,8 @@ export async function captureWorkspacePatch(
       env: initEnv,
       timeoutMs: GIT_TIMEOUT_MS,
     });
-    if (init.exitCode !== 0) throw new Error(`git init failed: ${init.stderr.trim()}`);
+    if (init.exitCode !== 0)
+      throw new InfrastructureError("run.patch-git", `git init failed: ${init.stderr.trim()}`);
     const before = await treeOf(gitDir, base, home, join(scratch, "base.index"));
     const after = await treeOf(gitDir, workspace, home, join(scratch, "workspace.index"));
     const env = gitEnvironment(home, join(scratch, "workspace.index"));

@@ -1,5 +1,53 @@
-import { formatRunKey } from "../store/results.js";
-import type { RunProgress } from "./runner.js";
+/** A run's progress: the counters a run reports while it goes, and the one line that shows them. */
+import { formatRunKey, type ResultsStore, type RunKey } from "../store/results.js";
+
+export interface RunProgress {
+  /** Runs this invocation has to do (excluding those already stored). */
+  readonly total: number;
+  /** Runs already stored before this invocation started. */
+  readonly alreadyDone: number;
+  /** Runs scored by this invocation. */
+  readonly done: number;
+  readonly running: number;
+  /** Runs given up after every attempt failed for infrastructure reasons. */
+  readonly failed: number;
+  /** Recorded cost in the whole run directory. */
+  readonly costUsd: number;
+  /** Estimated time to finish, once at least one run has finished. */
+  readonly etaMs?: number;
+  /** The run that just finished, when this update is about one. */
+  readonly last?: RunKey & { readonly status: string; readonly passRatio?: number };
+}
+
+/** A run's counters at one moment; `etaMs` is undefined until it can be estimated. */
+export type ProgressCounters = Omit<RunProgress, "costUsd" | "etaMs" | "last"> & {
+  readonly etaMs: number | undefined;
+};
+
+/**
+ * The `progress(last?)` function of a run: each call reports the counters read at that moment
+ * to `onProgress`, with the cost recorded in the store; nothing is read without a listener.
+ */
+export function progressReporter(
+  options: { readonly onProgress?: (progress: RunProgress) => void },
+  store: Pick<ResultsStore, "totalCostUsd">,
+  counters: () => ProgressCounters,
+): (last?: RunProgress["last"]) => void {
+  return (last) => {
+    if (options.onProgress === undefined) return;
+    const { total, alreadyDone, done, running, failed, etaMs } = counters();
+    options.onProgress({
+      total,
+      alreadyDone,
+      done,
+      running,
+      failed,
+      costUsd: store.totalCostUsd(),
+      ...(etaMs === undefined ? {} : { etaMs }),
+      ...(last === undefined ? {} : { last }),
+    });
+  };
+}
 
 function duration(milliseconds: number): string {
   const seconds = Math.round(milliseconds / 1000);

@@ -10,7 +10,10 @@ import type { SandboxV1 } from "../../env/index.js";
 import { reportRunDir } from "../analysis/load.js";
 import { renderReportText } from "../analysis/render.js";
 import type { BenchReport } from "../analysis/report.js";
-import { openSandbox, type RunProgress, type RunSuiteSummary, runSuite } from "./runner.js";
+import type { RunSuiteSummary } from "./options.js";
+import { openSandbox } from "./prepare.js";
+import type { RunProgress } from "./progress.js";
+import { runSuite } from "./runner.js";
 
 export interface QuickstartEvaluationOptions {
   readonly runDir: string;

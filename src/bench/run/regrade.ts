@@ -25,14 +25,9 @@ import { readManifest, writeManifest } from "../store/manifest.js";
 import { formatRunKey, ResultsStore, type RunResult, variantName } from "../store/results.js";
 import { loadSuite } from "../suite/load.js";
 import type { Configuration } from "../suite/schema.js";
-import {
-  type ExecutionContext,
-  executeRun,
-  messageOf,
-  openSandbox,
-  preparedBases,
-  storeRunResult,
-} from "./runner.js";
+import { type ExecutionContext, executeRun, messageOf } from "./execute.js";
+import { openSandbox, preparedBases } from "./prepare.js";
+import { storeRunResult } from "./store-result.js";
 
 export interface RegradeOptions {
   /** The run directory whose stored runs are re-scored (read only). */

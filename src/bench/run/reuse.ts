@@ -28,7 +28,7 @@ import {
 import type { Configuration } from "../suite/schema.js";
 import type { SuiteSkill } from "../suite/types.js";
 import { agentBinary, FolderDigests, runFingerprint } from "./fingerprint.js";
-import type { PlannedRun } from "./runner.js";
+import type { PlannedRun } from "./plan.js";
 
 /** The folders installed in a run's arm: none, the suite's skill, or a variant's. */
 export function installedFolders(skill: SuiteSkill, arm: PlannedRun["key"]["arm"]): string[] {

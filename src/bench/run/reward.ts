@@ -47,6 +47,8 @@ function bounded(value: number, file: string): RewardReading {
  * reason, and so is a JSON file of several named rewards without a `reward` key.
  */
 export async function readHarborReward(folder: string): Promise<RewardReading> {
+  // The code under test can write this folder: a reward file that cannot be read, for whatever
+  // reason, is no reward (the run is flagged `reward-missing`), never an error of skillsmith's.
   const json = await readFile(join(folder, REWARD_JSON), "utf8").catch(() => undefined);
   if (json !== undefined) {
     let value: unknown;
@@ -112,6 +114,7 @@ const CTRF_STATUS: Readonly<Record<string, CheckStatus>> = {
 
 /** Per-test results of a CTRF report in the reward folder; undefined when absent or malformed. */
 export async function readCtrfChecks(folder: string): Promise<CheckResult[] | undefined> {
+  // Written by the code under test, like the reward: unreadable is absent (see readHarborReward).
   const text = await readFile(join(folder, CTRF_REPORT), "utf8").catch(() => undefined);
   if (text === undefined) return undefined;
   let value: unknown;

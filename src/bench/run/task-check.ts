@@ -10,13 +10,9 @@ import type { SandboxV1 } from "../../env/index.js";
 import { loadSuite } from "../suite/load.js";
 import type { Configuration } from "../suite/schema.js";
 import type { Suite } from "../suite/types.js";
-import {
-  type ExecutionContext,
-  executeRun,
-  harnessesFor,
-  type PlannedRun,
-  preparedBases,
-} from "./runner.js";
+import { type ExecutionContext, executeRun } from "./execute.js";
+import type { PlannedRun } from "./plan.js";
+import { harnessesFor, preparedBases } from "./prepare.js";
 import { requireTaskImages } from "./task-environment.js";
 
 export interface TaskControl {

@@ -11,33 +11,36 @@
  * then scored from skillsmith's channel, with canaries and cross-checks, never from files or
  * output the code under test can write. The verifier's own files are read-only inside the
  * sandbox (its folder stays writable for caches and reports).
+ *
+ * About 400 lines: the inventory, the channel run and the reward run share the layout and memo
+ * of this module; the file placement itself is in `verifier-layout.ts`.
  */
 import { createHash } from "node:crypto";
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join, posix, relative, sep } from "node:path";
+import { join, posix, relative } from "node:path";
 import { UsageError } from "../../core/errors.js";
 import {
-  type ChannelAdditions,
   type CheckResult,
   flagForLimit,
   InventoryMemo,
   injectCanaries,
   isCollectionError,
   junitShortfall,
-  type Mount,
+  materialiseWorkspace,
+  type PreparedBase,
   parseRunnerSummary,
   readJunitReports,
   runWithChannel,
-  type SandboxExecResult,
   type SandboxV1,
   stripAnsi,
   takeInventory,
   type VerifierInventory,
   withLimitHit,
 } from "../../env/index.js";
-import type { SuiteVerifier } from "../suite/types.js";
+import type { SuiteRequirement, SuiteSkill, SuiteVerifier } from "../suite/types.js";
 import { readCtrfChecks, readHarborReward } from "./reward.js";
+import { type Layout, verifierLayout, within } from "./verifier-layout.js";
 
 export interface SuiteVerifierRun {
   readonly checks: readonly CheckResult[];
@@ -92,148 +95,79 @@ export interface RunSuiteVerifierOptions extends SuiteVerifierTarget {
   readonly inventory?: VerifierInventory;
 }
 
-/** A verifier's wall-time limit when neither it nor its environment names one (in manifests). */
-export const defaultTimeoutMs = 10 * 60_000;
-/** Beyond this many files a verifier's files are not each made read-only (mount count). */
-const READ_ONLY_FILE_LIMIT = 256;
-
-function within(path: string, folder: string): string | undefined {
-  const relativePath = posix.relative(folder, path);
-  if (relativePath === "") return "";
-  if (relativePath.startsWith("..") || posix.isAbsolute(relativePath)) return undefined;
-  return relativePath;
+/** What places a requirement's verifier in its skill's prepared environment. */
+export interface RequirementVerifierInput {
+  /** The skill's environment sandbox (`environmentSandbox`). */
+  readonly sandbox: SandboxV1;
+  readonly skill: Pick<SuiteSkill, "environment">;
+  readonly requirement: Pick<SuiteRequirement, "verifier">;
+  readonly base: Pick<PreparedBase, "environment">;
+  readonly signal?: AbortSignal;
 }
 
-/** A fresh copy per run: pytest writes caches and reports next to the tests. */
-async function copyVerifier(verifier: SuiteVerifier, copy: string): Promise<string[]> {
-  await rm(copy, { recursive: true, force: true });
-  await mkdir(copy, { recursive: true });
-  for (const file of verifier.files) {
-    await mkdir(dirname(join(copy, file)), { recursive: true });
-    await cp(join(verifier.folder, file), join(copy, file), { recursive: true });
-  }
-  const entries = await readdir(copy, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((entry) => entry.isFile())
-    .map((entry) => relative(copy, join(entry.parentPath, entry.name)).split(sep).join("/"))
-    .sort();
-}
-
-interface Layout {
-  readonly copy: string;
-  readonly files: readonly string[];
-  readonly rewardHost: string;
-  readonly rewardDir: string | undefined;
-  readonly unsafe: boolean;
-  readonly cwd: string;
-  /** A path the verifier names inside the sandbox → where it is on the host. */
-  hostPathOf(sandboxPath: string): string | undefined;
-  /** A path inside the sandbox → relative to the verifier's root, when it is the verifier's. */
-  verifierFile(sandboxPath: string): string | undefined;
-  /** A path inside the sandbox → its location (`verifier:…`, `workspace:…`, else itself). */
-  locate(sandboxPath: string): string;
-  /** A verifier file → where the sandbox shows it. */
-  sandboxPathOf(file: string): string;
-  junitHost(): string | undefined;
-  execute(additions: ChannelAdditions): Promise<SandboxExecResult>;
-}
-
-async function layout(
-  target: SuiteVerifierTarget,
-  workspace: string,
-  scratch: string,
-): Promise<Layout> {
-  const { verifier, sandbox } = target;
-  const copy = join(scratch, "verifier");
-  const rewardHost = join(scratch, "reward");
-  const files = await copyVerifier(verifier, copy);
-  const rewardDir =
-    verifier.rewardFile === undefined ? undefined : posix.dirname(verifier.rewardFile);
-  if (rewardDir !== undefined) await mkdir(rewardHost, { recursive: true });
-  const unsafe = sandbox.kind === "unsafe";
-  const verifierRoot = unsafe ? copy : verifier.mountPath;
-  const workspaceRoot = unsafe ? workspace : target.workspaceMountPath;
-
-  const hostPathOf = (sandboxPath: string): string | undefined => {
-    const inVerifier = within(sandboxPath, verifier.mountPath);
-    if (inVerifier !== undefined) return join(copy, inVerifier);
-    const inWorkspace = within(sandboxPath, target.workspaceMountPath);
-    if (inWorkspace !== undefined) return join(workspace, inWorkspace);
-    if (rewardDir !== undefined) {
-      const inReward = within(sandboxPath, rewardDir);
-      if (inReward !== undefined) return join(rewardHost, inReward);
-    }
-    return undefined;
-  };
-  const junitSandbox =
-    verifier.junit === undefined
-      ? undefined
-      : posix.isAbsolute(verifier.junit)
-        ? verifier.junit
-        : posix.join(verifier.cwd, verifier.junit);
-  const junitFile =
-    junitSandbox === undefined ? undefined : within(junitSandbox, verifier.mountPath);
-
-  const mounts: Mount[] = [{ hostPath: copy, sandboxPath: verifier.mountPath, readOnly: false }];
-  if (rewardDir !== undefined) {
-    mounts.push({ hostPath: rewardHost, sandboxPath: rewardDir, readOnly: false });
-  }
-  // The verifier's own files cannot be rewritten by the code it tests (a test module rewritten
-  // while an earlier one is collected, an expected-output file edited to match).
-  for (const file of files.filter((name) => name !== junitFile).slice(0, READ_ONLY_FILE_LIMIT)) {
-    mounts.push({
-      hostPath: join(copy, file),
-      sandboxPath: posix.join(verifier.mountPath, file),
-      readOnly: true,
-    });
-  }
-  // Without a mount namespace nothing can appear at its sandbox path: run in the host copies.
-  const cwd = unsafe ? (hostPathOf(verifier.cwd) ?? copy) : verifier.cwd;
+/**
+ * The target of a requirement's verifier in its skill's prepared environment: the environment's
+ * command timeout when the verifier names none, the environment's image and its limits. The
+ * runner, `bench check` and synthesis scoring all build it here, so a verifier runs under the same
+ * limits wherever it runs.
+ */
+export function requirementVerifierTarget(
+  input: RequirementVerifierInput & { readonly workspaceMountPath: string },
+): SuiteVerifierTarget {
+  const { requirement, base, signal } = input;
+  const limits = input.skill.environment?.limits;
   return {
-    copy,
-    files,
-    rewardHost,
-    rewardDir,
-    unsafe,
-    cwd,
-    hostPathOf,
-    verifierFile: (sandboxPath) => {
-      const file = within(sandboxPath, verifierRoot);
-      return file !== undefined && files.includes(file) ? file : undefined;
+    sandbox: input.sandbox,
+    verifier: {
+      ...requirement.verifier,
+      ...(requirement.verifier.timeoutSeconds === undefined &&
+      limits?.commandTimeoutSeconds !== undefined
+        ? { timeoutSeconds: limits.commandTimeoutSeconds }
+        : {}),
     },
-    locate: (sandboxPath) => {
-      const inVerifier = within(sandboxPath, verifierRoot);
-      if (inVerifier !== undefined) return `verifier:${inVerifier}`;
-      const inWorkspace = within(sandboxPath, workspaceRoot);
-      return inWorkspace === undefined ? sandboxPath : `workspace:${inWorkspace}`;
-    },
-    sandboxPathOf: (file) => posix.join(verifierRoot, file),
-    junitHost: () => (junitSandbox === undefined ? undefined : hostPathOf(junitSandbox)),
-    execute: (additions) =>
-      sandbox.exec({
-        command: ["sh", "-c", verifier.command],
-        workspace,
-        workspaceMountPath: target.workspaceMountPath,
-        cwd,
-        network: "none",
-        env: {
-          PYTHONDONTWRITEBYTECODE: "1",
-          SKILLSMITH_VERIFIER: unsafe ? copy : verifier.mountPath,
-          ...(unsafe ? { SKILLSMITH_WORKSPACE: workspace } : {}),
-          ...additions.env,
-        },
-        limits: {
-          timeoutMs: (verifier.timeoutSeconds ?? defaultTimeoutMs / 1000) * 1000,
-          ...(target.memoryBytes === undefined ? {} : { memoryBytes: target.memoryBytes }),
-          ...(target.maxProcesses === undefined ? {} : { maxProcesses: target.maxProcesses }),
-          ...(target.cpus === undefined ? {} : { cpus: target.cpus }),
-        },
-        ...(unsafe ? {} : { extraMounts: [...mounts, ...additions.mounts] }),
-        ...(target.image === undefined ? {} : { image: target.image }),
-        ...(target.signal === undefined ? {} : { signal: target.signal }),
-      }),
+    workspaceMountPath: input.workspaceMountPath,
+    ...(base.environment === undefined ? {} : { image: base.environment.image }),
+    ...(limits?.memoryMb === undefined ? {} : { memoryBytes: limits.memoryMb * 1024 * 1024 }),
+    ...(limits?.processes === undefined ? {} : { maxProcesses: limits.processes }),
+    ...(limits?.cpus === undefined ? {} : { cpus: limits.cpus }),
+    ...(signal === undefined ? {} : { signal }),
   };
 }
+
+/** A candidate solution verified, or why it could not be put in place. */
+export type CandidateVerification =
+  | { readonly kind: "verified"; readonly run: SuiteVerifierRun }
+  | { readonly kind: "not-in-place"; readonly problem: string };
+
+/**
+ * Run a requirement's verifier on a fresh workspace of `base` once `putInPlace` has written a
+ * candidate into it (a reference solution, a synthesised diff); `putInPlace` answers why it could
+ * not, or undefined. Workspace and scratch folder are removed whatever happens.
+ */
+export async function verifyCandidate(
+  input: RequirementVerifierInput & {
+    readonly base: PreparedBase;
+    readonly putInPlace: (workspace: string) => Promise<string | undefined>;
+  },
+): Promise<CandidateVerification> {
+  const workspace = await materialiseWorkspace(input.base);
+  const scratch = await mkdtemp(join(tmpdir(), "skillsmith-verify-"));
+  try {
+    const problem = await input.putInPlace(workspace.path);
+    if (problem !== undefined) return { kind: "not-in-place", problem };
+    const run = await runSuiteVerifier({
+      ...requirementVerifierTarget({ ...input, workspaceMountPath: workspace.mountPath }),
+      workspace: workspace.path,
+      scratch,
+    });
+    return { kind: "verified", run };
+  } finally {
+    await workspace.dispose().catch(() => undefined);
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+export { defaultTimeoutMs } from "./verifier-layout.js";
 
 const inventories = new InventoryMemo();
 
@@ -292,7 +226,7 @@ export async function suiteVerifierInventory(
     try {
       const workspace = untouched?.path ?? join(scratch, "workspace");
       if (untouched === undefined) await mkdir(workspace);
-      const place = await layout(target, workspace, join(scratch, "run"));
+      const place = await verifierLayout(target, workspace, join(scratch, "run"));
       return await takeInventory({
         hostPaths: place.unsafe,
         execute: (additions) => place.execute(additions),
@@ -315,7 +249,7 @@ export async function runSuiteVerifier(
 ): Promise<SuiteVerifierRun> {
   const { verifier } = options;
   const inventory = options.inventory ?? (await suiteVerifierInventory(options));
-  const place = await layout(options, options.workspace, options.scratch);
+  const place = await verifierLayout(options, options.workspace, options.scratch);
   if (verifier.scoring === "reward") return runRewardVerifier(place);
 
   if (inventory.kind === "pytest") {
@@ -469,6 +403,7 @@ async function runRewardVerifier(place: Layout): Promise<SuiteVerifierRun> {
 }
 
 async function readReward(path: string): Promise<number | undefined> {
+  // Written by the code under test: unreadable is no reward (see readHarborReward).
   const text = await readFile(path, "utf8").catch(() => undefined);
   if (text === undefined) return undefined;
   const value = Number(text.trim());

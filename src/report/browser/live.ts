@@ -3,7 +3,7 @@
  * again and swaps in the new header and report (the server escaped every run text in it;
  * DOMParser runs no scripts), then renders the charts again. Scroll position is kept.
  */
-import { byId, jsonOf, landmark } from "./dom.js";
+import { byId, httpError, jsonOf, landmark } from "./dom.js";
 
 interface LiveConfig {
   readonly stateUrl: string;
@@ -27,7 +27,7 @@ function stamp(text: string): void {
 
 async function fetchOk(url: string): Promise<Response> {
   const response = await fetch(url, { cache: "no-store", credentials: "same-origin" });
-  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  if (!response.ok) throw httpError(response);
   return response;
 }
 

@@ -3,7 +3,7 @@
  * when the store changes (the with-skill run may land after the page was opened).
  */
 import type { PairView } from "../pairs.js";
-import { byId, jsonOf } from "./dom.js";
+import { byId, httpError, jsonOf } from "./dom.js";
 
 interface PairPageConfig {
   readonly id: string;
@@ -21,7 +21,7 @@ async function load(): Promise<void> {
   if (response.status === 404) {
     window.skillsmithViewer.missing(container, config.id, config.back);
   } else {
-    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    if (!response.ok) throw httpError(response);
     const body = (await response.json()) as { pair: PairView };
     const scroll = window.scrollY;
     window.skillsmithViewer.render(container, body.pair, config.back);

@@ -3,12 +3,17 @@
  * told by its form), a resource manifest file listing paths and URLs, or a URL. Each is hashed,
  * its licence recognised, and preprocessed into units for the distiller; URLs are fetched
  * first (`url.ts`) and then read by the same connectors as local files.
+ *
+ * One file (over 400 lines) because collecting is one dispatch from a resource's form to its
+ * connector, hash and licence; the connectors themselves (article, repository, video, url) are
+ * their own modules.
  */
 import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, stat } from "node:fs/promises";
 import { basename, dirname, extname, join, relative, resolve } from "node:path";
 import { z } from "zod";
 import { InputError, type InputLocation } from "../../core/errors.js";
+import { unlessMissing } from "../../core/fs.js";
 import { runProcess } from "../../core/process.js";
 import { type ResourceRecord, type ResourceType, resourceTypes } from "../meta.js";
 import { readJsonFile } from "../store.js";
@@ -39,6 +44,7 @@ import {
   DEFAULT_KEY_FRAME_SETTINGS,
   embeddedTranscript,
   extractVideoUnits,
+  FFMPEG_QUIET,
   type KeyFrameSettings,
   parseSubtitles,
 } from "./video.js";
@@ -255,12 +261,9 @@ async function listResourceSpecs(input: string): Promise<{ root: string; specs: 
   return { root, specs };
 }
 
+/** A companion file's text, or undefined when there is none; there but unreadable is an error. */
 async function readOptional(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, "utf8");
-  } catch {
-    return undefined;
-  }
+  return unlessMissing(path, readFile(path, "utf8"));
 }
 
 /** A `<file>.license` sidecar: an SPDX-License-Identifier line, or a licence text. */
@@ -474,9 +477,7 @@ async function normaliseImage(path: string, workDir: string): Promise<string> {
   const result = await runProcess(
     "ffmpeg",
     [
-      "-nostdin",
-      "-v",
-      "error",
+      ...FFMPEG_QUIET,
       "-y",
       "-i",
       path,

@@ -1,5 +1,9 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { cleanupsAfterEach, temporaryDirectoryIn } from "../../../test/support/temporary.js";
 import { readArticle } from "./article.js";
+import { prepareResource } from "./collect.js";
 import { recogniseLicence } from "./licence.js";
 import { clock, parseSubtitles } from "./video.js";
 
@@ -69,5 +73,31 @@ describe("article paragraphs", () => {
     expect(article.paragraphs.at(-1)).toBe(
       "Last paragraph of the article, also long enough to count here.",
     );
+  });
+});
+
+describe("licence sidecars", () => {
+  const cleanups = cleanupsAfterEach();
+  const html =
+    "<html><head><title>T</title></head><body><article><p>A paragraph long enough to be one unit of the article.</p></article></body></html>";
+
+  it("reads a sidecar's licence, treats a missing one as unknown, refuses an unreadable one", async () => {
+    const folder = await temporaryDirectoryIn(cleanups, "sidecar-");
+    const article = async (name: string) => {
+      await writeFile(join(folder, name), html);
+      return { absolutePath: join(folder, name), path: name, type: "article" as const };
+    };
+    const licensed = await article("licensed.html");
+    await writeFile(join(folder, "licensed.html.license"), "SPDX-License-Identifier: MIT\n");
+    expect((await prepareResource(licensed, folder)).record.licence).toBe("MIT");
+    const bare = await article("bare.html");
+    expect((await prepareResource(bare, folder)).record.licence_flag).toBe("unknown");
+    // A folder where the sidecar should be: there but unreadable, so not "no licence".
+    const broken = await article("broken.html");
+    await mkdir(join(folder, "broken.html.license"));
+    await expect(prepareResource(broken, folder)).rejects.toMatchObject({
+      code: "file.unreadable",
+      location: { file: join(folder, "broken.html.license") },
+    });
   });
 });

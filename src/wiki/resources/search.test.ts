@@ -1,5 +1,12 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import {
+  cleanupsAfterEach,
+  selfLoopingLink,
+  temporaryDirectoryIn,
+} from "../../../test/support/temporary.js";
 import {
   backendConfigOf,
   blobLocation,
@@ -7,6 +14,7 @@ import {
   fillTemplate,
   parseJsonPath,
   registerSearchBackend,
+  resourceText,
   searchBackendKinds,
   selectJsonPath,
 } from "./search.js";
@@ -176,5 +184,42 @@ describe("blobLocation", () => {
       path: "a b/c.css",
     });
     expect(blobLocation("https://github.com/o/r")).toBeUndefined();
+  });
+});
+
+describe("a local folder of resources", () => {
+  const cleanups = cleanupsAfterEach();
+
+  it("says a missing folder is missing and an unreadable one is unreadable", async () => {
+    const parent = await temporaryDirectoryIn(cleanups, "search-folder-");
+    const config = (path: string) => ({ kind: "folder", path });
+    const where = { ...environment, cwd: parent };
+    expect(() => createSearchBackend(config("absent"), where)).toThrow(/no such folder/);
+    await selfLoopingLink(parent, "loop");
+    expect(() => createSearchBackend(config("loop"), where)).toThrow(
+      expect.objectContaining({
+        code: "file.unreadable",
+        location: { file: join(parent, "loop") },
+      }),
+    );
+  });
+
+  it("ranks by a video's subtitles when present, and refuses subtitles that cannot be read", async () => {
+    const folder = await temporaryDirectoryIn(cleanups, "search-text-");
+    const video = (name: string) => ({
+      absolutePath: join(folder, `${name}.mp4`),
+      path: `${name}.mp4`,
+      type: "video" as const,
+    });
+    await writeFile(join(folder, "talk.srt"), "1\n00:00:00,000 --> 00:00:01,000\ngrid layout\n");
+    // No subtitles at all: only the name is text (the .vtt beside "talk" is missing, too).
+    expect(await resourceText(video("silent"))).toBe("silent mp4\n ");
+    expect(await resourceText(video("talk"))).toContain("grid layout");
+    // A folder where the subtitles should be: it is there, so it is not silently skipped.
+    await mkdir(join(folder, "broken.srt"));
+    await expect(resourceText(video("broken"))).rejects.toMatchObject({
+      code: "file.unreadable",
+      location: { file: join(folder, "broken.srt") },
+    });
   });
 });

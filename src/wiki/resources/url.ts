@@ -4,6 +4,10 @@
  * streamed to disk with a wall-clock timeout and a size cap; a git repository is cloned with
  * `git clone --depth 1` at a ref. The manifest records the URL, the fetch time and the content
  * hash, so a wiki says exactly which bytes each skill was distilled from.
+ *
+ * One file (over 400 lines) because the document download and the git clone share the download
+ * cache, its keys and its record; the HTTP deadline and messages are shared with the search
+ * backends in `http.ts`.
  */
 import { createHash } from "node:crypto";
 import { mkdir, open, readFile, rename, rm, writeFile } from "node:fs/promises";
@@ -18,6 +22,7 @@ import { pathExists } from "../../core/fs.js";
 import { runProcess } from "../../core/process.js";
 import { redactFileContent, redactKnownSecrets } from "../../model/redact.js";
 import type { ResourceType } from "../meta.js";
+import { httpStatusText, networkReason, RequestDeadline, secondsText } from "./http.js";
 
 /** Where a fetched resource came from; recorded in the resource manifest. */
 export interface RemoteOrigin {
@@ -209,18 +214,6 @@ function fileNameFor(
   return `${stem || "resource"}${EXTENSION_OF_MEDIA[mediaType] ?? DEFAULT_EXTENSION[type]}`;
 }
 
-function seconds(milliseconds: number): string {
-  return `${Number((milliseconds / 1000).toFixed(3))} s`;
-}
-
-/** The short reason a network call failed (`ECONNREFUSED`, `ENOTFOUND`, …). */
-function networkReason(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
-  if (typeof cause?.code === "string") return cause.code;
-  if (typeof cause?.message === "string") return cause.message;
-  return error instanceof Error ? error.message : String(error);
-}
-
 interface Download {
   readonly file: string;
   readonly contentType: string;
@@ -242,41 +235,36 @@ export async function downloadDocument(
   const url = spec.url.href;
   const timeoutMs = options.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS;
   const caps = { ...DEFAULT_MAX_BYTES, ...options.maxBytes };
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, timeoutMs);
-  const onAbort = () => controller.abort();
-  options.signal?.addEventListener("abort", onAbort, { once: true });
+  const deadline = new RequestDeadline(timeoutMs, options.signal);
   const timeout = (cause?: unknown) =>
     new InfrastructureError(
       "wiki.url.timeout",
-      `GET ${url}: timed out after ${seconds(timeoutMs)} (no complete answer)`,
+      `GET ${url}: timed out after ${secondsText(timeoutMs)} (no complete answer)`,
       { retryable: true, data: { url, timeoutMs }, cause },
     );
   let handle: Awaited<ReturnType<typeof open>> | undefined;
   let file: string | undefined;
   try {
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        signal: controller.signal,
-        redirect: "follow",
-        headers: { "user-agent": "skillsmith-wiki", accept: "*/*" },
-      });
-    } catch (cause) {
-      if (timedOut) throw timeout(cause);
-      throw new InfrastructureError(
-        "wiki.url.unreachable",
-        `GET ${url} failed: ${networkReason(cause)}`,
-        { retryable: true, data: { url }, cause },
-      );
-    }
+    const response = await deadline.get(
+      url,
+      { accept: "*/*" },
+      {
+        timeout,
+        unreachable: (cause) =>
+          new InfrastructureError(
+            "wiki.url.unreachable",
+            `GET ${url} failed: ${networkReason(cause)}`,
+            {
+              retryable: true,
+              data: { url },
+              cause,
+            },
+          ),
+      },
+    );
     if (!response.ok) {
       await response.body?.cancel().catch(() => {});
-      const status = `HTTP ${response.status}${response.statusText === "" ? "" : ` ${response.statusText}`}`;
+      const status = httpStatusText(response);
       if (response.status >= 400 && response.status < 500)
         throw new InputError("wiki.url.status", `GET ${url} answered ${status}`, spec.where, {
           data: { url, status: response.status },
@@ -334,7 +322,7 @@ export async function downloadDocument(
           if (done) break;
           bytes += value.byteLength;
           if (bytes > cap) {
-            controller.abort();
+            deadline.abort();
             throw tooLarge(bytes);
           }
           hash.update(value);
@@ -342,7 +330,7 @@ export async function downloadDocument(
         }
       } catch (cause) {
         if (isSkillsmithError(cause)) throw cause;
-        if (timedOut) throw timeout(cause);
+        if (deadline.timedOut) throw timeout(cause);
         throw new InfrastructureError(
           "wiki.url.interrupted",
           `GET ${url}: the download broke off after ${bytes} bytes: ${networkReason(cause)}`,
@@ -358,8 +346,7 @@ export async function downloadDocument(
     if (file !== undefined) await rm(file, { force: true });
     throw error;
   } finally {
-    clearTimeout(timer);
-    options.signal?.removeEventListener("abort", onAbort);
+    deadline.release();
   }
 }
 
@@ -415,7 +402,7 @@ export async function cloneRepository(
     if (result.timedOut)
       throw new InfrastructureError(
         "wiki.url.timeout",
-        `git clone ${url}${ref === undefined ? "" : ` at ${ref}`}: timed out after ${seconds(timeoutMs)}`,
+        `git clone ${url}${ref === undefined ? "" : ` at ${ref}`}: timed out after ${secondsText(timeoutMs)}`,
         { retryable: true, data: { url, timeoutMs } },
       );
     return result;

@@ -4,6 +4,9 @@
  * duration) when the video has too few scene changes; and a transcript from a `.srt` or `.vtt`
  * file beside the video, else from a text subtitle track inside the file (`-map 0:s:N`). Each
  * frame carries the transcript spoken while it is the current key frame.
+ *
+ * One file (a little over 400 lines) because key-frame choice, subtitle parsing and extraction are
+ * one connector over one ffmpeg/ffprobe pipeline.
  */
 import { join } from "node:path";
 import { z } from "zod";
@@ -99,6 +102,12 @@ export interface KeyFrameSettings {
   /** Equal-window sampling: about one frame per this many seconds (then capped at maxFrames). */
   readonly frameSpacingSeconds: number;
 }
+
+/**
+ * How every ffmpeg call of the wiki starts: never read the terminal (a build may run in the
+ * background), print errors only (stderr is kept for the message).
+ */
+export const FFMPEG_QUIET = ["-nostdin", "-v", "error"] as const;
 
 export const DEFAULT_KEY_FRAME_SETTINGS: KeyFrameSettings = {
   sceneThreshold: 0.3,
@@ -206,9 +215,7 @@ export async function detectSceneChanges(
   const result = await runProcess(
     "ffmpeg",
     [
-      "-nostdin",
-      "-v",
-      "error",
+      ...FFMPEG_QUIET,
       "-i",
       videoPath,
       "-an",
@@ -291,9 +298,7 @@ export async function extractVideoUnits(
     const result = await runProcess(
       "ffmpeg",
       [
-        "-nostdin",
-        "-v",
-        "error",
+        ...FFMPEG_QUIET,
         "-y",
         "-ss",
         frame.atSeconds.toFixed(3),
@@ -384,6 +389,8 @@ export async function embeddedTranscript(
   try {
     streams = subtitleStreamsSchema.parse(JSON.parse(probe.stdout)).streams;
   } catch {
+    // The embedded track is an optional probe: an answer we cannot read, like a failed probe
+    // above, means "no embedded transcript" and the manifest records transcript source "none".
     return undefined;
   }
   const position = (streams ?? []).findIndex((stream) =>
@@ -394,7 +401,7 @@ export async function embeddedTranscript(
   const stream = `0:s:${position}`;
   const extracted = await runProcess(
     "ffmpeg",
-    ["-nostdin", "-v", "error", "-i", videoPath, "-map", stream, "-f", "srt", "-"],
+    [...FFMPEG_QUIET, "-i", videoPath, "-map", stream, "-f", "srt", "-"],
     { timeoutMs: 60_000 },
   );
   if (extracted.exitCode !== 0)

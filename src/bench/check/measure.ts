@@ -1,0 +1,204 @@
+/**
+ * One requirement's measurement for `bench check`: its verifier on the untouched repository and,
+ * when the requirement has one, on its reference solution, each in a fresh workspace of the
+ * skill's prepared environment; cached by everything that can change what it measures.
+ */
+import { createHash } from "node:crypto";
+import { mkdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { applyDiff } from "../../core/apply-diff.js";
+import { writeFileAtomic } from "../../core/fs.js";
+import { runProcess } from "../../core/process.js";
+import { diagnoseCollectionError, treeDigest } from "../../env/index.js";
+import type { EnvironmentOutcome } from "../run/environments.js";
+import { verifyCandidate } from "../run/verifier.js";
+import { capVerifierOutput } from "../store/results.js";
+import type { SuiteRequirement, SuiteSkill } from "../suite/types.js";
+import type { CheckSuiteOptions, VerifierMeasurement } from "./check.js";
+
+export const CHECK_FORMAT = "skillsmith-check/1";
+/**
+ * Bump when what a measurement holds changes, or how a verifier is run changes what it measures
+ * (3: a verifier test running pytest itself no longer meets the channel plugin): older cache
+ * entries are then not read.
+ */
+const MEASUREMENT_VERSION = 3;
+
+export interface Measured {
+  readonly untouched: VerifierMeasurement;
+  readonly reference?: VerifierMeasurement;
+  /** Why the reference solution was not run, when there is one. */
+  readonly referenceNote?: string;
+  readonly digest: string;
+  readonly cached: boolean;
+}
+
+async function measurementDigest(
+  skill: SuiteSkill,
+  requirement: SuiteRequirement,
+  environment: Extract<EnvironmentOutcome, { ok: true }>,
+): Promise<string> {
+  const { verifier, solution } = requirement;
+  const solutionDigest =
+    solution === undefined
+      ? null
+      : solution.kind === "patch"
+        ? createHash("sha256")
+            .update(await readFile(solution.path))
+            .digest("hex")
+        : await treeDigest(solution.path);
+  return createHash("sha256")
+    .update(
+      JSON.stringify([
+        CHECK_FORMAT,
+        MEASUREMENT_VERSION,
+        environment.base.key,
+        environment.base.digest,
+        await treeDigest(verifier.folder),
+        {
+          command: verifier.command,
+          files: verifier.files,
+          mountPath: verifier.mountPath,
+          cwd: verifier.cwd,
+          junit: verifier.junit ?? null,
+          rewardFile: verifier.rewardFile ?? null,
+          timeoutSeconds: verifier.timeoutSeconds ?? null,
+        },
+        skill.environment?.limits ?? null,
+        requirement.fileOperations,
+        createHash("sha256").update(requirement.raw).digest("hex"),
+        solutionDigest,
+      ]),
+    )
+    .digest("hex");
+}
+
+export async function measure(
+  skill: SuiteSkill,
+  requirement: SuiteRequirement,
+  environment: Extract<EnvironmentOutcome, { ok: true }>,
+  options: CheckSuiteOptions,
+): Promise<Measured> {
+  const digest = await measurementDigest(skill, requirement, environment);
+  const cacheFile = join(options.cacheDir, "checks", `${digest}.json`);
+  if (options.fresh !== true) {
+    // A cache entry that is missing, unreadable or damaged is measured again and rewritten: the
+    // cache only saves time, and a measurement is never taken from a file that does not parse.
+    const cached = await readFile(cacheFile, "utf8")
+      .then((text) => JSON.parse(text) as Omit<Measured, "digest" | "cached">)
+      .catch(() => undefined);
+    if (cached?.untouched !== undefined) {
+      return withDiagnoses({ ...cached, digest, cached: true }, requirement, environment);
+    }
+  }
+  const untouched = await runOn(skill, requirement, environment, options, async () => undefined);
+  let reference: VerifierMeasurement | undefined;
+  let referenceNote: string | undefined;
+  const solution = requirement.solution;
+  if (solution?.kind === "script") {
+    referenceNote = "the reference solution is a script (solve.sh); the check does not run it";
+  } else if (solution !== undefined) {
+    reference = await runOn(skill, requirement, environment, options, (workspace) =>
+      applySolution(workspace, solution),
+    );
+  }
+  const measured = {
+    untouched,
+    ...(reference === undefined ? {} : { reference }),
+    ...(referenceNote === undefined ? {} : { referenceNote }),
+  };
+  await mkdir(join(options.cacheDir, "checks"), { recursive: true });
+  await writeFileAtomic(cacheFile, `${JSON.stringify(measured)}\n`);
+  return withDiagnoses({ ...measured, digest, cached: false }, requirement, environment);
+}
+
+function withDiagnoses(
+  measured: Measured,
+  requirement: SuiteRequirement,
+  environment: Extract<EnvironmentOutcome, { ok: true }>,
+): Measured {
+  const diagnose = (measurement: VerifierMeasurement): VerifierMeasurement => {
+    const { diagnosis: _cached, ...rest } = measurement;
+    if (!measurement.erroredBeforeChecking) return rest;
+    return {
+      ...rest,
+      diagnosis: diagnoseCollectionError({
+        output: measurement.output,
+        fileOperations: requirement.fileOperations,
+        requirementText: requirement.raw,
+        workspaceMountPath: environment.base.workspaceMountPath,
+      }),
+    };
+  };
+  return {
+    ...measured,
+    untouched: diagnose(measured.untouched),
+    ...(measured.reference === undefined ? {} : { reference: diagnose(measured.reference) }),
+  };
+}
+
+async function applySolution(
+  workspace: string,
+  solution: NonNullable<SuiteRequirement["solution"]>,
+): Promise<string | undefined> {
+  if (solution.kind === "files") {
+    const copied = await runProcess("cp", ["-a", `${solution.path}/.`, workspace]);
+    return copied.exitCode === 0
+      ? undefined
+      : `copying the solution failed: ${copied.stderr.trim()}`;
+  }
+  let diff: string;
+  try {
+    diff = await readFile(solution.path, "utf8");
+  } catch (error) {
+    return `the reference patch ${solution.path} cannot be read: ${(error as Error).message}`;
+  }
+  const applied = await applyDiff(workspace, diff);
+  return applied.ok ? undefined : `the reference patch does not apply: ${applied.message}`;
+}
+
+async function runOn(
+  skill: SuiteSkill,
+  requirement: SuiteRequirement,
+  environment: Extract<EnvironmentOutcome, { ok: true }>,
+  options: CheckSuiteOptions,
+  putInPlace: (workspace: string) => Promise<string | undefined>,
+): Promise<VerifierMeasurement> {
+  const verification = await verifyCandidate({
+    sandbox: environment.sandbox,
+    skill,
+    requirement,
+    base: environment.base,
+    putInPlace,
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  });
+  if (verification.kind === "not-in-place") {
+    return {
+      passed: 0,
+      total: 0,
+      passRatio: 0,
+      flags: ["no-checks"],
+      exitCode: null,
+      timedOut: false,
+      durationMs: 0,
+      output: verification.problem,
+      // Not the verifier's doing: the solution could not be put in place (see `output`).
+      erroredBeforeChecking: false,
+    };
+  }
+  const { run } = verification;
+  const erroredBeforeChecking =
+    run.flags.includes("collection-error") ||
+    (run.checks.length > 0 && run.checks.every((check) => check.status === "error"));
+  return {
+    passed: run.passed,
+    total: run.total,
+    passRatio: run.passRatio,
+    flags: run.flags,
+    exitCode: run.exitCode,
+    timedOut: run.timedOut,
+    durationMs: run.durationMs,
+    output: capVerifierOutput(run.output),
+    erroredBeforeChecking,
+  };
+}

@@ -1,0 +1,374 @@
+/**
+ * Executing one run: `executeRun` is one attempt (fresh workspace → agent → verifier → result),
+ * `executeWithRetries` repeats it while attempts fail for infrastructure reasons, up to a bound.
+ * The in-process runner and the queue worker both call `executeWithRetries`, so a run is executed
+ * one way wherever it runs.
+ */
+import { mkdtemp, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type AgentHarnessV1, pricedUsage, type Trajectory } from "../../agents/index.js";
+import { InfrastructureError, isSkillsmithError } from "../../core/errors.js";
+import {
+  diagnoseCollectionError,
+  flagForLimit,
+  freshWorkspaceDigest,
+  materialiseVerified,
+  type PreparedBase,
+  type SandboxV1,
+} from "../../env/index.js";
+import { type ModelPrice, redactSecrets, secretsFromEnvironment } from "../../model/index.js";
+import {
+  type AttemptRecord,
+  capVerifierOutput,
+  formatRunKey,
+  type RunKey,
+  type RunPatch,
+  type RunResult,
+} from "../store/results.js";
+import type { Configuration } from "../suite/schema.js";
+import type { SuiteSkill } from "../suite/types.js";
+import { environmentSandbox } from "./environments.js";
+import { endpointFor, type ModelEndpointOption, modelFor, modelSpecOf } from "./model-endpoint.js";
+import type { RunFailure } from "./options.js";
+import { captureWorkspacePatch } from "./patch.js";
+import type { PlannedRun } from "./plan.js";
+import { installedFolders } from "./reuse.js";
+import { requirementVerifierTarget, runSuiteVerifier, suiteVerifierInventory } from "./verifier.js";
+
+/** A failure that costs an attempt and is retried: never scored. */
+export class InfraFailure extends InfrastructureError {
+  constructor(
+    message: string,
+    readonly costUsd = 0,
+  ) {
+    super("run.attempt-failed", message, { retryable: true, data: { costUsd } });
+  }
+}
+/** A function, not an inline check, so TypeScript does not narrow `aborted` across awaits. */
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+function isUserMistake(error: unknown): boolean {
+  return isSkillsmithError(error) && (error.family === "usage" || error.family === "input");
+}
+
+/** An error's message, or the thrown value as text. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * What one run needs besides its key: shared by the in-process runner and the queue worker,
+ * so both execute a run the same way.
+ */
+export interface ExecutionContext {
+  readonly sandbox: SandboxV1;
+  readonly baseFor: (skill: SuiteSkill) => Promise<PreparedBase>;
+  readonly harnessOf: (configuration: Configuration) => AgentHarnessV1;
+  readonly modelEndpoint?: ModelEndpointOption;
+  /** Extra environment for agent processes. */
+  readonly agentEnv?: Readonly<Record<string, string>>;
+  readonly prices?: Readonly<Record<string, ModelPrice>>;
+  readonly signal?: AbortSignal;
+}
+
+/** Where attempts are counted and infrastructure failures recorded (the results store, or a list). */
+export interface AttemptLedger {
+  attemptCount(key: RunKey): number;
+  recordInfraAttempt(record: Omit<AttemptRecord, "outcome">): void;
+}
+
+export interface RetryPolicy {
+  readonly ledger: AttemptLedger;
+  readonly maxAttempts: number;
+  /** Keeps a scored result (the store, or the queue job's return value) and returns what was kept. */
+  readonly record: (result: RunResult) => Promise<RunResult>;
+  readonly onWarning?: (message: string) => void;
+}
+
+export type RunOutcome =
+  | { readonly kind: "scored"; readonly result: RunResult }
+  | { readonly kind: "failed"; readonly failure: RunFailure }
+  | { readonly kind: "aborted" };
+
+/**
+ * Execute a run until one attempt is clean or the bound is reached. Infrastructure failures are
+ * recorded in the ledger and never scored; user mistakes propagate.
+ */
+export async function executeWithRetries(
+  run: PlannedRun,
+  context: ExecutionContext,
+  policy: RetryPolicy,
+): Promise<RunOutcome> {
+  const { ledger } = policy;
+  let lastError = "";
+  // The bound is per invocation, so re-running after fixing an endpoint retries a key that gave
+  // up before; attempt numbers continue across invocations.
+  for (let tries = 1; ; tries += 1) {
+    const attempt = ledger.attemptCount(run.key) + 1;
+    if (tries > policy.maxAttempts) {
+      return {
+        kind: "failed",
+        failure: { key: run.key, attempts: tries - 1, error: lastError },
+      };
+    }
+    const startedAt = new Date().toISOString();
+    try {
+      const result = await executeRun(run, context, attempt, startedAt);
+      if (result === undefined || isAborted(context.signal)) return { kind: "aborted" };
+      return { kind: "scored", result: await policy.record(result) };
+    } catch (error) {
+      if (isUserMistake(error)) throw error;
+      if (isAborted(context.signal)) return { kind: "aborted" };
+      lastError = messageOf(error);
+      ledger.recordInfraAttempt({
+        ...run.key,
+        attempt,
+        error: lastError,
+        costUsd: error instanceof InfraFailure ? error.costUsd : 0,
+        startedAt,
+        finishedAt: new Date().toISOString(),
+      });
+      policy.onWarning?.(
+        `infrastructure failure in ${formatRunKey(run.key)} (attempt ${attempt} of ${policy.maxAttempts}): ${lastError}`,
+      );
+    }
+  }
+}
+
+/**
+ * One attempt of one run: materialise a fresh workspace, run the agent (the skill installed in
+ * the `with` arm only), record the File Operations, run the verifier and build the result. The
+ * trajectory is redacted and keeps its raw log inline; `storeRunResult` moves a large one to a
+ * file. Throws for infrastructure failures; returns undefined when aborted.
+ */
+export async function executeRun(
+  run: PlannedRun,
+  context: ExecutionContext,
+  attempt: number,
+  startedAt: string,
+): Promise<RunResult | undefined> {
+  const { key, configuration, skill, requirement } = run;
+  const { signal } = context;
+  const started = performance.now();
+  const base = await context.baseFor(skill);
+  // Agent and verifier run in the skill's prepared environment (its folder read-only, its
+  // interpreter first on PATH); an environment-only task's in the task's image, under its limits.
+  const sandbox = environmentSandbox(context.sandbox, base, skill);
+  // The base is walked once per process, not per run (src/env/workspace/identity.ts).
+  const workspace = await materialiseVerified(base);
+  const scratch = await mkdtemp(join(tmpdir(), "skillsmith-run-"));
+  try {
+    const workspaceDigest = await freshWorkspaceDigest(workspace);
+    const timeoutSeconds = Math.min(
+      configuration.limits.timeoutSeconds,
+      skill.agentLimits?.timeoutSeconds ?? Number.POSITIVE_INFINITY,
+    );
+    const verifierTarget = requirementVerifierTarget({
+      sandbox,
+      skill,
+      requirement,
+      base,
+      workspaceMountPath: workspace.mountPath,
+      ...(signal === undefined ? {} : { signal }),
+    });
+    // The verifier's test ids, fixed before the agent runs, in an untouched copy of the base.
+    const inventory = await suiteVerifierInventory({
+      ...verifierTarget,
+      untouched: { digest: workspaceDigest, materialise: () => materialiseVerified(base) },
+    }).catch((error: unknown) => {
+      if (isUserMistake(error)) throw error;
+      throw new InfraFailure(`verifier inventory could not be taken: ${messageOf(error)}`);
+    });
+    // The suite's skill in `with`, a variant's folders in `variant:<name>`, none in `without`.
+    const installed = installedFolders(skill, key.arm);
+    const withSkill = installed.length > 0;
+    const skillPath = installed[0];
+    const agentStarted = performance.now();
+    let trajectory: Trajectory;
+    try {
+      trajectory = await context.harnessOf(configuration).run({
+        task: requirement.raw,
+        workspace: workspace.path,
+        workspaceMountPath: workspace.mountPath,
+        ...(skillPath === undefined ? {} : { skillPath }),
+        ...(withSkill ? { skillPaths: installed } : {}),
+        model: modelFor(configuration, context),
+        limits: {
+          timeoutMs: timeoutSeconds * 1000,
+          ...(configuration.limits.maxTurns === undefined
+            ? {}
+            : { maxTurns: configuration.limits.maxTurns }),
+          ...(configuration.limits.memoryMb === undefined
+            ? {}
+            : { memoryBytes: configuration.limits.memoryMb * 1024 * 1024 }),
+          ...(configuration.limits.cpus === undefined ? {} : { cpus: configuration.limits.cpus }),
+          ...(configuration.limits.processes === undefined
+            ? {}
+            : { maxProcesses: configuration.limits.processes }),
+        },
+        sandbox,
+        taskId: `${skill.id}/${requirement.id}`,
+        arm: key.arm,
+        ...(context.agentEnv === undefined ? {} : { env: context.agentEnv }),
+        ...(signal === undefined ? {} : { signal }),
+      });
+    } catch (error) {
+      // User mistakes abort the whole run; anything else the harness throws costs an attempt.
+      if (isUserMistake(error)) throw error;
+      throw new InfraFailure(`agent harness failed: ${messageOf(error)}`);
+    }
+    const agentMs = performance.now() - agentStarted;
+    if (isAborted(signal)) return undefined;
+    // Tokens without a cost (Codex, builtin) are priced here, so the budget counts every agent.
+    trajectory = {
+      ...trajectory,
+      usage: pricedUsage(
+        trajectory.usage,
+        modelSpecOf(configuration),
+        configuration.agent === "claude-code" ? "anthropic" : "openai",
+        context.prices,
+      ),
+    };
+    if (trajectory.status === "infra_error") {
+      throw new InfraFailure(
+        `agent run lost to infrastructure: ${trajectory.error ?? "no detail"}`,
+        trajectory.usage.costUsd ?? 0,
+      );
+    }
+
+    const requiredFiles: Record<string, boolean> = {};
+    for (const path of requirement.fileOperations) {
+      const normalised = path.replace(/^\.?\//, "");
+      // A path the agent left unreadable (or not there) is not delivered, whatever the error.
+      requiredFiles[path] =
+        (await stat(join(workspace.path, normalised)).catch(() => undefined)) !== undefined;
+    }
+
+    // The agent's final change, before the verifier touches the workspace (`bench regrade`).
+    const secrets = secretsFromEnvironment(process.env);
+    const apiKey = endpointFor(configuration, context)?.apiKey;
+    if (apiKey !== undefined) secrets.push(apiKey);
+    // A change that cannot be captured does not stop the run from being scored; the stored patch
+    // says why it is empty, so `bench regrade` reports it instead of re-verifying nothing.
+    const patch = await captureWorkspacePatch(base.tree, workspace.path, (text) =>
+      redactSecrets(text, secrets),
+    ).catch(
+      (error: unknown): RunPatch => ({
+        diff: "",
+        length: 0,
+        files: 0,
+        truncated: false,
+        redacted: false,
+        incomplete: `the change could not be captured: ${redactSecrets(messageOf(error), secrets)}`,
+      }),
+    );
+
+    const verifierStarted = performance.now();
+    let verification: Awaited<ReturnType<typeof runSuiteVerifier>> | undefined;
+    if (trajectory.status !== "timeout") {
+      verification = await runSuiteVerifier({
+        ...verifierTarget,
+        workspace: workspace.path,
+        scratch,
+        inventory,
+      }).catch((error: unknown) => {
+        if (isUserMistake(error)) throw error;
+        throw new InfraFailure(
+          `verifier could not run: ${messageOf(error)}`,
+          trajectory.usage.costUsd ?? 0,
+        );
+      });
+      if (isAborted(signal)) return undefined;
+    }
+    const verifierMs = verification === undefined ? 0 : performance.now() - verifierStarted;
+
+    // Secrets of this process's environment never reach the store, whatever the harness did.
+    const redacted = redactSecrets(trajectory, secrets);
+
+    // The agent's process tree ran out of memory or processes: the run scores 0 with the flag.
+    const agentLimit =
+      trajectory.limitHit === undefined ? undefined : flagForLimit(trajectory.limitHit.limit);
+    const timedOut = trajectory.status === "timeout";
+    // A verifier that cannot import what the requirement asks to create measured the agent's
+    // failure to deliver (0), not a verifier fault.
+    let verifierFlags = verification?.flags ?? [];
+    let diagnosisEvidence: string[] = [];
+    if (verification !== undefined && verifierFlags.includes("collection-error")) {
+      const diagnosis = diagnoseCollectionError({
+        output: verification.output,
+        fileOperations: requirement.fileOperations,
+        requirementText: requirement.raw,
+        workspaceMountPath: workspace.mountPath,
+      });
+      if (diagnosis.kind === "deliverable-missing") {
+        verifierFlags = verifierFlags.map((flag) =>
+          flag === "collection-error" ? "deliverable-missing" : flag,
+        );
+      }
+      diagnosisEvidence = [diagnosis.reason];
+    }
+    const result: RunResult = {
+      ...key,
+      status:
+        trajectory.status === "timeout"
+          ? "timeout"
+          : trajectory.status === "agent_error"
+            ? "agent_error"
+            : "completed",
+      passRatio: timedOut || agentLimit !== undefined ? 0 : (verification?.passRatio ?? 0),
+      passed: verification?.passed ?? 0,
+      total: verification?.total ?? 0,
+      checks: verification?.checks ?? [],
+      flags: [
+        ...new Set([
+          ...(timedOut ? ["agent-timeout"] : []),
+          ...(agentLimit === undefined ? [] : [agentLimit]),
+          ...verifierFlags,
+        ]),
+      ],
+      trajectory: redacted,
+      // Harnesses that show no skills (replay, none, oracle) cannot tell: unknown, not "no".
+      skillActivated: trajectory.skillsShownSource === "none" ? null : trajectory.skillActivated,
+      workspaceDigest,
+      requiredFiles,
+      usage: {
+        inputTokens: trajectory.usage.inputTokens,
+        cachedInputTokens: trajectory.usage.cachedInputTokens,
+        outputTokens: trajectory.usage.outputTokens,
+        costUsd: trajectory.usage.costUsd ?? 0,
+      },
+      agentMs,
+      verifierMs,
+      totalMs: performance.now() - started,
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      attempts: attempt,
+      ...(patch === undefined ? {} : { patch }),
+      ...(verification === undefined
+        ? {}
+        : {
+            verifier: {
+              output: capVerifierOutput(redactSecrets(verification.output, secrets)),
+              exitCode: verification.exitCode,
+              durationMs: verification.durationMs,
+              source: verification.source,
+              ...(verification.evidence.length + diagnosisEvidence.length === 0
+                ? {}
+                : {
+                    evidence: [...verification.evidence, ...diagnosisEvidence].map((line) =>
+                      redactSecrets(line, secrets),
+                    ),
+                  }),
+            },
+          }),
+    };
+    if (isAborted(signal)) return undefined;
+    return result;
+  } finally {
+    await workspace.dispose().catch(() => undefined);
+    await rm(scratch, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * The words and numbers of the report, one way everywhere (HTML page, dashboard, tables, chart
+ * labels): escaped text, signed deltas with a true minus sign, ratios, p-values, class names.
+ */
+import type { Profile } from "../bench/analysis/report.js";
+
+export const MINUS = "\u2212";
+
+/** Text from a run (skill names, notes, configuration ids) is untrusted: escape it everywhere. */
+export function escapeHtml(text: string): string {
+  return text
+    .replaceAll("&", "&amp;")
+    .replaceAll("<", "&lt;")
+    .replaceAll(">", "&gt;")
+    .replaceAll('"', "&quot;")
+    .replaceAll("'", "&#39;");
+}
+
+export function formatDelta(delta: number | null): string {
+  if (delta === null) return "n/a";
+  const rounded = Math.round(delta * 10) / 10;
+  if (rounded === 0) return "0.0";
+  return `${rounded > 0 ? "+" : MINUS}${Math.abs(rounded).toFixed(1)}`;
+}
+
+export function formatRatio(value: number | null): string {
+  return value === null ? "n/a" : `${(100 * value).toFixed(1)}%`;
+}
+
+export function formatP(p: number | null): string {
+  if (p === null) return "n/a";
+  if (p < 0.001) return "<0.001";
+  return p.toPrecision(2);
+}
+
+export function className(value: string | null): string {
+  return value === null ? "n/a" : value.charAt(0).toUpperCase() + value.slice(1);
+}
+
+/** The class shown for a profile: "Unscorable" when nothing was measurable. */
+export function verdictName(profile: Profile): string {
+  return profile.unscorable !== null ? "Unscorable" : className(profile.class);
+}
+
+export function significant(profile: Profile, alpha: number): boolean {
+  return profile.p !== null && profile.p < alpha;
+}
