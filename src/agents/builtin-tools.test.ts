@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ToolSet } from "ai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { InputError } from "../core/errors.js";
 import { UnsafeSandbox } from "../env/sandbox/unsafe.js";
 import { createWorkspaceTools, resolveInWorkspace } from "./builtin-tools.js";
 
@@ -141,5 +142,34 @@ describe("file tools", () => {
     expect(loaded).toContain("Use scripts/run.sh.");
     expect(loaded).toContain(".agents/skills/pdf/scripts/run.sh");
     await expect(runTool("load_skill", { name: "nope" })).rejects.toThrow("available: pdf");
+  });
+});
+
+describe("tool errors are typed", () => {
+  it("a path outside the workspace and a failed edit are InputErrors with their own codes", async () => {
+    const outside = await resolveInWorkspace(workspace, "../outside.txt").catch((error) => error);
+    expect(InputError.isInstance(outside)).toBe(true);
+    expect((outside as InputError).code).toBe("workspace.path-outside");
+    const missing = await runTool("edit_file", {
+      path: "src/a.txt",
+      old_string: "four",
+      new_string: "4",
+    }).catch((error) => error);
+    expect(InputError.isInstance(missing)).toBe(true);
+    expect((missing as InputError).code).toBe("tool.edit-not-found");
+    // The message the model sees is unchanged: no file/line prefix from a location.
+    expect((missing as Error).message).toBe("old_string not found in src/a.txt");
+  });
+
+  it("a link loop on the way is unreadable, not a path that does not exist yet", async () => {
+    await symlink(join(workspace, "loop"), join(workspace, "loop"));
+    // realpath fails with ELOOP here; before, the walk-up treated that as "not there yet".
+    const looped = await resolveInWorkspace(workspace, "loop/new-file").catch((error) => error);
+    expect(InputError.isInstance(looped)).toBe(true);
+    expect((looped as InputError).code).toBe("file.unreadable");
+    // A file where a folder is expected (ENOTDIR) still counts as "not there".
+    expect(await resolveInWorkspace(workspace, "src/a.txt/new")).toBe(
+      join(workspace, "src/a.txt/new"),
+    );
   });
 });

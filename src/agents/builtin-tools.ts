@@ -1,14 +1,18 @@
 /**
  * The tools of the builtin agent: file access confined to the workspace (in-process), shell
  * commands through the run's `SandboxV1`, and skills by progressive disclosure. Tool failures
- * are thrown as plain errors: the AI SDK hands their message back to the model as a tool error.
+ * are thrown as `InputError`s (the model's input was unusable): the AI SDK hands their message
+ * back to the model as a tool error, and the code says which mistake it was.
  */
+
 import type { Dirent } from "node:fs";
 import { mkdir, readdir, readFile, realpath, stat, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 // Types only: the AI SDK loads when an agent creates its tools (start-up cost otherwise).
 import type { ToolSet } from "ai";
 import { z } from "zod";
+import { InfrastructureError, InputError } from "../core/errors.js";
+import { unlessMissing } from "../core/fs.js";
 import type { LimitHit, NetworkPolicy, ResourceLimits, SandboxV1 } from "../env/sandbox/types.js";
 
 /** Caps that keep one tool result from flooding the model's context. */
@@ -23,7 +27,12 @@ export const TOOL_LIMITS = {
 
 const SKIPPED = new Set([".git", "node_modules"]);
 
-export class WorkspacePathError extends Error {}
+/** The model named a path outside the workspace (code `workspace.path-outside`). */
+export class WorkspacePathError extends InputError {
+  constructor(message: string) {
+    super("workspace.path-outside", message);
+  }
+}
 
 function isInside(root: string, path: string): boolean {
   const rest = relative(root, path);
@@ -52,7 +61,8 @@ export async function resolveInWorkspace(
   // The deepest existing ancestor decides where a symbolic link really leads.
   let existing = absolute;
   for (;;) {
-    const real = await realpath(existing).catch(() => undefined);
+    // Only "nothing there" walks up; a link loop or an unreadable folder is an error naming it.
+    const real = await unlessMissing(existing, realpath(existing));
     if (real !== undefined) {
       if (!isInside(root, real)) {
         throw new WorkspacePathError(`path "${requested}" leads outside the workspace`);
@@ -78,7 +88,8 @@ async function walk(
   depth: number,
   visit: (path: string, entry: Dirent) => Promise<boolean>,
 ): Promise<void> {
-  const entries = await readdir(directory, { withFileTypes: true }).catch(() => []);
+  const entries =
+    (await unlessMissing(directory, readdir(directory, { withFileTypes: true }))) ?? [];
   entries.sort((left, right) => left.name.localeCompare(right.name));
   for (const entry of entries) {
     if (SKIPPED.has(entry.name)) continue;
@@ -160,9 +171,11 @@ export async function createWorkspaceTools(context: WorkspaceToolsContext): Prom
         const file = await inWorkspace(path);
         const text = await readFile(file, "utf8");
         const occurrences = text.split(old_string).length - 1;
-        if (occurrences === 0) throw new Error(`old_string not found in ${display(file)}`);
+        if (occurrences === 0)
+          throw new InputError("tool.edit-not-found", `old_string not found in ${display(file)}`);
         if (occurrences > 1 && replace_all !== true) {
-          throw new Error(
+          throw new InputError(
+            "tool.edit-ambiguous",
             `old_string occurs ${occurrences} times in ${display(file)}; give more context or set replace_all`,
           );
         }
@@ -200,14 +213,20 @@ export async function createWorkspaceTools(context: WorkspaceToolsContext): Prom
         try {
           regex = new RegExp(pattern, ignore_case === true ? "i" : "");
         } catch (error) {
-          throw new Error(`invalid regular expression: ${(error as Error).message}`);
+          throw new InputError(
+            "tool.search-pattern-invalid",
+            `invalid regular expression: ${(error as Error).message}`,
+            {},
+            { cause: error },
+          );
         }
         const root = await inWorkspace(path ?? ".");
         const matches: string[] = [];
         const searchFile = async (file: string) => {
-          const info = await stat(file).catch(() => undefined);
+          // A file gone since the listing is skipped; one that cannot be read is an error.
+          const info = await unlessMissing(file, stat(file));
           if (info === undefined || info.size > TOOL_LIMITS.searchFileBytes) return;
-          const text = await readFile(file, "utf8").catch(() => "");
+          const text = (await unlessMissing(file, readFile(file, "utf8"))) ?? "";
           if (text.includes("\u0000")) return;
           for (const [index, line] of text.split("\n").entries()) {
             if (regex.test(line)) matches.push(`${display(file)}:${index + 1}: ${line}`);
@@ -231,7 +250,9 @@ export async function createWorkspaceTools(context: WorkspaceToolsContext): Prom
       inputSchema: z.object({ command: z.string() }),
       execute: async ({ command }) => {
         const remaining = context.deadline - Date.now();
-        if (remaining <= 0) throw new Error("no time left for commands");
+        if (remaining <= 0) {
+          throw new InfrastructureError("tool.deadline-passed", "no time left for commands");
+        }
         const result = await context.sandbox.exec({
           command: ["sh", "-c", command],
           workspace: context.workspace,
@@ -274,7 +295,8 @@ export async function createWorkspaceTools(context: WorkspaceToolsContext): Prom
       execute: async ({ name }) => {
         const skill = context.skills.find((candidate) => candidate.name === name);
         if (skill === undefined) {
-          throw new Error(
+          throw new InputError(
+            "tool.skill-unknown",
             `no skill named "${name}"; available: ${context.skills.map((s) => s.name).join(", ")}`,
           );
         }

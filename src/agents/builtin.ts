@@ -1,6 +1,7 @@
 import { realpath } from "node:fs/promises";
 // Types only: the AI SDK loads when the agent runs (start-up cost otherwise).
 import type { LanguageModel } from "ai";
+import { InfrastructureError } from "../core/errors.js";
 import type { LimitHit } from "../env/sandbox/types.js";
 import { resolveProviderSettings } from "../model/config.js";
 import { createLanguageModel } from "../model/provider.js";
@@ -128,7 +129,9 @@ export class BuiltinHarness implements AgentHarnessV1 {
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      controller.abort(new Error(`timed out after ${request.limits.timeoutMs} ms`));
+      controller.abort(
+        new InfrastructureError("agent.timeout", `timed out after ${request.limits.timeoutMs} ms`),
+      );
     }, request.limits.timeoutMs);
     const onAbort = () => controller.abort(request.signal?.reason);
     request.signal?.addEventListener("abort", onAbort, { once: true });

@@ -1,35 +1,24 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { redactSecrets } from "../model/redact.js";
+import type { SandboxExecResult } from "../env/sandbox/types.js";
 import { AGENT_INSTALL_DIRECTORY } from "../skill/install.js";
 import { isEndpointFailure, parseClaudeStreamJson } from "./claude-log.js";
-import { requireAgentCli, sandboxedCli } from "./cli-locate.js";
+import {
+  type CliOutcome,
+  earlyCliOutcome,
+  execAgentCli,
+  finishCliTrajectory,
+  startCliRun,
+} from "./cli-run.js";
 import {
   agentHome,
-  agentResourceLimits,
-  armOf,
-  cliDidNotStart,
-  installedSkillFields,
-  installRequestedSkills,
   looksLikeEndpointFailure,
-  modelIdFromSpec,
-  rawLogOf,
-  requireWorkspace,
-  resourceLimitHit,
-  secretsOf,
   startModelBridge,
   tail,
   temporaryFolder,
   workspacePathFor,
 } from "./common.js";
-import { finishTrajectory } from "./trajectory.js";
-import type {
-  AgentHarnessV1,
-  AgentRunRequest,
-  Trajectory,
-  TrajectoryEvent,
-  TrajectoryStatus,
-} from "./types.js";
+import type { AgentHarnessV1, AgentRunRequest, Trajectory } from "./types.js";
 
 export interface ClaudeCodeOptions {
   /** Path of the `claude` binary; default: located in node_modules/.bin, then PATH. */
@@ -59,11 +48,12 @@ export class ClaudeCodeHarness implements AgentHarnessV1 {
   constructor(private readonly options: ClaudeCodeOptions = {}) {}
 
   async run(request: AgentRunRequest): Promise<Trajectory> {
-    const binary = this.options.binary ?? (await requireAgentCli("claude"));
-    const workspace = await requireWorkspace(request.workspace);
-    const installed = await installRequestedSkills(request, workspace, "claude-code");
-    const model = modelIdFromSpec(request.model.spec);
-    const secrets = secretsOf(request);
+    const { binary, workspace, installed, model, secrets } = await startCliRun(
+      request,
+      "claude",
+      "claude-code",
+      this.options.binary,
+    );
     const home = await temporaryFolder("claude-home");
     const started = performance.now();
     const bridge = await startModelBridge(request, ANTHROPIC_DEFAULT_URL);
@@ -104,71 +94,65 @@ export class ClaudeCodeHarness implements AgentHarnessV1 {
         ANTHROPIC_API_KEY: bridge.apiKey,
         ...request.env,
       };
-      const mountPath = workspacePathFor(request, workspace);
-      const cli = await sandboxedCli(binary);
-      const result = await request.sandbox.exec({
-        command: [cli.program, ...args],
-        workspace,
-        workspaceMountPath: mountPath,
-        cwd: mountPath,
+      const result = await execAgentCli({
+        request,
+        binary,
+        args,
         env,
-        network: bridge.network,
-        loopbackPorts: bridge.loopbackPorts,
-        limits: agentResourceLimits(request.limits),
-        extraMounts: [...cli.mounts, inside.mount],
-        ...(request.signal === undefined ? {} : { signal: request.signal }),
+        workspace,
+        mountPath: workspacePathFor(request, workspace),
+        bridge,
+        home: inside,
       });
       const parsed = parseClaudeStreamJson(result.stdout);
-      const events: TrajectoryEvent[] = [...parsed.events];
-      let status: TrajectoryStatus;
-      let error: string | undefined;
-      if (result.timedOut) {
-        status = "timeout";
-        error = `timed out after ${request.limits.timeoutMs} ms`;
-      } else if (request.signal?.aborted === true) {
-        status = "infra_error";
-        error = "run aborted";
-      } else if (cliDidNotStart(result, parsed.events.length > 0 || parsed.result !== undefined)) {
-        status = "infra_error";
-        error = `claude could not start (exit ${result.exitCode}): ${tail(result.stderr, 5)}`;
-      } else if (parsed.malformedLine !== undefined) {
-        status = "agent_error";
-        error = `malformed stream-json at line ${parsed.malformedLine.lineNumber}: ${JSON.stringify(parsed.malformedLine.text)}`;
-      } else if (parsed.result !== undefined) {
-        if (!parsed.result.isError) status = "completed";
-        else {
-          status = isEndpointFailure(parsed.result) ? "infra_error" : "agent_error";
-          error = `${parsed.result.subtype}: ${parsed.result.text}`;
-        }
-      } else {
-        const stderr = tail(result.stderr);
-        status =
-          looksLikeEndpointFailure(stderr) || parsed.apiRetries > 0 ? "infra_error" : "agent_error";
-        error = `claude exited with code ${result.exitCode} without a result line${stderr === "" ? "" : `: ${stderr}`}`;
-      }
-      if (error !== undefined) events.push({ type: "error", message: error });
-      const trajectory = finishTrajectory({
+      const outcome: CliOutcome =
+        earlyCliOutcome({
+          request,
+          result,
+          cliName: "claude",
+          logFormat: "stream-json",
+          producedEvents: parsed.events.length > 0 || parsed.result !== undefined,
+          malformedLine: parsed.malformedLine,
+        }) ?? resultOutcome(parsed, result);
+      return finishCliTrajectory({
         harness: this.name,
+        request,
         model,
-        ...(request.taskId === undefined ? {} : { taskId: request.taskId }),
-        arm: armOf(request),
-        events,
-        ...installedSkillFields(installed),
+        installed,
+        events: parsed.events,
+        outcome,
+        result,
+        started,
         skillsShown: parsed.skillsShown ?? installed?.skills.map((skill) => skill.name) ?? [],
         skillsShownSource: parsed.skillsShown === undefined ? "installed" : "agent-log",
         usage: parsed.usage,
-        wallTimeMs: performance.now() - started,
-        status,
-        ...(error === undefined ? {} : { error }),
-        exitCode: result.exitCode,
-        ...(resourceLimitHit(result) === undefined ? {} : { limitHit: resourceLimitHit(result) }),
-        rawLog: rawLogOf(result),
+        secrets,
+        bridge,
       });
-      return redactSecrets(trajectory, [...secrets, bridge.apiKey]);
     } finally {
       await bridge.close();
       await home.remove();
       if (request.keepSkillInstalled !== true) await installed?.uninstall();
     }
   }
+}
+
+/** How a run ended that started and logged well: by its `result` line, else by its exit. */
+function resultOutcome(
+  parsed: ReturnType<typeof parseClaudeStreamJson>,
+  result: SandboxExecResult,
+): CliOutcome {
+  if (parsed.result !== undefined) {
+    if (!parsed.result.isError) return { status: "completed" };
+    return {
+      status: isEndpointFailure(parsed.result) ? "infra_error" : "agent_error",
+      error: `${parsed.result.subtype}: ${parsed.result.text}`,
+    };
+  }
+  const stderr = tail(result.stderr);
+  return {
+    status:
+      looksLikeEndpointFailure(stderr) || parsed.apiRetries > 0 ? "infra_error" : "agent_error",
+    error: `claude exited with code ${result.exitCode} without a result line${stderr === "" ? "" : `: ${stderr}`}`,
+  };
 }

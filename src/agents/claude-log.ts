@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { looksLikeEndpointFailure } from "./common.js";
+import { jsonLines } from "./json-lines.js";
 import { addUsage, emptyUsage } from "./trajectory.js";
 import type { TrajectoryEvent, TrajectoryUsage } from "./types.js";
 
@@ -99,32 +100,45 @@ export function isEndpointFailure(result: ClaudeResultLine): boolean {
   return looksLikeEndpointFailure(result.text);
 }
 
+/** The event of one content block of an `assistant` or `user` line; undefined for empty text. */
+function blockEvent(block: unknown, role: "assistant" | "user"): TrajectoryEvent | undefined {
+  const text = textBlock.safeParse(block);
+  if (text.success && role === "assistant") {
+    return text.data.text === "" ? undefined : { type: "assistant_text", text: text.data.text };
+  }
+  const toolUse = toolUseBlock.safeParse(block);
+  if (toolUse.success) {
+    const { id, name, input } = toolUse.data;
+    return { type: "tool_call", id, name, input };
+  }
+  const toolResult = toolResultBlock.safeParse(block);
+  if (!toolResult.success) return undefined;
+  return {
+    type: "tool_result",
+    id: toolResult.data.tool_use_id,
+    output: blockText(toolResult.data.content),
+    isError: toolResult.data.is_error === true,
+  };
+}
+
 export function parseClaudeStreamJson(log: string): ClaudeLogParse {
   const events: TrajectoryEvent[] = [];
   let skillsShown: string[] | undefined;
   let usage = emptyUsage;
   let result: ClaudeResultLine | undefined;
   let apiRetries = 0;
-  const lines = log.split("\n");
-  for (const [index, rawLine] of lines.entries()) {
-    const line = rawLine.trim();
-    if (line === "") continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      value = undefined;
-    }
+  // What was read so far: the whole parse at the end, or the part before a malformed line.
+  const done = (): ClaudeLogParse => ({
+    events,
+    ...(skillsShown === undefined ? {} : { skillsShown }),
+    usage,
+    ...(result === undefined ? {} : { result }),
+    apiRetries,
+  });
+  for (const { lineNumber, text: rawLine, value } of jsonLines(log)) {
     const head = lineSchema.safeParse(value);
     if (!head.success) {
-      return {
-        events,
-        ...(skillsShown === undefined ? {} : { skillsShown }),
-        usage,
-        ...(result === undefined ? {} : { result }),
-        apiRetries,
-        malformedLine: { lineNumber: index + 1, text: rawLine },
-      };
+      return { ...done(), malformedLine: { lineNumber, text: rawLine } };
     }
     const { type, subtype } = head.data;
     if (type === "system" && subtype === "init") {
@@ -146,30 +160,8 @@ export function parseClaudeStreamJson(log: string): ClaudeLogParse {
         continue;
       }
       for (const block of content) {
-        const text = textBlock.safeParse(block);
-        if (text.success && type === "assistant") {
-          if (text.data.text !== "") events.push({ type: "assistant_text", text: text.data.text });
-          continue;
-        }
-        const toolUse = toolUseBlock.safeParse(block);
-        if (toolUse.success) {
-          events.push({
-            type: "tool_call",
-            id: toolUse.data.id,
-            name: toolUse.data.name,
-            input: toolUse.data.input,
-          });
-          continue;
-        }
-        const toolResult = toolResultBlock.safeParse(block);
-        if (toolResult.success) {
-          events.push({
-            type: "tool_result",
-            id: toolResult.data.tool_use_id,
-            output: blockText(toolResult.data.content),
-            isError: toolResult.data.is_error === true,
-          });
-        }
+        const event = blockEvent(block, type);
+        if (event !== undefined) events.push(event);
       }
     } else if (type === "result") {
       const parsed = resultSchema.safeParse(value);
@@ -205,11 +197,5 @@ export function parseClaudeStreamJson(log: string): ClaudeLogParse {
       };
     }
   }
-  return {
-    events,
-    ...(skillsShown === undefined ? {} : { skillsShown }),
-    usage,
-    ...(result === undefined ? {} : { result }),
-    apiRetries,
-  };
+  return done();
 }

@@ -2,6 +2,7 @@ import { constants } from "node:fs";
 import { access, readdir, realpath } from "node:fs/promises";
 import { basename, delimiter, dirname, join } from "node:path";
 import { InfrastructureError } from "../core/errors.js";
+import { unlessMissing } from "../core/fs.js";
 import { packageRoot } from "../core/paths.js";
 import type { Mount } from "../env/sandbox/types.js";
 
@@ -85,7 +86,7 @@ export async function sandboxedCli(binary: string): Promise<{ program: string; m
   const modules = inPackage[1];
   const name = inPackage[2];
   const scopeFolder = dirname(join(modules, name));
-  const siblings = await readdir(scopeFolder).catch(() => [] as string[]);
+  const siblings = (await unlessMissing(scopeFolder, readdir(scopeFolder))) ?? [];
   const packages = [
     join(modules, name),
     ...siblings

@@ -4,6 +4,7 @@
  * `error`). Untrusted input: a line that is not a JSON object stops parsing and is reported.
  */
 import { z } from "zod";
+import { jsonLines, parseJsonOrUndefined } from "./json-lines.js";
 import { addUsage, emptyUsage } from "./trajectory.js";
 import type { TrajectoryEvent, TrajectoryUsage } from "./types.js";
 
@@ -99,18 +100,10 @@ export function parseCodexJsonl(log: string): CodexLogParse {
   let usage = emptyUsage;
   let turnsCompleted = 0;
   const done = () => ({ events, usage, turnsCompleted, failures });
-  for (const [index, rawLine] of log.split("\n").entries()) {
-    const line = rawLine.trim();
-    if (line === "") continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      value = undefined;
-    }
+  for (const { lineNumber, text: rawLine, value } of jsonLines(log)) {
     const head = lineSchema.safeParse(value);
     if (!head.success) {
-      return { ...done(), malformedLine: { lineNumber: index + 1, text: rawLine } };
+      return { ...done(), malformedLine: { lineNumber, text: rawLine } };
     }
     const type = head.data.type;
     if (type === "item.started" || type === "item.completed") {
@@ -166,12 +159,9 @@ export function parseCodexJsonl(log: string): CodexLogParse {
 export function skillsListedInCodexSession(session: string): string[] | undefined {
   for (const rawLine of session.split("\n")) {
     if (!rawLine.includes("skills_instructions")) continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(rawLine);
-    } catch {
-      continue;
-    }
+    // A session line cut short or not JSON cannot hold the list; the next one may.
+    const value = parseJsonOrUndefined(rawLine);
+    if (value === undefined) continue;
     for (const text of stringsOf(value)) {
       const start = text.indexOf("<skills_instructions>");
       if (start === -1) continue;

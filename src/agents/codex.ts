@@ -1,37 +1,29 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { InfrastructureError } from "../core/errors.js";
+import { unlessMissing } from "../core/fs.js";
+import type { SandboxExecResult } from "../env/sandbox/types.js";
 import type { ModelPrice } from "../model/prices.js";
-import { redactSecrets } from "../model/redact.js";
 import { AGENT_INSTALL_DIRECTORY } from "../skill/install.js";
-import { requireAgentCli, sandboxedCli } from "./cli-locate.js";
+import {
+  type CliOutcome,
+  earlyCliOutcome,
+  execAgentCli,
+  finishCliTrajectory,
+  startCliRun,
+} from "./cli-run.js";
 import { parseCodexJsonl, skillsListedInCodexSession } from "./codex-log.js";
 import {
   agentHome,
-  agentResourceLimits,
-  armOf,
-  cliDidNotStart,
-  installedSkillFields,
-  installRequestedSkills,
   looksLikeEndpointFailure,
-  modelIdFromSpec,
   pricedUsage,
-  rawLogOf,
-  requireWorkspace,
-  resourceLimitHit,
-  secretsOf,
   startModelBridge,
   tail,
   workspacePathFor,
 } from "./common.js";
-import { finishTrajectory } from "./trajectory.js";
-import type {
-  AgentHarnessV1,
-  AgentRunRequest,
-  Trajectory,
-  TrajectoryEvent,
-  TrajectoryStatus,
-} from "./types.js";
+import { parseJsonOrUndefined } from "./json-lines.js";
+import type { AgentHarnessV1, AgentRunRequest, Trajectory } from "./types.js";
 
 /**
  * How Codex isolates the shell commands it runs:
@@ -97,12 +89,13 @@ function configToml(model: string, baseUrl: string, maxRetries?: number): string
 
 /** Names of skills (SKILL.md frontmatter `name`, else folder name) found below `root`. */
 async function skillNamesBelow(root: string, depth = 3): Promise<string[]> {
-  const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
+  const entries = (await unlessMissing(root, readdir(root, { withFileTypes: true }))) ?? [];
   const names: string[] = [];
   for (const entry of entries) {
     if (!entry.isDirectory()) continue;
     const folder = join(root, entry.name);
-    const skillFile = await readFile(join(folder, "SKILL.md"), "utf8").catch(() => undefined);
+    const skillPath = join(folder, "SKILL.md");
+    const skillFile = await unlessMissing(skillPath, readFile(skillPath, "utf8"));
     if (skillFile !== undefined) {
       const name = /^name:\s*["']?([^"'\n]+?)["']?\s*$/m.exec(skillFile)?.[1];
       names.push(name ?? entry.name);
@@ -116,17 +109,17 @@ async function skillNamesBelow(root: string, depth = 3): Promise<string[]> {
 /** The message of a top-level `error` event line, else undefined (never throws). */
 function endpointErrorMessage(line: string): string | undefined {
   if (!line.includes('"error"')) return undefined;
-  try {
-    const value = JSON.parse(line) as { type?: unknown; message?: unknown } | null;
-    return value?.type === "error" && typeof value.message === "string" ? value.message : undefined;
-  } catch {
-    return undefined;
-  }
+  // A line that is not JSON (undefined) is not an error event.
+  const value = parseJsonOrUndefined(line) as
+    | { type?: unknown; message?: unknown }
+    | null
+    | undefined;
+  return value?.type === "error" && typeof value.message === "string" ? value.message : undefined;
 }
 
 /** The skills listed in the first session file Codex stored under `sessions` (a per-run folder). */
 async function skillsListedInSessions(sessions: string): Promise<string[] | undefined> {
-  const files = await readdir(sessions, { recursive: true }).catch(() => [] as string[]);
+  const files = (await unlessMissing(sessions, readdir(sessions, { recursive: true }))) ?? [];
   const rollouts = files.filter((file) => file.endsWith(".jsonl")).sort();
   for (const file of rollouts) {
     const listed = skillsListedInCodexSession(await readFile(join(sessions, file), "utf8"));
@@ -150,11 +143,12 @@ export class CodexHarness implements AgentHarnessV1 {
   constructor(private readonly options: CodexOptions = {}) {}
 
   async run(request: AgentRunRequest): Promise<Trajectory> {
-    const binary = this.options.binary ?? (await requireAgentCli("codex"));
-    const workspace = await requireWorkspace(request.workspace);
-    const installed = await installRequestedSkills(request, workspace, "codex");
-    const model = modelIdFromSpec(request.model.spec);
-    const secrets = secretsOf(request);
+    const { binary, workspace, installed, model, secrets } = await startCliRun(
+      request,
+      "codex",
+      "codex",
+      this.options.binary,
+    );
     const stateDirectory =
       this.options.stateDirectory ?? join(homedir(), ".cache", "skillsmith", "agent-homes");
     await mkdir(stateDirectory, { recursive: true });
@@ -215,85 +209,78 @@ export class CodexHarness implements AgentHarnessV1 {
             failuresInARow += 1;
             if (failuresInARow >= failureLimit && endpointFailure === undefined) {
               endpointFailure = message;
-              stopper.abort(new Error(message));
+              stopper.abort(new InfrastructureError("agent.endpoint-failure", message));
             }
           } else if (line.trim() !== "") {
             failuresInARow = 0;
           }
         }
       };
-      const cli = await sandboxedCli(binary);
-      const result = await request.sandbox.exec({
-        command: [cli.program, ...args],
-        workspace,
-        workspaceMountPath: mountPath,
-        cwd: mountPath,
+      const result = await execAgentCli({
+        request,
+        binary,
+        args,
         env,
-        network: bridge.network,
-        loopbackPorts: bridge.loopbackPorts,
-        limits: agentResourceLimits(request.limits),
-        extraMounts: [...cli.mounts, inside.mount],
+        workspace,
+        mountPath,
+        bridge,
+        home: inside,
         signal: stopper.signal,
         onStdout: watch,
       });
       request.signal?.removeEventListener("abort", onAbort);
       const parsed = parseCodexJsonl(result.stdout);
-      const events: TrajectoryEvent[] = [...parsed.events];
-      let status: TrajectoryStatus;
-      let error: string | undefined;
-      const lastFailure = parsed.failures.at(-1);
-      if (result.timedOut) {
-        status = "timeout";
-        error = `timed out after ${request.limits.timeoutMs} ms`;
-      } else if (endpointFailure !== undefined) {
-        status = "infra_error";
-        error = `model endpoint failed ${failureLimit} times in a row: ${endpointFailure}`;
-      } else if (request.signal?.aborted === true) {
-        status = "infra_error";
-        error = "run aborted";
-      } else if (cliDidNotStart(result, parsed.events.length > 0 || parsed.turnsCompleted > 0)) {
-        status = "infra_error";
-        error = `codex could not start (exit ${result.exitCode}): ${tail(result.stderr, 5)}`;
-      } else if (parsed.malformedLine !== undefined) {
-        status = "agent_error";
-        error = `malformed JSONL at line ${parsed.malformedLine.lineNumber}: ${JSON.stringify(parsed.malformedLine.text)}`;
-      } else if (parsed.turnsCompleted > 0 && result.exitCode === 0) {
-        status = "completed";
-      } else {
-        const stderr = tail(result.stderr);
-        const message = lastFailure ?? stderr;
-        status = looksLikeEndpointFailure(message) ? "infra_error" : "agent_error";
-        error = `codex exited with code ${result.exitCode}${message === "" ? "" : `: ${message}`}`;
-      }
-      if (error !== undefined) events.push({ type: "error", message: error });
+      const outcome: CliOutcome =
+        earlyCliOutcome({
+          request,
+          result,
+          cliName: "codex",
+          logFormat: "JSONL",
+          producedEvents: parsed.events.length > 0 || parsed.turnsCompleted > 0,
+          malformedLine: parsed.malformedLine,
+          endpointFailure:
+            endpointFailure === undefined
+              ? undefined
+              : `model endpoint failed ${failureLimit} times in a row: ${endpointFailure}`,
+        }) ?? exitOutcome(parsed, result);
       const listed = await skillsListedInSessions(join(codexHome, "sessions"));
       const shown = listed ?? [
         ...(await skillNamesBelow(join(workspace, CODEX_SKILLS_DIRECTORY), 1)),
         ...(await skillNamesBelow(join(codexHome, "skills"))),
         ...(await skillNamesBelow(join(home, ".agents", "skills"), 1)),
       ];
-      const trajectory = finishTrajectory({
+      return finishCliTrajectory({
         harness: this.name,
+        request,
         model,
-        ...(request.taskId === undefined ? {} : { taskId: request.taskId }),
-        arm: armOf(request),
-        events,
-        ...installedSkillFields(installed),
+        installed,
+        events: parsed.events,
+        outcome,
+        result,
+        started,
         skillsShown: [...new Set(shown)].sort(),
         skillsShownSource: listed === undefined ? "discovered" : "agent-log",
         usage: pricedUsage(parsed.usage, request.model.spec, "openai", this.options.prices),
-        wallTimeMs: performance.now() - started,
-        status,
-        ...(error === undefined ? {} : { error }),
-        exitCode: result.exitCode,
-        ...(resourceLimitHit(result) === undefined ? {} : { limitHit: resourceLimitHit(result) }),
-        rawLog: rawLogOf(result),
+        secrets,
+        bridge,
       });
-      return redactSecrets(trajectory, [...secrets, bridge.apiKey]);
     } finally {
       await bridge.close();
       await rm(home, { recursive: true, force: true });
       if (request.keepSkillInstalled !== true) await installed?.uninstall();
     }
   }
+}
+
+/** How a run ended that started and logged well: completed turns and exit 0, else its failure. */
+function exitOutcome(
+  parsed: ReturnType<typeof parseCodexJsonl>,
+  result: SandboxExecResult,
+): CliOutcome {
+  if (parsed.turnsCompleted > 0 && result.exitCode === 0) return { status: "completed" };
+  const message = parsed.failures.at(-1) ?? tail(result.stderr);
+  return {
+    status: looksLikeEndpointFailure(message) ? "infra_error" : "agent_error",
+    error: `codex exited with code ${result.exitCode}${message === "" ? "" : `: ${message}`}`,
+  };
 }

@@ -1,4 +1,8 @@
+import { mkdtemp, rm, symlink } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { InputError } from "../core/errors.js";
 import type { SandboxV1 } from "../env/sandbox/types.js";
 import {
   agentResourceLimits,
@@ -7,6 +11,7 @@ import {
   modelIdFromSpec,
   pricedUsage,
   requestedSkillPaths,
+  requireWorkspace,
 } from "./common.js";
 import type { AgentRunRequest } from "./types.js";
 
@@ -97,5 +102,24 @@ describe("pricedUsage", () => {
     expect(pricedUsage(usage, "openai:gpt-5", "openai", override).costUsd).toBeCloseTo(2.1, 12);
     expect(pricedUsage({ ...usage, costUsd: 0.5 }, "openai:gpt-5", "openai").costUsd).toBe(0.5);
     expect(pricedUsage(usage, "openai:local-model", "openai").costUsd).toBeUndefined();
+  });
+});
+
+describe("requireWorkspace", () => {
+  it("tells a missing workspace from one that cannot be read", async () => {
+    const root = await mkdtemp(join(tmpdir(), "skillsmith-common-"));
+    try {
+      const looped = join(root, "looped");
+      await symlink(looped, looped);
+      // stat follows the link to itself and fails with ELOOP: there, but unreadable.
+      const unreadable = await requireWorkspace(looped).catch((error) => error);
+      expect(InputError.isInstance(unreadable)).toBe(true);
+      expect((unreadable as InputError).code).toBe("file.unreadable");
+      const missing = await requireWorkspace(join(root, "gone")).catch((error) => error);
+      expect((missing as InputError).code).toBe("workspace-not-directory");
+      expect(await requireWorkspace(root)).toBe(root);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });

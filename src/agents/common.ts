@@ -2,6 +2,7 @@ import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { InputError } from "../core/errors.js";
+import { unlessMissing } from "../core/fs.js";
 import { startCredentialProxy } from "../env/sandbox/loopback.js";
 import type { LimitHit, Mount, NetworkPolicy, SandboxExecResult } from "../env/sandbox/types.js";
 import { costOf, type ModelPrice, priceFor } from "../model/prices.js";
@@ -126,7 +127,7 @@ export function cliDidNotStart(result: SandboxExecResult, producedEvents: boolea
 }
 
 export async function requireWorkspace(workspace: string): Promise<string> {
-  const info = await stat(workspace).catch(() => undefined);
+  const info = await unlessMissing(workspace, stat(workspace));
   if (info === undefined || !info.isDirectory()) {
     throw new InputError("workspace-not-directory", "workspace is not a folder", {
       file: workspace,

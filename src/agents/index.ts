@@ -1,65 +1,35 @@
-export { BuiltinHarness, type BuiltinOptions, builtinSystemPrompt } from "./builtin.js";
+/**
+ * The agents layer as the rest of skillsmith uses it: the public surface (`public.ts`, what
+ * `skillsmith/agents` exports) plus the internals the bench, CLI and tests need. Only the
+ * internals are listed here, so the two lists cannot drift apart.
+ */
+
+export { builtinSystemPrompt } from "./builtin.js";
 export { resolveInWorkspace, TOOL_LIMITS, WorkspacePathError } from "./builtin-tools.js";
-export {
-  CLAUDE_SKILLS_DIRECTORY,
-  ClaudeCodeHarness,
-  type ClaudeCodeOptions,
-} from "./claude-code.js";
+export { CLAUDE_SKILLS_DIRECTORY } from "./claude-code.js";
 export {
   type ClaudeLogParse,
   type ClaudeResultLine,
   isEndpointFailure,
   parseClaudeStreamJson,
 } from "./claude-log.js";
-export {
-  AGENT_CLIS,
-  AgentCliMissingError,
-  type AgentCliName,
-  findAgentCli,
-  requireAgentCli,
-} from "./cli-locate.js";
-export { CodexHarness, type CodexOptions, type CodexSandboxMode } from "./codex.js";
+export { AGENT_CLIS, type AgentCliName, requireAgentCli } from "./cli-locate.js";
+export type { CodexSandboxMode } from "./codex.js";
 export {
   type CodexLogParse,
   parseCodexJsonl,
   skillsListedInCodexSession,
 } from "./codex-log.js";
 export { modelIdFromSpec, pricedUsage } from "./common.js";
-export {
-  BUILTIN_HARNESS_NAMES,
-  type BuiltinHarnessName,
-  createHarness,
-  HARNESS_NAMES,
-  type HarnessFactory,
-  type HarnessName,
-  type HarnessOptionsByName,
-  harnessNames,
-  isHarnessName,
-  type RegisterOptions,
-  registerHarness,
-  unregisterHarness,
-} from "./registry.js";
+export * from "./public.js";
+export { HARNESS_NAMES, type HarnessName } from "./registry.js";
 export {
   applyDiff,
-  NoneHarness,
-  OracleHarness,
-  type OracleOptions,
   type PatchKey,
   patchesFromDirectory,
-  ReplayHarness,
-  type ReplayOptions,
   type ScriptSolution,
   SOLUTION_MOUNT_PATH,
-  type Solution,
   solutionsFromDirectory,
 } from "./replay.js";
 export { type InstalledSkill, installSkillFor } from "./skill-install.js";
-export {
-  addUsage,
-  emptyUsage,
-  findSkillActivation,
-  finishTrajectory,
-  isSkillActivated,
-  parseTrajectory,
-} from "./trajectory.js";
-export type * from "./types.js";
+export { addUsage, emptyUsage, parseTrajectory } from "./trajectory.js";

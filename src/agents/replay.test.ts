@@ -82,7 +82,8 @@ describe("replay", () => {
     expect((await harness.run(request())).error).toBe(
       'no recorded patch for task "t1", arm "without-skill"',
     );
-    await expect(harness.run(request({ taskId: undefined }))).rejects.toThrow("taskId");
+    const { taskId: _taskId, ...withoutTaskId } = request();
+    await expect(harness.run(withoutTaskId)).rejects.toThrow("taskId");
   });
 });
 

@@ -4,9 +4,11 @@
  * the reference solution (positive control). They produce ordinary trajectories, so the rest of
  * a pipeline cannot tell them from an agent.
  */
+
 import { cp, readFile, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { InputError } from "../core/errors.js";
+import { pathExists, unlessMissing } from "../core/fs.js";
 import { runProcess } from "../core/process.js";
 import type { NetworkPolicy } from "../env/sandbox/types.js";
 import {
@@ -51,10 +53,7 @@ export interface ScriptSolution {
 export const SOLUTION_MOUNT_PATH = "/solution";
 
 async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false,
-  );
+  return pathExists(path);
 }
 
 /**
@@ -89,7 +88,7 @@ export function solutionsFromDirectory(
       if (await exists(candidate)) return { diff: await readFile(candidate, "utf8") };
     }
     const folder = join(directory, taskId);
-    const info = await stat(folder).catch(() => undefined);
+    const info = await unlessMissing(folder, stat(folder));
     return info?.isDirectory() === true ? { folder } : undefined;
   };
 }
@@ -204,6 +203,17 @@ async function scriptTrajectory(
   };
 }
 
+/** A control run that failed for the reason given, counted against the "agent". */
+function failedControl(
+  harness: string,
+  request: AgentRunRequest,
+  started: number,
+  events: TrajectoryEvent[],
+  error: string,
+): Trajectory {
+  return controlTrajectory(harness, request, started, events, "agent_error", error);
+}
+
 async function diffTrajectory(
   harness: string,
   request: AgentRunRequest,
@@ -219,14 +229,7 @@ async function diffTrajectory(
   events.push({ type: "tool_result", id, output: result.message, isError: !result.ok });
   return result.ok
     ? controlTrajectory(harness, request, started, events, "completed")
-    : controlTrajectory(
-        harness,
-        request,
-        started,
-        events,
-        "agent_error",
-        `patch does not apply: ${result.message}`,
-      );
+    : failedControl(harness, request, started, events, `patch does not apply: ${result.message}`);
 }
 
 function requireTaskId(harness: string, request: AgentRunRequest): string {
@@ -236,6 +239,16 @@ function requireTaskId(harness: string, request: AgentRunRequest): string {
     });
   }
   return request.taskId;
+}
+
+/** The start of a control that works per task: the clock, the checked workspace, the task id. */
+async function startControl(
+  harness: string,
+  request: AgentRunRequest,
+): Promise<{ started: number; workspace: string; taskId: string }> {
+  const started = performance.now();
+  const workspace = await requireWorkspace(request.workspace);
+  return { started, workspace, taskId: requireTaskId(harness, request) };
 }
 
 export interface ReplayOptions {
@@ -250,17 +263,15 @@ export class ReplayHarness implements AgentHarnessV1 {
   constructor(private readonly options: ReplayOptions) {}
 
   async run(request: AgentRunRequest): Promise<Trajectory> {
-    const started = performance.now();
-    const workspace = await requireWorkspace(request.workspace);
-    const key = { taskId: requireTaskId(this.name, request), arm: armOf(request) };
+    const { started, workspace, taskId } = await startControl(this.name, request);
+    const key = { taskId, arm: armOf(request) };
     const diff = await this.options.patchFor(key);
     if (diff === undefined) {
-      return controlTrajectory(
+      return failedControl(
         this.name,
         request,
         started,
         [],
-        "agent_error",
         `no recorded patch for task "${key.taskId}", arm "${key.arm}"`,
       );
     }
@@ -294,17 +305,14 @@ export class OracleHarness implements AgentHarnessV1 {
   constructor(private readonly options: OracleOptions) {}
 
   async run(request: AgentRunRequest): Promise<Trajectory> {
-    const started = performance.now();
-    const workspace = await requireWorkspace(request.workspace);
-    const taskId = requireTaskId(this.name, request);
+    const { started, workspace, taskId } = await startControl(this.name, request);
     const solution = await this.options.solutionFor(taskId);
     if (solution === undefined) {
-      return controlTrajectory(
+      return failedControl(
         this.name,
         request,
         started,
         [],
-        "agent_error",
         `no reference solution for task "${taskId}"`,
       );
     }
@@ -324,12 +332,11 @@ export class OracleHarness implements AgentHarnessV1 {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       events.push({ type: "tool_result", id, output: message, isError: true });
-      return controlTrajectory(
+      return failedControl(
         this.name,
         request,
         started,
         events,
-        "agent_error",
         `cannot copy the solution: ${message}`,
       );
     }

@@ -1,5 +1,6 @@
 import { lstat, readFile, realpath, rm, rmdir } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
+import { unlessMissing } from "../core/fs.js";
 import { AGENT_INSTALL_DIRECTORY, installSkill, type SkillAgent } from "../skill/install.js";
 import { parseSkillMarkdown, SKILL_FILE_NAME } from "../skill/parse.js";
 
@@ -33,7 +34,7 @@ export async function installSkillFor(
   const created: string[] = [];
   for (let depth = 1; depth <= parts.length; depth += 1) {
     const folder = join(root, ...parts.slice(0, depth));
-    if ((await lstat(folder).catch(() => undefined)) === undefined) created.push(folder);
+    if ((await unlessMissing(folder, lstat(folder))) === undefined) created.push(folder);
   }
   // The benchmark installs untrusted skills into a sandboxed workspace on purpose; their audit
   // is a report of its own, not a reason to refuse the run.
@@ -51,7 +52,8 @@ export async function installSkillFor(
         await rm(installed.destination, { recursive: true, force: true });
       }
       for (const folder of [...created].reverse()) {
-        // Not recursive: anything the agent put there stays.
+        // Not recursive: anything the agent put there stays. Best effort by design: a folder
+        // that is not empty (or already gone) is left as it is, which is what we want.
         await rmdir(folder).catch(() => undefined);
       }
     },

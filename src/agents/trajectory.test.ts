@@ -110,11 +110,9 @@ describe("trajectory data", () => {
   });
 
   it("reads back trajectories with every installed skill, and older ones with only `skill`", () => {
-    const skills = [
-      { name: "docx", installedAt: ".agents/skills/docx" },
-      { name: "pdf", installedAt: ".agents/skills/pdf" },
-    ];
-    const trajectory = finishTrajectory({ ...draft, skill: skills[0], skills });
+    const first = { name: "docx", installedAt: ".agents/skills/docx" };
+    const skills = [first, { name: "pdf", installedAt: ".agents/skills/pdf" }];
+    const trajectory = finishTrajectory({ ...draft, skill: first, skills });
     expect(parseTrajectory(JSON.parse(JSON.stringify(trajectory)))).toEqual({
       ok: true,
       value: trajectory,

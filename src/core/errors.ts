@@ -91,9 +91,9 @@ export class UsageError extends SkillsmithError {
 
 /** Where in a user's file a problem was found. */
 export interface InputLocation {
-  readonly file?: string;
-  readonly line?: number;
-  readonly field?: string;
+  readonly file?: string | undefined;
+  readonly line?: number | undefined;
+  readonly field?: string | undefined;
 }
 
 /**

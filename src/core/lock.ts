@@ -127,6 +127,7 @@ function parseOwner(text: string): Partial<LockOwner> | undefined {
     const value = JSON.parse(text) as unknown;
     return value !== null && typeof value === "object" ? (value as Partial<LockOwner>) : undefined;
   } catch {
+    // Not JSON: an owner we cannot read, treated like an empty one (no file-system error here).
     return undefined;
   }
 }

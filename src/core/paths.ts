@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { InternalError } from "./errors.js";
 
 let cachedRoot: string | undefined;
 
@@ -21,7 +22,12 @@ export function packageRoot(): string {
       }
     }
     const parent = dirname(directory);
-    if (parent === directory) throw new Error("skillsmith package root not found");
+    if (parent === directory) {
+      // Only a bundled or copied-out build lacks its package.json: a packaging bug, not a user's.
+      throw new InternalError("package-root-missing", "skillsmith package root not found", {
+        data: { searchedFrom: dirname(fileURLToPath(import.meta.url)) },
+      });
+    }
     directory = parent;
   }
 }

@@ -267,11 +267,12 @@ export class ModelClient {
                 content: `That answer was rejected: ${problem}\nAnswer again with only the corrected JSON value.`,
               },
             ];
+      // Structured output offers no tools: the answer must be the JSON value itself.
+      const { tools: _offeredTools, ...withoutTools } = request;
       const result = await this.generateText({
-        ...request,
+        ...withoutTools,
         system,
         messages: conversation,
-        tools: undefined,
       });
       usage = addUsage(usage, result.usage);
       answer = result.text;

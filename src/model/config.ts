@@ -169,7 +169,7 @@ export function resolveProviderSettings(
   // boundary of this process removes it from then on.
   registerSecret(key?.[0]);
   return {
-    ...(key === undefined ? {} : { apiKey: key[0] }),
+    ...(key?.[0] === undefined ? {} : { apiKey: key[0] }),
     apiKeySource: key?.[1] ?? "none",
     baseUrl: normaliseBaseUrl(spec.provider, url[0]),
     baseUrlSource: url[1],

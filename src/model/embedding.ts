@@ -12,6 +12,7 @@ import {
   type ResolvedProviderSettings,
   resolveProviderSettings,
 } from "./config.js";
+import { sdkSettings } from "./provider.js";
 import { type RetryOptions, withRetries } from "./retry.js";
 import { formatModelSpec, type ModelSpec, parseModelSpec } from "./spec.js";
 
@@ -55,16 +56,13 @@ async function embeddingModelFor(
   switch (spec.provider) {
     case "openai": {
       const { createOpenAI } = await import("@ai-sdk/openai");
-      return createOpenAI({ apiKey: settings.apiKey, baseURL: settings.baseUrl }).embedding(
-        spec.model,
-      );
+      return createOpenAI(sdkSettings(settings)).embedding(spec.model);
     }
     case "openai-compatible": {
       const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
       return createOpenAICompatible({
         name: "openai-compatible",
-        baseURL: settings.baseUrl,
-        ...(settings.apiKey === undefined ? {} : { apiKey: settings.apiKey }),
+        ...sdkSettings(settings),
       }).embeddingModel(spec.model);
     }
     case "anthropic":

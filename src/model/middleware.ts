@@ -227,34 +227,36 @@ export function createCallPolicyMiddleware(policy: CallPolicy): LanguageModelMid
       ? Promise.resolve(task())
       : policy.semaphore.run(async () => task());
 
+  /** Tells the policy what a call used, and whether the cache answered it (under which key). */
+  const reportUsage = (
+    usage: Parameters<typeof normaliseUsage>[0],
+    fromCache: boolean,
+    key: string | undefined,
+  ) =>
+    policy.onUsage?.(normaliseUsage(usage), {
+      fromCache,
+      ...(key === undefined ? {} : { cacheKey: key }),
+    });
+
   return {
     specificationVersion: "v3",
     wrapGenerate: async ({ doGenerate, params }) => {
       const key = mode === "off" ? undefined : keyOf(params);
       const hit = key === undefined ? undefined : lookup(key);
       if (hit !== undefined) {
-        policy.onUsage?.(normaliseUsage(hit.usage), {
-          fromCache: true,
-          ...(key === undefined ? {} : { cacheKey: key }),
-        });
+        reportUsage(hit.usage, true, key);
         return fromStored(hit);
       }
       const result = await withRetries(() => limited(doGenerate), policy.retry, label);
       if (key !== undefined) store(key, toStored(result));
-      policy.onUsage?.(normaliseUsage(result.usage), {
-        fromCache: false,
-        ...(key === undefined ? {} : { cacheKey: key }),
-      });
+      reportUsage(result.usage, false, key);
       return result;
     },
     wrapStream: async ({ doStream, params }) => {
       const key = mode === "off" ? undefined : keyOf(params);
       const hit = key === undefined ? undefined : lookup(key);
       if (hit !== undefined) {
-        policy.onUsage?.(normaliseUsage(hit.usage), {
-          fromCache: true,
-          ...(key === undefined ? {} : { cacheKey: key }),
-        });
+        reportUsage(hit.usage, true, key);
         return { stream: streamFromStored(hit) };
       }
       // Only opening the stream is retried: once parts reach the caller a retry would repeat them.
@@ -301,10 +303,7 @@ export function createCallPolicyMiddleware(policy: CallPolicy): LanguageModelMid
           const stored = collector.stored();
           if (stored === undefined) return;
           if (key !== undefined) store(key, stored);
-          policy.onUsage?.(normaliseUsage(stored.usage), {
-            fromCache: false,
-            ...(key === undefined ? {} : { cacheKey: key }),
-          });
+          reportUsage(stored.usage, false, key);
         },
         async cancel(reason) {
           finish();

@@ -15,6 +15,20 @@ export interface LanguageModelOptions {
 /** A provider language model as the AI SDK middleware takes it (no gateway model-id strings). */
 export type ProviderLanguageModel = Parameters<typeof wrapLanguageModel>[0]["model"];
 
+/**
+ * The settings every AI SDK provider factory takes: the base URL, and the key only when there is
+ * one (an absent key lets the SDK read its own environment variable, as before).
+ */
+export function sdkSettings(settings: Pick<ResolvedProviderSettings, "apiKey" | "baseUrl">): {
+  baseURL: string;
+  apiKey?: string;
+} {
+  return {
+    baseURL: settings.baseUrl,
+    ...(settings.apiKey === undefined ? {} : { apiKey: settings.apiKey }),
+  };
+}
+
 export async function createLanguageModel(
   spec: ModelSpec,
   settings: Pick<ResolvedProviderSettings, "apiKey" | "baseUrl">,
@@ -23,11 +37,11 @@ export async function createLanguageModel(
   switch (spec.provider) {
     case "anthropic": {
       const { createAnthropic } = await import("@ai-sdk/anthropic");
-      return createAnthropic({ apiKey: settings.apiKey, baseURL: settings.baseUrl })(spec.model);
+      return createAnthropic(sdkSettings(settings))(spec.model);
     }
     case "openai": {
       const { createOpenAI } = await import("@ai-sdk/openai");
-      const provider = createOpenAI({ apiKey: settings.apiKey, baseURL: settings.baseUrl });
+      const provider = createOpenAI(sdkSettings(settings));
       return options.openaiApi === "chat"
         ? provider.chat(spec.model)
         : provider.responses(spec.model);
@@ -36,8 +50,7 @@ export async function createLanguageModel(
       const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
       return createOpenAICompatible({
         name: "openai-compatible",
-        baseURL: settings.baseUrl,
-        ...(settings.apiKey === undefined ? {} : { apiKey: settings.apiKey }),
+        ...sdkSettings(settings),
         // Without it, streamed answers from OpenAI-compatible servers carry no token counts.
         includeUsage: true,
       }).chatModel(spec.model);

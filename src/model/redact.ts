@@ -219,6 +219,7 @@ export function redactFileContent(
   try {
     text = strictUtf8.decode(content);
   } catch {
+    // A probe: bytes that are not UTF-8 are binary, redacted in place below.
     text = undefined;
   }
   if (text !== undefined) {

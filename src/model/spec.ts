@@ -40,6 +40,7 @@ export function parseModelSpec(text: string, field = "model"): ModelSpec {
     try {
       url = new URL(baseUrl);
     } catch {
+      // A probe: an unparsable URL is reported just below, naming the spec.
       url = undefined;
     }
     if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:"))

@@ -4,6 +4,10 @@
  * *addressed to the agent* (not quoted, negated or described as an attack), an HTML comment when
  * it *instructs* an agent (not when it holds attribution or an editor's note). Every search is
  * linear in the line or bounded by `MAX_SCANNED_LINE`, so hostile input cannot stall a run.
+ *
+ * One file (~410 lines) on purpose: it is the rule table and the patterns it is built from, read
+ * together when a rule is reviewed or a false positive is fixed; most of its length is the
+ * commented regular expressions themselves.
  */
 import type { AuditSeverity } from "./types.js";
 

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { lstat, readFile, realpath } from "node:fs/promises";
 import { extname, join, relative } from "node:path";
 import { InputError } from "../core/errors.js";
+import { unlessMissing } from "../core/fs.js";
 import {
   BASE64_RULE,
   classifyComment,
@@ -63,7 +64,7 @@ const SCRIPT_EXTENSIONS: ReadonlySet<string> = new Set([
  * Throws `InputError` only when `path` is not a folder at all.
  */
 export async function auditSkillFolder(path: string): Promise<AuditReport> {
-  const realRoot = await realpath(path).catch(() => undefined);
+  const realRoot = await unlessMissing(path, realpath(path));
   const rootStat = realRoot === undefined ? undefined : await lstat(realRoot);
   if (realRoot === undefined || rootStat === undefined || !rootStat.isDirectory()) {
     throw new InputError(

@@ -9,6 +9,8 @@ import { SKILL_FILE_NAME } from "./parse.js";
  * missing its `SKILL.md`.
  */
 export async function findSkillFolders(path: string): Promise<string[]> {
+  // Every failure here (missing or unreadable) falls back to `[path]` on purpose: validation of
+  // that path then reads it and reports what is wrong, unreadable included, as a finding.
   const pathStat = await lstat(path).catch(() => undefined);
   if (pathStat === undefined) return [path];
   const own = await lstat(join(path, SKILL_FILE_NAME)).catch(() => undefined);

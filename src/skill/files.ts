@@ -1,6 +1,7 @@
 import type { Dirent } from "node:fs";
 import { lstat, readdir, realpath, stat } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
+import { fsOutcome } from "../core/fs.js";
 import type { LeveledFinding } from "./types.js";
 
 /** Walking stops here: a skill is a handful of files, and a hostile tree must not hang us. */
@@ -73,16 +74,22 @@ export async function walkSkillFolder(realRoot: string, displayRoot: string): Pr
       const relativePath = toPosix(relative(realRoot, absolute));
       const file = join(displayRoot, relativePath);
       if (child.isSymbolicLink()) {
-        const target = await realpath(absolute).catch(() => undefined);
-        if (target === undefined) {
+        // A finding, not an exception, either way: a skill's broken link is the skill's problem.
+        // But "points to nothing" only when nothing is there; a loop is named as a loop.
+        const resolved = await fsOutcome(realpath(absolute));
+        if (resolved.kind !== "ok") {
           findings.push({
             level: "warning",
             code: "symlink-broken",
-            message: "symbolic link points to nothing",
+            message:
+              resolved.kind === "missing"
+                ? "symbolic link points to nothing"
+                : `symbolic link cannot be followed (${resolved.code})`,
             file,
           });
           continue;
         }
+        const target = resolved.value;
         if (!isInside(realRoot, target)) {
           findings.push({
             level: "error",

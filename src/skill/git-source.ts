@@ -4,10 +4,12 @@
  * system `git` (no library: git already speaks every transport and credential helper users have
  * configured). A checkout is keyed by URL and commit, so it is made once and reused.
  */
+
 import { createHash } from "node:crypto";
 import { lstat, mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { InfrastructureError, InputError } from "../core/errors.js";
+import { unlessMissing } from "../core/fs.js";
 import { runProcess } from "../core/process.js";
 import { walkSkillFolder } from "./files.js";
 import { parseSkillMarkdown, SKILL_FILE_NAME } from "./parse.js";
@@ -162,7 +164,7 @@ export async function checkoutCommit(
   options: GitOptions,
 ): Promise<string> {
   const folder = join(options.cacheDirectory, cacheKey(source.url), commit);
-  const marker = await lstat(join(folder, ".git")).catch(() => undefined);
+  const marker = await unlessMissing(folder, lstat(join(folder, ".git")));
   if (marker !== undefined) return folder;
   await mkdir(join(options.cacheDirectory, cacheKey(source.url)), { recursive: true });
   const staging = `${folder}.partial-${process.pid}-${Date.now()}`;
@@ -172,6 +174,8 @@ export async function checkoutCommit(
     try {
       await git(["fetch", "-q", "--depth", "1", "--", source.url, commit], options, staging);
     } catch {
+      // Many servers refuse to fetch an unadvertised commit by id; fetch the branches instead
+      // (a real failure fails that fetch too, and is thrown from there).
       await git(
         ["fetch", "-q", "--tags", "--", source.url, "+refs/heads/*:refs/remotes/origin/*"],
         options,
@@ -187,7 +191,7 @@ export async function checkoutCommit(
       );
     await rename(staging, folder).catch(async (error: unknown) => {
       // Another process made the same checkout first; theirs is as good as ours.
-      if ((await lstat(join(folder, ".git")).catch(() => undefined)) === undefined) throw error;
+      if ((await unlessMissing(folder, lstat(join(folder, ".git")))) === undefined) throw error;
     });
   } finally {
     await rm(staging, { recursive: true, force: true });
@@ -220,10 +224,11 @@ const MAX_SEARCH_DEPTH = 5;
 export async function findSkillsInCheckout(root: string): Promise<FoundSkill[]> {
   const found: FoundSkill[] = [];
   async function visit(folder: string, depth: number): Promise<void> {
-    const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+    const entries = (await unlessMissing(folder, readdir(folder, { withFileTypes: true }))) ?? [];
     if (entries.some((entry) => entry.name === SKILL_FILE_NAME && entry.isFile())) {
-      const text = await readFile(join(folder, SKILL_FILE_NAME), "utf8").catch(() => "");
-      const parsed = parseSkillMarkdown(text, join(folder, SKILL_FILE_NAME));
+      const skillFile = join(folder, SKILL_FILE_NAME);
+      const text = (await unlessMissing(skillFile, readFile(skillFile, "utf8"))) ?? "";
+      const parsed = parseSkillMarkdown(text, skillFile);
       const declared = parsed.frontmatter?.name;
       const path = relative(root, folder).split("\\").join("/");
       found.push({

@@ -118,6 +118,22 @@ describe("installSkill", () => {
 });
 
 describe("cleanAgentSkillFolders", () => {
+  it("says a workspace that cannot be read is unreadable, and a missing one is not a directory", async () => {
+    // A link to itself makes stat fail with ELOOP: there, but unreadable (root ignores chmod).
+    const looped = join(root, "looped");
+    await symlink(looped, looped);
+    const unreadable = await cleanAgentSkillFolders(looped).catch(
+      (error: SkillsmithError) => error,
+    );
+    expect(isSkillsmithError(unreadable, "input")).toBe(true);
+    expect((unreadable as SkillsmithError).code).toBe("file.unreadable");
+    expect((unreadable as SkillsmithError).message).toContain("ELOOP");
+    const missing = await cleanAgentSkillFolders(join(root, "gone")).catch(
+      (error: SkillsmithError) => error,
+    );
+    expect((missing as SkillsmithError).code).toBe("workspace-not-directory");
+  });
+
   async function plant(path: string): Promise<void> {
     await mkdir(join(workspace, path, "some-skill"), { recursive: true });
     await writeFile(join(workspace, path, "some-skill", "SKILL.md"), "x");

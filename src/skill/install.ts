@@ -1,10 +1,8 @@
 import { randomBytes } from "node:crypto";
-import type { Dirent } from "node:fs";
 import {
   chmod,
   lstat,
   mkdir,
-  readdir,
   readFile,
   readlink,
   realpath,
@@ -16,6 +14,7 @@ import {
 } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { InputError } from "../core/errors.js";
+import { unlessMissing } from "../core/fs.js";
 import { AGENTS, agentFolders, CANONICAL_PROJECT_FOLDER, canonicalGlobalFolder } from "./agents.js";
 import { auditSkillFolder } from "./audit.js";
 import { auditFails, findingFails } from "./baseline.js";
@@ -24,104 +23,8 @@ import { formatFindingList } from "./format.js";
 import type { AuditReport, AuditSeverity } from "./types.js";
 import { checkSkillFolder, toValidationResult } from "./validate.js";
 
-/**
- * Project-level folders in which coding agents discover skills, relative to any directory of a
- * workspace. Sources, read 2026-11: the Claude Code docs (`.claude/skills`); the OpenCode docs
- * (`.opencode/skills`, plus `.claude/skills` and `.agents/skills`); the Cursor docs
- * (`.cursor/skills`); the Gemini CLI docs (`.gemini/skills`); the agent table of the
- * `skills` installer CLI (vercel-labs/skills, `src/agents.ts`), which gives Codex
- * `.codex/skills`, GitHub Copilot `.github/skills`, Amp and Kimi `.agents/skills`, Antigravity
- * `.agent/skills`, Windsurf `.windsurf/skills`, Goose `.goose/skills`, Droid `.factory/skills`
- * and the rest below. Codex itself reads `.agents/skills` (machine notes). One entry of that
- * table is left out on purpose: Moltbot's bare `skills/`, because a project's own `skills/`
- * folder is usually its content (this repository's `examples/skills`, for one), not an agent's.
- * A with/without-skill comparison is only fair when none of these survives in the workspace.
- */
-export const AGENT_SKILL_DIRECTORIES: readonly string[] = [
-  ".claude/skills",
-  ".agents/skills",
-  ".agent/skills",
-  ".codex/skills",
-  ".cursor/skills",
-  ".github/skills",
-  ".opencode/skills",
-  ".gemini/skills",
-  ".windsurf/skills",
-  ".goose/skills",
-  ".factory/skills",
-  ".cline/skills",
-  ".codebuddy/skills",
-  ".commandcode/skills",
-  ".continue/skills",
-  ".crush/skills",
-  ".junie/skills",
-  ".kilocode/skills",
-  ".kiro/skills",
-  ".kode/skills",
-  ".mcpjam/skills",
-  ".mux/skills",
-  ".neovate/skills",
-  ".openclaude/skills",
-  ".openhands/skills",
-  ".pi/skills",
-  ".pochi/skills",
-  ".qoder/skills",
-  ".qwen/skills",
-  ".roo/skills",
-  ".trae/skills",
-  ".zencoder/skills",
-];
-
-/** Folders never searched: dependencies and version-control internals are not the project's. */
-const SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set(["node_modules", ".git"]);
-
-const agentFolderNames: ReadonlySet<string> = new Set(
-  AGENT_SKILL_DIRECTORIES.map((relativePath) => relativePath.split("/")[0] ?? ""),
-);
-
-/**
- * Remove every agent-skill folder (see `AGENT_SKILL_DIRECTORIES`) found anywhere under
- * `workspace`, nested ones included, without descending into `node_modules`, `.git` or
- * symbolic links. A symlinked skills folder is removed as a link; its target is left alone,
- * because it lies outside what we were asked to clean. For the same reason an agent folder
- * that is itself a link (`.claude -> elsewhere`) is not followed. Returns the removed paths,
- * sorted.
- */
-export async function cleanAgentSkillFolders(workspace: string): Promise<string[]> {
-  const root = resolve(workspace);
-  const rootStat = await stat(root).catch(() => undefined);
-  if (rootStat === undefined || !rootStat.isDirectory()) {
-    throw new InputError("workspace-not-directory", "workspace is not a directory", {
-      file: workspace,
-    });
-  }
-  const removed: string[] = [];
-  await cleanBelow(root, removed);
-  return removed.sort();
-}
-
-async function cleanBelow(directory: string, removed: string[]): Promise<void> {
-  let entries: Dirent[];
-  try {
-    entries = await readdir(directory, { withFileTypes: true });
-  } catch {
-    // An unreadable folder cannot hold skills an agent could read either; keep going.
-    return;
-  }
-  for (const entry of entries) {
-    if (!entry.isDirectory() || SKIPPED_DIRECTORIES.has(entry.name)) continue;
-    const child = join(directory, entry.name);
-    if (agentFolderNames.has(entry.name)) {
-      const skills = join(child, "skills");
-      const skillsStat = await lstat(skills).catch(() => undefined);
-      if (skillsStat !== undefined) {
-        await rm(skills, { recursive: true, force: true });
-        removed.push(skills);
-      }
-    }
-    await cleanBelow(child, removed);
-  }
-}
+// Cleaning a workspace of agent-skill folders lives in `clean.ts`; importable from here as before.
+export { AGENT_SKILL_DIRECTORIES, cleanAgentSkillFolders } from "./clean.js";
 
 export type SkillAgent = "claude-code" | "codex" | "agents";
 
@@ -205,7 +108,7 @@ export async function agentSkillsFolder(options: InstallOptions): Promise<{
   }
   if (options.workspace === undefined)
     throw new InputError("workspace-missing", "project scope needs a workspace", { field: "into" });
-  const workspaceReal = await realpath(options.workspace).catch(() => undefined);
+  const workspaceReal = await unlessMissing(options.workspace, realpath(options.workspace));
   if (workspaceReal === undefined || !(await stat(workspaceReal)).isDirectory()) {
     throw new InputError("workspace-not-directory", "workspace is not a directory", {
       file: options.workspace,
@@ -309,7 +212,7 @@ async function copyInto(
 ): Promise<{ name: string; destination: string; status: "installed" | "unchanged" }> {
   const skillsRootReal = await realFolder(folder, target);
   const destination = join(skillsRootReal, name);
-  const existing = await lstat(destination).catch(() => undefined);
+  const existing = await unlessMissing(destination, lstat(destination));
   if (existing !== undefined) {
     if (existing.isDirectory() && (await sameTree(source, destination))) {
       return { name, destination, status: "unchanged" };
@@ -358,7 +261,7 @@ async function linkInto(
   const folderReal = await realFolder(target.folder, target);
   const link = join(folderReal, name);
   const wanted = relative(folderReal, canonical);
-  const existing = await lstat(link).catch(() => undefined);
+  const existing = await unlessMissing(link, lstat(link));
   if (existing !== undefined) {
     if (existing.isSymbolicLink() && (await readlink(link)) === wanted) return "unchanged";
     throw new InputError(

@@ -3,10 +3,16 @@
  * `list`, `remove`, `check` (local drift and upstream updates) and `update` (re-pin to the
  * ref's current commit). Project scope keeps the lock in the project (`skillsmith-lock.json`),
  * global scope below the user's state folder.
+ *
+ * One file (~430 lines) on purpose: the five commands are one workflow over one lock file and
+ * share its private helpers (install targets, the copies of an entry, the source of an entry);
+ * git, auditing, installing and the lock format are already modules of their own.
  */
+
 import { lstat, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { InputError } from "../core/errors.js";
+import { unlessMissing } from "../core/fs.js";
 import { AGENTS } from "./agents.js";
 import { auditSkillFolder } from "./audit.js";
 import { auditFails, findingFails } from "./baseline.js";
@@ -223,7 +229,7 @@ async function copiesOf(
   for (const agent of entry.agents) {
     const target = await agentSkillsFolder(installTarget(options, agent));
     const path = join(target.folder, name);
-    if ((await lstat(path).catch(() => undefined)) === undefined) {
+    if ((await unlessMissing(path, lstat(path))) === undefined) {
       copies.push({ agent, path, state: "missing" });
       continue;
     }
@@ -281,7 +287,7 @@ export async function removeSkills(
       if (!entry.agents.includes(agent)) continue;
       const target = await agentSkillsFolder(installTarget(options, agent));
       const path = join(target.folder, name);
-      if ((await lstat(path).catch(() => undefined)) !== undefined) {
+      if ((await unlessMissing(path, lstat(path))) !== undefined) {
         await rm(path, { recursive: true, force: true });
         removed.push({ name, agent, path });
       }
@@ -293,7 +299,7 @@ export async function removeSkills(
         // The canonical copy the links pointed to goes with the last link.
         const canonical = await agentSkillsFolder(installTarget(options, "agents"));
         const path = join(canonical.folder, name);
-        if ((await lstat(path).catch(() => undefined)) !== undefined) {
+        if ((await unlessMissing(path, lstat(path))) !== undefined) {
           await rm(path, { recursive: true, force: true });
           removed.push({ name, agent: "canonical", path });
         }

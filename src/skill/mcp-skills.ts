@@ -278,6 +278,7 @@ function contentOf(uri: string, mimeType: string, bytes: Buffer) {
     const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
     return { uri, mimeType, text };
   } catch {
+    // Not UTF-8: served as base64 bytes, as MCP's blob content is meant for.
     return { uri, mimeType, blob: bytes.toString("base64") };
   }
 }

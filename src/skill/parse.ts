@@ -1,3 +1,12 @@
+/**
+ * Reading a skill: `SKILL.md` split into YAML frontmatter (with the line of every field) and
+ * body, parsed with hostile-input limits (size, nesting, aliases), and a skill folder loaded
+ * with its file tree and the findings of reading it.
+ *
+ * One file (~410 lines) on purpose: the frontmatter parser and the folder loader share the
+ * located-YAML error mapping and the file limits, and every other skill module reads skills
+ * through these two entry points; the file walk is already `files.ts`.
+ */
 import { lstat, readFile, realpath } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { isMap, isScalar } from "yaml";
@@ -339,7 +348,7 @@ async function readSkillFile(
   }
   if (fileStat.isSymbolicLink()) {
     const target = await realpath(absolute).catch(() => undefined);
-    // Outside or broken links were already reported by the walk.
+    // Outside, broken or looped links were already reported by the walk (`files.ts`).
     if (target === undefined || !isInside(realRoot, target)) return undefined;
   }
   const targetStat = fileStat.isSymbolicLink() ? await lstat(await realpath(absolute)) : fileStat;
@@ -398,6 +407,7 @@ export function decodeText(bytes: Uint8Array): DecodedText {
       text: new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes),
     };
   } catch {
+    // The fatal decoder's only failure is invalid UTF-8, which the result reports.
     return { kind: "invalid-utf8", line: 1 };
   }
 }

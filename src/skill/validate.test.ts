@@ -352,6 +352,21 @@ describe("validateSkillFolder: hostile folders", () => {
     expect(warningCodes(await validateSkillFolder(path))).toEqual(["symlink-broken"]);
   });
 
+  it("names a symbolic link loop as a loop, not as a link to nothing", async () => {
+    const path = await skill("looped", frontmatter(ok("looped")));
+    await symlink("loop.md", join(path, "loop.md"));
+    await symlink(join(path, "gone.md"), join(path, "dangling.md"));
+    const messages = (await validateSkillFolder(path)).warnings
+      .filter((finding) => finding.code === "symlink-broken")
+      .map((finding) => `${finding.file?.split("/").at(-1)}: ${finding.message}`)
+      .sort();
+    // realpath of a link to itself fails with ELOOP (too many levels of links), not ENOENT.
+    expect(messages).toEqual([
+      "dangling.md: symbolic link points to nothing",
+      "loop.md: symbolic link cannot be followed (ELOOP)",
+    ]);
+  });
+
   it("reports a FIFO instead of blocking on it", async () => {
     const path = await skill("fifo", frontmatter(ok("fifo")));
     execFileSync("mkfifo", [join(path, "pipe")]);

@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { Document } from "yaml";
 import { InputError } from "../core/errors.js";
+import { unlessMissing } from "../core/fs.js";
 import { formatFindingList } from "./format.js";
 import { SKILL_FRONTMATTER_FIELDS, type SkillValidationResult } from "./types.js";
 import { validateSkillFolder } from "./validate.js";
@@ -88,7 +89,7 @@ export async function writeSkillFolder(
         { data: { errors: check.errors } },
       );
     }
-    const existing = await stat(target).catch(() => undefined);
+    const existing = await unlessMissing(target, stat(target));
     if (existing === undefined) {
       await rename(staged, target);
     } else {

@@ -17,8 +17,10 @@
  *   (down) beyond which the test would have given p < α with Δ > 0 (Δ < 0): max(0, −lower) and
  *   max(0, upper). 0 when the profile already is Golden (Harmful).
  */
+
+import { findGrid } from "./grid.js";
 import { requireFiniteNumbers, requireOpenUnitInterval } from "./input.js";
-import { findGrid, type SignFlipMethod, signFlipTest } from "./signflip.js";
+import { allSignedSums, type SignFlipMethod, signFlipTest } from "./signflip.js";
 
 export interface DetectableOptions {
   /** Relative tolerance for zeros and ties, as in `signFlipTest`. Default 1e-9. */
@@ -97,16 +99,7 @@ export function signFlipSize(
  */
 function enumeratedSize(magnitudes: readonly number[], alpha: number, tolerance: number): number {
   const count = 2 ** magnitudes.length;
-  const sums = new Float64Array(count);
-  let length = 1;
-  for (const magnitude of magnitudes) {
-    for (let index = 0; index < length; index++) {
-      const sum = sums[index] as number;
-      sums[index] = sum + magnitude;
-      sums[index + length] = sum - magnitude;
-    }
-    length *= 2;
-  }
+  const sums = allSignedSums(magnitudes);
   for (let index = 0; index < count; index++) sums[index] = Math.abs(sums[index] as number);
   sums.sort();
   sums.reverse();

@@ -1,6 +1,6 @@
+import { gridP } from "./grid.js";
 import { requireFiniteNumbers, requirePositiveInteger } from "./input.js";
 import { midRanks } from "./ranks.js";
-import { gridP } from "./signflip.js";
 import { normalTwoSided } from "./special.js";
 
 export interface WilcoxonResult {

@@ -76,6 +76,7 @@ const regexSource = z.string().refine(
       new RegExp(source);
       return true;
     } catch {
+      // A probe: zod reports the invalid pattern with its path in the script.
       return false;
     }
   },

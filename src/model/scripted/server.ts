@@ -2,6 +2,11 @@
  * The scripted model server: a local HTTP server (node:http only) speaking the Anthropic Messages
  * API and the OpenAI Chat Completions and Responses APIs, answering from a script, recording
  * every request, and injecting faults on demand.
+ *
+ * One file (~410 lines) on purpose: it is one request handler whose routing, recording, fault
+ * injection and script cursor share per-server state (the cursor, the seeded fault draws, the
+ * recorded list); the wire formats, request normalising and embeddings are already modules of
+ * their own. Splitting the handler would pass that state between files for no reader's gain.
  */
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -16,11 +21,10 @@ import {
   chatCompletion,
   chatEvents,
   formatSse,
-  responsesEvents,
-  responsesResponse,
   type SseEvent,
   usageFor,
 } from "./wire.js";
+import { responsesEvents, responsesResponse } from "./wire-responses.js";
 
 export interface RecordedRequest {
   api:
@@ -282,6 +286,7 @@ export function startScriptedServer(options: ScriptedServerOptions): Promise<Scr
     try {
       body = JSON.parse(raw);
     } catch {
+      // The client sent malformed JSON: answered as a 400, the way the real APIs do.
       sendJson(
         response,
         400,

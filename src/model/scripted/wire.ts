@@ -2,7 +2,8 @@
  * The wire formats: a scripted reply rendered as an Anthropic Messages response, an OpenAI Chat
  * Completion or an OpenAI Responses response, each as one JSON body or as the server-sent event
  * sequence the real APIs stream. Shapes follow the providers' API references and the AI SDK
- * parsers that read them (field names, event order, `[DONE]`, sequence numbers).
+ * parsers that read them (field names, event order, `[DONE]`, sequence numbers). The Responses
+ * API, the largest of the three, is in `wire-responses.ts`.
  */
 import { randomBytes } from "node:crypto";
 import { type ScriptedReply, stopReasonOf } from "./script.js";
@@ -24,7 +25,7 @@ export function formatSse(event: SseEvent): string {
   return `${event.event === undefined ? "" : `event: ${event.event}\n`}data: ${event.data}\n\n`;
 }
 
-function randomId(prefix: string): string {
+export function randomId(prefix: string): string {
   return `${prefix}${randomBytes(12).toString("hex")}`;
 }
 
@@ -61,7 +62,7 @@ export function resolveToolCalls(reply: ScriptedReply, prefix: string): Resolved
 }
 
 /** Split a string into a few pieces so streaming clients really assemble deltas. */
-function pieces(text: string, size = 24): string[] {
+export function pieces(text: string, size = 24): string[] {
   if (text.length === 0) return [];
   const result: string[] = [];
   for (let start = 0; start < text.length; start += size)
@@ -260,205 +261,5 @@ export function chatEvents(
   // With `stream_options.include_usage` the API sends one more chunk: no choices, the usage.
   if (includeUsage) events.push(chunk([], { usage: chatUsage(usage) }));
   events.push({ data: "[DONE]" });
-  return events;
-}
-
-// ------------------------------------------------------------------------------------------
-// OpenAI Responses
-
-function responsesUsage(usage: ReplyUsage) {
-  return {
-    input_tokens: usage.inputTokens,
-    input_tokens_details: { cached_tokens: usage.cachedInputTokens },
-    output_tokens: usage.outputTokens,
-    output_tokens_details: { reasoning_tokens: 0 },
-    total_tokens: usage.inputTokens + usage.outputTokens,
-  };
-}
-
-/**
- * Output items of a reply. A call to a tool the client offered as a freeform `custom` tool
- * (Codex's `apply_patch`) becomes a `custom_tool_call` whose input is the script's `input.input`
- * string; every other call is a `function_call` with JSON arguments.
- */
-function responsesOutputItems(reply: ScriptedReply, customTools: ReadonlySet<string>) {
-  const items: Record<string, unknown>[] = [];
-  if (reply.text !== undefined && reply.text !== "") {
-    items.push({
-      type: "message",
-      id: randomId("msg_"),
-      status: "completed",
-      role: "assistant",
-      content: [{ type: "output_text", text: reply.text, annotations: [], logprobs: [] }],
-    });
-  }
-  for (const call of resolveToolCalls(reply, "call_")) {
-    if (customTools.has(call.name)) {
-      const input = call.input.input;
-      items.push({
-        type: "custom_tool_call",
-        id: randomId("ctc_"),
-        call_id: call.id,
-        name: call.name,
-        input: typeof input === "string" ? input : call.arguments,
-        status: "completed",
-      });
-    } else {
-      items.push({
-        type: "function_call",
-        id: randomId("fc_"),
-        call_id: call.id,
-        name: call.name,
-        arguments: call.arguments,
-        status: "completed",
-      });
-    }
-  }
-  return items;
-}
-
-function responseEnvelope(
-  id: string,
-  model: string,
-  status: string,
-  output: unknown[],
-  usage: ReturnType<typeof responsesUsage> | null,
-  reply: ScriptedReply,
-) {
-  return {
-    id,
-    object: "response",
-    created_at: Math.floor(Date.now() / 1000),
-    status,
-    error: null,
-    incomplete_details:
-      status === "completed" && stopReasonOf(reply) === "max_tokens"
-        ? { reason: "max_output_tokens" }
-        : null,
-    model,
-    output,
-    parallel_tool_calls: true,
-    tool_choice: "auto",
-    tools: [],
-    usage,
-  };
-}
-
-export function responsesResponse(
-  reply: ScriptedReply,
-  model: string,
-  usage: ReplyUsage,
-  customTools: ReadonlySet<string>,
-) {
-  const items = responsesOutputItems(reply, customTools);
-  return responseEnvelope(
-    randomId("resp_"),
-    model,
-    "completed",
-    items,
-    responsesUsage(usage),
-    reply,
-  );
-}
-
-export function responsesEvents(
-  reply: ScriptedReply,
-  model: string,
-  usage: ReplyUsage,
-  customTools: ReadonlySet<string>,
-): SseEvent[] {
-  const id = randomId("resp_");
-  const events: SseEvent[] = [];
-  let sequence = 0;
-  const push = (type: string, payload: Record<string, unknown>) => {
-    events.push({
-      event: type,
-      data: JSON.stringify({ type, sequence_number: sequence, ...payload }),
-    });
-    sequence += 1;
-  };
-  const items = responsesOutputItems(reply, customTools);
-  push("response.created", {
-    response: responseEnvelope(id, model, "in_progress", [], null, reply),
-  });
-  push("response.in_progress", {
-    response: responseEnvelope(id, model, "in_progress", [], null, reply),
-  });
-  for (const [outputIndex, item] of items.entries()) {
-    const itemId = String(item.id);
-    if (item.type === "message") {
-      const text = reply.text ?? "";
-      push("response.output_item.added", {
-        output_index: outputIndex,
-        item: { ...item, status: "in_progress", content: [] },
-      });
-      const emptyPart = { type: "output_text", text: "", annotations: [], logprobs: [] };
-      push("response.content_part.added", {
-        item_id: itemId,
-        output_index: outputIndex,
-        content_index: 0,
-        part: emptyPart,
-      });
-      for (const delta of pieces(text))
-        push("response.output_text.delta", {
-          item_id: itemId,
-          output_index: outputIndex,
-          content_index: 0,
-          delta,
-          logprobs: [],
-        });
-      push("response.output_text.done", {
-        item_id: itemId,
-        output_index: outputIndex,
-        content_index: 0,
-        text,
-        logprobs: [],
-      });
-      push("response.content_part.done", {
-        item_id: itemId,
-        output_index: outputIndex,
-        content_index: 0,
-        part: { ...emptyPart, text },
-      });
-    } else if (item.type === "function_call") {
-      const argumentsText = String(item.arguments);
-      push("response.output_item.added", {
-        output_index: outputIndex,
-        item: { ...item, arguments: "", status: "in_progress" },
-      });
-      for (const delta of pieces(argumentsText))
-        push("response.function_call_arguments.delta", {
-          item_id: itemId,
-          output_index: outputIndex,
-          delta,
-        });
-      push("response.function_call_arguments.done", {
-        item_id: itemId,
-        output_index: outputIndex,
-        arguments: argumentsText,
-      });
-    } else {
-      const inputText = String(item.input);
-      push("response.output_item.added", {
-        output_index: outputIndex,
-        item: { ...item, input: "", status: "in_progress" },
-      });
-      for (const delta of pieces(inputText))
-        push("response.custom_tool_call_input.delta", {
-          item_id: itemId,
-          output_index: outputIndex,
-          delta,
-        });
-      push("response.custom_tool_call_input.done", {
-        item_id: itemId,
-        output_index: outputIndex,
-        input: inputText,
-      });
-    }
-    push("response.output_item.done", { output_index: outputIndex, item });
-  }
-  push("response.completed", {
-    response: responseEnvelope(id, model, "completed", items, responsesUsage(usage), reply),
-  });
   return events;
 }

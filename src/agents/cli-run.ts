@@ -1,0 +1,193 @@
+/**
+ * The steps every real agent CLI harness (Claude Code, Codex) shares around its own command line:
+ * run the CLI in the request's sandbox behind the model bridge, classify how the run ended
+ * before the CLI's own result is read (time limit, endpoint, abort, a CLI that never started, a
+ * damaged log), and turn what was collected into a redacted trajectory. One place, so the two
+ * harnesses cannot drift apart on what counts as infrastructure and what counts against the agent.
+ */
+import type { SandboxExecResult } from "../env/sandbox/types.js";
+import { redactSecrets } from "../model/redact.js";
+import type { SkillAgent } from "../skill/install.js";
+import { type AgentCliName, requireAgentCli, sandboxedCli } from "./cli-locate.js";
+import {
+  type agentHome,
+  agentResourceLimits,
+  armOf,
+  cliDidNotStart,
+  installedSkillFields,
+  installRequestedSkills,
+  type ModelBridge,
+  modelIdFromSpec,
+  rawLogOf,
+  requireWorkspace,
+  resourceLimitHit,
+  secretsOf,
+  tail,
+} from "./common.js";
+import { finishTrajectory } from "./trajectory.js";
+import type {
+  AgentRunRequest,
+  SkillsShownSource,
+  Trajectory,
+  TrajectoryEvent,
+  TrajectoryStatus,
+  TrajectoryUsage,
+} from "./types.js";
+
+/** What every CLI run starts from: the binary, the workspace with the skills installed. */
+export interface CliRunStart {
+  readonly binary: string;
+  readonly workspace: string;
+  readonly installed: Awaited<ReturnType<typeof installRequestedSkills>>;
+  /** The model id the CLI is given (the spec without its provider). */
+  readonly model: string;
+  /** Every secret to redact from the trajectory (the bridge's dummy key is added at the end). */
+  readonly secrets: string[];
+}
+
+/**
+ * Locates the CLI (unless `binary` names it), checks the workspace and installs the requested
+ * skills where `agent` finds them. Call `installed?.uninstall()` in `finally` (unless the request
+ * keeps them).
+ */
+export async function startCliRun(
+  request: AgentRunRequest,
+  cli: AgentCliName,
+  agent: SkillAgent,
+  binary: string | undefined,
+): Promise<CliRunStart> {
+  const located = binary ?? (await requireAgentCli(cli));
+  const workspace = await requireWorkspace(request.workspace);
+  const installed = await installRequestedSkills(request, workspace, agent);
+  return {
+    binary: located,
+    workspace,
+    installed,
+    model: modelIdFromSpec(request.model.spec),
+    secrets: secretsOf(request),
+  };
+}
+
+export interface AgentCliExec {
+  readonly request: AgentRunRequest;
+  /** The CLI binary on the host; `sandboxedCli` decides how it is mounted. */
+  readonly binary: string;
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly workspace: string;
+  readonly mountPath: string;
+  readonly bridge: ModelBridge;
+  readonly home: ReturnType<typeof agentHome>;
+  /** Default: the request's signal. */
+  readonly signal?: AbortSignal | undefined;
+  readonly onStdout?: ((chunk: string) => void) | undefined;
+}
+
+/** Runs the CLI once in the request's sandbox, the workspace as its working directory. */
+export async function execAgentCli(input: AgentCliExec): Promise<SandboxExecResult> {
+  const cli = await sandboxedCli(input.binary);
+  const signal = input.signal ?? input.request.signal;
+  return input.request.sandbox.exec({
+    command: [cli.program, ...input.args],
+    workspace: input.workspace,
+    workspaceMountPath: input.mountPath,
+    cwd: input.mountPath,
+    env: input.env,
+    network: input.bridge.network,
+    loopbackPorts: input.bridge.loopbackPorts,
+    limits: agentResourceLimits(input.request.limits),
+    extraMounts: [...cli.mounts, input.home.mount],
+    ...(signal === undefined ? {} : { signal }),
+    ...(input.onStdout === undefined ? {} : { onStdout: input.onStdout }),
+  });
+}
+
+/** How a run ended: its status and, unless it completed, why. */
+export interface CliOutcome {
+  readonly status: TrajectoryStatus;
+  readonly error?: string | undefined;
+}
+
+/**
+ * The endings decided before the CLI's own result is read, in this order: the time limit, a
+ * watched endpoint failure (already worded), an abort by the caller, a CLI that never started,
+ * a log line that is not the CLI's format. Undefined when none applies.
+ */
+export function earlyCliOutcome(input: {
+  readonly request: AgentRunRequest;
+  readonly result: SandboxExecResult;
+  /** As messages name it: `claude`, `codex`. */
+  readonly cliName: string;
+  /** The log's format, as messages name it: `stream-json`, `JSONL`. */
+  readonly logFormat: string;
+  readonly producedEvents: boolean;
+  readonly malformedLine: { readonly lineNumber: number; readonly text: string } | undefined;
+  readonly endpointFailure?: string | undefined;
+}): CliOutcome | undefined {
+  const { request, result } = input;
+  if (result.timedOut) {
+    return { status: "timeout", error: `timed out after ${request.limits.timeoutMs} ms` };
+  }
+  if (input.endpointFailure !== undefined) {
+    return { status: "infra_error", error: input.endpointFailure };
+  }
+  if (request.signal?.aborted === true) return { status: "infra_error", error: "run aborted" };
+  if (cliDidNotStart(result, input.producedEvents)) {
+    return {
+      status: "infra_error",
+      error: `${input.cliName} could not start (exit ${result.exitCode}): ${tail(result.stderr, 5)}`,
+    };
+  }
+  if (input.malformedLine !== undefined) {
+    return {
+      status: "agent_error",
+      error: `malformed ${input.logFormat} at line ${input.malformedLine.lineNumber}: ${JSON.stringify(input.malformedLine.text)}`,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * The trajectory of one CLI run: the error (if any) appended as the last event, the request's
+ * task, arm and installed skills, the sandbox's exit and limit hit, the raw log; every known
+ * secret and the bridge's dummy key redacted.
+ */
+export function finishCliTrajectory(input: {
+  readonly harness: string;
+  readonly request: AgentRunRequest;
+  readonly model: string;
+  readonly installed: Awaited<ReturnType<typeof installRequestedSkills>>;
+  readonly events: readonly TrajectoryEvent[];
+  readonly outcome: CliOutcome;
+  readonly result: SandboxExecResult;
+  /** `performance.now()` when the run started. */
+  readonly started: number;
+  readonly skillsShown: string[];
+  readonly skillsShownSource: SkillsShownSource;
+  readonly usage: TrajectoryUsage;
+  readonly secrets: readonly string[];
+  readonly bridge: ModelBridge;
+}): Trajectory {
+  const { request, result, outcome } = input;
+  const events = [...input.events];
+  if (outcome.error !== undefined) events.push({ type: "error", message: outcome.error });
+  const limitHit = resourceLimitHit(result);
+  const trajectory = finishTrajectory({
+    harness: input.harness,
+    model: input.model,
+    ...(request.taskId === undefined ? {} : { taskId: request.taskId }),
+    arm: armOf(request),
+    events,
+    ...installedSkillFields(input.installed),
+    skillsShown: input.skillsShown,
+    skillsShownSource: input.skillsShownSource,
+    usage: input.usage,
+    wallTimeMs: performance.now() - input.started,
+    status: outcome.status,
+    ...(outcome.error === undefined ? {} : { error: outcome.error }),
+    exitCode: result.exitCode,
+    ...(limitHit === undefined ? {} : { limitHit }),
+    rawLog: rawLogOf(result),
+  });
+  return redactSecrets(trajectory, [...input.secrets, input.bridge.apiKey]);
+}
