@@ -20,7 +20,7 @@ import { treeDigest } from "../src/env/workspace/digest.js";
 import { materialiseWorkspace } from "../src/env/workspace/materialise.js";
 import { type PreparedBase, prepareBase, SetupFailedError } from "../src/env/workspace/prepare.js";
 import { git } from "./support/git.js";
-import { availableContainerSandbox, usableBubblewrap } from "./support/sandboxes.js";
+import { availableContainerSandbox, present, usableBubblewrap } from "./support/sandboxes.js";
 import { removeRunRoot } from "./support/suites.js";
 
 const sandbox = await usableBubblewrap();
@@ -92,7 +92,7 @@ describe.skipIf(sandbox === undefined || !hasPython)("offline environments in bu
       source: folder,
       commit: "HEAD",
       setup: { kind: "detect" },
-      sandbox,
+      sandbox: present(sandbox, "bubblewrap"),
       cacheDir,
       setupNetwork: "off",
       onLog: (line) => lines.push(line),
@@ -160,7 +160,7 @@ describe.skipIf(sandbox === undefined || !hasPython)("offline environments in bu
         source: folder,
         commit: "HEAD",
         setup: { kind: "detect" },
-        sandbox,
+        sandbox: present(sandbox, "bubblewrap"),
         cacheDir,
         setupNetwork: "off",
       });
@@ -221,7 +221,7 @@ describe.skipIf(sandbox === undefined || !hasPython)("offline environments in bu
       source: folder,
       commit: commit.trim(),
       setup: { kind: "none" },
-      sandbox,
+      sandbox: present(sandbox, "bubblewrap"),
       cacheDir,
     });
     expect(none.setup).toBeUndefined();
@@ -233,7 +233,7 @@ describe.skipIf(sandbox === undefined || !hasPython)("offline environments in bu
         source: folder,
         commit: commit.trim(),
         setup: { kind: "commands", commands: ["exit 4"] },
-        sandbox,
+        sandbox: present(sandbox, "bubblewrap"),
         cacheDir,
       }),
     ).rejects.toBeInstanceOf(SetupFailedError);

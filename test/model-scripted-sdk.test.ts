@@ -97,7 +97,11 @@ describe("scripted server with the AI SDK", () => {
           maxRetries: 0,
         };
         let text: string;
-        let usage: { inputTokens?: number; outputTokens?: number; cachedInputTokens?: number };
+        let usage: {
+          inputTokens?: number | undefined;
+          outputTokens?: number | undefined;
+          cachedInputTokens?: number | undefined;
+        };
         if (streaming) {
           const result = streamText(options);
           text = await result.text;

@@ -159,7 +159,7 @@ const SHAPES_EXPECTED: Record<string, string> = {
   "tests.test_generated::test_from_hook[4]": "pass",
 };
 
-function files(contents: Record<string, string>): VerifierSpec["files"] {
+function files(contents: Record<string, string>): NonNullable<VerifierSpec["files"]> {
   return Object.entries(contents).map(([path, content]) => ({ path, content }));
 }
 

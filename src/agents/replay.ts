@@ -6,10 +6,10 @@
  */
 
 import { cp, readFile, stat } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
+import { applyDiff } from "../core/apply-diff.js";
 import { InputError } from "../core/errors.js";
 import { pathExists, unlessMissing } from "../core/fs.js";
-import { runProcess } from "../core/process.js";
 import type { NetworkPolicy } from "../env/sandbox/types.js";
 import {
   agentResourceLimits,
@@ -93,35 +93,8 @@ export function solutionsFromDirectory(
   };
 }
 
-/** `git apply` of a diff in the workspace (works in folders that are not repositories too). */
-export async function applyDiff(
-  workspace: string,
-  diff: string,
-  signal?: AbortSignal,
-): Promise<{ ok: boolean; message: string }> {
-  // Without a ceiling, a workspace inside another repository would get paths relative to that
-  // repository's root.
-  const env = { ...process.env, GIT_CEILING_DIRECTORIES: dirname(workspace) };
-  const check = await runProcess("git", ["apply", "--whitespace=nowarn", "--check", "-"], {
-    cwd: workspace,
-    env,
-    input: diff,
-    timeoutMs: 60_000,
-    ...(signal === undefined ? {} : { signal }),
-  });
-  if (check.spawnError !== undefined) return { ok: false, message: check.spawnError.message };
-  if (check.exitCode !== 0) return { ok: false, message: check.stderr.trim() };
-  const applied = await runProcess("git", ["apply", "--whitespace=nowarn", "-"], {
-    cwd: workspace,
-    env,
-    input: diff,
-    timeoutMs: 60_000,
-    ...(signal === undefined ? {} : { signal }),
-  });
-  return applied.exitCode === 0
-    ? { ok: true, message: applied.stderr.trim() }
-    : { ok: false, message: applied.stderr.trim() };
-}
+/** The one diff applier (`core/apply-diff.ts`), here for the callers that imported it from replay. */
+export { applyDiff };
 
 function controlTrajectory(
   harness: string,
@@ -225,7 +198,11 @@ async function diffTrajectory(
   const events: TrajectoryEvent[] = [
     { type: "tool_call", id, name: "apply_patch", input: { patch: diff } },
   ];
-  const result = await applyDiff(workspace, diff, request.signal);
+  const result = await applyDiff(
+    workspace,
+    diff,
+    request.signal === undefined ? {} : { signal: request.signal },
+  );
   events.push({ type: "tool_result", id, output: result.message, isError: !result.ok });
   return result.ok
     ? controlTrajectory(harness, request, started, events, "completed")

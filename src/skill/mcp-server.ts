@@ -131,7 +131,8 @@ export async function serveMcpHttp(
       return;
     }
     const server = factory();
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    // Stateless: no `sessionIdGenerator` (the SDK reads an absent one as undefined).
+    const transport = new StreamableHTTPServerTransport({});
     response.on("close", () => {
       void transport.close();
       void server.close();

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { git } from "../../../test/support/git.js";
 import { cleanupsAfterEach, temporaryDirectoryIn } from "../../../test/support/temporary.js";
-import { applyDiff } from "../../agents/replay.js";
+import { applyDiff } from "../../core/apply-diff.js";
 import { treeDigest } from "../../env/index.js";
 import { captureWorkspacePatch } from "./patch.js";
 

@@ -147,7 +147,9 @@ export const scriptSchema = z
 /** Validate an already-parsed script object; `source` names the file in error messages. */
 export function parseScript(value: unknown, source = "script"): Script {
   const parsed = scriptSchema.safeParse(value);
-  if (parsed.success) return parsed.data;
+  // A cast only for optional fields: zod infers them as `T | undefined`, `Script` leaves them out;
+  // the strict schema checks every field `Script` has.
+  if (parsed.success) return parsed.data as Script;
   const issue = parsed.error.issues[0];
   const field = issue === undefined || issue.path.length === 0 ? undefined : issue.path.join(".");
   throw new InputError(
