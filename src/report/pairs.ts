@@ -86,13 +86,8 @@ export type ViewEvent =
       /** True on the call where the skill was activated (a Skill call or a SKILL.md read). */
       readonly activation?: true;
     }
-  | {
-      readonly type: "tool_result";
-      readonly id: string;
-      readonly output: string;
-      readonly isError: boolean;
-    }
-  | { readonly type: "error"; readonly message: string };
+  // Results and errors are shown as the trajectory recorded them.
+  | Extract<TrajectoryEvent, { readonly type: "tool_result" | "error" }>;
 
 export interface FileChange {
   readonly path: string;
