@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { InputError } from "../core/errors.js";
+import { parseInput } from "../core/parse.js";
 import { packageRoot } from "../core/paths.js";
 import { runVerifier, type SandboxV1 } from "../env/index.js";
 import type { ModelClient } from "../model/index.js";
@@ -100,17 +101,14 @@ export class BuiltinTaskFamily extends PythonSolvers implements TaskFamilyV1 {
         },
       );
     }
-    const parsed = fileSchema.safeParse(value);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new InputError(
-        "synth.family.invalid",
-        `${issue?.message ?? "invalid"} (each task needs id, instruction, signature, entryPoint, libraries, tests)`,
-        { file, ...(issue === undefined ? {} : { field: issue.path.join(".") }) },
-      );
-    }
+    const parsed = parseInput(fileSchema, value, {
+      code: "synth.family.invalid",
+      location: { file },
+      describe: (problem) =>
+        `${problem.message} (each task needs id, instruction, signature, entryPoint, libraries, tests)`,
+    });
     const seen = new Set<string>();
-    return parsed.data.tasks.map((task, index) => {
+    return parsed.tasks.map((task, index) => {
       if (seen.has(task.id))
         throw new InputError("synth.family.duplicate", `duplicate task id "${task.id}"`, {
           file,

@@ -8,6 +8,7 @@ import { extname } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { InputError } from "../../core/errors.js";
+import { parseInput } from "../../core/parse.js";
 
 export interface ScriptedToolCall {
   name: string;
@@ -146,18 +147,14 @@ export const scriptSchema = z
 
 /** Validate an already-parsed script object; `source` names the file in error messages. */
 export function parseScript(value: unknown, source = "script"): Script {
-  const parsed = scriptSchema.safeParse(value);
   // A cast only for optional fields: zod infers them as `T | undefined`, `Script` leaves them out;
   // the strict schema checks every field `Script` has.
-  if (parsed.success) return parsed.data as Script;
-  const issue = parsed.error.issues[0];
-  const field = issue === undefined || issue.path.length === 0 ? undefined : issue.path.join(".");
-  throw new InputError(
-    "model.script.invalid",
-    `${issue?.message ?? "invalid script"} (a script has optional "rules", "turns", "fallback" and "faults")`,
-    { file: source, ...(field === undefined ? {} : { field }) },
-    { data: { issues: parsed.error.issues.map((each) => each.message) } },
-  );
+  return parseInput(scriptSchema, value, {
+    code: "model.script.invalid",
+    location: { file: source },
+    describe: (problem) =>
+      `${problem.message} (a script has optional "rules", "turns", "fallback" and "faults")`,
+  }) as Script;
 }
 
 /** Read a script file (JSON, or YAML for `.yaml`/`.yml`). */
