@@ -4,8 +4,9 @@ import type { SandboxExecResult } from "../env/sandbox/types.js";
 import { AGENT_INSTALL_DIRECTORY } from "../skill/install.js";
 import { isEndpointFailure, parseClaudeStreamJson } from "./claude-log.js";
 import {
-  type AgentCliDefinition,
   AgentCliHarness,
+  type AgentCliOptions,
+  type AgentCliSpecifics,
   type CliCommandLine,
   type CliLog,
   type CliOutcome,
@@ -13,12 +14,7 @@ import {
 } from "./cli-run.js";
 import { looksLikeEndpointFailure, tail, temporaryFolder } from "./common.js";
 
-export interface ClaudeCodeOptions {
-  /** Path of the `claude` binary; default: located in node_modules/.bin, then PATH. */
-  readonly binary?: string;
-  /** Appended to the command line (e.g. `--effort low`). */
-  readonly extraArgs?: readonly string[];
-}
+export type ClaudeCodeOptions = AgentCliOptions;
 
 /** Where Claude Code discovers project skills, relative to its working directory. */
 export const CLAUDE_SKILLS_DIRECTORY = AGENT_INSTALL_DIRECTORY["claude-code"];
@@ -34,19 +30,13 @@ const ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com";
  * skill under test is copied to `.claude/skills/<name>/`. What the model was shown comes from the
  * CLI's own `system/init` line, which lists every skill it offers (including ones it ships with).
  */
-export class ClaudeCodeHarness extends AgentCliHarness<ClaudeLog> {
+export class ClaudeCodeHarness extends AgentCliHarness<ClaudeCodeOptions, ClaudeLog> {
   readonly name = "claude-code";
 
-  constructor(private readonly options: ClaudeCodeOptions = {}) {
-    super();
-  }
-
-  protected definition(): AgentCliDefinition<ClaudeLog> {
+  protected definition(): AgentCliSpecifics<ClaudeLog> {
     return {
-      harness: this.name,
       cli: "claude",
       agent: "claude-code",
-      binary: this.options.binary,
       defaultBaseUrl: ANTHROPIC_DEFAULT_URL,
       logFormat: "stream-json",
       createHome: () => temporaryFolder("claude-home"),
@@ -87,12 +77,8 @@ export class ClaudeCodeHarness extends AgentCliHarness<ClaudeLog> {
         ? []
         : ["--max-budget-usd", String(request.limits.budgetUsd)]),
       ...(this.options.extraArgs ?? []),
-      // `--` so a task starting with "-" is never read as a flag.
-      "--",
-      request.task,
     ];
     const env: Record<string, string> = {
-      HOME: inside.path,
       CLAUDE_CONFIG_DIR: join(inside.path, ".claude"),
       // As root, bypassPermissions is refused unless the CLI is told it runs in a sandbox.
       IS_SANDBOX: "1",
@@ -101,7 +87,6 @@ export class ClaudeCodeHarness extends AgentCliHarness<ClaudeLog> {
       DISABLE_AUTOUPDATER: "1",
       ANTHROPIC_BASE_URL: bridge.baseUrl.replace(/\/v1\/?$/, ""),
       ANTHROPIC_API_KEY: bridge.apiKey,
-      ...request.env,
     };
     return { args, env };
   }

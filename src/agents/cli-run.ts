@@ -213,8 +213,13 @@ export interface CliSession extends CliRunStart {
   readonly mountPath: string;
 }
 
-/** One run's command line, and an optional watch on the CLI's output while it runs. */
+/**
+ * One run's command line, and an optional watch on the CLI's output while it runs. `runAgentCli`
+ * appends `--` and the task to `args` (so a task starting with "-" is never read as a flag), and
+ * gives `env` HOME (the per-run home) first and the request's own variables last.
+ */
 export interface CliCommandLine {
+  /** The CLI's arguments before the task. */
   readonly args: readonly string[];
   readonly env: Readonly<Record<string, string>>;
   /** Stops the CLI early (default: the request's signal). */
@@ -292,8 +297,8 @@ export async function runAgentCli<Log extends CliLog>(
           result = await execAgentCli({
             request,
             binary: start.binary,
-            args: commandLine.args,
-            env: commandLine.env,
+            args: [...commandLine.args, "--", request.task],
+            env: { HOME: session.inside.path, ...commandLine.env, ...request.env },
             workspace: start.workspace,
             mountPath: session.mountPath,
             bridge,
@@ -339,14 +344,41 @@ export async function runAgentCli<Log extends CliLog>(
   }
 }
 
-/** The fields every CLI harness class has; `run` is `runAgentCli` with the CLI's definition. */
-export abstract class AgentCliHarness<Log extends CliLog> implements AgentHarnessV1 {
+/** A CLI's part of its definition: all but the harness name and binary, which the class gives. */
+export type AgentCliSpecifics<Log extends CliLog> = Omit<
+  AgentCliDefinition<Log>,
+  "harness" | "binary"
+>;
+
+/** Options every CLI harness takes. */
+export interface AgentCliOptions {
+  /** Path of the CLI's binary; default: located in node_modules/.bin, then PATH. */
+  readonly binary?: string;
+  /** Appended to the command line (e.g. `--effort low`). */
+  readonly extraArgs?: readonly string[];
+}
+
+/**
+ * What every CLI harness class has: its options, and `run` as `runAgentCli` with the CLI's
+ * definition, named by the harness and given the binary the options name.
+ */
+export abstract class AgentCliHarness<Options extends AgentCliOptions, Log extends CliLog>
+  implements AgentHarnessV1
+{
   readonly specificationVersion = "v1" as const;
   abstract readonly name: string;
 
-  protected abstract definition(): AgentCliDefinition<Log>;
+  // Every field of a CLI harness's options is optional, so `{}` is a valid `Options` for each; the
+  // cast only says so to the compiler, which cannot see it through the type parameter.
+  constructor(protected readonly options: Options = {} as Options) {}
+
+  protected abstract definition(): AgentCliSpecifics<Log>;
 
   run(request: AgentRunRequest): Promise<Trajectory> {
-    return runAgentCli(request, this.definition());
+    return runAgentCli(request, {
+      ...this.definition(),
+      harness: this.name,
+      binary: this.options.binary,
+    });
   }
 }

@@ -7,8 +7,9 @@ import type { SandboxExecResult } from "../env/sandbox/types.js";
 import type { ModelPrice } from "../model/prices.js";
 import { AGENT_INSTALL_DIRECTORY } from "../skill/install.js";
 import {
-  type AgentCliDefinition,
   AgentCliHarness,
+  type AgentCliOptions,
+  type AgentCliSpecifics,
   type CliCommandLine,
   type CliLog,
   type CliOutcome,
@@ -28,8 +29,7 @@ import type { AgentRunRequest } from "./types.js";
  */
 export type CodexSandboxMode = "workspace-write" | "bypass";
 
-export interface CodexOptions {
-  readonly binary?: string;
+export interface CodexOptions extends AgentCliOptions {
   /** Default: `workspace-write` when running in the unsafe pass-through sandbox, else `bypass`. */
   readonly codexSandbox?: CodexSandboxMode;
   /** Retries Codex itself makes per model request and stream (its defaults when unset). */
@@ -41,7 +41,6 @@ export interface CodexOptions {
    * many in a row that say the endpoint failed, the run is stopped as `infra_error` (default 3).
    */
   readonly endpointFailureLimit?: number;
-  readonly extraArgs?: readonly string[];
   /**
    * Prices (dollars per million tokens) that win over the built-in table, keyed `provider:model`
    * or model id, as the `model.prices` config section gives them. Codex reports tokens only; the
@@ -130,19 +129,13 @@ async function skillsListedInSessions(sessions: string): Promise<string[] | unde
  * stores in CODEX_HOME does, so `skillsShown` comes from there (falling back to the skill folders
  * it reads when that file is missing or changes shape).
  */
-export class CodexHarness extends AgentCliHarness<CodexLog> {
+export class CodexHarness extends AgentCliHarness<CodexOptions, CodexLog> {
   readonly name = "codex";
 
-  constructor(private readonly options: CodexOptions = {}) {
-    super();
-  }
-
-  protected definition(): AgentCliDefinition<CodexLog> {
+  protected definition(): AgentCliSpecifics<CodexLog> {
     return {
-      harness: this.name,
       cli: "codex",
       agent: "codex",
-      binary: this.options.binary,
       defaultBaseUrl: OPENAI_DEFAULT_URL,
       logFormat: "JSONL",
       createHome: async () => {
@@ -199,15 +192,10 @@ export class CodexHarness extends AgentCliHarness<CodexLog> {
       "--cd",
       session.mountPath,
       ...(this.options.extraArgs ?? []),
-      // `--` so a task starting with "-" is never read as a flag.
-      "--",
-      request.task,
     ];
     const env: Record<string, string> = {
-      HOME: inside.path,
       CODEX_HOME: join(inside.path, ".codex"),
       [KEY_VARIABLE]: bridge.apiKey,
-      ...request.env,
     };
     return { args, env, ...watchEndpoint(request, this.options.endpointFailureLimit ?? 3) };
   }
