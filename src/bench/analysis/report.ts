@@ -27,7 +27,12 @@ import {
 } from "./statistics.js";
 
 // The report's types and the helpers other modules use, from where they were first defined.
-export { armMeasurementFlags, runDetail, runNeedsExplanation } from "./profile.js";
+export {
+  armMeasurementFlags,
+  runDetail,
+  runNeedsExplanation,
+  verifierExitText,
+} from "./profile.js";
 export * from "./report-types.js";
 
 /**
