@@ -15,22 +15,26 @@
  */
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 // Types only: BullMQ loads when a queue run starts (~0.25 s of start-up for every other command).
 import type { Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { InternalError, UsageError } from "../../core/errors.js";
 import { unlessMissing, writeFileAtomic } from "../../core/fs.js";
+import { parseResult } from "../../core/parse.js";
+import { treeDigest } from "../../env/index.js";
 import { registerSecret } from "../../model/redact.js";
 import { messageOf } from "../run/execute.js";
 import type { ModelEndpoint } from "../run/model-endpoint.js";
 import type { RunFailure, RunSuiteOptions, RunSuiteSummary, SandboxKind } from "../run/options.js";
 import { openRunDirectory, type PlannedRun, planRun } from "../run/plan.js";
 import { progressReporter } from "../run/progress.js";
+import { BaselineSources } from "../run/reuse.js";
 import { storeRunResult } from "../run/store-result.js";
 import { writeManifest } from "../store/manifest.js";
-import { formatRunKey, type ResultsStore } from "../store/results.js";
+import { formatRunKey, ResultsStore } from "../store/results.js";
 import type { Configuration } from "../suite/schema.js";
+import type { SuiteRequirement } from "../suite/types.js";
 import { createRedisClient, queueConnectionOf, type RedisConnectionOptions } from "./connection.js";
 import {
   DEFAULT_QUEUE_PREFIX,
@@ -38,6 +42,8 @@ import {
   jobIdOf,
   jobIdPrefix,
   parseQueueResult,
+  type QueueJobData,
+  type QueueJobVariant,
   queueJobSchema,
   queueNameOf,
   type RateLimit,
@@ -100,7 +106,21 @@ export async function runSuiteOnQueue(options: QueueRunOptions): Promise<RunSuit
   const sandboxKind = options.sandbox ?? "local";
   const pollIntervalMs = options.pollIntervalMs ?? 1_000;
   const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
+  if (options.agentEnv !== undefined && Object.keys(options.agentEnv).length > 0) {
+    // It may hold keys, and the queue carries none: workers have their own environment.
+    throw new UsageError(
+      "queue-agent-env",
+      "agentEnv is not carried to queue workers (it may hold secrets); set it in each worker's environment instead",
+    );
+  }
   const plan = await planRun(options);
+  if (options.check !== false) {
+    // The in-process runner checks verifiers and prepares environments before any agent runs
+    // (`../run/gate.ts`); the coordinator has no sandbox to do that with. Said, not silent.
+    options.onWarning?.(
+      "note: with --queue the verifier check does not run first (broken verifiers are not held back, weak ones not flagged weak-verifier); run `skillsmith bench check` on the suite beforehand",
+    );
+  }
   if (sandboxKind === "unsafe") {
     options.onWarning?.(
       "warning: workers will run agents and verifiers WITHOUT a sandbox (--sandbox unsafe), if started with --allow-unsafe: they can read and write anything the worker's user can",
@@ -112,9 +132,31 @@ export async function runSuiteOnQueue(options: QueueRunOptions): Promise<RunSuit
     sandboxKind,
   );
   let client: Redis | undefined;
+  let sources: BaselineSources | undefined;
   const queues = new Map<string, Queue>();
   try {
     const runId = await queueRunId(plan.runDir);
+    // Workers load the suite from disk; the command line's variants travel with each job, with
+    // the tree digest of their folder, which the worker checks before it installs one.
+    const variants: QueueJobVariant[] = [];
+    for (const variant of options.variants ?? []) {
+      const folder = resolve(variant.folder);
+      // The skill named: the worker loads the whole suite, where "the only skill" of this
+      // selection may be one of several.
+      const skill = variant.skill ?? plan.suite.skills[0]?.id;
+      variants.push({
+        ...(skill === undefined ? {} : { skill }),
+        name: variant.name,
+        folder,
+        digest: await treeDigest(folder),
+      });
+    }
+    // `--reuse`, planned here as in the in-process runner: the sources are opened (and refused)
+    // the same way; which run is reused is decided by the worker's fingerprint of it.
+    const reuseOn = options.freshBaseline !== true && (options.reuse ?? []).length > 0;
+    sources = reuseOn ? await BaselineSources.open(options.reuse ?? [], plan.runDir) : undefined;
+    const reuseCandidates =
+      sources === undefined ? undefined : await unassistedFingerprints(sources.runDirs);
     const suiteDigest = manifest.suite.digest;
     const { Queue } = await import("bullmq");
     client = await createRedisClient(connection, label, {
@@ -157,6 +199,63 @@ export async function runSuiteOnQueue(options: QueueRunOptions): Promise<RunSuit
       return queue;
     };
 
+    const endpointOf = (configuration: Configuration): ModelEndpoint | undefined => {
+      const endpoint = options.modelEndpoint;
+      return typeof endpoint === "function" ? endpoint(configuration) : endpoint;
+    };
+    /** The job of one run; `reuse: false` once the copy its fingerprint promised fell through. */
+    const jobOf = (
+      id: string,
+      run: PlannedRun,
+      choice: { readonly reuse: boolean },
+    ): Parameters<Queue["addBulk"]>[0][number] => {
+      const endpoint = endpointOf(run.configuration);
+      // The key itself stays here; registered, it cannot reach Redis inside another field.
+      registerSecret(endpoint?.apiKey);
+      const candidates =
+        choice.reuse && run.key.arm === "without"
+          ? reuseCandidates?.(run.requirement, run.key.repeat)
+          : undefined;
+      const data = jobDataFor(run, {
+        runId,
+        suite: { path: plan.suite.root, digest: suiteDigest },
+        ...(plan.predictions === undefined
+          ? {}
+          : { predictions: { path: plan.predictions.file, digest: plan.predictions.digest } }),
+        sandbox: sandboxKind,
+        ...(endpoint === undefined ? {} : { endpoint }),
+        maxAttempts: plan.maxAttempts,
+        priorAttempts: store.attemptCount(run.key),
+        ...(options.baseImages === undefined ? {} : { baseImages: options.baseImages }),
+        ...(options.prices === undefined ? {} : { prices: options.prices }),
+        ...(options.setupNetwork === undefined ? {} : { setupNetwork: options.setupNetwork }),
+        variants,
+        ...(candidates === undefined || candidates.length === 0
+          ? {}
+          : { reuseCandidates: candidates }),
+      });
+      // Checked as a worker will check it: a value no worker accepts (a base image with a space)
+      // is this command's mistake, said once here rather than as every job's failure.
+      const checked = parseResult(queueJobSchema, data);
+      if (!checked.ok) {
+        throw new UsageError(
+          "queue-job-invalid",
+          `cannot enqueue ${formatRunKey(run.key)}: ${checked.error.field ?? "job"}: ${checked.error.message}`,
+        );
+      }
+      return {
+        name: "run",
+        data,
+        opts: {
+          jobId: id,
+          attempts: options.jobAttempts ?? 3,
+          backoff: { type: "exponential", delay: 1_000 },
+          removeOnComplete: false,
+          removeOnFail: false,
+        },
+      };
+    };
+
     const outstanding = new Map<string, PlannedRun>();
     for (const run of pending) outstanding.set(jobIdOf(runId, run.key), run);
     const seenAttempts = new Set(
@@ -166,6 +265,7 @@ export async function runSuiteOnQueue(options: QueueRunOptions): Promise<RunSuit
     );
     const failed: RunFailure[] = [];
     let done = 0;
+    let reused = 0;
     let running = 0;
     let notScheduled = 0;
     let stoppedByBudget = false;
@@ -211,6 +311,33 @@ export async function runSuiteOnQueue(options: QueueRunOptions): Promise<RunSuit
         outstanding.delete(id);
         await removeJob(job);
         progress({ ...run.key, status: "infra_error" });
+        return;
+      }
+      if (value.outcome.kind === "reusable") {
+        const fingerprint = value.outcome.fingerprint;
+        const offered = reuseCandidates?.(run.requirement, run.key.repeat) ?? [];
+        const copied =
+          sources !== undefined && run.key.arm === "without" && offered.includes(fingerprint.digest)
+            ? await sources.reuse(run, fingerprint, plan.runDir)
+            : undefined;
+        if (copied === undefined) {
+          // Nothing to copy after all (a source changed, or the answer was not for this job):
+          // the run is executed instead, never left out.
+          await removeJob(job);
+          await queueOf(run.configuration).add(
+            "run",
+            ...addArguments(jobOf(id, run, { reuse: false })),
+          );
+          return;
+        }
+        if (!store.has(run.key)) {
+          const stored = await storeRunResult(store, plan.runDir, copied);
+          done += 1;
+          reused += 1;
+          progress({ ...run.key, status: stored.status, passRatio: stored.passRatio });
+        }
+        outstanding.delete(id);
+        await removeJob(job);
         return;
       }
       const result = value.outcome.result;
@@ -305,41 +432,11 @@ export async function runSuiteOnQueue(options: QueueRunOptions): Promise<RunSuit
       stoppedByBudget = outstanding.size > 0;
       await withdrawWaiting();
     } else {
-      const endpointOf = (configuration: Configuration): ModelEndpoint | undefined => {
-        const endpoint = options.modelEndpoint;
-        return typeof endpoint === "function" ? endpoint(configuration) : endpoint;
-      };
       const byQueue = new Map<Queue, Array<Parameters<Queue["addBulk"]>[0][number]>>();
       for (const [id, run] of outstanding) {
         const queue = queueOf(run.configuration);
-        const endpoint = endpointOf(run.configuration);
-        // The key itself stays here; registered, it cannot reach Redis inside another field.
-        registerSecret(endpoint?.apiKey);
-        const data = jobDataFor(run, {
-          runId,
-          suite: { path: plan.suite.root, digest: suiteDigest },
-          ...(plan.predictions === undefined
-            ? {}
-            : {
-                predictions: { path: plan.predictions.file, digest: plan.predictions.digest },
-              }),
-          sandbox: sandboxKind,
-          ...(endpoint === undefined ? {} : { endpoint }),
-          maxAttempts: plan.maxAttempts,
-          priorAttempts: store.attemptCount(run.key),
-        });
         const list = byQueue.get(queue) ?? [];
-        list.push({
-          name: "run",
-          data,
-          opts: {
-            jobId: id,
-            attempts: options.jobAttempts ?? 3,
-            backoff: { type: "exponential", delay: 1_000 },
-            removeOnComplete: false,
-            removeOnFail: false,
-          },
-        });
+        list.push(jobOf(id, run, { reuse: true }));
         byQueue.set(queue, list);
       }
       for (const [queue, jobs] of byQueue) {
@@ -369,6 +466,7 @@ export async function runSuiteOnQueue(options: QueueRunOptions): Promise<RunSuit
       total: planned.length,
       alreadyDone,
       executed: done,
+      reused,
       failed,
       notScheduled,
       stoppedByBudget,
@@ -377,6 +475,7 @@ export async function runSuiteOnQueue(options: QueueRunOptions): Promise<RunSuit
       wallTimeMs: performance.now() - started,
     };
   } finally {
+    sources?.close();
     for (const queue of queues.values()) await queue.close().catch(() => undefined);
     client?.disconnect();
     store.close();
@@ -422,4 +521,50 @@ function recordInfraAttempts(
     });
     seen.add(identity);
   }
+}
+
+/** `Queue.add`'s arguments for a job built for `addBulk`. */
+function addArguments(
+  job: Parameters<Queue["addBulk"]>[0][number],
+): [QueueJobData, Parameters<Queue["add"]>[2]] {
+  return [job.data as QueueJobData, job.opts];
+}
+
+/**
+ * The fingerprints of the sources' unassisted runs, and how many runs carry each: a run key's
+ * candidates are those of its requirement (id and text, both fingerprinted) held by at least
+ * `repeat` runs, as `BaselineSources.reuse` gives repeat r the r-th match. Filtering on what the
+ * fingerprint itself contains never drops a run that could match; it keeps each job small.
+ */
+async function unassistedFingerprints(
+  runDirs: readonly string[],
+): Promise<(requirement: SuiteRequirement, repeat: number) => string[]> {
+  const counts = new Map<string, { count: number; requirement: string }>();
+  for (const runDir of runDirs) {
+    const source = ResultsStore.openReadOnly(runDir);
+    try {
+      for (const result of source.results()) {
+        const fingerprint = result.fingerprint;
+        if (result.arm !== "without" || fingerprint === undefined) continue;
+        const inputs = fingerprint.inputs.requirement as
+          | { id?: unknown; text?: unknown }
+          | undefined;
+        const entry = counts.get(fingerprint.digest) ?? {
+          count: 0,
+          requirement: JSON.stringify([inputs?.id, inputs?.text]),
+        };
+        entry.count += 1;
+        counts.set(fingerprint.digest, entry);
+      }
+    } finally {
+      source.close();
+    }
+  }
+  return (requirement, repeat) => {
+    const wanted = JSON.stringify([requirement.id, requirement.raw]);
+    return [...counts]
+      .filter(([, entry]) => entry.requirement === wanted && entry.count >= repeat)
+      .map(([digest]) => digest)
+      .sort();
+  };
 }

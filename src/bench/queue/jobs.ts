@@ -3,19 +3,32 @@
  * returns. Both are parsed with zod on the receiving side (Redis is shared, its content is not
  * trusted). Job data never carries API keys: workers read their own from their environment.
  */
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import { UsageError } from "../../core/errors.js";
 import { parseResult } from "../../core/parse.js";
+import type { SetupNetworkChoice } from "../../env/index.js";
+import type { ModelPrice } from "../../model/index.js";
 import { redactKnownSecrets } from "../../model/redact.js";
+import { canonicalJson } from "../run/fingerprint.js";
 import type { ModelEndpoint } from "../run/model-endpoint.js";
 import { modelSpecOf } from "../run/model-endpoint.js";
 import type { SandboxKind } from "../run/options.js";
 import type { PlannedRun } from "../run/plan.js";
-import { type AttemptRecord, formatRunKey, type RunKey, type RunResult } from "../store/results.js";
+import {
+  type AttemptRecord,
+  formatRunKey,
+  type RunFingerprint,
+  type RunKey,
+  type RunResult,
+} from "../store/results.js";
 import { type Configuration, configurationSchema, idSchema } from "../suite/schema.js";
 
-export const QUEUE_JOB_FORMAT = "skillsmith-queue-job/1";
-export const QUEUE_RESULT_FORMAT = "skillsmith-queue-result/1";
+// Version 2 added base images, prices, setup network, variants and reuse candidates to the job,
+// and fingerprints and the `reusable` outcome to the result. A version-1 worker refuses a
+// version-2 job instead of silently dropping the fields it does not know (zod strips them).
+export const QUEUE_JOB_FORMAT = "skillsmith-queue-job/2";
+export const QUEUE_RESULT_FORMAT = "skillsmith-queue-result/2";
 /** BullMQ's key prefix of every queue of skillsmith. */
 export const DEFAULT_QUEUE_PREFIX = "skillsmith";
 
@@ -30,6 +43,37 @@ const runKeySchema = z.object({
     ),
   ]),
   repeat: z.number().int().positive(),
+});
+
+const sha256Schema = z.string().regex(/^[a-f0-9]{64}$/);
+
+/**
+ * An image a task's Dockerfile is built `FROM` on the worker. Written into the Dockerfile, so
+ * no whitespace or anything else that could end the `FROM` line and start an instruction of its
+ * own (a newline followed by `RUN …`): the characters of image references (`host:port/name:tag`,
+ * `@sha256:…`) only.
+ */
+const localImageSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}$/);
+/** The `FROM` image it replaces: only looked up, never written, but still one word. */
+const fromImageSchema = z.string().regex(/^[^\s]{1,255}$/);
+
+/** A model's price per million tokens (`model.prices` of the config), as the config checks it. */
+const priceSchema = z.strictObject({
+  input: z.number().nonnegative().finite(),
+  cachedInput: z.number().nonnegative().finite().optional(),
+  output: z.number().nonnegative().finite(),
+});
+
+/**
+ * A command-line variant (`--variant [skill:]name=folder`): the worker installs `folder` from
+ * its own disk only when the folder's tree digest is `digest`, so a job can name only a folder
+ * whose exact content its writer already knows (see the README's Security section).
+ */
+const variantSchema = z.strictObject({
+  skill: idSchema.optional(),
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/),
+  folder: z.string().min(2).startsWith("/"),
+  digest: sha256Schema,
 });
 
 export const queueJobSchema = z.object({
@@ -48,8 +92,23 @@ export const queueJobSchema = z.object({
   maxAttempts: z.number().int().positive(),
   /** Attempts the run directory held for this key when the job was enqueued. */
   priorAttempts: z.number().int().min(0),
+  /** `--base-image`: a task Dockerfile's `FROM` image → the local image it is built from. */
+  baseImages: z.record(fromImageSchema, localImageSchema).optional(),
+  /** `model.prices` of the coordinator's config: what a run's tokens cost (Codex, builtin). */
+  prices: z.record(z.string().min(1).max(200), priceSchema).optional(),
+  /** `--setup-network` of the coordinator, for the bases the worker prepares. */
+  setupNetwork: z.enum(["auto", "on", "off"]).optional(),
+  /** Variants given on the coordinator's command line, added to the suite the worker loads. */
+  variants: z.array(variantSchema).max(64).optional(),
+  /**
+   * `--reuse` (an unassisted run only): fingerprint digests of earlier runs the coordinator can
+   * copy for this key. A worker whose own fingerprint of the run is one of them answers
+   * `reusable` instead of executing it; the coordinator then copies that run.
+   */
+  reuse: z.strictObject({ candidates: z.array(sha256Schema).max(1_000) }).optional(),
 });
 export type QueueJobData = z.output<typeof queueJobSchema>;
+export type QueueJobVariant = z.output<typeof variantSchema>;
 
 const attemptSchema = runKeySchema.extend({
   attempt: z.number().int().positive(),
@@ -59,12 +118,24 @@ const attemptSchema = runKeySchema.extend({
   finishedAt: z.string(),
 });
 
+/**
+ * A run's fingerprint as the worker computed it: the digest must be the hash of the inputs
+ * beside it, or a later `--reuse` of this run directory would match on a digest that does not
+ * say what the run was.
+ */
+const fingerprintSchema = z
+  .object({ digest: sha256Schema, inputs: z.record(z.string(), z.unknown()) })
+  .refine((fingerprint) => sha256Of(canonicalJson(fingerprint.inputs)) === fingerprint.digest, {
+    message: "the fingerprint's digest is not the hash of its inputs",
+  });
+
 /** A result row as the worker built it; the store checks the rest of its shape on insert. */
 const resultSchema = runKeySchema
   .extend({
     status: z.enum(["completed", "timeout", "agent_error"]),
     passRatio: z.number().min(0).max(1),
     attempts: z.number().int().positive(),
+    fingerprint: fingerprintSchema.optional(),
   })
   .passthrough();
 
@@ -74,6 +145,8 @@ const queueResultSchema = z.object({
   infraAttempts: z.array(attemptSchema),
   outcome: z.discriminatedUnion("kind", [
     z.object({ kind: z.literal("scored"), result: resultSchema }),
+    /** The run's fingerprint on the worker is one of the job's reuse candidates: not executed. */
+    z.object({ kind: z.literal("reusable"), fingerprint: fingerprintSchema }),
     z.object({
       kind: z.literal("failed"),
       attempts: z.number().int().min(0),
@@ -88,6 +161,7 @@ export interface QueueJobResult {
   readonly infraAttempts: ReadonlyArray<Omit<AttemptRecord, "outcome">>;
   readonly outcome:
     | { readonly kind: "scored"; readonly result: RunResult }
+    | { readonly kind: "reusable"; readonly fingerprint: RunFingerprint }
     | { readonly kind: "failed"; readonly attempts: number; readonly error: string };
 }
 
@@ -115,6 +189,10 @@ export function parseQueueResult(
  */
 export function jobIdOf(runId: string, key: RunKey): string {
   return `${runId}/${formatRunKey(key).replace(/%/g, "%25").replace(/:/g, "%3A")}`;
+}
+
+function sha256Of(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
 }
 
 /** Jobs of one run all start with this. */
@@ -188,6 +266,12 @@ export function jobDataFor(
     readonly endpoint?: ModelEndpoint;
     readonly maxAttempts: number;
     readonly priorAttempts: number;
+    readonly baseImages?: Readonly<Record<string, string>>;
+    readonly prices?: Readonly<Record<string, ModelPrice>>;
+    readonly setupNetwork?: SetupNetworkChoice;
+    readonly variants?: ReadonlyArray<QueueJobVariant>;
+    /** Fingerprint digests of the earlier runs `--reuse` could copy for this key. */
+    readonly reuseCandidates?: readonly string[];
   },
 ): QueueJobData {
   const baseUrl = inputs.endpoint?.baseUrl;
@@ -207,5 +291,18 @@ export function jobDataFor(
     ...(baseUrl === undefined ? {} : { endpoint: { baseUrl } }),
     maxAttempts: inputs.maxAttempts,
     priorAttempts: inputs.priorAttempts,
+    ...(inputs.baseImages === undefined || Object.keys(inputs.baseImages).length === 0
+      ? {}
+      : { baseImages: { ...inputs.baseImages } }),
+    ...(inputs.prices === undefined || Object.keys(inputs.prices).length === 0
+      ? {}
+      : { prices: structuredClone(inputs.prices) as Record<string, ModelPrice> }),
+    ...(inputs.setupNetwork === undefined ? {} : { setupNetwork: inputs.setupNetwork }),
+    ...(inputs.variants === undefined || inputs.variants.length === 0
+      ? {}
+      : { variants: inputs.variants.map((variant) => ({ ...variant })) }),
+    ...(inputs.reuseCandidates === undefined
+      ? {}
+      : { reuse: { candidates: [...inputs.reuseCandidates] } }),
   });
 }

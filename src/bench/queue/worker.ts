@@ -20,29 +20,33 @@ import type { AgentHarnessV1 } from "../../agents/index.js";
 import { InfrastructureError, isSkillsmithError } from "../../core/errors.js";
 import { Semaphore } from "../../core/limit.js";
 import { parseResult } from "../../core/parse.js";
-import { defaultCacheDir, type SandboxV1, treeDigest } from "../../env/index.js";
+import { defaultCacheDir, type PreparedBase, type SandboxV1, treeDigest } from "../../env/index.js";
 import { redactKnownSecrets, registerEnvironmentSecrets } from "../../model/redact.js";
+import { prepareSkillBase, type SkillEnvironmentOptions } from "../run/environments.js";
 import {
   type AttemptLedger,
   type ExecutionContext,
   executeWithRetries,
   messageOf,
 } from "../run/execute.js";
-import { endpointFromEnvironment } from "../run/model-endpoint.js";
+import { endpointFromEnvironment, modelSpecOf } from "../run/model-endpoint.js";
 import type { SandboxKind } from "../run/options.js";
-import type { PlannedRun } from "../run/plan.js";
+import { agentVersions, type PlannedRun } from "../run/plan.js";
 import { Predictions } from "../run/predictions.js";
-import { harnessesFor, openSandbox, preparedBases } from "../run/prepare.js";
-import type { AttemptRecord } from "../store/results.js";
+import { harnessesFor, openSandbox } from "../run/prepare.js";
+import { fingerprints } from "../run/reuse.js";
+import type { AttemptRecord, RunFingerprint } from "../store/results.js";
 import { loadSuite } from "../suite/load.js";
 import type { Configuration } from "../suite/schema.js";
 import type { Suite } from "../suite/types.js";
+import { checkVariantFolder, type VariantOption, withVariants } from "../suite/variants.js";
 import { createRedisClient, queueConnectionOf, type RedisConnectionOptions } from "./connection.js";
 import {
   DEFAULT_QUEUE_PREFIX,
   QUEUE_RESULT_FORMAT,
   type QueueJobData,
   type QueueJobResult,
+  type QueueJobVariant,
   queueJobSchema,
   queueNameOf,
   rateLimitSchema,
@@ -94,6 +98,8 @@ interface LoadedRun {
   readonly suite: Suite;
   readonly harnessOf: (configuration: Configuration) => AgentHarnessV1;
   readonly baseFor: ExecutionContext["baseFor"];
+  /** The run's fingerprint on this worker, as the in-process runner stores it. */
+  readonly fingerprintOf: (run: PlannedRun) => Promise<RunFingerprint>;
 }
 
 /** Run a worker until `signal` aborts; see the module comment. */
@@ -155,25 +161,61 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     return promise;
   };
 
+  /** The `--version` of each agent CLI on this worker: the CLI that runs is this machine's. */
+  const agentVersionOf = new Map<string, Promise<Record<string, string>>>();
+  const versionsFor = (configuration: Configuration): Promise<Record<string, string>> => {
+    let promise = agentVersionOf.get(configuration.agent);
+    if (promise === undefined) {
+      promise = agentVersions([configuration]);
+      agentVersionOf.set(configuration.agent, promise);
+      promise.catch(() => agentVersionOf.delete(configuration.agent));
+    }
+    return promise;
+  };
+
   const runFor = (data: QueueJobData, sandbox: SandboxV1): Promise<LoadedRun> => {
-    const cacheKey = `${data.runId}|${data.suite.digest}|${data.predictions?.digest ?? ""}|${sandbox.kind}`;
+    // Everything the loaded suite, its harnesses and bases depend on, so one job's settings
+    // never serve another job that asked for different ones.
+    const settings = JSON.stringify([
+      data.variants ?? [],
+      data.prices ?? {},
+      data.baseImages ?? {},
+      data.setupNetwork ?? "",
+    ]);
+    const cacheKey = `${data.runId}|${data.suite.digest}|${data.predictions?.digest ?? ""}|${sandbox.kind}|${settings}`;
     let promise = loaded.get(cacheKey);
     if (promise === undefined) {
       promise = (async () => {
-        const suite = await loadSuite(resolve(data.suite.path));
-        const digest = await treeDigest(suite.root);
+        const loadedSuite = await loadSuite(resolve(data.suite.path));
+        const digest = await treeDigest(loadedSuite.root);
         if (digest !== data.suite.digest) {
           throw new InfrastructureError(
             "queue.suite-differs",
             `suite ${data.suite.path} on this worker differs from the coordinator's (digest ${digest.slice(0, 12)}, expected ${data.suite.digest.slice(0, 12)})`,
           );
         }
+        const suite = await withVariants(loadedSuite, await checkedVariants(data.variants ?? []));
         const predictions = await predictionsFor(data);
-        return {
-          suite,
-          harnessOf: harnessesFor(suite, predictions, options.harnessFor),
-          baseFor: preparedBases(sandbox, cacheDir),
-        };
+        const harnessOf = harnessesFor(suite, predictions, options.harnessFor, data.prices);
+        const baseFor = skillBases({
+          sandbox,
+          cacheDir,
+          ...(data.baseImages === undefined ? {} : { baseImages: data.baseImages }),
+          ...(data.setupNetwork === undefined ? {} : { setupNetwork: data.setupNetwork }),
+          onLog: log,
+        });
+        const versions = await versionsFor(data.configuration);
+        const fingerprintOf = fingerprints({
+          baseFor,
+          harnessName: (configuration) => harnessOf(configuration).name,
+          modelSpec: modelSpecOf,
+          agentVersions: versions,
+          sandbox: sandbox.kind,
+          ...(predictions === undefined
+            ? {}
+            : { replayPatch: (run: PlannedRun) => predictions.patchFor({ ...run.key }) }),
+        });
+        return { suite, harnessOf, baseFor, fingerprintOf };
       })();
       loaded.set(cacheKey, promise);
       promise.catch(() => loaded.delete(cacheKey));
@@ -196,7 +238,7 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     const release = await slots.acquire();
     try {
       const sandbox = await sandboxFor(data.sandbox);
-      const { suite, harnessOf, baseFor } = await runFor(data, sandbox);
+      const { suite, harnessOf, baseFor, fingerprintOf } = await runFor(data, sandbox);
       const skill = suite.skills.find((candidate) => candidate.id === data.key.skill);
       const requirement = skill?.requirements.find(
         (candidate) => candidate.id === data.key.requirement,
@@ -233,12 +275,28 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
             ...(own?.apiKey === undefined ? {} : { apiKey: own.apiKey }),
           };
         },
+        ...(data.prices === undefined ? {} : { prices: data.prices }),
         signal: force.signal,
       };
+      if (data.reuse !== undefined && run.key.arm === "without") {
+        // Reuse is decided by this worker's fingerprint of the run (its base, its agent CLI), so
+        // an earlier run stands in only for the run this worker would have executed.
+        const fingerprint = await fingerprintOf(run);
+        if (data.reuse.candidates.includes(fingerprint.digest)) {
+          const result: QueueJobResult = {
+            format: QUEUE_RESULT_FORMAT,
+            infraAttempts: [],
+            outcome: { kind: "reusable", fingerprint },
+          };
+          options.onJobDone?.(data, "reusable");
+          return redactKnownSecrets(result, env);
+        }
+      }
       const outcome = await executeWithRetries(run, context, {
         ledger,
         maxAttempts: data.maxAttempts,
-        record: async (result) => result,
+        // Stored with the result, as the in-process runner does: `--reuse` matches on it.
+        record: async (result) => ({ ...result, fingerprint: await fingerprintOf(run) }),
         onWarning: log,
       });
       if (outcome.kind === "aborted") {
@@ -361,6 +419,52 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     client.disconnect();
   }
   return { completed, failed };
+}
+
+/**
+ * Prepared bases of a suite's skills as the in-process runner prepares them (`prepareSkillBase`
+ * with the run's base images and setup network), each once per process on first use; a failed
+ * preparation is retried by the next run that needs it.
+ */
+function skillBases(options: SkillEnvironmentOptions): ExecutionContext["baseFor"] {
+  const bases = new Map<string, Promise<PreparedBase>>();
+  return (skill) => {
+    let promise = bases.get(skill.id);
+    if (promise === undefined) {
+      promise = prepareSkillBase(skill, options).then((prepared) => prepared.base);
+      bases.set(skill.id, promise);
+      promise.catch(() => bases.delete(skill.id));
+    }
+    return promise;
+  };
+}
+
+/**
+ * A job's variants, each only if the folder at its path on this worker has the tree digest the
+ * coordinator recorded. A job can name any path; the digest makes it name only a folder whose
+ * content its writer already knows. One message whether the folder is missing, unreadable or
+ * different, and never this folder's digest: a crafted job learns nothing about the worker's disk.
+ */
+async function checkedVariants(variants: readonly QueueJobVariant[]): Promise<VariantOption[]> {
+  const checked: VariantOption[] = [];
+  for (const variant of variants) {
+    // An Agent Skills folder first: a job naming `/` must not make the worker hash its disk.
+    const digest = await checkVariantFolder(variant.folder, `variant ${variant.name}`)
+      .then(() => treeDigest(variant.folder))
+      .catch(() => undefined);
+    if (digest !== variant.digest) {
+      throw new InfrastructureError(
+        "queue.variant-differs",
+        `variant ${variant.name}: ${variant.folder} on this worker is missing or differs from the coordinator's (expected digest ${variant.digest.slice(0, 12)})`,
+      );
+    }
+    checked.push({
+      ...(variant.skill === undefined ? {} : { skill: variant.skill }),
+      name: variant.name,
+      folder: variant.folder,
+    });
+  }
+  return checked;
 }
 
 /**

@@ -35,7 +35,7 @@ export interface PlannedRun {
   readonly requirement: SuiteRequirement;
 }
 
-async function agentVersions(
+export async function agentVersions(
   configurations: readonly Configuration[],
 ): Promise<Record<string, string>> {
   const versions: Record<string, string> = {};

@@ -166,15 +166,6 @@ export function registerRun(bench: Command, context: CommandContext): void {
       });
       const variants = (options.variant ?? []).map((text) => parseVariantOption(text, io.cwd));
       const suite = await withVariants(selected, variants);
-      if (options.queue !== undefined && (options.variant ?? []).length > 0) {
-        throw new UsageError(
-          "option-invalid",
-          "--variant with --queue: workers load the suite from disk and would not see the command line's variants; declare them in skill.yaml (variants:)",
-        );
-      }
-      if (options.queue !== undefined && (options.reuse ?? []).length > 0) {
-        throw new UsageError("option-invalid", "--reuse is not supported with --queue yet");
-      }
       const runDir =
         options.out === undefined ? defaultRunDir(io.cwd, suite) : resolve(io.cwd, options.out);
       const terminal = io.stderrIsTerminal === true;
@@ -280,7 +271,11 @@ export function registerRun(bench: Command, context: CommandContext): void {
         printLines(io, [
           "",
           ...(check === undefined
-            ? ["verifier check skipped (--no-check)"]
+            ? [
+                options.check === false
+                  ? "verifier check skipped (--no-check)"
+                  : "verifier check not run (--queue does not run it)",
+              ]
             : [
                 `verifier check: ${counts.ok} ok, ${counts.weak} weak (run, flagged weak-verifier), ${counts.broken} broken (not run: ${brokenParts.join(", ")})`,
               ]),

@@ -1,0 +1,451 @@
+/**
+ * `bench run --queue` stores what the in-process `bench run` stores. A real `redis-server` (on a
+ * free port) and the real queue worker (`runQueueWorker`, in this process) run the same suites
+ * as `runSuite`, and the stored results are compared row by row:
+ *
+ * - a variant given on the command line (`variants`) reaches the workers, checked by digest;
+ * - every queue result carries the run's fingerprint, so a queue run directory serves as a
+ *   `--reuse` source, and `--reuse` on the queue copies the same unassisted runs with the same
+ *   provenance as in process, without a worker executing them;
+ * - price overrides (`model.prices`) price a Codex run on the worker (real Codex CLI, scripted
+ *   model server; the cost is computed by hand from the stored token counts and the price);
+ * - `--base-image` mappings reach the workers (a Harbor task FROM an image this machine does not
+ *   have, in the container sandbox, needs Podman).
+ *
+ * And the attacks: a job naming a variant folder on the worker without knowing its digest is
+ * refused and learns nothing about it; `agentEnv` (which may hold keys) is refused.
+ *
+ * Before: the workers dropped variants (their arm failed), stored no fingerprints, ignored
+ * `reuse`, priced Codex at the list price, and built task images FROM the original image.
+ */
+import { existsSync } from "node:fs";
+import { appendFile, mkdir, mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Queue } from "bullmq";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findAgentCli } from "../src/agents/cli-locate.js";
+import { importHarbor } from "../src/bench/index.js";
+import { runSuiteOnQueue } from "../src/bench/queue/coordinator.js";
+import {
+  jobDataFor,
+  type QueueJobData,
+  queueNameOf,
+  rateLimitGroupOf,
+} from "../src/bench/queue/jobs.js";
+import { runQueueWorker } from "../src/bench/queue/worker.js";
+import { Predictions } from "../src/bench/run/predictions.js";
+import { runSuite } from "../src/bench/run/runner.js";
+import { ResultsStore, type RunResult } from "../src/bench/store/results.js";
+import type { Configuration } from "../src/bench/suite/schema.js";
+import type { SuiteRequirement, SuiteSkill } from "../src/bench/suite/types.js";
+import { treeDigest } from "../src/env/index.js";
+import { findOnPath } from "../src/env/sandbox/bubblewrap.js";
+import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
+import { writeTree } from "./support/cli.js";
+import { waitFor } from "./support/processes.js";
+import { type RedisServer, startRedisServer } from "./support/redis.js";
+import { availableContainerSandbox } from "./support/sandboxes.js";
+import { newFilePatch, removeRunRoot, writeReplaySuite, writeTinySuite } from "./support/suites.js";
+
+const hasRedisServer = findOnPath("redis-server") !== null;
+const codex = await findAgentCli("codex");
+const containers = existsSync("/run/podman/podman.sock")
+  ? await availableContainerSandbox()
+  : undefined;
+
+const WORKER_KEY = "sk-queue-parity-worker-key-5b0e9c";
+let root: string;
+let suite: string;
+let predictions: string;
+let cacheDir: string;
+let variantFolder: string;
+let url: string;
+let redisServer: RedisServer | undefined;
+let server: ScriptedServer | undefined;
+const stopWorker = new AbortController();
+let worker: Promise<unknown> | undefined;
+/** Every job the worker finished: its run id, key and how. */
+const done: Array<{ runId: string; key: string; outcome: string }> = [];
+
+/** Token counts of every scripted Codex reply. */
+const USAGE = { inputTokens: 100_000, cachedInputTokens: 0, outputTokens: 10_000 };
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "bench-queue-parity-"));
+  cacheDir = join(root, "cache");
+  ({ suite, predictions } = await writeReplaySuite(root, {
+    requirements: 2,
+    verifierSleepSeconds: 0,
+  }));
+  // The variant v2 writes good for r1 and bad for r2: 2 of 2 and 1 of 2 checks.
+  await appendFile(
+    predictions,
+    `${["good", "bad"]
+      .map((text, index) =>
+        JSON.stringify({
+          skill: "alpha",
+          requirement: `r${index + 1}`,
+          arm: "variant:v2",
+          patch: newFilePatch(`out/r${index + 1}.txt`, text),
+        }),
+      )
+      .join("\n")}\n`,
+  );
+  variantFolder = join(root, "alpha-v2");
+  await writeTree(variantFolder, {
+    "SKILL.md":
+      "---\nname: alpha-v2\ndescription: A second version of alpha. Use when a task asks for a result file.\n---\n\n# Alpha v2\n\nWrite `good`, mostly.\n",
+  });
+  if (!hasRedisServer) return;
+  await mkdir(join(root, "redis"));
+  redisServer = await startRedisServer(join(root, "redis"));
+  url = `redis://127.0.0.1:${redisServer.port}/0`;
+  if (codex !== undefined) {
+    server = await startScriptedServer({
+      script: {
+        rules: [
+          { match: { toolResult: "[\\s\\S]*" }, reply: { text: "Done.", usage: USAGE } },
+          {
+            match: { lastUserMessage: "result-r(\\d)\\.txt" },
+            reply: {
+              toolCalls: [{ name: "exec_command", input: { cmd: "echo good > result-r1.txt" } }],
+              usage: USAGE,
+            },
+          },
+        ],
+        fallback: { text: "Nothing to do.", usage: USAGE },
+      },
+    });
+  }
+  // One worker for every test, as a machine would run it: its own environment and key.
+  worker = runQueueWorker({
+    queue: url,
+    allowUnsafe: true,
+    cacheDir,
+    registryPollMs: 100,
+    lockDurationMs: 10_000,
+    env: {
+      ...process.env,
+      OPENAI_API_KEY: WORKER_KEY,
+      ...(server === undefined ? {} : { OPENAI_BASE_URL: `${server.url}/v1` }),
+    },
+    signal: stopWorker.signal,
+    onJobDone: (data, outcome) =>
+      done.push({
+        runId: data.runId,
+        key: `${data.key.requirement}/${data.key.arm}`,
+        outcome,
+      }),
+  });
+}, 60_000);
+
+afterAll(async () => {
+  stopWorker.abort();
+  await worker;
+  await server?.close();
+  await redisServer?.stop();
+  await removeRunRoot(root);
+});
+
+/** What a result says about the run, without the times and ids of this execution. */
+function comparable(result: RunResult) {
+  return {
+    key: `${result.config}/${result.skill}/${result.requirement}/${result.arm}#${result.repeat}`,
+    status: result.status,
+    passRatio: result.passRatio,
+    flags: result.flags,
+    checks: result.checks.map((check) => `${check.name}:${check.status}`),
+    costUsd: result.usage.costUsd,
+    fingerprint: result.fingerprint,
+    provenance: result.provenance,
+  };
+}
+
+function stored(runDir: string): ReturnType<typeof comparable>[] {
+  const store = ResultsStore.openReadOnly(runDir);
+  try {
+    return store
+      .results()
+      .map(comparable)
+      .sort((left, right) => left.key.localeCompare(right.key));
+  } finally {
+    store.close();
+  }
+}
+
+async function runIdOf(runDir: string): Promise<string> {
+  return (JSON.parse(await readFile(join(runDir, "queue.json"), "utf8")) as { runId: string })
+    .runId;
+}
+
+const replayOptions = () => ({
+  suite,
+  predictions,
+  sandbox: "unsafe" as const,
+  cacheDir,
+  // The queue path has no verifier check (the coordinator says so); compared like for like.
+  check: false,
+});
+
+describe.skipIf(!hasRedisServer)(
+  "bench run --queue matches the in-process run (needs redis-server)",
+  () => {
+    it("stores the same results, fingerprints included, with a command-line variant", async () => {
+      const variants = [{ name: "v2", folder: variantFolder }];
+      const reference = join(root, "single");
+      await runSuite({ ...replayOptions(), runDir: reference, variants });
+      const queued = join(root, "queued");
+      const summary = await runSuiteOnQueue({
+        ...replayOptions(),
+        runDir: queued,
+        variants,
+        queue: url,
+        pollIntervalMs: 100,
+      });
+      expect(summary.failed).toEqual([]);
+      expect(summary.executed).toBe(6);
+      const rows = stored(queued);
+      // By hand: with writes good (1), without good for r1 (1) and bad for r2 (½), v2 likewise.
+      expect(rows.map((row) => `${row.key}=${row.passRatio}`)).toEqual([
+        "replay/alpha/r1/variant:v2#1=1",
+        "replay/alpha/r1/with#1=1",
+        "replay/alpha/r1/without#1=1",
+        "replay/alpha/r2/variant:v2#1=0.5",
+        "replay/alpha/r2/with#1=1",
+        "replay/alpha/r2/without#1=0.5",
+      ]);
+      for (const row of rows) expect(row.fingerprint?.digest).toMatch(/^[a-f0-9]{64}$/);
+      expect(rows).toEqual(stored(reference));
+    }, 60_000);
+
+    it("--reuse copies the same unassisted runs as in process, none executed; a queue run is a source", async () => {
+      const source = join(root, "single");
+      const inProcess = join(root, "reuse-single");
+      const single = await runSuite({ ...replayOptions(), runDir: inProcess, reuse: [source] });
+      expect(single.reused).toBe(2);
+      const queued = join(root, "reuse-queued");
+      const summary = await runSuiteOnQueue({
+        ...replayOptions(),
+        runDir: queued,
+        reuse: [source],
+        queue: url,
+        pollIntervalMs: 100,
+      });
+      expect(summary.failed).toEqual([]);
+      expect(summary.reused).toBe(2);
+      const rows = stored(queued);
+      expect(rows.filter((row) => row.provenance !== undefined).map((row) => row.key)).toEqual([
+        "replay/alpha/r1/without#1",
+        "replay/alpha/r2/without#1",
+      ]);
+      expect(rows.find((row) => row.key.endsWith("r1/without#1"))?.provenance).toEqual({
+        kind: "reused",
+        runDir: source,
+        key: "replay/alpha/r1/without#1",
+      });
+      expect(rows).toEqual(stored(inProcess));
+      // The worker answered the unassisted jobs with their fingerprint and executed only `with`.
+      const runId = await runIdOf(queued);
+      expect(
+        done
+          .filter((job) => job.runId === runId)
+          .map((job) => `${job.key}:${job.outcome}`)
+          .sort(),
+      ).toEqual(["r1/with:scored", "r1/without:reusable", "r2/with:scored", "r2/without:reusable"]);
+
+      // The queue run of the first test, as a source: its fingerprints make it one.
+      const fromQueue = await runSuite({
+        ...replayOptions(),
+        runDir: join(root, "reuse-from-queue"),
+        reuse: [join(root, "queued")],
+      });
+      expect(fromQueue.reused).toBe(2);
+    }, 60_000);
+
+    it("refuses, before anything is enqueued, an agent environment (it may hold keys)", async () => {
+      await expect(
+        runSuiteOnQueue({
+          ...replayOptions(),
+          runDir: join(root, "agent-env"),
+          agentEnv: { OPENAI_API_KEY: "sk-agent-env-secret" },
+          queue: url,
+        }),
+      ).rejects.toMatchObject({ code: "queue-agent-env" });
+      expect(existsSync(join(root, "agent-env", "queue.json"))).toBe(false);
+    });
+
+    it("a job naming a variant folder without its digest is refused, and learns nothing of it", async () => {
+      // A skill folder on the worker's disk that no coordinator offered: a crafted job names it.
+      const privateFolder = join(root, "private", "alpha-private");
+      await writeTree(privateFolder, {
+        "SKILL.md":
+          "---\nname: alpha-private\ndescription: Private notes of this machine. Use never.\n---\n\nprivate-notes-7f3a\n",
+      });
+      const actual = await treeDigest(privateFolder);
+      const configuration: Configuration = {
+        id: "replay",
+        agent: "replay",
+        limits: { timeoutSeconds: 30 },
+      };
+      const data: QueueJobData = jobDataFor(
+        {
+          key: {
+            config: "replay",
+            skill: "alpha",
+            requirement: "r1",
+            arm: "variant:stolen",
+            repeat: 1,
+          },
+          configuration,
+          skill: {} as SuiteSkill,
+          requirement: {} as SuiteRequirement,
+        },
+        {
+          runId: "ab".repeat(12),
+          suite: { path: suite, digest: await treeDigest(suite) },
+          predictions: { path: predictions, digest: (await Predictions.read(predictions)).digest },
+          sandbox: "unsafe",
+          maxAttempts: 1,
+          priorAttempts: 0,
+          variants: [
+            { skill: "alpha", name: "stolen", folder: privateFolder, digest: "0".repeat(64) },
+          ],
+        },
+      );
+      const redis = new Redis(url);
+      const queue = new Queue(queueNameOf(rateLimitGroupOf(configuration)), {
+        connection: redis,
+        prefix: "skillsmith",
+      });
+      try {
+        const job = await queue.add("run", data, { jobId: `${data.runId}/stolen`, attempts: 1 });
+        const reason = await waitFor("the crafted job to fail", async () => {
+          const state = await job.getState();
+          if (state !== "failed") return undefined;
+          return (await queue.getJob(job.id ?? ""))?.failedReason ?? "";
+        });
+        expect(reason).toMatch(/variant stolen: .* is missing or differs from the coordinator's/);
+        // Neither the folder's content nor its digest reaches Redis, and nothing ran.
+        expect(reason).not.toContain(actual.slice(0, 8));
+        expect(reason).not.toContain("private-notes");
+        expect(done.some((entry) => entry.runId === data.runId)).toBe(false);
+      } finally {
+        await queue.close();
+        redis.disconnect();
+      }
+    }, 30_000);
+
+    it.skipIf(codex === undefined)(
+      "prices a Codex run on the worker with the coordinator's model.prices",
+      async () => {
+        const codexSuite = await writeTinySuite(await mkdtemp(join(root, "codex-")), {
+          suiteYaml:
+            "format: skillsmith-suite/1\nname: codex-prices\nconfigurations:\n  - id: codex\n    agent: codex\n    model: openai:gpt-5\n    limits: { timeoutSeconds: 120 }\n",
+          skillMarkdown:
+            "---\nname: alpha\ndescription: Writes result files. Use when a task asks for a result file.\n---\n\n# Alpha\n\nWrite good.\n",
+          checkScript: (k) =>
+            `{\n  echo '<testsuite name="r">'\n  if [ "$(cat "$SKILLSMITH_WORKSPACE/result-r${k}.txt" 2>/dev/null)" = good ]; then echo '<testcase classname="r" name="good"/>'; else echo '<testcase classname="r" name="good"><failure message="not good"/></testcase>'; fi\n  echo '</testsuite>'\n} > junit.xml\n`,
+        });
+        // $2 / $20 per million tokens instead of gpt-5's list price ($1.25 / $10).
+        const prices = { "openai:gpt-5": { input: 2, output: 20 } };
+        const queued = join(root, "codex-queued");
+        const summary = await runSuiteOnQueue({
+          suite: codexSuite,
+          runDir: queued,
+          sandbox: "unsafe",
+          cacheDir,
+          check: false,
+          selection: { requirements: ["r1"] },
+          prices,
+          queue: url,
+          pollIntervalMs: 100,
+        });
+        expect(summary.failed).toEqual([]);
+        const store = ResultsStore.openReadOnly(queued);
+        const results = store.results();
+        store.close();
+        expect(results).toHaveLength(2);
+        for (const result of results) {
+          expect(result.status).toBe("completed");
+          const { inputTokens, outputTokens } = result.usage;
+          expect(inputTokens).toBeGreaterThanOrEqual(USAGE.inputTokens);
+          // By hand: the override's price of the tokens the run reports.
+          expect(result.usage.costUsd).toBeCloseTo(
+            (inputTokens / 1e6) * 2 + (outputTokens / 1e6) * 20,
+            10,
+          );
+        }
+        expect(summary.costUsd).toBeCloseTo(
+          results.reduce(
+            (sum, result) =>
+              sum + (result.usage.inputTokens / 1e6) * 2 + (result.usage.outputTokens / 1e6) * 20,
+            0,
+          ),
+          10,
+        );
+      },
+      180_000,
+    );
+  },
+);
+
+describe.skipIf(!hasRedisServer || containers === undefined)(
+  "--base-image on the queue (needs redis-server and Podman with skillsmith's base image)",
+  () => {
+    it("builds a task FROM an image this machine lacks through the mapping, as in process", async () => {
+      const task = join(root, "tasks", "greet");
+      await writeTree(task, {
+        "instruction.md": "Write `hello.txt` in the working directory: Hello, world.\n",
+        "task.toml": [
+          'version = "1.0"',
+          "[verifier]",
+          "timeout_sec = 60.0",
+          "[agent]",
+          "timeout_sec = 60.0",
+          "[environment]",
+          "build_timeout_sec = 120.0",
+          "allow_internet = false",
+          "",
+        ].join("\n"),
+        // Not on this machine and not pullable here: only the mapping makes it buildable.
+        "environment/Dockerfile":
+          "FROM ubuntu:24.04\nWORKDIR /app\nCOPY skills /root/.claude/skills\n",
+        "environment/skills/greeting/SKILL.md":
+          "---\nname: greeting\ndescription: How greetings are written here; use when asked for a greeting file.\n---\n\nWrite Hello, world.\n",
+        "tests/test.sh":
+          '#!/bin/bash\nmkdir -p /logs/verifier\nif [ "$(cat /app/hello.txt 2>/dev/null)" = "Hello, world" ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n',
+        "solution/solve.sh": '#!/bin/bash\nprintf "Hello, world" > /app/hello.txt\n',
+      });
+      const harborSuite = join(root, "harbor-suite");
+      await importHarbor([join(root, "tasks")], { out: harborSuite });
+      const baseImages = { "ubuntu:24.04": "localhost/skillsmith-base:bookworm" };
+      const common = {
+        suite: harborSuite,
+        cacheDir,
+        configs: ["oracle"],
+        check: false,
+        baseImages,
+      };
+      const reference = join(root, "harbor-single");
+      await runSuite({ ...common, runDir: reference, sandbox: "container" });
+      const queued = join(root, "harbor-queued");
+      const summary = await runSuiteOnQueue({
+        ...common,
+        runDir: queued,
+        sandbox: "container",
+        queue: url,
+        pollIntervalMs: 200,
+      });
+      expect(summary.failed).toEqual([]);
+      const rows = stored(queued);
+      // By hand: the oracle's solve.sh writes the greeting in both arms: reward 1.
+      expect(rows.map((row) => `${row.key}=${row.passRatio}`)).toEqual([
+        "oracle/greet/greet/with#1=1",
+        "oracle/greet/greet/without#1=1",
+      ]);
+      expect(rows).toEqual(stored(reference));
+    }, 240_000);
+  },
+);
