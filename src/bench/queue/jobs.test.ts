@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { UsageError } from "../../core/errors.js";
 import type { PlannedRun } from "../run/plan.js";
@@ -114,5 +115,103 @@ describe("parseQueueResult", () => {
     });
     expect(bad.ok).toBe(false);
     expect(parseQueueResult("junk").ok).toBe(false);
+  });
+});
+
+describe("job data of format 2", () => {
+  it("carries base images, prices, setup network and variants, and a worker accepts them", () => {
+    const data = jobDataFor(run, {
+      ...inputs,
+      baseImages: { "ubuntu:24.04": "localhost/skillsmith-base:bookworm" },
+      prices: { "openai:gpt-5": { input: 2, output: 20 } },
+      setupNetwork: "off",
+      variants: [
+        { skill: "alpha", name: "v2", folder: "/skills/alpha-v2", digest: "a".repeat(64) },
+      ],
+      reuseCandidates: ["b".repeat(64)],
+    });
+    const parsed = queueJobSchema.safeParse(data);
+    expect(parsed.success).toBe(true);
+    expect(parsed.data?.baseImages).toEqual({
+      "ubuntu:24.04": "localhost/skillsmith-base:bookworm",
+    });
+    expect(parsed.data?.prices).toEqual({ "openai:gpt-5": { input: 2, output: 20 } });
+    expect(parsed.data?.setupNetwork).toBe("off");
+    expect(parsed.data?.variants?.[0]?.folder).toBe("/skills/alpha-v2");
+    expect(parsed.data?.reuse).toEqual({ candidates: ["b".repeat(64)] });
+  });
+
+  it("is refused by a worker of format 1, which would drop the new fields silently", () => {
+    const data = { ...jobDataFor(run, inputs), format: "skillsmith-queue-job/1" };
+    expect(queueJobSchema.safeParse(data).success).toBe(false);
+  });
+
+  // Attacks: whoever writes to Redis crafts the job.
+  it.each([
+    [
+      "a base image that ends the FROM line and adds a RUN",
+      { "ubuntu:24.04": "x\nRUN cat /etc/shadow" },
+    ],
+    ["a base image with a space", { "ubuntu:24.04": "localhost/a --network=host" }],
+    ["a FROM image with a newline", { "ubuntu\nRUN id": "localhost/a" }],
+  ])("refuses %s", (_, baseImages) => {
+    const data = { ...jobDataFor(run, inputs), baseImages };
+    expect(queueJobSchema.safeParse(data).success).toBe(false);
+  });
+
+  it.each([
+    ["a relative variant folder", { name: "v2", folder: "../alpha", digest: "a".repeat(64) }],
+    ["a variant without a full digest", { name: "v2", folder: "/skills/v2", digest: "abc" }],
+    [
+      "a variant name that is a path",
+      { name: "../v2", folder: "/skills/v2", digest: "a".repeat(64) },
+    ],
+  ])("refuses %s", (_, variant) => {
+    const data = { ...jobDataFor(run, inputs), variants: [variant] };
+    expect(queueJobSchema.safeParse(data).success).toBe(false);
+  });
+
+  it("refuses a price that carries anything but numbers (a key put beside it)", () => {
+    const prices = { "openai:gpt-5": { input: 1, output: 1, apiKey: "sk-x" } };
+    expect(queueJobSchema.safeParse({ ...jobDataFor(run, inputs), prices }).success).toBe(false);
+  });
+});
+
+describe("fingerprints in results", () => {
+  const inputsOfRun = { skillsmith: "1", sandbox: "local", skills: [] };
+  // The digest as `fingerprint.ts` computes it: SHA-256 of the canonical JSON, by hand here.
+  const digest = createHash("sha256")
+    .update('{"sandbox":"local","skills":[],"skillsmith":"1"}')
+    .digest("hex");
+  const resultWith = (fingerprint: unknown) => ({
+    format: QUEUE_RESULT_FORMAT,
+    infraAttempts: [],
+    outcome: {
+      kind: "scored",
+      result: { ...run.key, status: "completed", passRatio: 1, attempts: 1, fingerprint },
+    },
+  });
+
+  it("accepts a fingerprint whose digest is the hash of its inputs", () => {
+    expect(parseQueueResult(resultWith({ digest, inputs: inputsOfRun })).ok).toBe(true);
+    expect(
+      parseQueueResult({
+        format: QUEUE_RESULT_FORMAT,
+        infraAttempts: [],
+        outcome: { kind: "reusable", fingerprint: { digest, inputs: inputsOfRun } },
+      }).ok,
+    ).toBe(true);
+  });
+
+  it("refuses one whose inputs were changed after hashing (a later --reuse would trust it)", () => {
+    const forged = { digest, inputs: { ...inputsOfRun, sandbox: "unsafe" } };
+    expect(parseQueueResult(resultWith(forged)).ok).toBe(false);
+    expect(
+      parseQueueResult({
+        format: QUEUE_RESULT_FORMAT,
+        infraAttempts: [],
+        outcome: { kind: "reusable", fingerprint: forged },
+      }).ok,
+    ).toBe(false);
   });
 });
