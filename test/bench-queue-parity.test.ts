@@ -43,7 +43,7 @@ import type { SuiteRequirement, SuiteSkill } from "../src/bench/suite/types.js";
 import { treeDigest } from "../src/env/index.js";
 import { findOnPath } from "../src/env/sandbox/bubblewrap.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
-import { writeTree } from "./support/cli.js";
+import { runInProcess, writeTree } from "./support/cli.js";
 import { waitFor } from "./support/processes.js";
 import { type RedisServer, startRedisServer } from "./support/redis.js";
 import { availableContainerSandbox } from "./support/sandboxes.js";
@@ -262,6 +262,45 @@ describe.skipIf(!hasRedisServer)(
         reuse: [join(root, "queued")],
       });
       expect(fromQueue.reused).toBe(2);
+    }, 60_000);
+
+    it("bench run --queue takes --variant and --reuse (both were refused)", async () => {
+      const reference = join(root, "reuse-single-variant");
+      await runSuite({
+        ...replayOptions(),
+        runDir: reference,
+        variants: [{ name: "v2", folder: variantFolder }],
+        reuse: [join(root, "single")],
+      });
+      const cli = await runInProcess(
+        [
+          "bench",
+          "run",
+          suite,
+          "--predictions",
+          predictions,
+          "--out",
+          join(root, "cli-queued"),
+          "--sandbox",
+          "unsafe",
+          "--no-check",
+          "--queue",
+          url,
+          "--poll-interval",
+          "100",
+          "--variant",
+          `v2=${variantFolder}`,
+          "--reuse",
+          join(root, "single"),
+          "--json",
+        ],
+        { cwd: root, env: { ...process.env, SKILLSMITH_CACHE_DIR: cacheDir } },
+      );
+      expect(cli.code, cli.stderr).toBe(0);
+      const run = (JSON.parse(cli.stdout) as { run: { executed: number; reused: number } }).run;
+      // 2 requirements × 3 arms; both unassisted runs copied from the first test's reference.
+      expect(run).toMatchObject({ executed: 6, reused: 2 });
+      expect(stored(join(root, "cli-queued"))).toEqual(stored(reference));
     }, 60_000);
 
     it("refuses, before anything is enqueued, an agent environment (it may hold keys)", async () => {
