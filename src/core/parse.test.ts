@@ -49,6 +49,7 @@ describe("firstProblem", () => {
     expect(firstProblem(error)).toEqual({
       message: "bad",
       field: "outer.Symbol(marker)",
+      path: ["outer"],
       issues: ["bad"],
     });
   });
@@ -85,6 +86,25 @@ describe("parseInput", () => {
     expect(error.message).toMatch(/^demo\.jsonl, line 7, field "steps\.0\.command": /);
     expect(error.message).toMatch(/\(each line needs name and steps\)$/);
     expect(error.data).toMatchObject({ issues: [expect.any(String)] });
+  });
+
+  it("takes the line from lineOf when the location names none", () => {
+    const asked: unknown[] = [];
+    expect(() =>
+      parseInput(
+        schema,
+        { name: "a", steps: [{ command: 1 }] },
+        {
+          code: "demo.invalid",
+          location: { file: "f.yaml" },
+          lineOf: (path) => {
+            asked.push(path);
+            return 12;
+          },
+        },
+      ),
+    ).toThrow(/^f\.yaml, line 12, field "steps\.0\.command": /);
+    expect(asked).toEqual([["steps", 0, "command"]]);
   });
 
   it("uses zod's message when no description is given, with no field for a top-level mismatch", () => {

@@ -13,6 +13,8 @@ export interface ParseProblem {
   readonly message: string;
   /** The dotted path of that issue's field; absent when the value as a whole is wrong. */
   readonly field?: string;
+  /** The same path as segments (symbol keys left out), for finding the field's line. */
+  readonly path: readonly (string | number)[];
   /** Every issue's message, in zod's order, for the error's data. */
   readonly issues: readonly string[];
 }
@@ -25,6 +27,10 @@ export function firstProblem(error: z.ZodError): ParseProblem {
   return {
     message: issue?.message ?? "invalid",
     ...(field === "" ? {} : { field }),
+    path: (issue?.path ?? []).filter(
+      (segment): segment is string | number =>
+        typeof segment === "string" || typeof segment === "number",
+    ),
     issues: error.issues.map((each) => each.message),
   };
 }
@@ -54,6 +60,8 @@ export interface InputParseOptions {
    * prompt"); zod's message alone when absent.
    */
   readonly describe?: (problem: ParseProblem) => string;
+  /** The line a field is written on (a YAML file's `lineOf`), when the location names none. */
+  readonly lineOf?: (path: readonly (string | number)[]) => number | undefined;
 }
 
 /**
@@ -68,11 +76,13 @@ export function parseInput<Output>(
   const parsed = parseResult(schema, value);
   if (parsed.ok) return parsed.value;
   const problem = parsed.error;
+  const line = options.location?.line ?? options.lineOf?.(problem.path);
   throw new InputError(
     options.code,
     options.describe === undefined ? problem.message : options.describe(problem),
     {
       ...options.location,
+      ...(line === undefined ? {} : { line }),
       ...(problem.field === undefined ? {} : { field: problem.field }),
     },
     { data: { issues: problem.issues } },
