@@ -185,7 +185,7 @@ const replayOptions = () => ({
   predictions,
   sandbox: "unsafe" as const,
   cacheDir,
-  // The queue path has no verifier check (the coordinator says so); compared like for like.
+  // These compare what workers execute; the gate has a test of its own below.
   check: false,
 });
 
@@ -218,6 +218,63 @@ describe.skipIf(!hasRedisServer)(
       ]);
       for (const row of rows) expect(row.fingerprint?.digest).toMatch(/^[a-f0-9]{64}$/);
       expect(rows).toEqual(stored(reference));
+    }, 60_000);
+
+    it("runs the gate on the coordinator: a broken verifier's runs are stored unmeasured and never enqueued, a weak one's flagged", async () => {
+      const gateRoot = join(root, "gate");
+      await mkdir(gateRoot);
+      const written = await writeReplaySuite(gateRoot, {
+        requirements: 2,
+        verifierSleepSeconds: 0,
+      });
+      const requirements = join(written.suite, "skills", "alpha", "requirements");
+      // r1: its first check passes on the untouched repository too (1 of 2, at the default weak
+      // threshold of 0.5: weak). r2: the verifier reports no check at all (broken).
+      await writeTree(join(requirements, "r1", "verifier"), {
+        "check.sh":
+          'echo \'<testsuite name="r1"><testcase classname="r" name="always"/>\' > junit.xml\nif [ "$(cat "$SKILLSMITH_WORKSPACE/out/r1.txt" 2>/dev/null)" = good ]; then echo \'<testcase classname="r" name="good"/>\'; else echo \'<testcase classname="r" name="good"><failure message="no"/></testcase>\'; fi >> junit.xml\necho \'</testsuite>\' >> junit.xml\n',
+      });
+      await writeTree(join(requirements, "r2", "verifier"), {
+        "check.sh": "echo 'this verifier is broken' >&2\nexit 3\n",
+      });
+      const options = {
+        suite: written.suite,
+        predictions: written.predictions,
+        sandbox: "unsafe" as const,
+        cacheDir,
+      };
+      const reference = join(gateRoot, "single");
+      await runSuite({ ...options, runDir: reference });
+      const queued = join(gateRoot, "queued");
+      const summary = await runSuiteOnQueue({
+        ...options,
+        runDir: queued,
+        queue: url,
+        pollIntervalMs: 100,
+      });
+      expect(summary.failed).toEqual([]);
+      expect(summary.unmeasured).toBe(2);
+      expect(
+        summary.check?.requirements.map((entry) => `${entry.requirement}:${entry.status}`),
+      ).toEqual(["r1:weak", "r2:broken"]);
+      const rows = stored(queued);
+      expect(rows.map((row) => `${row.key}=${row.flags.join(",")}`)).toEqual([
+        "replay/alpha/r1/with#1=weak-verifier",
+        "replay/alpha/r1/without#1=weak-verifier",
+        "replay/alpha/r2/with#1=broken-verifier",
+        "replay/alpha/r2/without#1=broken-verifier",
+      ]);
+      // The same rows as in process, flags and all (fingerprints aside: a stored-unmeasured run
+      // has none in either).
+      expect(rows).toEqual(stored(reference));
+      // Workers executed r1's two runs and nothing of r2.
+      const runId = await runIdOf(queued);
+      expect(
+        done
+          .filter((entry) => entry.runId === runId)
+          .map((entry) => entry.key)
+          .sort(),
+      ).toEqual(["r1/with", "r1/without"]);
     }, 60_000);
 
     it("--reuse copies the same unassisted runs as in process, none executed; a queue run is a source", async () => {

@@ -22,12 +22,14 @@ import type { Redis } from "ioredis";
 import { InternalError, UsageError } from "../../core/errors.js";
 import { unlessMissing, writeFileAtomic } from "../../core/fs.js";
 import { parseResult } from "../../core/parse.js";
-import { treeDigest } from "../../env/index.js";
+import { defaultCacheDir, type SandboxV1, treeDigest } from "../../env/index.js";
 import { registerSecret } from "../../model/redact.js";
 import { messageOf } from "../run/execute.js";
+import { gateRuns } from "../run/gate.js";
 import type { ModelEndpoint } from "../run/model-endpoint.js";
 import type { RunFailure, RunSuiteOptions, RunSuiteSummary, SandboxKind } from "../run/options.js";
 import { openRunDirectory, type PlannedRun, planRun } from "../run/plan.js";
+import { openSandbox } from "../run/prepare.js";
 import { progressReporter } from "../run/progress.js";
 import { BaselineSources } from "../run/reuse.js";
 import { storeRunResult } from "../run/store-result.js";
@@ -114,23 +116,70 @@ export async function runSuiteOnQueue(options: QueueRunOptions): Promise<RunSuit
     );
   }
   const plan = await planRun(options);
-  if (options.check !== false) {
-    // The in-process runner checks verifiers and prepares environments before any agent runs
-    // (`../run/gate.ts`); the coordinator has no sandbox to do that with. Said, not silent.
-    options.onWarning?.(
-      "note: with --queue the verifier check does not run first (broken verifiers are not held back, weak ones not flagged weak-verifier); run `skillsmith bench check` on the suite beforehand",
-    );
-  }
   if (sandboxKind === "unsafe") {
     options.onWarning?.(
       "warning: workers will run agents and verifiers WITHOUT a sandbox (--sandbox unsafe), if started with --allow-unsafe: they can read and write anything the worker's user can",
     );
   }
-  const { manifest, store, planned, pending, alreadyDone } = await openRunDirectory(
-    plan,
-    options,
-    sandboxKind,
-  );
+  const opened = await openRunDirectory(plan, options, sandboxKind);
+  const { store, planned, alreadyDone } = opened;
+  let { manifest, pending } = opened;
+  // The gate runs here, on the coordinator, as in the in-process runner (`../run/gate.ts`):
+  // environments prepared and verifiers checked in this machine's sandbox, runs that could
+  // measure nothing stored flagged at once, weak verifiers flagged on their results. Workers then
+  // get only the runs worth an agent's time.
+  let weak: ReadonlySet<string> = new Set();
+  let gateSummary: Pick<RunSuiteSummary, "unmeasured" | "environmentFailures" | "check"> = {};
+  if (options.check !== false) {
+    let sandbox: SandboxV1;
+    try {
+      sandbox = await openSandbox(sandboxKind, options.onWarning, [
+        plan.suite.root,
+        plan.runDir,
+        options.cacheDir ?? defaultCacheDir(),
+        ...(plan.predictions === undefined ? [] : [plan.predictions.file]),
+      ]);
+    } catch (error) {
+      store.close();
+      throw error;
+    }
+    try {
+      const gate = await gateRuns({
+        suite: plan.suite,
+        excluded: plan.excluded,
+        store,
+        planned,
+        configurations: plan.configurations,
+        repeats: plan.repeats,
+        sandbox,
+        cacheDir: options.cacheDir ?? defaultCacheDir(),
+        options,
+        record: (result) => storeRunResult(store, plan.runDir, result),
+      });
+      pending = gate.pending;
+      weak = gate.weak;
+      gateSummary = {
+        unmeasured: gate.unmeasured,
+        environmentFailures: gate.environmentFailures,
+        ...(gate.check === undefined ? {} : { check: gate.check }),
+      };
+      manifest = { ...manifest, ...gate.manifest };
+      await writeManifest(plan.runDir, manifest);
+    } catch (error) {
+      store.close();
+      throw error;
+    } finally {
+      await sandbox.dispose?.();
+    }
+  }
+  const withWeakFlag = <
+    Result extends { skill: string; requirement: string; flags: readonly string[] },
+  >(
+    result: Result,
+  ): Result =>
+    weak.has(`${result.skill}/${result.requirement}`) && !result.flags.includes("weak-verifier")
+      ? { ...result, flags: [...result.flags, "weak-verifier"] }
+      : result;
   let client: Redis | undefined;
   let sources: BaselineSources | undefined;
   const queues = new Map<string, Queue>();
@@ -355,7 +404,7 @@ export async function runSuiteOnQueue(options: QueueRunOptions): Promise<RunSuit
       // sweep (or the restarted coordinator) finds and, the key being stored, only removes.
       if (!store.has(run.key)) {
         try {
-          await storeRunResult(store, plan.runDir, { ...result, ...run.key });
+          await storeRunResult(store, plan.runDir, withWeakFlag({ ...result, ...run.key }));
         } catch (error) {
           // A malformed row from Redis must not stall the run: report it as this key's failure.
           failed.push({
@@ -467,6 +516,7 @@ export async function runSuiteOnQueue(options: QueueRunOptions): Promise<RunSuit
       alreadyDone,
       executed: done,
       reused,
+      ...gateSummary,
       failed,
       notScheduled,
       stoppedByBudget,

@@ -271,11 +271,7 @@ export function registerRun(bench: Command, context: CommandContext): void {
         printLines(io, [
           "",
           ...(check === undefined
-            ? [
-                options.check === false
-                  ? "verifier check skipped (--no-check)"
-                  : "verifier check not run (--queue does not run it)",
-              ]
+            ? ["verifier check skipped (--no-check)"]
             : [
                 `verifier check: ${counts.ok} ok, ${counts.weak} weak (run, flagged weak-verifier), ${counts.broken} broken (not run: ${brokenParts.join(", ")})`,
               ]),
