@@ -47,6 +47,13 @@ export interface Workspace {
   readonly mountPath: string;
   readonly method: MaterialiseMethod;
   readonly base: PreparedBase;
+  /**
+   * An overlay workspace's upper layer on the host: every path the workspace's users created,
+   * changed (data or metadata) or deleted has an entry there, and nothing else does (the kernel
+   * copies a file up before any change), so it names every path that may differ from the base.
+   * Absent for copied workspaces.
+   */
+  readonly upperLayer?: string;
   /** Agent-skill folders removed from this workspace before handing it out (absolute paths). */
   readonly removedSkillFolders: readonly string[];
   /**
@@ -89,6 +96,7 @@ export async function materialiseWorkspace(
       mountPath: base.workspaceMountPath,
       method,
       base,
+      ...(method === "overlay" ? { upperLayer: join(holder, UPPER_LAYER) } : {}),
       removedSkillFolders,
       dispose: () => {
         disposed ??= disposeWorkspace(holder, path, method, options.keep === true);
@@ -147,8 +155,11 @@ function overlaySafePath(path: string): boolean {
   return !/[,:\\]/.test(path);
 }
 
+/** The folder of an overlay workspace's holder that is the overlay's upper layer. */
+const UPPER_LAYER = ".upper";
+
 async function mountOverlay(lower: string, holder: string, merged: string): Promise<void> {
-  const upper = join(holder, ".upper");
+  const upper = join(holder, UPPER_LAYER);
   const work = join(holder, ".work");
   await mkdir(upper, { recursive: true });
   await mkdir(work, { recursive: true });
