@@ -7,6 +7,7 @@
  * on the snapshot: one run's change reaching another run's patch, a sandboxed agent writing
  * into it.
  */
+import { execFile } from "node:child_process";
 import {
   chmod,
   cp,
@@ -22,6 +23,7 @@ import {
   writeFile,
 } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { git } from "../../../test/support/git.js";
 import { usableBubblewrap } from "../../../test/support/sandboxes.js";
@@ -64,6 +66,8 @@ async function trickyRepository(root: string): Promise<string> {
     "ignored/cache.txt": "cached\n",
     "blob.bin": Buffer.from([0, 1, 2, 255, 0, 7]),
     "deep/a/b/c/leaf.txt": "leaf\n",
+    "renamed/one.txt": "one\n",
+    "renamed/inner/two.txt": "two\n",
   };
   for (const [path, content] of Object.entries(files)) {
     await mkdir(dirname(join(repository, path)), { recursive: true });
@@ -162,6 +166,8 @@ describe("captureWorkspacePatch from a materialised workspace", () => {
       await symlink("/etc/passwd", join(path, "link"));
       // The whole chain of folders goes with the file: a diff cannot say "keep this folder empty".
       await rm(join(path, "deep"), { recursive: true });
+      // A folder renamed by `mv` (copied then removed in an overlay: rename(2) is refused there).
+      await promisify(execFile)("mv", [join(path, "renamed"), join(path, "src", "renamed")]);
       // The workspace's own git set-up is never run (the top `.git` is not indexed at all).
       const marker = join(root, "pwned");
       await writeFile(
@@ -173,8 +179,9 @@ describe("captureWorkspacePatch from a materialised workspace", () => {
       expect(await stat(marker).catch(() => undefined)).toBeUndefined();
       // Counted by hand from the changes above: same-size, edit, move (2), gone, tool.sh,
       // folder-to-file (2), folder-to-link (2), file-to-folder (2), recreated (2: old gone,
-      // new added), spaces, unicode, odd name, ignored (2), blob, link, leaf.
-      expect(patch.files).toBe(22);
+      // new added), spaces, unicode, odd name, ignored (2), blob, link, leaf, renamed folder
+      // (2 files gone, 2 added).
+      expect(patch.files).toBe(26);
       expect(patch.diff).toContain("-aaaa\n+bbbb\n");
       expect(patch.diff).toContain("old mode 100644\nnew mode 100755\n");
       expect(patch.diff).toContain("+/etc/passwd");
@@ -279,6 +286,22 @@ describe("captureWorkspacePatch from a materialised workspace", () => {
       expect(await stat(marker).catch(() => undefined)).toBeUndefined();
     },
   );
+
+  it.each(methods)("leaves a special file to git's own walk (%s)", async (method) => {
+    const root = await temporaryDirectoryIn(cleanups, "patch-snapshot-");
+    const base = await preparedBase(root, await trickyRepository(root));
+    await ageBase(base);
+    const workspace = await materialiseVerified(base, { method });
+    cleanups.push(async () => {
+      await workspace.dispose();
+    });
+    // git indexes no fifo; the edit beside it is still captured.
+    await promisify(execFile)("mkfifo", [join(workspace.path, "src", "pipe")]);
+    await writeFile(join(workspace.path, "src", "edit.py"), "x = 3\n");
+    const patch = await bothCaptures(base, workspace);
+    expect(patch.files).toBe(1);
+    expect(patch.diff).toContain("-x = 1\n+x = 3\n");
+  });
 
   it.each(methods)(
     "marks a folder made into a nested repository as incomplete (%s)",

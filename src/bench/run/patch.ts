@@ -19,22 +19,25 @@
  * writes only the objects of what changed into its own object folder, with the snapshot's as a
  * read-only alternate. Nothing a run writes reaches the snapshot, so one agent's change cannot
  * leak into another run's patch, and the snapshot is made from the base alone, never from a
- * workspace. The workspace is then indexed:
- * - from a fresh index (every file read and hashed, as before) for a copied workspace;
- * - for an overlay workspace, from a copy of the base's index with every entry removed that the
- *   upper layer names (the path itself, and everything below a path the upper layer holds as
- *   anything but a folder: a file, link or whiteout replacing a folder). Those are re-read and
- *   hashed; every other entry is a path the kernel still serves from the base unchanged, so the
- *   base's entry is its entry, whatever its timestamps say (git's stat check is not what the
- *   result rests on). Where that argument has gaps the fresh index is used instead: a
- *   `.gitattributes` created, changed or removed anywhere (it changes how unchanged files hash),
- *   a `.git` below the top (a nested repository), a base holding nested repositories, a name in
- *   the upper layer or the base's index that is not UTF-8, or an upper layer that cannot be read.
- * Both give the same index, so the patch is byte-identical to the fresh-index capture
- * (`patch.test.ts` compares them on tricky changes).
+ * workspace (and lives where a sandboxed agent cannot write). The workspace is then indexed:
+ * - for a copied workspace, from a fresh index: every file read and hashed, as before;
+ * - for an overlay workspace, from a copy of the base's index, changed only where the overlay's
+ *   upper layer says the workspace may differ (`overlayChanges`): the entries at or below a path
+ *   the upper layer holds, and those a re-made (opaque) folder hides, are dropped; the files and
+ *   links of the upper layer are read and hashed again (git's stat check never decides it, and
+ *   an edit that keeps size and mtime is caught). Every other entry is a path the kernel serves
+ *   from the base unchanged, so the base's entry is its entry, and git reads nothing else of the
+ *   workspace: the cost follows the change, not the repository. Where the argument has gaps the
+ *   fresh index is used instead: a `.gitattributes` created, changed or removed anywhere (it
+ *   changes how unchanged files hash), a `.git` below the top (a nested repository), a base
+ *   holding nested repositories, a name in the upper layer or the base's index that is not
+ *   UTF-8, a special file (fifo, socket, device), or an upper layer that cannot be read.
+ * Either way the index is the one the fresh capture builds, so the patch is byte-identical to
+ * the capture from the workspace's path, which still indexes both trees from scratch
+ * (`patch-snapshot.test.ts` compares the two on tricky changes).
  */
 import { randomBytes } from "node:crypto";
-import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { copyFile, lstat, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { InfrastructureError } from "../../core/errors.js";
@@ -126,6 +129,8 @@ interface BaseSnapshot {
   readonly tree: string;
   /** Every path of the base's index. */
   readonly paths: readonly string[];
+  /** The names directly in each folder of the base's index (`""` is the top). */
+  readonly children: ReadonlyMap<string, ReadonlySet<string>>;
   /**
    * Whether an overlay workspace may start from the base's index: not when the base holds
    * nested repositories (gitlinks) or a path git printed in bytes that are not UTF-8 (its name
@@ -173,7 +178,20 @@ async function makeSnapshot(tree: string, root: string, baseKey: string): Promis
     const reusable = !entries.some(
       (entry) => entry.startsWith("160000 ") || entry.includes("\uFFFD"),
     );
-    return { gitDir, home, index, tree: treeId, paths, reusable };
+    const children = new Map<string, Set<string>>();
+    for (const path of paths) {
+      const segments = path.split("/");
+      for (let depth = 0; depth < segments.length; depth += 1) {
+        const folder = segments.slice(0, depth).join("/");
+        let names = children.get(folder);
+        if (names === undefined) {
+          names = new Set();
+          children.set(folder, names);
+        }
+        names.add(segments[depth] as string);
+      }
+    }
+    return { gitDir, home, index, tree: treeId, paths, children, reusable };
   } catch (error) {
     await rm(holder, { recursive: true, force: true });
     throw error;
@@ -234,22 +252,59 @@ async function upperEntries(upper: string): Promise<UpperEntry[] | undefined> {
   }
 }
 
-/** The base's index entries an overlay workspace's upper layer says may have changed. */
-function touchedPaths(snapshot: BaseSnapshot, upper: readonly UpperEntry[]): string[] {
+/**
+ * What an overlay workspace changed, from its upper layer and one listing of each folder there:
+ * the base entries to drop (`remove`) and the workspace files and links to index again (`add`);
+ * undefined when the upper layer holds something only git's own walk handles (a special file).
+ * An entry in none of them is served by the kernel from the base, unchanged: no upper entry at
+ * its path, none but folders above it, and each of those folders still lists it (a folder
+ * removed and made again, opaque, hides the base's entries without a whiteout for each). That
+ * holds because workspaces are mounted without `redirect_dir`, so no upper folder serves another
+ * base folder's entries (`materialise.ts`).
+ */
+async function overlayChanges(
+  snapshot: BaseSnapshot,
+  workspacePath: string,
+  upper: readonly UpperEntry[],
+): Promise<{ remove: string[]; add: string[] } | undefined> {
   const named = new Set(upper.map((entry) => entry.path));
-  const replacing = new Set(upper.filter((entry) => !entry.folder).map((entry) => entry.path));
-  return snapshot.paths.filter((path) => {
-    if (named.has(path)) return true;
+  // Paths whose base entries, and every base entry below them, are gone or replaced.
+  const replaced = new Set(upper.filter((entry) => !entry.folder).map((entry) => entry.path));
+  for (const folder of ["", ...upper.filter((entry) => entry.folder).map((entry) => entry.path)]) {
+    const children = snapshot.children.get(folder);
+    if (children === undefined) continue;
+    const listed = new Set(await readdir(join(workspacePath, folder)));
+    for (const child of children) {
+      if (!listed.has(child)) replaced.add(folder === "" ? child : `${folder}/${child}`);
+    }
+  }
+  const remove = snapshot.paths.filter((path) => {
+    if (named.has(path) || replaced.has(path)) return true;
     for (let slash = path.indexOf("/"); slash !== -1; slash = path.indexOf("/", slash + 1)) {
-      if (replacing.has(path.slice(0, slash))) return true;
+      if (replaced.has(path.slice(0, slash))) return true;
     }
     return false;
   });
+  const add: string[] = [];
+  for (const entry of upper) {
+    if (entry.folder) continue;
+    const found = await lstat(join(workspacePath, entry.path)).catch((error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw error;
+    });
+    // A whiteout: removed, nothing to add.
+    if (found === undefined) continue;
+    if (!found.isFile() && !found.isSymbolicLink()) return undefined;
+    add.push(entry.path);
+  }
+  return { remove, add };
 }
 
 /**
- * The workspace's tree in the snapshot's repository (objects of changed files in `objects`):
- * from the base's index minus what an overlay's upper layer names, else from a fresh index.
+ * The workspace's tree in the snapshot's repository (objects of changed files in `objects`).
+ * An overlay's: the base's index, minus what the upper layer says changed, plus those files read
+ * and hashed again (whatever their timestamps); git reads nothing else of the workspace. Else
+ * from a fresh index, every file read and hashed.
  */
 async function workspaceTree(
   snapshot: BaseSnapshot,
@@ -261,21 +316,33 @@ async function workspaceTree(
     workspace.upperLayer === undefined || !snapshot.reusable
       ? undefined
       : await upperEntries(workspace.upperLayer);
-  if (upper !== undefined) {
-    await copyFile(snapshot.index, index);
-    const touched = touchedPaths(snapshot, upper);
-    if (touched.length > 0) {
-      // Removed entries are re-read and hashed by `add` below, whatever their timestamps.
-      await privateGit(
-        snapshot.gitDir,
-        workspace.path,
-        env,
-        ["update-index", "-z", "--force-remove", "--stdin"],
-        { input: `${touched.join("\0")}\0` },
-      );
-    }
+  const changes =
+    upper === undefined
+      ? undefined
+      : await overlayChanges(snapshot, workspace.path, upper).catch(() => undefined);
+  if (changes === undefined) return treeOf(snapshot.gitDir, workspace.path, env);
+  await copyFile(snapshot.index, index);
+  const { gitDir } = snapshot;
+  if (changes.remove.length > 0) {
+    await privateGit(
+      gitDir,
+      workspace.path,
+      env,
+      ["update-index", "-z", "--force-remove", "--stdin"],
+      { input: `${changes.remove.join("\0")}\0` },
+    );
   }
-  return treeOf(snapshot.gitDir, workspace.path, env);
+  if (changes.add.length > 0) {
+    // Literal paths (no globs, no `:(magic)`), NUL-separated: any name an agent can write.
+    await privateGit(
+      gitDir,
+      workspace.path,
+      env,
+      ["--literal-pathspecs", "add", "--force", "--pathspec-from-file=-", "--pathspec-file-nul"],
+      { input: `${changes.add.join("\0")}\0` },
+    );
+  }
+  return (await privateGit(gitDir, workspace.path, env, ["write-tree"])).trim();
 }
 
 /**

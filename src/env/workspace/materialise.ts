@@ -51,7 +51,8 @@ export interface Workspace {
    * An overlay workspace's upper layer on the host: every path the workspace's users created,
    * changed (data or metadata) or deleted has an entry there, and nothing else does (the kernel
    * copies a file up before any change), so it names every path that may differ from the base.
-   * Absent for copied workspaces.
+   * Mounted with `redirect_dir=off`: a renamed folder is copied, never redirected to its base
+   * folder. Absent for copied workspaces.
    */
   readonly upperLayer?: string;
   /** Agent-skill folders removed from this workspace before handing it out (absolute paths). */
@@ -171,7 +172,10 @@ async function mountOverlay(lower: string, holder: string, merged: string): Prom
     "overlay",
     "overlay",
     "-o",
-    `lowerdir=${lower},upperdir=${upper},workdir=${work}`,
+    // No `redirect_dir` (the default of most kernels, said here so it holds on all): a folder
+    // renamed in the workspace is copied up, so every upper folder shows its own base folder's
+    // entries and nothing else's, which the patch capture relies on (`Workspace.upperLayer`).
+    `lowerdir=${lower},upperdir=${upper},workdir=${work},redirect_dir=off`,
     merged,
   ]);
   if (result.exitCode !== 0) {
