@@ -276,4 +276,24 @@ describe("codex harness (real Codex CLI, scripted model)", { timeout: 90_000 }, 
     expect(trajectory.status, trajectory.error).toBe("infra_error");
     expect(JSON.stringify(trajectory)).not.toContain(API_KEY);
   });
+
+  it.skipIf(!hasCodex)(
+    "removes its home and the installed skill when the model bridge cannot start",
+    async () => {
+      const before = (await readdir(fixture.workspace)).sort();
+      // An ftp URL: the credential proxy refuses it (a user's mistake, so an InputError) after the
+      // home exists and the skill is in.
+      await expect(
+        new CodexHarness({ stateDirectory }).run(
+          request({
+            skillPath: fixture.skillPath,
+            model: { spec: "gpt-5-codex", baseUrl: "ftp://127.0.0.1/v1", apiKey: API_KEY },
+          }),
+        ),
+      ).rejects.toMatchObject({ code: "model.base-url.invalid", family: "input" });
+      // The state directory was created for the run; the run's home inside it is gone.
+      expect(await readdir(stateDirectory)).toEqual([]);
+      expect((await readdir(fixture.workspace)).sort()).toEqual(before);
+    },
+  );
 });

@@ -229,6 +229,8 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
       cacheDir: join(scratch, "cache"),
       configs: ["oracle"],
       baseImages: mapping,
+      // The run path itself, without the gate's task controls (tested on their own below).
+      check: false,
     });
     expect(oracle.failed).toEqual([]);
     const manifest = JSON.parse(await readFile(join(oracleDir, "manifest.json"), "utf8"));
@@ -260,6 +262,8 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
       configs: ["oracle"],
       agentOverride: "none",
       baseImages: mapping,
+      // The run path itself, without the gate's task controls (tested on their own below).
+      check: false,
     });
     const untouched = resultsOf(untouchedDir);
     // One of two checks passes on the untouched directory: reward 1/2.
@@ -270,6 +274,82 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
       "fail",
     ]);
   }, 120_000);
+
+  it("bench run's gate runs the task controls first: a task whose oracle cannot pass is stored broken-verifier, not scored", async () => {
+    const tasks = join(scratch, "gate-tasks");
+    await makeTask(tasks, "greet-json", {
+      from: "localhost/skillsmith-base:bookworm",
+      reward: "json",
+    });
+    await makeTask(tasks, "greet-silent", {
+      from: "localhost/skillsmith-base:bookworm",
+      reward: "none",
+    });
+    // The deliverable lives outside the working directory, as in SkillsBench's syzkaller task
+    // (/opt/syzkaller/...): the agent's container writes it, the verifier's fresh container
+    // never sees it, so no agent could pass, and both arms failing alike would read as
+    // "Ineffective" if the task were scored.
+    const outside = await makeTask(tasks, "greet-outside", {
+      from: "localhost/skillsmith-base:bookworm",
+      reward: "json",
+    });
+    await writeTree(outside, {
+      "environment/Dockerfile": [
+        "FROM localhost/skillsmith-base:bookworm",
+        "RUN mkdir -p /opt/greeting && chmod 777 /opt/greeting",
+        "WORKDIR /app",
+        "COPY data.txt /app/data.txt",
+        "",
+      ].join("\n"),
+      "solution/solve.sh":
+        '#!/bin/bash\nset -e\nprintf "Hello, %s" "$(cat data.txt)" > /opt/greeting/hello.txt\n',
+      "tests/checks.py": checksScript("json").replace(
+        "read('hello.txt')",
+        "read('/opt/greeting/hello.txt')",
+      ),
+    });
+    const gateSuite = join(scratch, "gate-suite");
+    expect((await importHarbor([tasks], { out: gateSuite })).skills).toBe(3);
+    const lines: string[] = [];
+    const run = (runDir: string) =>
+      runSuite({
+        suite: gateSuite,
+        runDir,
+        sandbox: sandbox as ContainerSandbox,
+        cacheDir: join(scratch, "cache"),
+        configs: ["oracle"],
+        baseImages: mapping,
+        onLog: (line) => lines.push(line),
+      });
+    const runDir = join(scratch, "run-gate");
+    await run(runDir);
+    const results = resultsOf(runDir);
+    for (const arm of ["without", "with"]) {
+      // A sound task runs and is scored as before.
+      expect(byKey(results, "greet-json", arm)).toMatchObject({
+        passRatio: 1,
+        flags: ["reward-file"],
+      });
+      const silent = byKey(results, "greet-silent", arm);
+      expect(silent.flags).toEqual(["broken-verifier"]);
+      expect(silent.verifier?.evidence?.join(" ")).toMatch(/the oracle run wrote no reward/);
+      const unreachable = byKey(results, "greet-outside", arm);
+      expect(unreachable.flags).toEqual(["broken-verifier"]);
+      // The untouched run scores 1 of 2 checks (data.txt kept), and the oracle no more.
+      expect(unreachable.verifier?.evidence?.join(" ")).toMatch(/the oracle reaches 0\.5, not 1/);
+    }
+    const report = await reportRunDir(runDir);
+    const profile = (skill: string) => report.profiles.find((entry) => entry.skill === skill);
+    // No verdict from a task that measures nothing.
+    expect(profile("greet-outside")?.measured.measurable).toBe(0);
+    expect(profile("greet-json")?.measured.measurable).toBe(1);
+    expect(lines.filter((line) => line.includes("[cached]"))).toEqual([]);
+
+    // The next invocation reads each task's check from the cache instead of running it again.
+    lines.length = 0;
+    await run(join(scratch, "run-gate-again"));
+    expect(lines.filter((line) => /^check-tasks .*\[cached\]$/.test(line))).toHaveLength(3);
+  }, 180_000);
 
   it("bench check-tasks: the oracle reaches 1 and the untouched directory does not; a silent test.sh fails the check", async () => {
     const result = await runInProcess(
@@ -319,6 +399,8 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
       cacheDir: join(scratch, "cache"),
       configs: ["oracle"],
       baseImages: mapping,
+      // The run path itself, without the gate's task controls (tested on their own below).
+      check: false,
       harnessFor: () => ({
         specificationVersion: "v1",
         name: "forger",

@@ -88,6 +88,13 @@ describe("validateSuite on a hand-made suite with many problems", () => {
       ].join("\n"),
       "skills/gamma/requirements/r1/verifier/test_r1.py": "def test_x():\n    pass\n",
       "skills/gamma/requirements/r1/solution.patch": "",
+      // delta: a commit of digits only, which YAML reads as a number.
+      "skills/delta/skill.yaml": [
+        "repository:", // 1
+        "  url: https://example.com/delta.git", // 2
+        "  commit: 1234567", // 3
+        "",
+      ].join("\n"),
     });
     problems = (await validateSuite(suite)).problems;
   });
@@ -112,6 +119,7 @@ describe("validateSuite on a hand-made suite with many problems", () => {
   it("reports every problem of every skill, in the same pass", () => {
     expect(has("skills/alpha/skill.yaml", 1, /exactly one of url, path or bundle/)).toBe(true);
     expect(has("skills/alpha/skill.yaml", 4, /commit hash/)).toBe(true);
+    expect(has("skills/delta/skill.yaml", 3, /read this one as a number, so quote it/)).toBe(true);
     expect(has("skills/alpha/agent-skills", undefined, /^no skill/)).toBe(true);
     expect(
       has(

@@ -4,28 +4,17 @@ import type { SandboxExecResult } from "../env/sandbox/types.js";
 import { AGENT_INSTALL_DIRECTORY } from "../skill/install.js";
 import { isEndpointFailure, parseClaudeStreamJson } from "./claude-log.js";
 import {
+  AgentCliHarness,
+  type AgentCliOptions,
+  type AgentCliSpecifics,
+  type CliCommandLine,
+  type CliLog,
   type CliOutcome,
-  earlyCliOutcome,
-  execAgentCli,
-  finishCliTrajectory,
-  startCliRun,
+  type CliSession,
 } from "./cli-run.js";
-import {
-  agentHome,
-  looksLikeEndpointFailure,
-  startModelBridge,
-  tail,
-  temporaryFolder,
-  workspacePathFor,
-} from "./common.js";
-import type { AgentHarnessV1, AgentRunRequest, Trajectory } from "./types.js";
+import { looksLikeEndpointFailure, tail, temporaryFolder } from "./common.js";
 
-export interface ClaudeCodeOptions {
-  /** Path of the `claude` binary; default: located in node_modules/.bin, then PATH. */
-  readonly binary?: string;
-  /** Appended to the command line (e.g. `--effort low`). */
-  readonly extraArgs?: readonly string[];
-}
+export type ClaudeCodeOptions = AgentCliOptions;
 
 /** Where Claude Code discovers project skills, relative to its working directory. */
 export const CLAUDE_SKILLS_DIRECTORY = AGENT_INSTALL_DIRECTORY["claude-code"];
@@ -41,107 +30,73 @@ const ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com";
  * skill under test is copied to `.claude/skills/<name>/`. What the model was shown comes from the
  * CLI's own `system/init` line, which lists every skill it offers (including ones it ships with).
  */
-export class ClaudeCodeHarness implements AgentHarnessV1 {
-  readonly specificationVersion = "v1" as const;
+export class ClaudeCodeHarness extends AgentCliHarness<ClaudeCodeOptions, ClaudeLog> {
   readonly name = "claude-code";
 
-  constructor(private readonly options: ClaudeCodeOptions = {}) {}
-
-  async run(request: AgentRunRequest): Promise<Trajectory> {
-    const { binary, workspace, installed, model, secrets } = await startCliRun(
-      request,
-      "claude",
-      "claude-code",
-      this.options.binary,
-    );
-    const home = await temporaryFolder("claude-home");
-    const started = performance.now();
-    const bridge = await startModelBridge(request, ANTHROPIC_DEFAULT_URL);
-    try {
-      await mkdir(join(home.path, ".claude"), { recursive: true });
-      const inside = agentHome(request, home.path);
-      const configDirectory = join(inside.path, ".claude");
-      const args = [
-        "--print",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--permission-mode",
-        "bypassPermissions",
-        "--model",
-        model,
-        "--no-session-persistence",
-        ...(request.limits.maxTurns === undefined
-          ? []
-          : ["--max-turns", String(request.limits.maxTurns)]),
-        ...(request.limits.budgetUsd === undefined
-          ? []
-          : ["--max-budget-usd", String(request.limits.budgetUsd)]),
-        ...(this.options.extraArgs ?? []),
-        // `--` so a task starting with "-" is never read as a flag.
-        "--",
-        request.task,
-      ];
-      const env: Record<string, string> = {
-        HOME: inside.path,
-        CLAUDE_CONFIG_DIR: configDirectory,
-        // As root, bypassPermissions is refused unless the CLI is told it runs in a sandbox.
-        IS_SANDBOX: "1",
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-        DISABLE_TELEMETRY: "1",
-        DISABLE_AUTOUPDATER: "1",
-        ANTHROPIC_BASE_URL: bridge.baseUrl.replace(/\/v1\/?$/, ""),
-        ANTHROPIC_API_KEY: bridge.apiKey,
-        ...request.env,
-      };
-      const result = await execAgentCli({
-        request,
-        binary,
-        args,
-        env,
-        workspace,
-        mountPath: workspacePathFor(request, workspace),
-        bridge,
-        home: inside,
-      });
-      const parsed = parseClaudeStreamJson(result.stdout);
-      const outcome: CliOutcome =
-        earlyCliOutcome({
-          request,
-          result,
-          cliName: "claude",
-          logFormat: "stream-json",
+  protected definition(): AgentCliSpecifics<ClaudeLog> {
+    return {
+      cli: "claude",
+      agent: "claude-code",
+      defaultBaseUrl: ANTHROPIC_DEFAULT_URL,
+      logFormat: "stream-json",
+      createHome: () => temporaryFolder("claude-home"),
+      commandLine: (session) => this.commandLine(session),
+      readLog: (stdout) => {
+        const parsed = parseClaudeStreamJson(stdout);
+        return {
+          ...parsed,
           producedEvents: parsed.events.length > 0 || parsed.result !== undefined,
-          malformedLine: parsed.malformedLine,
-        }) ?? resultOutcome(parsed, result);
-      return finishCliTrajectory({
-        harness: this.name,
-        request,
-        model,
-        installed,
-        events: parsed.events,
-        outcome,
-        result,
-        started,
-        skillsShown: parsed.skillsShown ?? installed?.skills.map((skill) => skill.name) ?? [],
-        skillsShownSource: parsed.skillsShown === undefined ? "installed" : "agent-log",
-        usage: parsed.usage,
-        secrets,
-        bridge,
-      });
-    } finally {
-      await bridge.close();
-      await home.remove();
-      if (request.keepSkillInstalled !== true) await installed?.uninstall();
-    }
+        };
+      },
+      outcome: resultOutcome,
+      conclude: async (log, session) => ({
+        skillsShown: log.skillsShown ?? session.installed?.skills.map((skill) => skill.name) ?? [],
+        skillsShownSource: log.skillsShown === undefined ? "installed" : "agent-log",
+        usage: log.usage,
+      }),
+    };
+  }
+
+  private async commandLine(session: CliSession): Promise<CliCommandLine> {
+    const { request, inside, bridge } = session;
+    await mkdir(join(session.home, ".claude"), { recursive: true });
+    const args = [
+      "--print",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--permission-mode",
+      "bypassPermissions",
+      "--model",
+      session.model,
+      "--no-session-persistence",
+      ...(request.limits.maxTurns === undefined
+        ? []
+        : ["--max-turns", String(request.limits.maxTurns)]),
+      ...(request.limits.budgetUsd === undefined
+        ? []
+        : ["--max-budget-usd", String(request.limits.budgetUsd)]),
+      ...(this.options.extraArgs ?? []),
+    ];
+    const env: Record<string, string> = {
+      CLAUDE_CONFIG_DIR: join(inside.path, ".claude"),
+      // As root, bypassPermissions is refused unless the CLI is told it runs in a sandbox.
+      IS_SANDBOX: "1",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      DISABLE_TELEMETRY: "1",
+      DISABLE_AUTOUPDATER: "1",
+      ANTHROPIC_BASE_URL: bridge.baseUrl.replace(/\/v1\/?$/, ""),
+      ANTHROPIC_API_KEY: bridge.apiKey,
+    };
+    return { args, env };
   }
 }
 
+/** Claude Code's stream-json log, read. */
+type ClaudeLog = ReturnType<typeof parseClaudeStreamJson> & CliLog;
+
 /** How a run ended that started and logged well: by its `result` line, else by its exit. */
-function resultOutcome(
-  parsed: ReturnType<typeof parseClaudeStreamJson>,
-  result: SandboxExecResult,
-): CliOutcome {
+function resultOutcome(parsed: ClaudeLog, result: SandboxExecResult): CliOutcome {
   if (parsed.result !== undefined) {
     if (!parsed.result.isError) return { status: "completed" };
     return {

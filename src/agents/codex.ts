@@ -7,23 +7,18 @@ import type { SandboxExecResult } from "../env/sandbox/types.js";
 import type { ModelPrice } from "../model/prices.js";
 import { AGENT_INSTALL_DIRECTORY } from "../skill/install.js";
 import {
+  AgentCliHarness,
+  type AgentCliOptions,
+  type AgentCliSpecifics,
+  type CliCommandLine,
+  type CliLog,
   type CliOutcome,
-  earlyCliOutcome,
-  execAgentCli,
-  finishCliTrajectory,
-  startCliRun,
+  type CliSession,
 } from "./cli-run.js";
 import { parseCodexJsonl, skillsListedInCodexSession } from "./codex-log.js";
-import {
-  agentHome,
-  looksLikeEndpointFailure,
-  pricedUsage,
-  startModelBridge,
-  tail,
-  workspacePathFor,
-} from "./common.js";
+import { looksLikeEndpointFailure, pricedUsage, tail } from "./common.js";
 import { parseJsonOrUndefined } from "./json-lines.js";
-import type { AgentHarnessV1, AgentRunRequest, Trajectory } from "./types.js";
+import type { AgentRunRequest } from "./types.js";
 
 /**
  * How Codex isolates the shell commands it runs:
@@ -34,8 +29,7 @@ import type { AgentHarnessV1, AgentRunRequest, Trajectory } from "./types.js";
  */
 export type CodexSandboxMode = "workspace-write" | "bypass";
 
-export interface CodexOptions {
-  readonly binary?: string;
+export interface CodexOptions extends AgentCliOptions {
   /** Default: `workspace-write` when running in the unsafe pass-through sandbox, else `bypass`. */
   readonly codexSandbox?: CodexSandboxMode;
   /** Retries Codex itself makes per model request and stream (its defaults when unset). */
@@ -47,7 +41,6 @@ export interface CodexOptions {
    * many in a row that say the endpoint failed, the run is stopped as `infra_error` (default 3).
    */
   readonly endpointFailureLimit?: number;
-  readonly extraArgs?: readonly string[];
   /**
    * Prices (dollars per million tokens) that win over the built-in table, keyed `provider:model`
    * or model id, as the `model.prices` config section gives them. Codex reports tokens only; the
@@ -136,147 +129,126 @@ async function skillsListedInSessions(sessions: string): Promise<string[] | unde
  * stores in CODEX_HOME does, so `skillsShown` comes from there (falling back to the skill folders
  * it reads when that file is missing or changes shape).
  */
-export class CodexHarness implements AgentHarnessV1 {
-  readonly specificationVersion = "v1" as const;
+export class CodexHarness extends AgentCliHarness<CodexOptions, CodexLog> {
   readonly name = "codex";
 
-  constructor(private readonly options: CodexOptions = {}) {}
+  protected definition(): AgentCliSpecifics<CodexLog> {
+    return {
+      cli: "codex",
+      agent: "codex",
+      defaultBaseUrl: OPENAI_DEFAULT_URL,
+      logFormat: "JSONL",
+      createHome: async () => {
+        const stateDirectory =
+          this.options.stateDirectory ?? join(homedir(), ".cache", "skillsmith", "agent-homes");
+        await mkdir(stateDirectory, { recursive: true });
+        const home = await mkdtemp(join(stateDirectory, "codex-"));
+        return { path: home, remove: () => rm(home, { recursive: true, force: true }) };
+      },
+      commandLine: (session) => this.commandLine(session),
+      readLog: (stdout) => {
+        const parsed = parseCodexJsonl(stdout);
+        return { ...parsed, producedEvents: parsed.events.length > 0 || parsed.turnsCompleted > 0 };
+      },
+      outcome: exitOutcome,
+      conclude: async (log, session) => {
+        const codexHome = join(session.home, ".codex");
+        const listed = await skillsListedInSessions(join(codexHome, "sessions"));
+        const shown = listed ?? [
+          ...(await skillNamesBelow(join(session.workspace, CODEX_SKILLS_DIRECTORY), 1)),
+          ...(await skillNamesBelow(join(codexHome, "skills"))),
+          ...(await skillNamesBelow(join(session.home, ".agents", "skills"), 1)),
+        ];
+        return {
+          skillsShown: [...new Set(shown)].sort(),
+          skillsShownSource: listed === undefined ? "discovered" : "agent-log",
+          usage: pricedUsage(log.usage, session.request.model.spec, "openai", this.options.prices),
+        };
+      },
+    };
+  }
 
-  async run(request: AgentRunRequest): Promise<Trajectory> {
-    const { binary, workspace, installed, model, secrets } = await startCliRun(
-      request,
-      "codex",
-      "codex",
-      this.options.binary,
+  private async commandLine(session: CliSession): Promise<CliCommandLine> {
+    const { request, inside, bridge } = session;
+    const codexHome = join(session.home, ".codex");
+    await mkdir(codexHome, { recursive: true });
+    // The provider always points at the credential proxy; the key it reads is the dummy.
+    await writeFile(
+      join(codexHome, "config.toml"),
+      configToml(session.model, bridge.baseUrl, this.options.maxRetries),
     );
-    const stateDirectory =
-      this.options.stateDirectory ?? join(homedir(), ".cache", "skillsmith", "agent-homes");
-    await mkdir(stateDirectory, { recursive: true });
-    const home = await mkdtemp(join(stateDirectory, "codex-"));
-    const started = performance.now();
-    const bridge = await startModelBridge(request, OPENAI_DEFAULT_URL);
-    try {
-      const codexHome = join(home, ".codex");
-      await mkdir(codexHome, { recursive: true });
-      // The provider always points at the credential proxy; the key it reads is the dummy.
-      await writeFile(
-        join(codexHome, "config.toml"),
-        configToml(model, bridge.baseUrl, this.options.maxRetries),
-      );
-      const inside = agentHome(request, home);
-      const mode =
-        this.options.codexSandbox ??
-        (request.sandbox.kind === "unsafe" ? "workspace-write" : "bypass");
-      const mountPath = workspacePathFor(request, workspace);
-      const args = [
-        "exec",
-        "--json",
-        "--skip-git-repo-check",
-        "--color",
-        "never",
-        ...(mode === "bypass"
-          ? ["--dangerously-bypass-approvals-and-sandbox"]
-          : ["--sandbox", "workspace-write"]),
-        "--cd",
-        mountPath,
-        ...(this.options.extraArgs ?? []),
-        // `--` so a task starting with "-" is never read as a flag.
-        "--",
-        request.task,
-      ];
-      const env: Record<string, string> = {
-        HOME: inside.path,
-        CODEX_HOME: join(inside.path, ".codex"),
-        [KEY_VARIABLE]: bridge.apiKey,
-        ...request.env,
-      };
-      // Watch the stream for repeated endpoint failures, to stop a run that cannot progress.
-      const stopper = new AbortController();
-      const onAbort = () => stopper.abort(request.signal?.reason);
-      request.signal?.addEventListener("abort", onAbort, { once: true });
-      if (request.signal?.aborted === true) onAbort();
-      const failureLimit = this.options.endpointFailureLimit ?? 3;
-      let pending = "";
-      let failuresInARow = 0;
-      let endpointFailure: string | undefined;
-      const watch = (chunk: string) => {
-        pending += chunk;
-        const lines = pending.split("\n");
-        pending = lines.pop() ?? "";
-        for (const line of lines) {
-          const message = endpointErrorMessage(line);
-          if (message !== undefined && looksLikeEndpointFailure(message)) {
-            failuresInARow += 1;
-            if (failuresInARow >= failureLimit && endpointFailure === undefined) {
-              endpointFailure = message;
-              stopper.abort(new InfrastructureError("agent.endpoint-failure", message));
-            }
-          } else if (line.trim() !== "") {
-            failuresInARow = 0;
-          }
-        }
-      };
-      const result = await execAgentCli({
-        request,
-        binary,
-        args,
-        env,
-        workspace,
-        mountPath,
-        bridge,
-        home: inside,
-        signal: stopper.signal,
-        onStdout: watch,
-      });
-      request.signal?.removeEventListener("abort", onAbort);
-      const parsed = parseCodexJsonl(result.stdout);
-      const outcome: CliOutcome =
-        earlyCliOutcome({
-          request,
-          result,
-          cliName: "codex",
-          logFormat: "JSONL",
-          producedEvents: parsed.events.length > 0 || parsed.turnsCompleted > 0,
-          malformedLine: parsed.malformedLine,
-          endpointFailure:
-            endpointFailure === undefined
-              ? undefined
-              : `model endpoint failed ${failureLimit} times in a row: ${endpointFailure}`,
-        }) ?? exitOutcome(parsed, result);
-      const listed = await skillsListedInSessions(join(codexHome, "sessions"));
-      const shown = listed ?? [
-        ...(await skillNamesBelow(join(workspace, CODEX_SKILLS_DIRECTORY), 1)),
-        ...(await skillNamesBelow(join(codexHome, "skills"))),
-        ...(await skillNamesBelow(join(home, ".agents", "skills"), 1)),
-      ];
-      return finishCliTrajectory({
-        harness: this.name,
-        request,
-        model,
-        installed,
-        events: parsed.events,
-        outcome,
-        result,
-        started,
-        skillsShown: [...new Set(shown)].sort(),
-        skillsShownSource: listed === undefined ? "discovered" : "agent-log",
-        usage: pricedUsage(parsed.usage, request.model.spec, "openai", this.options.prices),
-        secrets,
-        bridge,
-      });
-    } finally {
-      await bridge.close();
-      await rm(home, { recursive: true, force: true });
-      if (request.keepSkillInstalled !== true) await installed?.uninstall();
-    }
+    const mode =
+      this.options.codexSandbox ??
+      (request.sandbox.kind === "unsafe" ? "workspace-write" : "bypass");
+    const args = [
+      "exec",
+      "--json",
+      "--skip-git-repo-check",
+      "--color",
+      "never",
+      ...(mode === "bypass"
+        ? ["--dangerously-bypass-approvals-and-sandbox"]
+        : ["--sandbox", "workspace-write"]),
+      "--cd",
+      session.mountPath,
+      ...(this.options.extraArgs ?? []),
+    ];
+    const env: Record<string, string> = {
+      CODEX_HOME: join(inside.path, ".codex"),
+      [KEY_VARIABLE]: bridge.apiKey,
+    };
+    return { args, env, ...watchEndpoint(request, this.options.endpointFailureLimit ?? 3) };
   }
 }
 
+/** Codex's JSONL log, read. */
+type CodexLog = ReturnType<typeof parseCodexJsonl> & CliLog;
+
+/**
+ * A watch on Codex's stream for repeated endpoint failures: Codex waits for an unreachable
+ * endpoint indefinitely, so after `failureLimit` failing `error` events in a row the run is
+ * stopped, and the ending names the endpoint.
+ */
+function watchEndpoint(
+  request: AgentRunRequest,
+  failureLimit: number,
+): Omit<CliCommandLine, "args" | "env"> {
+  const stopper = new AbortController();
+  const onAbort = () => stopper.abort(request.signal?.reason);
+  request.signal?.addEventListener("abort", onAbort, { once: true });
+  if (request.signal?.aborted === true) onAbort();
+  let pending = "";
+  let failuresInARow = 0;
+  let endpointFailure: string | undefined;
+  return {
+    signal: stopper.signal,
+    onStdout: (chunk) => {
+      pending += chunk;
+      const lines = pending.split("\n");
+      pending = lines.pop() ?? "";
+      for (const line of lines) {
+        const message = endpointErrorMessage(line);
+        if (message !== undefined && looksLikeEndpointFailure(message)) {
+          failuresInARow += 1;
+          if (failuresInARow >= failureLimit && endpointFailure === undefined) {
+            endpointFailure = message;
+            stopper.abort(new InfrastructureError("agent.endpoint-failure", message));
+          }
+        } else if (line.trim() !== "") {
+          failuresInARow = 0;
+        }
+      }
+    },
+    endpointFailure: () =>
+      endpointFailure === undefined
+        ? undefined
+        : `model endpoint failed ${failureLimit} times in a row: ${endpointFailure}`,
+    release: () => request.signal?.removeEventListener("abort", onAbort),
+  };
+}
+
 /** How a run ended that started and logged well: completed turns and exit 0, else its failure. */
-function exitOutcome(
-  parsed: ReturnType<typeof parseCodexJsonl>,
-  result: SandboxExecResult,
-): CliOutcome {
+function exitOutcome(parsed: CodexLog, result: SandboxExecResult): CliOutcome {
   if (parsed.turnsCompleted > 0 && result.exitCode === 0) return { status: "completed" };
   const message = parsed.failures.at(-1) ?? tail(result.stderr);
   return {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseResult } from "../core/parse.js";
 import { err, ok, type Result } from "../core/result.js";
 import type {
   InstalledSkillRecord,
@@ -145,8 +146,7 @@ const trajectorySchema = z.object({
 
 /** Reads a stored trajectory back (e.g. from a results store) without trusting its shape. */
 export function parseTrajectory(value: unknown): Result<Trajectory, string> {
-  const parsed = trajectorySchema.safeParse(value);
-  if (parsed.success) return ok(parsed.data as Trajectory);
-  const issue = parsed.error.issues[0];
-  return err(`trajectory ${issue?.path.join(".") ?? ""}: ${issue?.message ?? "invalid"}`);
+  const parsed = parseResult(trajectorySchema, value);
+  if (parsed.ok) return ok(parsed.value as Trajectory);
+  return err(`trajectory ${parsed.error.field ?? ""}: ${parsed.error.message}`);
 }

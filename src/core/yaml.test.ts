@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { lineOfPath, parseLocated, syntaxProblems } from "./yaml.js";
+import { lineOfPath, parseLocated, readYamlValue, syntaxProblems } from "./yaml.js";
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -28,5 +28,23 @@ describe("the YAML reader", () => {
     expect(located.document.warnings.length).toBeGreaterThan(0);
     expect(warn).not.toHaveBeenCalled();
     expect(emit).not.toHaveBeenCalled();
+  });
+});
+
+describe("readYamlValue", () => {
+  it("gives the plain value and the line of each field", () => {
+    const read = readYamlValue("tasks:\n  - id: a\n  - id: b\n    tests: 3\n");
+    expect(read.ok).toBe(true);
+    if (!read.ok) return;
+    expect(read.value.value).toEqual({ tasks: [{ id: "a" }, { id: "b", tests: 3 }] });
+    expect(read.value.lineOf(["tasks", 1, "tests"])).toBe(4);
+  });
+
+  it("refuses a key written twice, naming the second one's line", () => {
+    const read = readYamlValue("id: a\nid: b\n");
+    expect(read.ok).toBe(false);
+    if (read.ok) return;
+    expect(read.error.line).toBe(2);
+    expect(read.error.message).toMatch(/unique/i);
   });
 });

@@ -94,3 +94,32 @@ export function syntaxProblems(document: Document.Parsed): YamlProblem[] {
     return line === undefined ? { message } : { line, message };
   });
 }
+
+/** A YAML file's value, and where each of its fields is written. */
+export interface LocatedValue {
+  readonly value: unknown;
+  /** The line of `path` (see `lineOfPath`); undefined when the file does not say. */
+  readonly lineOf: (path: readonly PathSegment[]) => number | undefined;
+}
+
+/**
+ * YAML text as a plain value, for readers that check its shape themselves (with zod): a syntax
+ * error or a key written twice is the first problem, with its line, instead of a value in which
+ * the last duplicate silently wins.
+ */
+export function readYamlValue(
+  text: string,
+):
+  | { readonly ok: true; readonly value: LocatedValue }
+  | { readonly ok: false; readonly error: YamlProblem } {
+  const located = parseLocated(text, true);
+  const problem = syntaxProblems(located.document)[0];
+  if (problem !== undefined) return { ok: false, error: problem };
+  return {
+    ok: true,
+    value: {
+      value: located.document.toJS() as unknown,
+      lineOf: (path) => lineOfPath(located, path),
+    },
+  };
+}

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { InputError } from "../core/errors.js";
+import { parseInput } from "../core/parse.js";
 import { registerSecret } from "./redact.js";
 import type { ModelSpec, ProviderName } from "./spec.js";
 
@@ -71,15 +72,11 @@ export function loadModelConfig(source: ConfigSource): { config: ModelConfig; pa
       { cause },
     );
   }
-  const parsed = configFileSchema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new InputError("config.invalid", issue?.message ?? "invalid config", {
-      file: path,
-      field: issue?.path.join("."),
-    });
-  }
-  return { config: parsed.data.model ?? {}, path };
+  const parsed = parseInput(configFileSchema, value, {
+    code: "config.invalid",
+    location: { file: path },
+  });
+  return { config: parsed.model ?? {}, path };
 }
 
 export interface ProviderFlags {

@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { InputError } from "../core/errors.js";
+import { parseInput } from "../core/parse.js";
 import { configFileName } from "./config.js";
 
 export const EMBEDDING_MODEL_VARIABLE = "SKILLSMITH_EMBEDDING_MODEL";
@@ -39,16 +40,13 @@ export function embeddingModelFromConfig(
   const schema = z.looseObject({
     [section]: z.strictObject({ embeddingModel: z.string().min(1).optional() }).optional(),
   });
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new InputError(
-      "config.invalid",
-      `${issue?.message ?? "invalid"} (expected "${section}": {"embeddingModel": "<provider>:<model>"})`,
-      { file: path, field: issue?.path.join(".") },
-    );
-  }
-  const found = parsed.data[section] as { embeddingModel?: string } | undefined;
+  const parsed = parseInput(schema, value, {
+    code: "config.invalid",
+    location: { file: path },
+    describe: (problem) =>
+      `${problem.message} (expected "${section}": {"embeddingModel": "<provider>:<model>"})`,
+  });
+  const found = parsed[section] as { embeddingModel?: string } | undefined;
   return found?.embeddingModel;
 }
 

@@ -228,6 +228,24 @@ describe("renderHtmlReport", () => {
     expect(page).toContain(`ValueError: ${escapeHtml(PLANTED)}`);
   });
 
+  it("says a run whose environment failed had no verifier run, not an empty exit code", () => {
+    const report = buildReport(
+      (["without", "with"] as const).map((arm) =>
+        runResult("c", "s", "q1", arm, 0, {
+          flags: ["environment-failure"],
+          verifier: verifierRecord("pip failed", {
+            exitCode: null,
+            source: "setup",
+            evidence: ["pip install failed"],
+          }),
+        }),
+      ),
+    );
+    const page = renderHtmlReport(report);
+    expect(page).not.toContain("exit none");
+    expect(page).toContain("(verifier not run: the environment could not be prepared)");
+  });
+
   it("formats deltas, ratios and p values", () => {
     expect(formatDelta(40)).toBe("+40.0");
     expect(formatDelta(-5)).toBe("\u22125.0");

@@ -17,6 +17,7 @@ import {
   type RequirementOutcome,
   type RunDetail,
   runNeedsExplanation,
+  verifierExitText,
 } from "../bench/analysis/report.js";
 import { RESULTS_FILE } from "../bench/store/results.js";
 import { flagDefinition } from "../env/index.js";
@@ -213,10 +214,7 @@ function pairLinks(profile: Profile, outcome: RequirementOutcome, href: PairHref
 
 /** One flagged run: its flags, exit code, evidence and the verifier output's telling lines. */
 function runExcerpt(run: RunDetail): string {
-  const exit =
-    run.verifier === undefined
-      ? "no verifier run"
-      : `verifier exit ${run.verifier.exitCode ?? "none"}`;
+  const exit = verifierExitText(run);
   const evidence = (run.verifier?.evidence ?? []).map((line) => `evidence: ${line}`);
   const lines = [...evidence, ...run.excerpt];
   return `<details class="run-flags" data-testid="run-flags" data-run="${escapeHtml(run.key)}"><summary>${escapeHtml(`${run.arm}#${run.repeat}`)}: ${run.flags.map(flagBadge).join(" ")} (${escapeHtml(exit)})</summary>${lines.length === 0 ? `<p class="missing">The verifier printed nothing telling.</p>` : `<pre data-testid="verifier-excerpt">${escapeHtml(lines.join("\n"))}</pre>`}</details>`;

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { runResult } from "../../test/support/results.js";
 import type { Trajectory, TrajectoryEvent } from "../agents/types.js";
 import { ResultsStore, type RunResult } from "../bench/store/results.js";
 import {
@@ -30,30 +31,13 @@ function trajectory(events: TrajectoryEvent[], skill?: string): Trajectory {
 }
 
 function result(overrides: Partial<RunResult> & Pick<RunResult, "arm">): RunResult {
-  return {
-    config: "c",
-    skill: "s",
-    requirement: "r1",
-    repeat: 1,
-    status: "completed",
-    passRatio: 1,
+  return runResult("c", "s", "r1", overrides.arm, 1, {
     passed: 1,
     total: 1,
     checks: [{ name: "t", status: "pass" }],
-    flags: [],
     trajectory: trajectory([]),
-    skillActivated: null,
-    workspaceDigest: "d",
-    requiredFiles: {},
-    usage: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, costUsd: 0 },
-    agentMs: 1,
-    verifierMs: 1,
-    totalMs: 2,
-    startedAt: "2026-01-01T00:00:00Z",
-    finishedAt: "2026-01-01T00:00:01Z",
-    attempts: 1,
     ...overrides,
-  };
+  });
 }
 
 describe("pair paths", () => {

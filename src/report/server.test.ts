@@ -2,27 +2,20 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runResult } from "../../test/support/results.js";
 import { selfLoopingLink } from "../../test/support/temporary.js";
 import { ResultsStore, type RunResult } from "../bench/store/results.js";
 import { isSkillsmithError } from "../core/errors.js";
 import { type Dashboard, isLoopbackHost, startDashboard } from "./server.js";
 
 function result(arm: RunResult["arm"], passed: number): RunResult {
-  return {
-    config: "c",
-    skill: "s",
-    requirement: "r1",
-    arm,
-    repeat: 1,
-    status: "completed",
-    passRatio: passed / 2,
+  return runResult("c", "s", "r1", arm, passed / 2, {
     passed,
     total: 2,
     checks: [
       { name: "a", status: "pass" },
       { name: "b", status: passed === 2 ? "pass" : "fail", message: "<b>no</b>" },
     ],
-    flags: [],
     trajectory: {
       version: 1,
       harness: "builtin",
@@ -35,17 +28,7 @@ function result(arm: RunResult["arm"], passed: number): RunResult {
       status: "completed",
       rawLog: "",
     },
-    skillActivated: null,
-    workspaceDigest: "d",
-    requiredFiles: {},
-    usage: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, costUsd: 0 },
-    agentMs: 1,
-    verifierMs: 1,
-    totalMs: 2,
-    startedAt: "2026-01-01T00:00:00Z",
-    finishedAt: "2026-01-01T00:00:01Z",
-    attempts: 1,
-  };
+  });
 }
 
 let runDir: string;

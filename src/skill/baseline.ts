@@ -10,6 +10,7 @@ import { relative } from "node:path";
 import type { z } from "zod";
 import { InputError } from "../core/errors.js";
 import { writeFileAtomic } from "../core/fs.js";
+import { fieldPrefix, parseInput } from "../core/parse.js";
 import type { AuditFinding, AuditReport, AuditSeverity } from "./types.js";
 
 export const BASELINE_FORMAT = "skillsmith-audit-baseline";
@@ -111,17 +112,12 @@ export async function readBaseline(path: string): Promise<AuditBaseline> {
     );
   }
   baselineSchema ??= makeBaselineSchema();
-  const parsed = (await baselineSchema).safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = issue?.path.join(".") ?? "";
-    throw new InputError(
-      "baseline-invalid",
-      `not a ${BASELINE_FORMAT} version ${BASELINE_VERSION} file: ${field === "" ? "" : `${field}: `}${issue?.message ?? "invalid"}`,
-      { file: path, ...(field === "" ? {} : { field }) },
-    );
-  }
-  return parsed.data;
+  return parseInput(await baselineSchema, value, {
+    code: "baseline-invalid",
+    location: { file: path },
+    describe: (problem) =>
+      `not a ${BASELINE_FORMAT} version ${BASELINE_VERSION} file: ${fieldPrefix(problem)}${problem.message}`,
+  });
 }
 
 export interface BaselineResult {

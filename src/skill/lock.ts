@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { InputError } from "../core/errors.js";
 import { writeFileAtomic } from "../core/fs.js";
+import { fieldPrefix, parseInput } from "../core/parse.js";
 
 export const LOCK_FORMAT = "skillsmith-skills-lock";
 export const LOCK_VERSION = 1;
@@ -86,17 +87,12 @@ export async function readLock(path: string): Promise<SkillsLock> {
       `the lock file is version ${version}; this skillsmith reads version ${LOCK_VERSION} (upgrade skillsmith)`,
       { file: path, field: "version" },
     );
-  const parsed = lockSchema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = issue?.path.join(".") ?? "";
-    throw new InputError(
-      "lock-invalid",
-      `not a ${LOCK_FORMAT} version ${LOCK_VERSION} file: ${field === "" ? "" : `${field}: `}${issue?.message ?? "invalid"}`,
-      { file: path, ...(field === "" ? {} : { field }) },
-    );
-  }
-  return parsed.data;
+  return parseInput(lockSchema, value, {
+    code: "lock-invalid",
+    location: { file: path },
+    describe: (problem) =>
+      `not a ${LOCK_FORMAT} version ${LOCK_VERSION} file: ${fieldPrefix(problem)}${problem.message}`,
+  });
 }
 
 export async function writeLock(path: string, lock: SkillsLock): Promise<void> {

@@ -1,3 +1,10 @@
+/**
+ * A skill folder checked against the Agent Skills specification: frontmatter fields, name,
+ * description, body size and links, each finding with its file, line and level.
+ *
+ * About 400 lines: one rule set, each rule a few lines over the same `Add` finding helper and the
+ * specification's limits; parsing lives in `parse.ts` and link checking in `links.ts`.
+ */
 import { join } from "node:path";
 import { checkLinks } from "./links.js";
 import { type LoadedSkill, loadSkillFolder, type ParsedSkillMarkdown } from "./parse.js";

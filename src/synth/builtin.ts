@@ -6,10 +6,11 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { InputError } from "../core/errors.js";
+import { parseInput } from "../core/parse.js";
 import { packageRoot } from "../core/paths.js";
+import { readYamlValue } from "../core/yaml.js";
 import { runVerifier, type SandboxV1 } from "../env/index.js";
 import type { ModelClient } from "../model/index.js";
 import { extractCode, renderSolverContext } from "./answers.js";
@@ -87,30 +88,32 @@ export class BuiltinTaskFamily extends PythonSolvers implements TaskFamilyV1 {
 
   async loadTasks(): Promise<readonly FamilyTask[]> {
     const file = join(this.directory, "tasks.yaml");
-    let value: unknown;
+    let text: string;
     try {
-      value = parseYaml(await readFile(file, "utf8"));
+      text = await readFile(file, "utf8");
     } catch (cause) {
       throw new InputError(
         "synth.family.unreadable",
-        "cannot read or parse the task file",
+        "cannot read the task file",
         { file },
-        {
-          cause,
-        },
+        { cause },
       );
     }
-    const parsed = fileSchema.safeParse(value);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new InputError(
-        "synth.family.invalid",
-        `${issue?.message ?? "invalid"} (each task needs id, instruction, signature, entryPoint, libraries, tests)`,
-        { file, ...(issue === undefined ? {} : { field: issue.path.join(".") }) },
-      );
-    }
+    const read = readYamlValue(text);
+    if (!read.ok)
+      throw new InputError("synth.family.syntax", `not valid YAML: ${read.error.message}`, {
+        file,
+        ...(read.error.line === undefined ? {} : { line: read.error.line }),
+      });
+    const parsed = parseInput(fileSchema, read.value.value, {
+      code: "synth.family.invalid",
+      location: { file },
+      lineOf: read.value.lineOf,
+      describe: (problem) =>
+        `${problem.message} (each task needs id, instruction, signature, entryPoint, libraries, tests)`,
+    });
     const seen = new Set<string>();
-    return parsed.data.tasks.map((task, index) => {
+    return parsed.tasks.map((task, index) => {
       if (seen.has(task.id))
         throw new InputError("synth.family.duplicate", `duplicate task id "${task.id}"`, {
           file,

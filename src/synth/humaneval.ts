@@ -13,6 +13,7 @@ import { gunzipSync } from "node:zlib";
 import { z } from "zod";
 import { InputError, InternalError } from "../core/errors.js";
 import { unlessMissing } from "../core/fs.js";
+import { parseInput } from "../core/parse.js";
 import type { SandboxV1 } from "../env/index.js";
 import type { ModelClient } from "../model/index.js";
 import {
@@ -196,22 +197,12 @@ export class HumanEvalTaskFamily extends PythonSolvers implements TaskFamilyV1 {
           },
         );
       }
-      const parsed = recordSchema.safeParse(value);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        throw new InputError(
-          "synth.humaneval.record",
-          `${issue?.message ?? "invalid"} (each line needs task_id, prompt, canonical_solution, test, entry_point)`,
-          {
-            file,
-            line: index + 1,
-            ...(issue === undefined || issue.path.length === 0
-              ? {}
-              : { field: issue.path.join(".") }),
-          },
-        );
-      }
-      const record = parsed.data;
+      const record = parseInput(recordSchema, value, {
+        code: "synth.humaneval.record",
+        location: { file, line: index + 1 },
+        describe: (problem) =>
+          `${problem.message} (each line needs task_id, prompt, canonical_solution, test, entry_point)`,
+      });
       if (seen.has(record.task_id))
         throw new InputError("synth.humaneval.duplicate", `duplicate task_id "${record.task_id}"`, {
           file,

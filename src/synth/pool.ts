@@ -6,6 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { InputError } from "../core/errors.js";
+import { parseInput } from "../core/parse.js";
 import { appendRedactedJsonLine } from "../model/redact.js";
 
 /**
@@ -81,22 +82,13 @@ export async function readPool(path: string): Promise<PoolEntry[]> {
         },
       );
     }
-    const parsed = poolEntrySchema.safeParse(value);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new InputError(
-        "synth.pool.entry",
-        `${issue?.message ?? "invalid"} (expected a pool entry of schema 1 or 2)`,
-        {
-          file: path,
-          line: index + 1,
-          ...(issue === undefined || issue.path.length === 0
-            ? {}
-            : { field: issue.path.join(".") }),
-        },
-      );
-    }
-    entries.push(parsed.data);
+    entries.push(
+      parseInput(poolEntrySchema, value, {
+        code: "synth.pool.entry",
+        location: { file: path, line: index + 1 },
+        describe: (problem) => `${problem.message} (expected a pool entry of schema 1 or 2)`,
+      }),
+    );
   }
   return entries;
 }

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { InputError } from "../core/errors.js";
+import { parseInput } from "../core/parse.js";
 import { err, ok, type Result } from "../core/result.js";
 
 export const maxSlotsPerCategory = 8;
@@ -63,24 +64,18 @@ export function slotLibraryProblems(library: SlotLibrary): string[] {
 
 /** Parse and check a library from untrusted JSON; `source` names the file in the error. */
 export function parseSlotLibrary(value: unknown, source: string): SlotLibrary {
-  const parsed = slotLibrarySchema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new InputError(
-      "synth.library.invalid",
-      `${issue?.message ?? "invalid"} (a slot library has "version", "input" and "output" arrays of {id, text})`,
-      {
-        file: source,
-        ...(issue === undefined || issue.path.length === 0 ? {} : { field: issue.path.join(".") }),
-      },
-    );
-  }
-  const problems = slotLibraryProblems(parsed.data);
+  const library = parseInput(slotLibrarySchema, value, {
+    code: "synth.library.invalid",
+    location: { file: source },
+    describe: (problem) =>
+      `${problem.message} (a slot library has "version", "input" and "output" arrays of {id, text})`,
+  });
+  const problems = slotLibraryProblems(library);
   if (problems.length > 0)
     throw new InputError("synth.library.limits", `slot limits broken: ${problems.join("; ")}`, {
       file: source,
     });
-  return parsed.data;
+  return library;
 }
 
 const categorySchema = z.enum(slotCategories);

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { basename, join, relative } from "node:path";
 import { InputError, InternalError } from "../core/errors.js";
 import { unlessMissing } from "../core/fs.js";
+import { parseResult } from "../core/parse.js";
 import type { ModelClient } from "../model/index.js";
 import { type Candidate, distilResource, loadDistillerPrompt, provenanceOf } from "./distill.js";
 import {
@@ -193,11 +194,12 @@ async function readEntryFiles(entry: WikiEntry): Promise<Record<string, Uint8Arr
 }
 
 export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
-  const domain = domainSchema.safeParse(options.domain);
-  if (!domain.success)
+  // The flag is the field: zod's path inside a plain string would be empty anyway.
+  const domain = parseResult(domainSchema, options.domain);
+  if (!domain.ok)
     throw new InputError(
       "wiki.domain.invalid",
-      `domain "${options.domain}": ${domain.error.issues[0]?.message ?? "invalid"}`,
+      `domain "${options.domain}": ${domain.error.message}`,
       { field: "--domain" },
     );
   const progress = options.onProgress ?? (() => {});

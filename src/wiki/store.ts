@@ -17,6 +17,7 @@ import type { z } from "zod";
 import { InfrastructureError, InputError, isSkillsmithError } from "../core/errors.js";
 import { pathExists, writeFileAtomic } from "../core/fs.js";
 import { acquireLock } from "../core/lock.js";
+import { parseInput, parseResult } from "../core/parse.js";
 import { redactedJsonFile, redactFileContent, redactKnownSecrets } from "../model/redact.js";
 import {
   defaultThresholds,
@@ -79,14 +80,7 @@ export async function readJsonFile<T>(path: string, schema: z.ZodType<T>): Promi
       `written in wiki format ${format}; this skillsmith reads format ${WIKI_FORMAT_VERSION}: use the skillsmith that built the wiki, or a newer one`,
       { file: path, field: "format" },
     );
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const field = issue === undefined || issue.path.length === 0 ? undefined : issue.path.join(".");
-  throw new InputError("wiki.file.invalid", issue?.message ?? "does not match the expected shape", {
-    file: path,
-    ...(field === undefined ? {} : { field }),
-  });
+  return parseInput(schema, value, { code: "wiki.file.invalid", location: { file: path } });
 }
 
 /** The wiki's JSON file text, with every known secret and token shape removed. */
@@ -260,13 +254,13 @@ export async function writeEntry(root: string, content: EntryContent): Promise<s
  * meta.json that no reader of the wiki can parse.
  */
 function redactedMeta(meta: SkillMeta): SkillMeta {
-  const parsed = skillMetaSchema.safeParse(JSON.parse(jsonText(meta)));
-  if (parsed.success) return parsed.data;
-  const field = parsed.error.issues[0]?.path.join(".") ?? "";
+  const parsed = parseResult(skillMetaSchema, JSON.parse(jsonText(meta)));
+  if (parsed.ok) return parsed.value;
+  const field = parsed.error.field;
   throw new InputError(
     "wiki.entry.secret",
-    `entry "${meta.skill_name}" (${meta.skill_id}): its ${field} looks like a secret and was removed, which leaves it invalid; the entry is not stored`,
-    field === "" ? {} : { field },
+    `entry "${meta.skill_name}" (${meta.skill_id}): its ${field ?? ""} looks like a secret and was removed, which leaves it invalid; the entry is not stored`,
+    field === undefined ? {} : { field },
   );
 }
 

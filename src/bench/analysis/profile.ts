@@ -129,6 +129,26 @@ export function runNeedsExplanation(run: RunDetail): boolean {
   );
 }
 
+/**
+ * What became of a flagged run's verifier, in words for the reports. A verifier that never ran
+ * (its environment failed, or `bench check` found it broken) or that was killed has no exit code,
+ * and the reports say which instead of showing an empty one.
+ */
+export function verifierExitText(run: RunDetail): string {
+  const verifier = run.verifier;
+  if (verifier === undefined) return "no verifier run";
+  if (verifier.source === "setup") return "verifier not run: the environment could not be prepared";
+  if (verifier.source === "check")
+    return verifier.exitCode === null
+      ? "verifier not run: bench check found it broken"
+      : `verifier not run: bench check found it broken (exit ${verifier.exitCode} on the untouched repository)`;
+  if (verifier.exitCode !== null) return `verifier exit ${verifier.exitCode}`;
+  if (run.flags.includes("timeout")) return "verifier killed at its time limit";
+  if (run.flags.includes("oom")) return "verifier killed at its memory limit";
+  if (run.flags.includes("process-limit")) return "verifier killed at its process limit";
+  return "verifier gave no exit status";
+}
+
 interface Tested {
   readonly delta: number;
   readonly p: number;

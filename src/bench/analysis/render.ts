@@ -15,6 +15,7 @@ import {
   type RequirementOutcome,
   type RunDetail,
   runNeedsExplanation,
+  verifierExitText,
 } from "./report.js";
 
 const CLASS_NAMES: Record<SkillClass, string> = {
@@ -104,10 +105,7 @@ function outcomeText(outcome: RequirementOutcome): string {
 function runLines(runs: readonly RunDetail[]): string[] {
   const groups = new Map<string, { names: string[]; lines: string[] }>();
   for (const run of runs) {
-    const exit =
-      run.verifier === undefined
-        ? " (no verifier run)"
-        : ` (verifier exit ${run.verifier.exitCode ?? "none"})`;
+    const exit = ` (${verifierExitText(run)})`;
     const body = [
       ...(run.verifier?.evidence ?? [])
         .slice(0, 4)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runResult } from "../../../test/support/results.js";
+import { runResult, verifierRecord } from "../../../test/support/results.js";
 import type { RunResult } from "../store/results.js";
 import { renderReportText } from "./render.js";
 import { buildReport } from "./report.js";
@@ -118,5 +118,40 @@ describe("buildReport", () => {
     const text = renderReportText(report).join("\n");
     expect(text).toContain("never activated the skill");
     expect(text).toContain("c/s/q1: a.py");
+  });
+
+  it("says why a flagged run has no verifier exit code instead of printing an empty one", () => {
+    const unmeasured = (
+      requirement: string,
+      flags: string[],
+      verifier: ReturnType<typeof verifierRecord>,
+    ) =>
+      (["without", "with"] as const).map((arm) =>
+        runResult("c", "s", requirement, arm, 0, { flags, verifier }),
+      );
+    const report = buildReport([
+      ...unmeasured(
+        "env",
+        ["environment-failure"],
+        verifierRecord("pip failed", { exitCode: null, source: "setup", evidence: ["pip"] }),
+      ),
+      ...unmeasured(
+        "broken",
+        ["broken-verifier"],
+        verifierRecord("ImportError", { exitCode: 2, source: "check", evidence: ["import"] }),
+      ),
+      ...unmeasured("slow", ["timeout"], verifierRecord("", { exitCode: null })),
+      ...unmeasured("oom", ["oom"], verifierRecord("", { exitCode: null })),
+      ...unmeasured("failed", ["collection-error"], verifierRecord("E", { exitCode: 4 })),
+    ]);
+    const text = renderReportText(report).join("\n");
+    expect(text).not.toContain("exit none");
+    expect(text).toContain("(verifier not run: the environment could not be prepared)");
+    expect(text).toContain(
+      "(verifier not run: bench check found it broken (exit 2 on the untouched repository))",
+    );
+    expect(text).toContain("(verifier killed at its time limit)");
+    expect(text).toContain("(verifier killed at its memory limit)");
+    expect(text).toContain("(verifier exit 4)");
   });
 });

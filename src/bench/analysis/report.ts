@@ -1,5 +1,5 @@
 import { pearson, spearman } from "../../stats/index.js";
-import { formatRunKey, type RunResult } from "../store/results.js";
+import { formatRunKey, type RunProvenance, type RunResult } from "../store/results.js";
 import { armMatrices } from "./arms.js";
 import {
   armUsage,
@@ -27,7 +27,12 @@ import {
 } from "./statistics.js";
 
 // The report's types and the helpers other modules use, from where they were first defined.
-export { armMeasurementFlags, runDetail, runNeedsExplanation } from "./profile.js";
+export {
+  armMeasurementFlags,
+  runDetail,
+  runNeedsExplanation,
+  verifierExitText,
+} from "./profile.js";
 export * from "./report-types.js";
 
 /**
@@ -212,29 +217,19 @@ export function buildReport(
   );
   const matrices = armMatrices(results, alpha);
   const reusedRuns = results.flatMap((result) =>
-    result.provenance?.kind === "reused"
-      ? [
-          {
-            key: formatRunKey(result),
-            runDir: result.provenance.runDir,
-            from: result.provenance.key,
-          },
-        ]
-      : [],
+    result.provenance?.kind === "reused" ? [takenFrom(result, result.provenance)] : [],
   );
-  const regradedRuns = results.flatMap((result) =>
-    result.provenance?.kind === "regraded"
-      ? [
-          {
-            key: formatRunKey(result),
-            runDir: result.provenance.runDir,
-            from: result.provenance.key,
-            rescored: result.provenance.rescored,
-            ...(result.provenance.reason === undefined ? {} : { reason: result.provenance.reason }),
-          },
-        ]
-      : [],
-  );
+  const regradedRuns = results.flatMap((result) => {
+    const provenance = result.provenance;
+    if (provenance?.kind !== "regraded") return [];
+    return [
+      {
+        ...takenFrom(result, provenance),
+        rescored: provenance.rescored,
+        ...(provenance.reason === undefined ? {} : { reason: provenance.reason }),
+      },
+    ];
+  });
   return {
     format: REPORT_FORMAT,
     ...(options.manifest === undefined
@@ -300,4 +295,12 @@ export function buildReport(
       infraAttempts: attempts.filter((attempt) => attempt.outcome === "infra_error").length,
     },
   };
+}
+
+/** A run this run directory did not execute: its key here, and the run directory and key it came from. */
+function takenFrom(
+  result: RunResult,
+  provenance: RunProvenance,
+): { key: string; runDir: string; from: string } {
+  return { key: formatRunKey(result), runDir: provenance.runDir, from: provenance.key };
 }

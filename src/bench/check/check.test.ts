@@ -54,6 +54,19 @@ function measured(untouched: VerifierMeasurement, reference?: VerifierMeasuremen
 
 const noKeywords = { keywordOnly: [], testCount: 10 };
 
+/** The check of an untouched run whose tests errored before checking anything, as diagnosed. */
+function classifyCollectionError(diagnosis: NonNullable<VerifierMeasurement["diagnosis"]>) {
+  return classify(
+    skill,
+    requirement,
+    measured(
+      run({ total: 0, flags: ["collection-error"], erroredBeforeChecking: true, diagnosis }),
+    ),
+    noKeywords,
+    0.5,
+  );
+}
+
 describe("classify", () => {
   it("is ok below the threshold, weak from it, and weak at 100% whatever the threshold", () => {
     const at = (passed: number, threshold = 0.5) =>
@@ -92,20 +105,10 @@ describe("classify", () => {
         0.5,
       ).reason,
     ).toContain("no checks");
-    const helper = classify(
-      skill,
-      requirement,
-      measured(
-        run({
-          total: 0,
-          flags: ["collection-error"],
-          erroredBeforeChecking: true,
-          diagnosis: { kind: "broken", reason: "_dependency_utils cannot be imported" },
-        }),
-      ),
-      noKeywords,
-      0.5,
-    );
+    const helper = classifyCollectionError({
+      kind: "broken",
+      reason: "_dependency_utils cannot be imported",
+    });
     expect(helper).toMatchObject({
       status: "broken",
       untouchedPassRatio: null,
@@ -114,23 +117,10 @@ describe("classify", () => {
   });
 
   it("calls a verifier failing to import the deliverable ok, at 0", () => {
-    const check = classify(
-      skill,
-      requirement,
-      measured(
-        run({
-          total: 0,
-          flags: ["collection-error"],
-          erroredBeforeChecking: true,
-          diagnosis: {
-            kind: "deliverable-missing",
-            reason: "imports analyze_ci: failing as it should",
-          },
-        }),
-      ),
-      noKeywords,
-      0.5,
-    );
+    const check = classifyCollectionError({
+      kind: "deliverable-missing",
+      reason: "imports analyze_ci: failing as it should",
+    });
     expect(check).toMatchObject({ status: "ok", untouchedPassRatio: 0 });
     expect(check.reason).toContain("failing as it should");
   });

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { UsageError } from "../../core/errors.js";
+import { parseResult } from "../../core/parse.js";
 import { redactKnownSecrets } from "../../model/redact.js";
 import type { ModelEndpoint } from "../run/model-endpoint.js";
 import { modelSpecOf } from "../run/model-endpoint.js";
@@ -99,15 +100,13 @@ export function parseQueueResult(
 ):
   | { readonly ok: true; readonly value: QueueJobResult }
   | { readonly ok: false; readonly error: string } {
-  const parsed = queueResultSchema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
+  const parsed = parseResult(queueResultSchema, value);
+  if (!parsed.ok)
     return {
       ok: false,
-      error: `not a skillsmith run result (${issue?.path.join(".") ?? ""}: ${issue?.message ?? "invalid"})`,
+      error: `not a skillsmith run result (${parsed.error.field ?? ""}: ${parsed.error.message})`,
     };
-  }
-  return { ok: true, value: parsed.data as unknown as QueueJobResult };
+  return { ok: true, value: parsed.value as unknown as QueueJobResult };
 }
 
 /**

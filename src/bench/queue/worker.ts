@@ -19,6 +19,7 @@ import type { Job, Worker } from "bullmq";
 import type { AgentHarnessV1 } from "../../agents/index.js";
 import { InfrastructureError, isSkillsmithError } from "../../core/errors.js";
 import { Semaphore } from "../../core/limit.js";
+import { parseResult } from "../../core/parse.js";
 import { defaultCacheDir, type SandboxV1, treeDigest } from "../../env/index.js";
 import { redactKnownSecrets, registerEnvironmentSecrets } from "../../model/redact.js";
 import {
@@ -181,13 +182,12 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   };
 
   const processJob = async (job: Job): Promise<QueueJobResult> => {
-    const parsed = queueJobSchema.safeParse(job.data);
-    if (!parsed.success) {
+    const parsed = parseResult(queueJobSchema, job.data);
+    if (!parsed.ok)
       throw new UnrecoverableError(
-        `job ${job.id}: not a skillsmith run job (${parsed.error.issues[0]?.message ?? "invalid"})`,
+        `job ${job.id}: not a skillsmith run job (${parsed.error.message})`,
       );
-    }
-    const data = parsed.data;
+    const data = parsed.value;
     if (data.sandbox === "unsafe" && options.allowUnsafe !== true) {
       throw new UnrecoverableError(
         `job ${job.id} asks for --sandbox unsafe; this worker refuses it (start it with --allow-unsafe to accept)`,

@@ -29,6 +29,7 @@ import type { ExcludedPart, Suite, SuiteSkill } from "../suite/types.js";
 import { type EnvironmentOutcome, environmentRecord, skillEnvironments } from "./environments.js";
 import type { RunSuiteOptions } from "./options.js";
 import type { PlannedRun } from "./plan.js";
+import { checkTasks } from "./task-check.js";
 
 /** Flags of results stored without running, which each invocation re-decides. */
 const PREPARATION_FLAGS = new Set(["environment-failure", "broken-verifier"]);
@@ -113,6 +114,15 @@ export async function gateRuns(gate: GateOptions): Promise<Gate> {
   }
   const outcomes = new Map<string, EnvironmentOutcome>();
   for (const skill of skillsWithRuns) outcomes.set(skill.id, await environmentFor(skill));
+  const taskProblems =
+    options.check === false
+      ? new Map<string, string>()
+      : await checkTaskControls(
+          skillsWithRuns.filter(
+            (skill) => skill.repository === undefined && outcomes.get(skill.id)?.ok === true,
+          ),
+          gate,
+        );
 
   const checks = new Map<string, RequirementCheck>();
   for (const requirement of check?.requirements ?? []) {
@@ -140,6 +150,14 @@ export async function gateRuns(gate: GateOptions): Promise<Gate> {
         flag: "environment-failure",
         reason: outcome.reason,
         output: outcome.log,
+        exitCode: null,
+      });
+    } else if (taskProblems.has(`${run.skill.id}/${run.requirement.id}`)) {
+      unmeasuredNow.set(keyText(run.key), {
+        key: run.key,
+        flag: "broken-verifier",
+        reason: `bench check-tasks: ${taskProblems.get(`${run.skill.id}/${run.requirement.id}`)}`,
+        output: "",
         exitCode: null,
       });
     } else if (requirementCheck?.status === "broken") {
@@ -254,6 +272,42 @@ export async function gateRuns(gate: GateOptions): Promise<Gate> {
       setupNetwork: options.setupNetwork ?? "auto",
     },
   };
+}
+
+/**
+ * Environment-only tasks have no untouched repository for the verifier check; their controls
+ * run instead (`checkTasks`: the oracle must reach reward 1, the untouched working directory
+ * must not), cached per task and requirement. A task failing them could only yield a verdict
+ * that measures nothing (both arms failing alike reads as "Ineffective"), so its runs are
+ * stored `broken-verifier`. Returns the problems by `skill/requirement`.
+ */
+async function checkTaskControls(
+  tasks: readonly SuiteSkill[],
+  gate: GateOptions,
+): Promise<Map<string, string>> {
+  const problems = new Map<string, string>();
+  if (tasks.length === 0) return problems;
+  const { options } = gate;
+  const count = tasks.reduce((sum, task) => sum + task.requirements.length, 0);
+  options.onLog?.(
+    `checking ${count} environment-only task requirement(s): the oracle must pass, the untouched working directory must not (--no-check skips this)`,
+  );
+  const checks = await checkTasks({
+    suite: { ...gate.suite, skills: [...tasks] },
+    sandbox: gate.sandbox,
+    cacheDir: gate.cacheDir,
+    cacheChecks: true,
+    ...(options.baseImages === undefined ? {} : { baseImages: options.baseImages }),
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    onCheck: (check) =>
+      options.onLog?.(
+        `check-tasks ${check.skill}/${check.requirement}: ${check.ok ? "ok" : `broken — ${check.problems.join("; ")}`}${check.cached === true ? " [cached]" : ""}`,
+      ),
+  });
+  for (const check of checks) {
+    if (!check.ok) problems.set(`${check.skill}/${check.requirement}`, check.problems.join("; "));
+  }
+  return problems;
 }
 
 /** A result stored without running: nothing measured, the flag and its evidence kept. */

@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { InputError } from "../../core/errors.js";
+import { parseInput } from "../../core/parse.js";
 import type { Arm } from "../store/results.js";
 
 const predictionSchema = z.strictObject({
@@ -73,25 +74,21 @@ export class Predictions {
           { file, line },
         );
       }
-      const parsed = predictionSchema.safeParse(value);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        const field = issue === undefined ? undefined : issue.path.join(".");
-        throw new InputError(
-          "predictions-invalid",
-          `${issue?.message ?? "invalid prediction"}; expected {"skill","requirement","arm":"with"|"without","config"?,"patch":"<unified diff>"}`,
-          { file, line, ...(field === undefined || field === "" ? {} : { field }) },
-        );
-      }
-      const key = mapKey(parsed.data.config, parsed.data);
+      const prediction = parseInput(predictionSchema, value, {
+        code: "predictions-invalid",
+        location: { file, line },
+        describe: (problem) =>
+          `${problem.message}; expected {"skill","requirement","arm":"with"|"without","config"?,"patch":"<unified diff>"}`,
+      });
+      const key = mapKey(prediction.config, prediction);
       if (byKey.has(key)) {
         throw new InputError(
           "predictions-duplicate",
-          `a second prediction for skill "${parsed.data.skill}", requirement "${parsed.data.requirement}", arm "${parsed.data.arm}"${parsed.data.config === undefined ? "" : `, config "${parsed.data.config}"`}`,
+          `a second prediction for skill "${prediction.skill}", requirement "${prediction.requirement}", arm "${prediction.arm}"${prediction.config === undefined ? "" : `, config "${prediction.config}"`}`,
           { file, line },
         );
       }
-      byKey.set(key, parsed.data);
+      byKey.set(key, prediction);
     }
     return new Predictions(file, createHash("sha256").update(text).digest("hex"), byKey);
   }

@@ -6,10 +6,14 @@
  * (the without-skill arm: no skill matters to either control), through the same `executeRun` as
  * every scored run, in the same sandbox, image and limits.
  */
-import type { SandboxV1 } from "../../env/index.js";
+import { createHash } from "node:crypto";
+import { mkdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { writeFileAtomic } from "../../core/fs.js";
+import { type PreparedBase, type SandboxV1, treeDigest } from "../../env/index.js";
 import { loadSuite } from "../suite/load.js";
 import type { Configuration } from "../suite/schema.js";
-import type { Suite } from "../suite/types.js";
+import type { Suite, SuiteRequirement } from "../suite/types.js";
 import { type ExecutionContext, executeRun } from "./execute.js";
 import type { PlannedRun } from "./plan.js";
 import { harnessesFor, preparedBases } from "./prepare.js";
@@ -31,6 +35,8 @@ export interface TaskCheck {
   readonly ok: boolean;
   /** Why the task is not usable; empty when `ok`. */
   readonly problems: readonly string[];
+  /** True when the check was read from the cache (`cacheChecks`) instead of run. */
+  readonly cached?: boolean;
 }
 
 export interface CheckTasksOptions {
@@ -41,6 +47,43 @@ export interface CheckTasksOptions {
   /** Wall-time limit of each control run (default 600 s). */
   readonly timeoutSeconds?: number;
   readonly signal?: AbortSignal;
+  /**
+   * Keep each check in `cacheDir/task-checks/`, keyed by everything that decides it (the task's
+   * image and working directory, the requirement's files, the solution, the time limit), and
+   * read it from there next time: `bench run`'s gate checks every task on every invocation.
+   */
+  readonly cacheChecks?: boolean;
+  /** After each requirement's check, e.g. for progress lines. */
+  readonly onCheck?: (check: TaskCheck) => void;
+}
+
+/** Bumped whenever what a task check measures changes: older cache entries are then ignored. */
+const TASK_CHECK_CACHE_FORMAT = 1;
+
+/** The cache key of one requirement's check: every input that can change its outcome. */
+async function taskCheckDigest(
+  base: PreparedBase,
+  requirement: SuiteRequirement,
+  timeoutSeconds: number,
+): Promise<string> {
+  const solution = requirement.solution;
+  return createHash("sha256")
+    .update(
+      JSON.stringify([
+        "skillsmith-task-check",
+        TASK_CHECK_CACHE_FORMAT,
+        base.key,
+        base.digest,
+        base.environment?.image ?? "",
+        requirement.raw,
+        // The verifier and the reference solution live in the requirement's folder.
+        await treeDigest(requirement.folder),
+        requirement.verifier.command,
+        solution === undefined ? null : [solution.kind, solution.path],
+        timeoutSeconds,
+      ]),
+    )
+    .digest("hex");
 }
 
 const DEFAULT_CONTROL_TIMEOUT_SECONDS = 600;
@@ -71,6 +114,34 @@ export async function checkTasks(options: CheckTasksOptions): Promise<TaskCheck[
   const checks: TaskCheck[] = [];
   for (const skill of tasks) {
     for (const requirement of skill.requirements) {
+      const cacheFile =
+        options.cacheChecks === true
+          ? join(
+              options.cacheDir,
+              "task-checks",
+              `${await taskCheckDigest(await context.baseFor(skill), requirement, timeoutSeconds)}.json`,
+            )
+          : undefined;
+      // A cache entry that is missing or damaged is checked again and rewritten: the cache only
+      // saves time, and a check is never taken from a file that does not parse.
+      const cached =
+        cacheFile === undefined
+          ? undefined
+          : await readFile(cacheFile, "utf8")
+              .then((text) => JSON.parse(text) as TaskCheck)
+              .catch(() => undefined);
+      if (
+        cached !== undefined &&
+        cached.skill === skill.id &&
+        cached.requirement === requirement.id &&
+        typeof cached.ok === "boolean" &&
+        Array.isArray(cached.problems)
+      ) {
+        const check = { ...cached, cached: true };
+        checks.push(check);
+        options.onCheck?.(check);
+        continue;
+      }
       const run = (configuration: Configuration): PlannedRun => ({
         key: {
           config: configuration.id,
@@ -104,14 +175,21 @@ export async function checkTasks(options: CheckTasksOptions): Promise<TaskCheck[
       } else if (bare.passRatio >= 1) {
         problems.push("the untouched working directory already passes: the task tests nothing");
       }
-      checks.push({
+      const check: TaskCheck = {
         skill: skill.id,
         requirement: requirement.id,
         ...(solved === undefined ? {} : { oracle: solved }),
         untouched: bare,
         ok: problems.length === 0,
         problems,
-      });
+      };
+      // An aborted control measured nothing: it is not kept for the next invocation.
+      if (cacheFile !== undefined && options.signal?.aborted !== true) {
+        await mkdir(join(options.cacheDir, "task-checks"), { recursive: true });
+        await writeFileAtomic(cacheFile, `${JSON.stringify(check)}\n`);
+      }
+      checks.push(check);
+      options.onCheck?.(check);
     }
   }
   return checks;

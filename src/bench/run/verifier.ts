@@ -32,6 +32,7 @@ import {
   parseRunnerSummary,
   readJunitReports,
   runWithChannel,
+  type SandboxExecResult,
   type SandboxV1,
   stripAnsi,
   takeInventory,
@@ -271,24 +272,20 @@ export async function runSuiteVerifier(
         place.verifierFile(path) !== undefined || within(path, workspaceRoot) !== undefined,
     });
     const limited = withLimitHit(assessment, execution);
-    return {
+    return verifierRun(execution, {
       checks: assessment.checks,
       passed: assessment.passed,
       total: assessment.total,
       passRatio: limited.passRatio,
       flags: limited.flags,
-      exitCode: execution.exitCode,
-      timedOut: execution.timedOut,
-      durationMs: execution.durationMs,
-      output: `${execution.stdout}\n${execution.stderr}`,
       source: "channel",
       evidence: limited.evidence,
-    };
+    });
   }
 
   // Not a pytest session skillsmith's plugin can serve: read the JUnit report, else the console.
   const execution = await place.execute({ env: {}, mounts: [] });
-  const output = `${execution.stdout}\n${execution.stderr}`;
+  const output = executionOutput(execution);
   let checks: CheckResult[] | undefined;
   const junitHost = place.junitHost();
   if (junitHost !== undefined) checks = await readJunitReports(junitHost);
@@ -297,14 +294,10 @@ export async function runSuiteVerifier(
     const summary = parseRunnerSummary(stripAnsi(output));
     checks = summary === undefined ? [] : [...summary.checks];
   }
-  const flags: string[] = [];
-  const evidence: string[] = [];
   // A limit the sandbox saw hit is the verdict on the run, never a collection error.
-  const limitHit =
-    execution.limitHit ?? (execution.timedOut ? { limit: "time" as const } : undefined);
-  if (limitHit !== undefined) flags.push(flagForLimit(limitHit.limit));
-  else if (isCollectionError(checks, output, execution.exitCode)) flags.push("collection-error");
-  if (execution.limitHit !== undefined) evidence.push(execution.limitHit.detail);
+  const { limitHit, flags, evidence } = limitFindings(execution);
+  if (limitHit === undefined && isCollectionError(checks, output, execution.exitCode))
+    flags.push("collection-error");
   const shortfall =
     limitHit !== undefined
       ? undefined
@@ -336,19 +329,7 @@ export async function runSuiteVerifier(
     flags.some((flag) => flag === "collection-error" || flag === "tampered")
   )
     passRatio = 0;
-  return {
-    checks,
-    passed,
-    total,
-    passRatio,
-    flags,
-    exitCode: execution.exitCode,
-    timedOut: execution.timedOut,
-    durationMs: execution.durationMs,
-    output,
-    source,
-    evidence,
-  };
+  return verifierRun(execution, { checks, passed, total, passRatio, flags, source, evidence });
 }
 
 /**
@@ -363,13 +344,7 @@ async function runRewardVerifier(place: Layout): Promise<SuiteVerifierRun> {
     );
   }
   const execution = await place.execute({ env: {}, mounts: [] });
-  const output = `${execution.stdout}\n${execution.stderr}`;
-  const flags: string[] = [];
-  const evidence: string[] = [];
-  const limitHit =
-    execution.limitHit ?? (execution.timedOut ? { limit: "time" as const } : undefined);
-  if (limitHit !== undefined) flags.push(flagForLimit(limitHit.limit));
-  if (execution.limitHit !== undefined) evidence.push(execution.limitHit.detail);
+  const { limitHit, flags, evidence } = limitFindings(execution);
   const ctrf = await readCtrfChecks(place.rewardHost);
   const reading = await readHarborReward(place.rewardHost);
   let passRatio = 0;
@@ -387,18 +362,51 @@ async function runRewardVerifier(place: Layout): Promise<SuiteVerifierRun> {
     evidence.push(reading.detail);
   }
   if (limitHit !== undefined) passRatio = 0;
-  return {
+  return verifierRun(execution, {
     checks,
     passed: checks.filter((check) => check.status === "pass").length,
     total: checks.length,
     passRatio,
     flags,
+    source: reading.kind === "reward" ? "reward" : "none",
+    evidence,
+  });
+}
+
+/** The verifier's stdout, then its stderr: what a run stores and what summaries are read from. */
+function executionOutput(execution: SandboxExecResult): string {
+  return `${execution.stdout}\n${execution.stderr}`;
+}
+
+/**
+ * The limit the sandbox saw the verifier hit (a timeout counts as the time limit), with its flag
+ * and the sandbox's detail as evidence; empty lists when none was hit.
+ */
+function limitFindings(execution: SandboxExecResult): {
+  readonly limitHit: { readonly limit: "memory" | "processes" | "time" } | undefined;
+  readonly flags: string[];
+  readonly evidence: string[];
+} {
+  const limitHit =
+    execution.limitHit ?? (execution.timedOut ? { limit: "time" as const } : undefined);
+  return {
+    limitHit,
+    flags: limitHit === undefined ? [] : [flagForLimit(limitHit.limit)],
+    evidence: execution.limitHit === undefined ? [] : [execution.limitHit.detail],
+  };
+}
+
+/** A verifier run: what was read of it, with the execution's exit, time and output. */
+function verifierRun(
+  execution: SandboxExecResult,
+  read: Omit<SuiteVerifierRun, "exitCode" | "timedOut" | "durationMs" | "output">,
+): SuiteVerifierRun {
+  return {
+    ...read,
     exitCode: execution.exitCode,
     timedOut: execution.timedOut,
     durationMs: execution.durationMs,
-    output,
-    source: reading.kind === "reward" ? "reward" : "none",
-    evidence,
+    output: executionOutput(execution),
   };
 }
 

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { InputError, UsageError } from "../../core/errors.js";
 import { unlessMissing, writeFileAtomic } from "../../core/fs.js";
+import { parseInput } from "../../core/parse.js";
 import { redactKnownSecrets } from "../../model/redact.js";
 import { configurationSchema } from "../suite/schema.js";
 
@@ -123,16 +124,11 @@ export async function readManifest(runDir: string): Promise<RunManifest | undefi
   } catch (error) {
     throw new InputError("run-manifest-json", "not valid JSON", { file }, { cause: error });
   }
-  const parsed = manifestSchema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new InputError(
-      "run-manifest-invalid",
-      `not a skillsmith run manifest: ${issue?.message ?? "invalid"}`,
-      { file, ...(issue === undefined ? {} : { field: issue.path.join(".") }) },
-    );
-  }
-  return parsed.data;
+  return parseInput(manifestSchema, value, {
+    code: "run-manifest-invalid",
+    location: { file },
+    describe: (problem) => `not a skillsmith run manifest: ${problem.message}`,
+  });
 }
 
 export async function writeManifest(runDir: string, manifest: RunManifest): Promise<void> {

@@ -239,6 +239,8 @@ CREATE TABLE IF NOT EXISTS attempts (
   {
     // Variant arms (\`variant:<name>\`) need the arm CHECK widened, which SQLite can only do by
     // rebuilding the table; the new columns keep each run's patch, fingerprint and provenance.
+    // The columns of version 1 are written out again on purpose: a released migration is frozen,
+    // so it never derives its text from another one that could change.
     version: 3,
     sql: `
 CREATE TABLE results_v3 (

@@ -73,7 +73,13 @@ export const repositorySchema = z
     /** A git bundle file, relative to this `skill.yaml` or absolute. */
     bundle: z.string().min(1).optional(),
     commit: z
-      .string()
+      .string({
+        // YAML reads an unquoted commit of digits only (`1234567`, `1e10000`) as a number.
+        error: (issue) =>
+          typeof issue.input === "number"
+            ? 'expected a commit hash; YAML read this one as a number, so quote it (commit: "1234567")'
+            : undefined,
+      })
       .regex(/^[0-9a-f]{7,40}$/, "expected a commit hash (7 to 40 lowercase hex digits)"),
     /** Folder name of the repository, used for the default mount path. */
     name: idSchema.optional(),

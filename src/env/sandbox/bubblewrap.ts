@@ -1,3 +1,11 @@
+/**
+ * The bubblewrap sandbox: one `bwrap` process tree per command, with only the system folders, the
+ * workspace, a fresh /tmp and /run and the requested mounts, under a cgroup for its limits.
+ *
+ * About 500 lines, one class: the mount list, the cgroup and the process lifecycle are decided
+ * together for each command (what is mounted decides what the limits can see); the cgroup itself
+ * is in `cgroup.ts`, the loopback bridge in `loopback.ts`.
+ */
 import {
   accessSync,
   existsSync,

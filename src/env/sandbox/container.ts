@@ -1,3 +1,11 @@
+/**
+ * The container sandbox (Docker or Podman through the Docker Engine API): one fresh container per
+ * command, limited and labelled, with the workspace, requested mounts and the loopback socket.
+ *
+ * About 540 lines, one class: creating, attaching, limiting, timing out and removing a container
+ * are one lifecycle whose cleanup must run in one `finally`; image building is in
+ * `image-build.ts`, environment images in `dockerfile.ts`.
+ */
 import { randomBytes } from "node:crypto";
 import { createReadStream, existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";

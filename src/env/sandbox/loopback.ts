@@ -17,6 +17,7 @@ import {
 } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { InputError } from "../../core/errors.js";
 
 /**
  * Loopback-only network for a sandbox without a network namespace escape: the sandbox keeps its
@@ -200,9 +201,14 @@ function forwardable(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
 export async function startCredentialProxy(
   options: CredentialProxyOptions,
 ): Promise<CredentialProxy> {
-  const upstream = new URL(options.upstream);
-  if (upstream.protocol !== "http:" && upstream.protocol !== "https:") {
-    throw new RangeError(`model endpoint ${options.upstream} is not an http(s) URL`);
+  // `URL.canParse` first: the constructor's TypeError would reach the user as a stack trace.
+  const upstream = URL.canParse(options.upstream) ? new URL(options.upstream) : undefined;
+  if (upstream?.protocol !== "http:" && upstream?.protocol !== "https:") {
+    throw new InputError(
+      "model.base-url.invalid",
+      `model endpoint ${JSON.stringify(options.upstream)} is not an http(s) URL`,
+      { field: "baseUrl" },
+    );
   }
   const dummyKey = `skillsmith-run-${randomBytes(16).toString("hex")}`;
   const send = upstream.protocol === "https:" ? httpsRequest : httpRequest;

@@ -147,6 +147,19 @@ describe("loadScript", () => {
       const faults = join(directory, "faults.json");
       await writeFile(faults, JSON.stringify({ faults: { rate429: 0.7, rate500: 0.5 } }));
       await expect(loadScript(faults)).rejects.toThrow(/must not exceed 1/);
+      // A YAML mistake is named with its line: here the third line's tool call has no name.
+      const unnamed = join(directory, "unnamed.yaml");
+      await writeFile(unnamed, "turns:\n  - text: hi\n    toolCalls: [{ input: {} }]\n");
+      await expect(loadScript(unnamed)).rejects.toThrow(
+        `${unnamed}, line 3, field "turns.0.toolCalls.0.name"`,
+      );
+      // A key written twice is refused, not silently the last one.
+      const twice = join(directory, "twice.yaml");
+      await writeFile(twice, "fallback: { text: a }\nfallback: { text: b }\n");
+      await expect(loadScript(twice)).rejects.toMatchObject({
+        code: "model.script.syntax",
+        location: { file: twice, line: 2 },
+      });
     } finally {
       await rm(directory, { recursive: true, force: true });
     }

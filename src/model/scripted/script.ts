@@ -5,9 +5,10 @@
  */
 import { readFile } from "node:fs/promises";
 import { extname } from "node:path";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { InputError } from "../../core/errors.js";
+import { parseInput } from "../../core/parse.js";
+import { readYamlValue } from "../../core/yaml.js";
 
 export interface ScriptedToolCall {
   name: string;
@@ -144,20 +145,24 @@ export const scriptSchema = z
   })
   .describe("scripted model server script");
 
-/** Validate an already-parsed script object; `source` names the file in error messages. */
-export function parseScript(value: unknown, source = "script"): Script {
-  const parsed = scriptSchema.safeParse(value);
+/**
+ * Validate an already-parsed script object; `source` names the file in error messages, and
+ * `lineOf` (a YAML file's) the line of a failing field.
+ */
+export function parseScript(
+  value: unknown,
+  source = "script",
+  lineOf?: (path: readonly (string | number)[]) => number | undefined,
+): Script {
   // A cast only for optional fields: zod infers them as `T | undefined`, `Script` leaves them out;
   // the strict schema checks every field `Script` has.
-  if (parsed.success) return parsed.data as Script;
-  const issue = parsed.error.issues[0];
-  const field = issue === undefined || issue.path.length === 0 ? undefined : issue.path.join(".");
-  throw new InputError(
-    "model.script.invalid",
-    `${issue?.message ?? "invalid script"} (a script has optional "rules", "turns", "fallback" and "faults")`,
-    { file: source, ...(field === undefined ? {} : { field }) },
-    { data: { issues: parsed.error.issues.map((each) => each.message) } },
-  );
+  return parseInput(scriptSchema, value, {
+    code: "model.script.invalid",
+    location: { file: source },
+    ...(lineOf === undefined ? {} : { lineOf }),
+    describe: (problem) =>
+      `${problem.message} (a script has optional "rules", "turns", "fallback" and "faults")`,
+  }) as Script;
 }
 
 /** Read a script file (JSON, or YAML for `.yaml`/`.yml`). */
@@ -176,13 +181,22 @@ export async function loadScript(path: string): Promise<Script> {
     );
   }
   const extension = extname(path).toLowerCase();
+  if (extension === ".yaml" || extension === ".yml") {
+    const read = readYamlValue(text);
+    if (!read.ok)
+      throw new InputError("model.script.syntax", `not valid YAML: ${read.error.message}`, {
+        file: path,
+        ...(read.error.line === undefined ? {} : { line: read.error.line }),
+      });
+    return parseScript(read.value.value, path, read.value.lineOf);
+  }
   let value: unknown;
   try {
-    value = extension === ".yaml" || extension === ".yml" ? parseYaml(text) : JSON.parse(text);
+    value = JSON.parse(text);
   } catch (cause) {
     throw new InputError(
       "model.script.syntax",
-      `not valid ${extension === ".json" ? "JSON" : extension.length > 1 ? "YAML" : "JSON"}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      `not valid JSON: ${cause instanceof Error ? cause.message : String(cause)}`,
       { file: path },
       { cause },
     );

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { InputError } from "../../core/errors.js";
+import { type ParseProblem, parseResult } from "../../core/parse.js";
 import { registerSecret } from "../../model/redact.js";
 import {
   GITHUB_API_URL,
@@ -139,17 +140,13 @@ class GithubSearchBackend implements ResourceSearchBackendV1 {
     });
     const request = `GET ${shown}`;
     if (this.config.search === "repositories") {
-      const page = searchPageSchema(repositoryHitSchema).safeParse(value);
-      if (!page.success)
-        throw invalidAnswer(
-          this.name,
-          shown,
-          `not a GitHub search answer (${page.error.issues[0]?.message ?? "unexpected shape"} at ${page.error.issues[0]?.path.join(".") || "the top"})`,
-        );
-      const items = page.data.items as z.infer<typeof repositoryHitSchema>[];
+      const page = parseResult(searchPageSchema(repositoryHitSchema), value);
+      if (!page.ok)
+        throw invalidAnswer(this.name, shown, `not a GitHub search answer (${where(page.error)})`);
+      const items = page.value.items as z.infer<typeof repositoryHitSchema>[];
       return {
         request,
-        total: page.data.total_count,
+        total: page.value.total_count,
         hits: items.slice(0, limit).map((item) => {
           const licence = spdxOf(item.license);
           return {
@@ -163,15 +160,15 @@ class GithubSearchBackend implements ResourceSearchBackendV1 {
         }),
       };
     }
-    const page = searchPageSchema(codeHitSchema).safeParse(value);
-    if (!page.success)
+    const page = parseResult(searchPageSchema(codeHitSchema), value);
+    if (!page.ok)
       throw invalidAnswer(
         this.name,
         shown,
-        `not a GitHub code search answer (${page.error.issues[0]?.message ?? "unexpected shape"} at ${page.error.issues[0]?.path.join(".") || "the top"})`,
+        `not a GitHub code search answer (${where(page.error)})`,
       );
     const hits: SearchHit[] = [];
-    for (const item of page.data.items as z.infer<typeof codeHitSchema>[]) {
+    for (const item of page.value.items as z.infer<typeof codeHitSchema>[]) {
       if (hits.length >= limit) break;
       const location = blobLocation(item.html_url);
       const ref =
@@ -192,7 +189,7 @@ class GithubSearchBackend implements ResourceSearchBackendV1 {
         title: `${item.repository.full_name}: ${item.path}`,
       });
     }
-    return { request, total: page.data.total_count, hits };
+    return { request, total: page.value.total_count, hits };
   }
 }
 
@@ -200,3 +197,8 @@ registerSearchBackend("github", {
   schema: githubConfigSchema,
   create: (config, environment) => new GithubSearchBackend(config, environment),
 });
+
+/** What an answer of the wrong shape got wrong, and where. */
+function where(problem: ParseProblem): string {
+  return `${problem.message} at ${problem.field ?? "the top"}`;
+}

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { InputError, type InputLocation } from "../../core/errors.js";
+import { parseResult } from "../../core/parse.js";
 import type { ResourceType } from "../meta.js";
 import type { ResourceInput } from "./collect.js";
 import type { TargetedQuery } from "./query.js";
@@ -89,19 +90,15 @@ export function createSearchBackend(
       `unknown search backend kind ${JSON.stringify(kind ?? null)}; registered: ${searchBackendKinds().join(", ")}`,
       { ...environment.where, field: [environment.where.field, "kind"].filter(Boolean).join(".") },
     );
-  const parsed = definition.schema.safeParse(config);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
+  const parsed = parseResult(definition.schema, config);
+  if (!parsed.ok)
     throw new InputError(
       "wiki.search.config",
-      `search backend "${String(kind)}": ${issue?.message ?? "invalid configuration"}`,
+      `search backend "${String(kind)}": ${parsed.error.message}`,
       {
         ...environment.where,
-        field: [environment.where.field, ...(issue?.path ?? []).map(String)]
-          .filter(Boolean)
-          .join("."),
+        field: [environment.where.field, parsed.error.field].filter(Boolean).join("."),
       },
     );
-  }
-  return definition.create(parsed.data, environment);
+  return definition.create(parsed.value, environment);
 }

@@ -19,6 +19,7 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { unlink } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import { z } from "zod";
+import { parseResult } from "../../../core/parse.js";
 
 export const CHANNEL_PROTOCOL = 1;
 /** More than any honest session sends (a record per test, a few hundred bytes each). */
@@ -237,22 +238,22 @@ export class ChannelServer {
       this.violation(`channel record ${this.sequence + 1} is not JSON`);
       return;
     }
-    const record = recordSchema.safeParse(parsed);
-    if (!record.success) {
+    const record = parseResult(recordSchema, parsed);
+    if (!record.ok) {
       this.violation(
-        `channel record ${this.sequence + 1} has an unknown shape: ${record.error.issues[0]?.message ?? ""}`,
+        `channel record ${this.sequence + 1} has an unknown shape: ${record.error.message}`,
       );
       return;
     }
-    if (record.data.seq !== this.sequence + 1) {
+    if (record.value.seq !== this.sequence + 1) {
       this.violation(
-        `channel record out of sequence: expected ${this.sequence + 1}, got ${record.data.seq}`,
+        `channel record out of sequence: expected ${this.sequence + 1}, got ${record.value.seq}`,
       );
       return;
     }
-    this.sequence = record.data.seq;
-    this.records.push(record.data);
-    if (record.data.type === "finish") this.finished = true;
+    this.sequence = record.value.seq;
+    this.records.push(record.value);
+    if (record.value.type === "finish") this.finished = true;
   }
 
   /**

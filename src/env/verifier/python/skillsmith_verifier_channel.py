@@ -19,6 +19,9 @@ modules that failed to collect (with the test ids their source defines, read wit
 ends the session with exit status 1 so skillsmith learns whether the command passes pytest's exit
 status on; ``run`` runs the tests and reports every outcome.
 
+One file of about 800 lines on purpose: pytest loads it by module name with ``-p``, and every
+further module it imported would be one more name the code under test could shadow on sys.path.
+
 Written for Python >= 3.6 and pytest >= 6.2, standard library only. The source of truth for the
 protocol is ``src/env/verifier/integrity/channel.ts``; see ``src/env/verifier/README.md``.
 """
