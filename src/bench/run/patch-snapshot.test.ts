@@ -373,6 +373,26 @@ describe("the base snapshot under attack", () => {
     },
   );
 
+  it("a snapshot removed from under the process is made again, and the run is still captured", async () => {
+    const root = await temporaryDirectoryIn(cleanups, "patch-snapshot-");
+    const base = await preparedBase(root, await trickyRepository(root));
+    const first = await materialiseVerified(base);
+    await bothCaptures(base, first);
+    await first.dispose();
+    const holder = await snapshotHolder(base);
+    await rm(holder, { recursive: true, force: true });
+
+    const workspace = await materialiseVerified(base);
+    cleanups.push(async () => {
+      await workspace.dispose();
+    });
+    await writeFile(join(workspace.path, "src", "edit.py"), "x = 4\n");
+    expect((await bothCaptures(base, workspace)).diff).toContain("-x = 1\n+x = 4\n");
+    // That capture forgot the snapshot; the next one makes a new one and uses it.
+    expect((await bothCaptures(base, workspace)).diff).toContain("-x = 1\n+x = 4\n");
+    expect(await snapshotHolder(base)).not.toBe(holder);
+  });
+
   it.skipIf(bubblewrap === undefined || !isRoot)(
     "a sandboxed agent cannot write into the snapshot (needs bubblewrap and root for the overlay)",
     async () => {

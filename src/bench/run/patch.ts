@@ -145,9 +145,13 @@ const snapshots = new Map<string, Promise<BaseSnapshot>>();
  * The snapshot of a workspace's base, made once per process per base (tree, digest and the
  * folder its workspaces live in) from the base's tree alone. A failure is not remembered.
  */
-function baseSnapshot(workspace: Workspace): Promise<BaseSnapshot> {
+function snapshotKey(workspace: Workspace): { key: string; root: string } {
   const root = dirname(dirname(workspace.path));
-  const key = `${workspace.base.tree}\0${workspace.base.digest}\0${root}`;
+  return { key: `${workspace.base.tree}\0${workspace.base.digest}\0${root}`, root };
+}
+
+function baseSnapshot(workspace: Workspace): Promise<BaseSnapshot> {
+  const { key, root } = snapshotKey(workspace);
   let snapshot = snapshots.get(key);
   if (snapshot === undefined) {
     snapshot = makeSnapshot(workspace.base.tree, root, workspace.base.key);
@@ -155,6 +159,10 @@ function baseSnapshot(workspace: Workspace): Promise<BaseSnapshot> {
     snapshot.catch(() => snapshots.delete(key));
   }
   return snapshot;
+}
+
+function forgetSnapshot(workspace: Workspace): void {
+  snapshots.delete(snapshotKey(workspace).key);
 }
 
 async function makeSnapshot(tree: string, root: string, baseKey: string): Promise<BaseSnapshot> {
@@ -319,7 +327,8 @@ async function workspaceTree(
   const changes =
     upper === undefined
       ? undefined
-      : await overlayChanges(snapshot, workspace.path, upper).catch(() => undefined);
+      : // A folder that cannot be listed or a file that cannot be examined: git's walk decides.
+        await overlayChanges(snapshot, workspace.path, upper).catch(() => undefined);
   if (changes === undefined) return treeOf(snapshot.gitDir, workspace.path, env);
   await copyFile(snapshot.index, index);
   const { gitDir } = snapshot;
@@ -345,6 +354,36 @@ async function workspaceTree(
   return (await privateGit(gitDir, workspace.path, env, ["write-tree"])).trim();
 }
 
+interface Trees {
+  readonly gitDir: string;
+  readonly env: Record<string, string>;
+  readonly before: string;
+  readonly after: string;
+}
+
+/** Both trees from the base's snapshot, with a run's own object folder. */
+async function snapshotTrees(workspace: Workspace, scratch: string, index: string): Promise<Trees> {
+  const snapshot = await baseSnapshot(workspace);
+  const env = gitEnvironment(snapshot.home, index, { own: await runObjects(scratch, snapshot) });
+  const after = await workspaceTree(snapshot, workspace, index, env);
+  return { gitDir: snapshot.gitDir, env, before: snapshot.tree, after };
+}
+
+/** Both trees indexed from scratch in a new private repository (nothing remembered). */
+async function freshTrees(
+  base: string,
+  workspace: string,
+  scratch: string,
+  index: string,
+): Promise<Trees> {
+  const gitDir = join(scratch, "git");
+  const home = join(scratch, "home");
+  await initPrivateRepository(gitDir, home);
+  const before = await treeOf(gitDir, base, gitEnvironment(home, join(scratch, "base.index")));
+  const env = gitEnvironment(home, index);
+  return { gitDir, env, before, after: await treeOf(gitDir, workspace, env) };
+}
+
 /**
  * The diff from `base` to `workspace` (both host folders; `.git` left out), capped at
  * `limit` characters: a longer diff is kept cut and marked `truncated`, and cannot be re-applied.
@@ -362,25 +401,19 @@ export async function captureWorkspacePatch(
   const scratch = await mkdtemp(join(tmpdir(), "skillsmith-patch-"));
   try {
     const workspacePath = typeof workspace === "string" ? workspace : workspace.path;
-    const index = join(scratch, "workspace.index");
-    let gitDir: string;
-    let env: Record<string, string>;
-    let before: string;
-    let after: string;
-    if (typeof workspace !== "string" && workspace.base.tree === base) {
-      const snapshot = await baseSnapshot(workspace);
-      gitDir = snapshot.gitDir;
-      env = gitEnvironment(snapshot.home, index, { own: await runObjects(scratch, snapshot) });
-      before = snapshot.tree;
-      after = await workspaceTree(snapshot, workspace, index, env);
-    } else {
-      gitDir = join(scratch, "git");
-      const home = join(scratch, "home");
-      await initPrivateRepository(gitDir, home);
-      before = await treeOf(gitDir, base, gitEnvironment(home, join(scratch, "base.index")));
-      env = gitEnvironment(home, index);
-      after = await treeOf(gitDir, workspacePath, env);
-    }
+    const snapshotted =
+      typeof workspace !== "string" && workspace.base.tree === base
+        ? await snapshotTrees(workspace, scratch, join(scratch, "from-base.index")).catch(() => {
+            // A snapshot gone from under this process (its folder removed) or any other failure
+            // of the shortcut: forget it, so the next run makes it again, and capture this run
+            // the way that needs nothing remembered.
+            forgetSnapshot(workspace);
+            return undefined;
+          })
+        : undefined;
+    const { gitDir, env, before, after } =
+      snapshotted ??
+      (await freshTrees(base, workspacePath, scratch, join(scratch, "workspace.index")));
     // `:<old mode> <new mode> <old> <new> <status>\t<path>` per changed path.
     const changes = (
       await privateGit(gitDir, workspacePath, env, [
