@@ -19,7 +19,10 @@
  * writes only the objects of what changed into its own object folder, with the snapshot's as a
  * read-only alternate. Nothing a run writes reaches the snapshot, so one agent's change cannot
  * leak into another run's patch, and the snapshot is made from the base alone, never from a
- * workspace (and lives where a sandboxed agent cannot write). The workspace is then indexed:
+ * workspace, and lives where a sandboxed agent cannot write (bubblewrap binds only the workspace
+ * writable, a container sees only the workspace; `--sandbox unsafe` confines nothing, there an
+ * agent could write the snapshot as it could the base or the results store). The workspace is
+ * then indexed:
  * - for a copied workspace, from a fresh index: every file read and hashed, as before;
  * - for an overlay workspace, from a copy of the base's index, changed only where the overlay's
  *   upper layer says the workspace may differ (`overlayChanges`): the entries at or below a path
