@@ -69,10 +69,19 @@ function overheadsOf(runDir: string): { overheads: number[]; scored: boolean } {
   const store = ResultsStore.openReadOnly(runDir);
   try {
     const results = store.results();
-    // Every run must be scored as designed (the file exists in both arms), or the timing
-    // measured something else.
+    // Every run must be scored as designed (the file exists in both arms) and its change
+    // captured (the patch adds exactly that file), or the timing measured something else.
     const scored =
-      results.length === 2 * requirements && results.every((result) => result.passRatio === 1);
+      results.length === 2 * requirements &&
+      results.every(
+        (result) =>
+          result.passRatio === 1 &&
+          result.patch?.incomplete === undefined &&
+          result.patch?.files === 1 &&
+          result.patch.diff.startsWith(
+            `diff --git a/out/${result.requirement}.txt b/out/${result.requirement}.txt\nnew file mode 100644\n`,
+          ),
+      );
     return {
       overheads: results.map((result) => result.totalMs - result.agentMs - result.verifierMs),
       scored,
@@ -151,7 +160,9 @@ const benchmark: Benchmark = {
             if (concurrency === 1) overheads.push(...measured.overheads);
           }
         }
-        const check = scoredEverywhere ? "all runs scored 100% as designed" : "SOME RUNS MISSCORED";
+        const check = scoredEverywhere
+          ? "all runs scored 100% and their change captured, as designed"
+          : "SOME RUNS MISSCORED OR THEIR CHANGE NOT CAPTURED";
         const overhead = summarise(overheads);
         const digestMs = await digestBaseline(folder, repository);
         rows.push({

@@ -253,7 +253,7 @@ export async function executeRun(
     if (apiKey !== undefined) secrets.push(apiKey);
     // A change that cannot be captured does not stop the run from being scored; the stored patch
     // says why it is empty, so `bench regrade` reports it instead of re-verifying nothing.
-    const patch = await captureWorkspacePatch(base.tree, workspace.path, (text) =>
+    const patch = await captureWorkspacePatch(base.tree, workspace, (text) =>
       redactSecrets(text, secrets),
     ).catch(
       (error: unknown): RunPatch => ({

@@ -47,6 +47,14 @@ export interface Workspace {
   readonly mountPath: string;
   readonly method: MaterialiseMethod;
   readonly base: PreparedBase;
+  /**
+   * An overlay workspace's upper layer on the host: every path the workspace's users created,
+   * changed (data or metadata) or deleted has an entry there, and nothing else does (the kernel
+   * copies a file up before any change), so it names every path that may differ from the base.
+   * Mounted with `redirect_dir=off`: a renamed folder is copied, never redirected to its base
+   * folder. Absent for copied workspaces.
+   */
+  readonly upperLayer?: string;
   /** Agent-skill folders removed from this workspace before handing it out (absolute paths). */
   readonly removedSkillFolders: readonly string[];
   /**
@@ -89,6 +97,7 @@ export async function materialiseWorkspace(
       mountPath: base.workspaceMountPath,
       method,
       base,
+      ...(method === "overlay" ? { upperLayer: join(holder, UPPER_LAYER) } : {}),
       removedSkillFolders,
       dispose: () => {
         disposed ??= disposeWorkspace(holder, path, method, options.keep === true);
@@ -147,8 +156,11 @@ function overlaySafePath(path: string): boolean {
   return !/[,:\\]/.test(path);
 }
 
+/** The folder of an overlay workspace's holder that is the overlay's upper layer. */
+const UPPER_LAYER = ".upper";
+
 async function mountOverlay(lower: string, holder: string, merged: string): Promise<void> {
-  const upper = join(holder, ".upper");
+  const upper = join(holder, UPPER_LAYER);
   const work = join(holder, ".work");
   await mkdir(upper, { recursive: true });
   await mkdir(work, { recursive: true });
@@ -160,7 +172,10 @@ async function mountOverlay(lower: string, holder: string, merged: string): Prom
     "overlay",
     "overlay",
     "-o",
-    `lowerdir=${lower},upperdir=${upper},workdir=${work}`,
+    // No `redirect_dir` (the default of most kernels, said here so it holds on all): a folder
+    // renamed in the workspace is copied up, so every upper folder shows its own base folder's
+    // entries and nothing else's, which the patch capture relies on (`Workspace.upperLayer`).
+    `lowerdir=${lower},upperdir=${upper},workdir=${work},redirect_dir=off`,
     merged,
   ]);
   if (result.exitCode !== 0) {
