@@ -38,6 +38,9 @@
  * Either way the index is the one the fresh capture builds, so the patch is byte-identical to
  * the capture from the workspace's path, which still indexes both trees from scratch
  * (`patch-snapshot.test.ts` compares the two on tricky changes).
+ *
+ * About 460 lines in one file on purpose: the snapshot, the overlay shortcut and the fresh
+ * capture must build the same index, and side by side one can check that they do.
  */
 import { randomBytes } from "node:crypto";
 import { copyFile, lstat, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
