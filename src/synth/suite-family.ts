@@ -298,7 +298,7 @@ export class SuiteTaskFamily implements TaskFamilyV1 {
         );
       // Captured the way `bench run` captures a run's patch: the workspace's own `.git` (which
       // the agent can rewrite, hooks and fsmonitor included) is never used by a host git.
-      const patch = await captureWorkspacePatch(base.tree, workspace.path);
+      const patch = await captureWorkspacePatch(base.tree, workspace);
       if (patch.truncated)
         throw new InfrastructureError(
           "synth.suite.diff-too-large",
