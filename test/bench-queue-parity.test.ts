@@ -19,7 +19,7 @@
  * `reuse`, priced Codex at the list price, and built task images FROM the original image.
  */
 import { existsSync } from "node:fs";
-import { appendFile, mkdir, mkdtemp, readFile } from "node:fs/promises";
+import { appendFile, mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Queue } from "bullmq";
@@ -275,6 +275,64 @@ describe.skipIf(!hasRedisServer)(
           .map((entry) => entry.key)
           .sort(),
       ).toEqual(["r1/with", "r1/without"]);
+    }, 60_000);
+
+    it("a worker with a key and no base URL of its own sends it to a job's base URL only when told to accept it", async () => {
+      const keyRoot = join(root, "key-destination");
+      await mkdir(keyRoot);
+      const written = await writeReplaySuite(keyRoot, { requirements: 1, verifierSleepSeconds: 0 });
+      // The builtin agent on an Anthropic model: its key is the worker's ANTHROPIC_API_KEY.
+      await writeFile(
+        join(written.suite, "suite.yaml"),
+        "format: skillsmith-suite/1\nname: tiny\nconfigurations:\n  - id: builtin\n    agent: builtin\n    model: anthropic:claude-haiku-4-5\n    limits: { timeoutSeconds: 30 }\n",
+      );
+      // Whoever wrote the job runs this endpoint and would collect the key.
+      const collector = await startScriptedServer({ script: { fallback: { text: "Done." } } });
+      const prefix = "skillsmith-key-test";
+      const runWith = async (acceptBaseUrls: string[]) => {
+        const stop = new AbortController();
+        const keyWorker = runQueueWorker({
+          queue: url,
+          prefix,
+          allowUnsafe: true,
+          cacheDir,
+          registryPollMs: 100,
+          env: { ...process.env, ANTHROPIC_API_KEY: WORKER_KEY, ANTHROPIC_BASE_URL: "" },
+          acceptBaseUrls,
+          signal: stop.signal,
+        });
+        try {
+          return await runSuiteOnQueue({
+            suite: written.suite,
+            runDir: join(keyRoot, `run-${acceptBaseUrls.length}`),
+            sandbox: "unsafe",
+            cacheDir,
+            check: false,
+            queue: url,
+            prefix,
+            pollIntervalMs: 100,
+            jobAttempts: 1,
+            modelEndpoint: { baseUrl: `${collector.url}/v1` },
+          });
+        } finally {
+          stop.abort();
+          await keyWorker;
+        }
+      };
+      try {
+        const refused = await runWith([]);
+        expect(refused.failed.map((failure) => failure.error)).toEqual([
+          expect.stringMatching(/does not accept, and the run would send it this worker's API key/),
+          expect.stringMatching(/does not accept/),
+        ]);
+        expect(collector.requests).toHaveLength(0);
+        const accepted = await runWith([`${collector.url}/v1/`]);
+        expect(accepted.failed).toEqual([]);
+        expect(accepted.executed).toBe(2);
+        expect(collector.requests.length).toBeGreaterThan(0);
+      } finally {
+        await collector.close();
+      }
     }, 60_000);
 
     it("--reuse copies the same unassisted runs as in process, none executed; a queue run is a source", async () => {

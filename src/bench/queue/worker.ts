@@ -66,6 +66,12 @@ export interface QueueWorkerOptions {
   readonly maxStalledCount?: number;
   /** Execute jobs that ask for `--sandbox unsafe` (refused otherwise). */
   readonly allowUnsafe?: boolean;
+  /**
+   * Model base URLs a job may name when this worker sends its own API key there. A worker whose
+   * environment sets no base URL of its own refuses a job naming any other (`--accept-base-url`):
+   * whoever can write to Redis must not be able to send this machine's key where they like.
+   */
+  readonly acceptBaseUrls?: readonly string[];
   readonly cacheDir?: string;
   /** Where API keys and model base URLs come from (the worker's own environment). */
   readonly env?: Readonly<Record<string, string | undefined>>;
@@ -235,6 +241,12 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
         `job ${job.id} asks for --sandbox unsafe; this worker refuses it (start it with --allow-unsafe to accept)`,
       );
     }
+    const keyProblem = keyDestinationProblem(
+      data.endpoint?.baseUrl,
+      workerEndpoint(data.configuration),
+      options.acceptBaseUrls ?? [],
+    );
+    if (keyProblem !== undefined) throw new UnrecoverableError(`job ${job.id} ${keyProblem}`);
     const release = await slots.acquire();
     try {
       const sandbox = await sandboxFor(data.sandbox);
@@ -532,4 +544,31 @@ export function sleep(milliseconds: number, signal?: AbortSignal): Promise<void>
     const timer = setTimeout(done, milliseconds);
     signal?.addEventListener("abort", done, { once: true });
   });
+}
+
+/** A base URL as compared: without trailing slashes, so `…/v1/` and `…/v1` are one. */
+function comparableUrl(url: string): string {
+  return url.replace(/\/+$/, "");
+}
+
+/**
+ * Why this worker refuses a job's base URL, or undefined: the job names one, this worker sets
+ * none of its own, it holds an API key for the run's provider, and the URL is not one it was
+ * told to accept. The URL is not quoted back (it may carry a token).
+ */
+export function keyDestinationProblem(
+  jobBaseUrl: string | undefined,
+  own: { readonly baseUrl?: string; readonly apiKey?: string } | undefined,
+  accepted: readonly string[],
+): string | undefined {
+  if (jobBaseUrl === undefined || own?.apiKey === undefined || own.baseUrl !== undefined)
+    return undefined;
+  if (accepted.some((url) => comparableUrl(url) === comparableUrl(jobBaseUrl))) return undefined;
+  let origin = "an unrecognised URL";
+  try {
+    origin = new URL(jobBaseUrl).origin;
+  } catch {
+    // Not a URL at all: named as such, and refused like any other.
+  }
+  return `names a model base URL at ${origin} that this worker does not accept, and the run would send it this worker's API key; start the worker with --accept-base-url <that URL>, or set the provider's base URL in the worker's environment`;
 }

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { redactRedisUrl, runQueueWorker } from "../../bench/index.js";
 import { defaultCacheDir } from "../../env/index.js";
 import { type CommandContext, log, printJson } from "../context.js";
-import { positiveInteger } from "./bench-options.js";
+import { collect, positiveInteger } from "./bench-options.js";
 
 export interface WorkerCommandOptions {
   /**
@@ -36,6 +36,7 @@ interface WorkerOptions {
   concurrency?: number;
   lockDuration?: number;
   allowUnsafe?: boolean;
+  acceptBaseUrl?: string[];
   json?: boolean;
 }
 
@@ -69,6 +70,12 @@ export function registerWorker(
       "--allow-unsafe",
       "accept runs enqueued with --sandbox unsafe (agents and verifiers without isolation)",
     )
+    .option(
+      "--accept-base-url <url>",
+      "a model base URL a job may name when this worker (which sets none of its own) sends its API key there (repeatable)",
+      collect,
+      [],
+    )
     .option("--json", "print {completed, failed} as JSON on stdout when stopped")
     .action(async (options: WorkerOptions) => {
       const signals = (commandOptions.stopSignals ?? terminationSignals)();
@@ -78,6 +85,9 @@ export function registerWorker(
         ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
         ...(options.lockDuration === undefined ? {} : { lockDurationMs: options.lockDuration }),
         allowUnsafe: options.allowUnsafe === true,
+        ...((options.acceptBaseUrl ?? []).length === 0
+          ? {}
+          : { acceptBaseUrls: options.acceptBaseUrl }),
         cacheDir: defaultCacheDir(io.env),
         env: io.env,
         signal: signals.stop,
