@@ -275,6 +275,25 @@ describe.skipIf(!hasRedisServer)(
           .map((entry) => entry.key)
           .sort(),
       ).toEqual(["r1/with", "r1/without"]);
+      // The same run directory again without the gate: the runs it stored unmeasured are decided
+      // again by running them, as the in-process gate re-decides them on every invocation (a
+      // machine fixed since, a flaky check); a changed suite would need a new run directory.
+      const again = await runSuiteOnQueue({
+        ...options,
+        runDir: queued,
+        queue: url,
+        pollIntervalMs: 100,
+        check: false,
+      });
+      expect(again.failed).toEqual([]);
+      expect(again.executed).toBe(2);
+      const rerun = stored(queued).filter((row) => row.key.includes("/r2/"));
+      expect(rerun.map((row) => row.key)).toEqual([
+        "replay/alpha/r2/with#1",
+        "replay/alpha/r2/without#1",
+      ]);
+      // Run for real this time: scored by the verifier (which reports no check), not by the gate.
+      for (const row of rerun) expect(row.flags).not.toContain("broken-verifier");
     }, 60_000);
 
     it("a worker with a key and no base URL of its own sends it to a job's base URL only when told to accept it", async () => {
@@ -289,7 +308,13 @@ describe.skipIf(!hasRedisServer)(
       // Whoever wrote the job runs this endpoint and would collect the key.
       const collector = await startScriptedServer({ script: { fallback: { text: "Done." } } });
       const prefix = "skillsmith-key-test";
-      const runWith = async (acceptBaseUrls: string[]) => {
+      let runs = 0;
+      const runWith = async (
+        acceptBaseUrls: string[],
+        keys: Record<string, string> = { ANTHROPIC_API_KEY: WORKER_KEY, ANTHROPIC_BASE_URL: "" },
+        withEndpoint = true,
+      ) => {
+        runs += 1;
         const stop = new AbortController();
         const keyWorker = runQueueWorker({
           queue: url,
@@ -297,14 +322,14 @@ describe.skipIf(!hasRedisServer)(
           allowUnsafe: true,
           cacheDir,
           registryPollMs: 100,
-          env: { ...process.env, ANTHROPIC_API_KEY: WORKER_KEY, ANTHROPIC_BASE_URL: "" },
+          env: { ...process.env, ...keys },
           acceptBaseUrls,
           signal: stop.signal,
         });
         try {
           return await runSuiteOnQueue({
             suite: written.suite,
-            runDir: join(keyRoot, `run-${acceptBaseUrls.length}`),
+            runDir: join(keyRoot, `run-${runs}`),
             sandbox: "unsafe",
             cacheDir,
             check: false,
@@ -312,7 +337,7 @@ describe.skipIf(!hasRedisServer)(
             prefix,
             pollIntervalMs: 100,
             jobAttempts: 1,
-            modelEndpoint: { baseUrl: `${collector.url}/v1` },
+            ...(withEndpoint ? { modelEndpoint: { baseUrl: `${collector.url}/v1` } } : {}),
           });
         } finally {
           stop.abort();
@@ -326,6 +351,25 @@ describe.skipIf(!hasRedisServer)(
           expect.stringMatching(/does not accept/),
         ]);
         expect(collector.requests).toHaveLength(0);
+        // The same through the configuration's model spec, with no endpoint in the job at all.
+        await writeFile(
+          join(written.suite, "suite.yaml"),
+          `format: skillsmith-suite/1\nname: tiny\nconfigurations:\n  - id: builtin\n    agent: builtin\n    model: "openai-compatible:m@${collector.url}/v1"\n    limits: { timeoutSeconds: 30 }\n`,
+        );
+        const bySpec = await runWith(
+          [],
+          { OPENAI_API_KEY: WORKER_KEY, OPENAI_BASE_URL: "" },
+          false,
+        );
+        expect(bySpec.failed.map((failure) => failure.error)).toEqual([
+          expect.stringMatching(/its model spec names a model base URL .* does not accept/),
+          expect.stringMatching(/its model spec/),
+        ]);
+        expect(collector.requests).toHaveLength(0);
+        await writeFile(
+          join(written.suite, "suite.yaml"),
+          "format: skillsmith-suite/1\nname: tiny\nconfigurations:\n  - id: builtin\n    agent: builtin\n    model: anthropic:claude-haiku-4-5\n    limits: { timeoutSeconds: 30 }\n",
+        );
         const accepted = await runWith([`${collector.url}/v1/`]);
         expect(accepted.failed).toEqual([]);
         expect(accepted.executed).toBe(2);

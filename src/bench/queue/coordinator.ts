@@ -25,7 +25,7 @@ import { parseResult } from "../../core/parse.js";
 import { defaultCacheDir, type SandboxV1, treeDigest } from "../../env/index.js";
 import { registerSecret } from "../../model/redact.js";
 import { messageOf } from "../run/execute.js";
-import { gateRuns } from "../run/gate.js";
+import { gateRuns, PREPARATION_FLAGS } from "../run/gate.js";
 import type { ModelEndpoint } from "../run/model-endpoint.js";
 import type { RunFailure, RunSuiteOptions, RunSuiteSummary, SandboxKind } from "../run/options.js";
 import { openRunDirectory, type PlannedRun, planRun } from "../run/plan.js";
@@ -171,6 +171,16 @@ export async function runSuiteOnQueue(options: QueueRunOptions): Promise<RunSuit
     } finally {
       await sandbox.dispose?.();
     }
+  }
+  if (options.check === false) {
+    // Without the gate, a result it stored earlier (flagged `environment-failure` or
+    // `broken-verifier`, nothing measured) is decided again by running it, as the in-process
+    // gate re-decides it every invocation: fixing the verifier and re-running must not leave it.
+    const redecided = planned.filter(
+      (run) => store.flagsOf(run.key)?.some((flag) => PREPARATION_FLAGS.has(flag)) === true,
+    );
+    for (const run of redecided) store.deleteResult(run.key);
+    pending = [...pending, ...redecided];
   }
   const withWeakFlag = <
     Result extends { skill: string; requirement: string; flags: readonly string[] },

@@ -22,6 +22,7 @@ import { Semaphore } from "../../core/limit.js";
 import { parseResult } from "../../core/parse.js";
 import { defaultCacheDir, type PreparedBase, type SandboxV1, treeDigest } from "../../env/index.js";
 import { redactKnownSecrets, registerEnvironmentSecrets } from "../../model/redact.js";
+import { parseModelSpec } from "../../model/spec.js";
 import { prepareSkillBase, type SkillEnvironmentOptions } from "../run/environments.js";
 import {
   type AttemptLedger,
@@ -241,12 +242,18 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
         `job ${job.id} asks for --sandbox unsafe; this worker refuses it (start it with --allow-unsafe to accept)`,
       );
     }
-    const keyProblem = keyDestinationProblem(
-      data.endpoint?.baseUrl,
-      workerEndpoint(data.configuration),
-      options.acceptBaseUrls ?? [],
-    );
-    if (keyProblem !== undefined) throw new UnrecoverableError(`job ${job.id} ${keyProblem}`);
+    // Both places a job can name an endpoint: its `endpoint` and an `openai-compatible:…@url`
+    // model spec in its configuration.
+    const own = workerEndpoint(data.configuration);
+    const specBaseUrl = specBaseUrlOf(data.configuration);
+    for (const [where, url] of [
+      ["its endpoint", data.endpoint?.baseUrl],
+      ["its model spec", specBaseUrl],
+    ] as const) {
+      const keyProblem = keyDestinationProblem(url, own, options.acceptBaseUrls ?? []);
+      if (keyProblem !== undefined)
+        throw new UnrecoverableError(`job ${job.id}: ${where} ${keyProblem}`);
+    }
     const release = await slots.acquire();
     try {
       const sandbox = await sandboxFor(data.sandbox);
@@ -551,18 +558,28 @@ function comparableUrl(url: string): string {
   return url.replace(/\/+$/, "");
 }
 
+/** The base URL an `openai-compatible:<model>@<url>` spec names; undefined for any other spec. */
+function specBaseUrlOf(configuration: QueueJobData["configuration"]): string | undefined {
+  try {
+    return parseModelSpec(modelSpecOf(configuration)).baseUrl;
+  } catch {
+    // Not a spec this worker can parse: the run itself fails on it, and sends nothing anywhere.
+    return undefined;
+  }
+}
+
 /**
- * Why this worker refuses a job's base URL, or undefined: the job names one, this worker sets
- * none of its own, it holds an API key for the run's provider, and the URL is not one it was
- * told to accept. The URL is not quoted back (it may carry a token).
+ * Why this worker refuses a base URL a job names, or undefined. Refused: the run talks to a
+ * model (`own` is defined), this worker sets no base URL of its own (which would win), and the
+ * URL is not one it was told to accept — whatever key the run would use (this worker's
+ * environment or config file) would go there. The URL is not quoted back (it may carry a token).
  */
 export function keyDestinationProblem(
   jobBaseUrl: string | undefined,
   own: { readonly baseUrl?: string; readonly apiKey?: string } | undefined,
   accepted: readonly string[],
 ): string | undefined {
-  if (jobBaseUrl === undefined || own?.apiKey === undefined || own.baseUrl !== undefined)
-    return undefined;
+  if (jobBaseUrl === undefined || own === undefined || own.baseUrl !== undefined) return undefined;
   if (accepted.some((url) => comparableUrl(url) === comparableUrl(jobBaseUrl))) return undefined;
   let origin = "an unrecognised URL";
   try {

@@ -32,7 +32,10 @@ import type { PlannedRun } from "./plan.js";
 import { checkTasks } from "./task-check.js";
 
 /** Flags of results stored without running, which each invocation re-decides. */
-const PREPARATION_FLAGS = new Set(["environment-failure", "broken-verifier"]);
+export const PREPARATION_FLAGS: ReadonlySet<string> = new Set([
+  "environment-failure",
+  "broken-verifier",
+]);
 
 export interface Gate {
   /** The runs to execute, in plan order. */

@@ -57,6 +57,9 @@ export interface CheckTasksOptions {
   readonly onCheck?: (check: TaskCheck) => void;
 }
 
+/** Flags of a control that ended early: its outcome says nothing about the task. */
+const UNSETTLED_FLAGS = new Set(["timeout", "agent-timeout", "oom", "process-limit"]);
+
 /** Bumped whenever what a task check measures changes: older cache entries are then ignored. */
 const TASK_CHECK_CACHE_FORMAT = 1;
 
@@ -65,6 +68,7 @@ async function taskCheckDigest(
   base: PreparedBase,
   requirement: SuiteRequirement,
   timeoutSeconds: number,
+  sandbox: SandboxV1,
 ): Promise<string> {
   const solution = requirement.solution;
   return createHash("sha256")
@@ -81,6 +85,8 @@ async function taskCheckDigest(
         requirement.verifier.command,
         solution === undefined ? null : [solution.kind, solution.path],
         timeoutSeconds,
+        // What a verifier can see differs by backend (unsafe sees the whole machine).
+        sandbox.kind,
       ]),
     )
     .digest("hex");
@@ -119,7 +125,7 @@ export async function checkTasks(options: CheckTasksOptions): Promise<TaskCheck[
           ? join(
               options.cacheDir,
               "task-checks",
-              `${await taskCheckDigest(await context.baseFor(skill), requirement, timeoutSeconds)}.json`,
+              `${await taskCheckDigest(await context.baseFor(skill), requirement, timeoutSeconds, options.sandbox)}.json`,
             )
           : undefined;
       // A cache entry that is missing or damaged is checked again and rewritten: the cache only
@@ -183,8 +189,14 @@ export async function checkTasks(options: CheckTasksOptions): Promise<TaskCheck[
         ok: problems.length === 0,
         problems,
       };
-      // An aborted control measured nothing: it is not kept for the next invocation.
-      if (cacheFile !== undefined && options.signal?.aborted !== true) {
+      // Only a check whose controls both ran to the end is kept: one that was aborted, timed out,
+      // hit a limit or lost its run to infrastructure measured nothing lasting, and is decided
+      // again next time rather than holding the task back for good.
+      const measured = [bare, ...(solved === undefined ? [] : [solved])].every(
+        (each) =>
+          each.status === "completed" && !each.flags.some((flag) => UNSETTLED_FLAGS.has(flag)),
+      );
+      if (cacheFile !== undefined && measured && options.signal?.aborted !== true) {
         await mkdir(join(options.cacheDir, "task-checks"), { recursive: true });
         await writeFileAtomic(cacheFile, `${JSON.stringify(check)}\n`);
       }
