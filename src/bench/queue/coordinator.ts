@@ -10,8 +10,9 @@
  * id that is already queued, running or finished), so a key is never executed twice. A result
  * already in the store is never stored again.
  *
- * One file (a little over 400 lines): enqueueing, collecting and the restart rules above are one
- * protocol over the same queues and store; kept together so that protocol reads in one place.
+ * One file (about 630 lines): the gate, enqueueing, collecting, reuse and the restart rules above
+ * are one protocol over the same queues and store; kept together so that protocol reads in one
+ * place.
  */
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";

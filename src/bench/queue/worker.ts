@@ -8,9 +8,10 @@
  * a worker killed with -9 stops renewing, and after `lockDurationMs` another worker's stalled
  * check puts the job back in the queue.
  *
- * One file (a little over 400 lines): the job handler, the registry watcher and the shutdown
- * share the worker's state (open sandboxes, loaded suites, the concurrency permit, the force
- * signal) as closures; split apart they would need that state passed around as an object.
+ * One file (about 590 lines): the job handler, its checks of what a job may ask, the registry
+ * watcher and the shutdown share the worker's state (open sandboxes, loaded suites, the
+ * concurrency permit, the force signal) as closures; split apart they would need that state
+ * passed around as an object.
  */
 import { hostname } from "node:os";
 import { resolve } from "node:path";
