@@ -1,7 +1,8 @@
 /**
- * `bench run --queue` stores what the in-process `bench run` stores. A real `redis-server` (on a
- * free port) and the real queue worker (`runQueueWorker`, in this process) run the same suites
- * as `runSuite`, and the stored results are compared row by row:
+ * One run session, two schedulers: every case below runs against the in-process scheduler
+ * (`runSuite`) and the queue scheduler (`runSuiteOnQueue` with a real `redis-server` on a free
+ * port and the real queue worker, `runQueueWorker`, in this process), with the expected rows
+ * worked out by hand; then the two schedulers' run directories are compared row by row:
  *
  * - a variant given on the command line (`variants`) reaches the workers, checked by digest;
  * - every queue result carries the run's fingerprint, so a queue run directory serves as a
@@ -35,6 +36,8 @@ import {
   rateLimitGroupOf,
 } from "../src/bench/queue/jobs.js";
 import { runQueueWorker } from "../src/bench/queue/worker.js";
+import type { RunEvent } from "../src/bench/run/events.js";
+import type { RunSuiteOptions, RunSuiteSummary } from "../src/bench/run/options.js";
 import { Predictions } from "../src/bench/run/predictions.js";
 import { runSuite } from "../src/bench/run/runner.js";
 import { ResultsStore, type RunResult } from "../src/bench/store/results.js";
@@ -185,28 +188,98 @@ const replayOptions = () => ({
   predictions,
   sandbox: "unsafe" as const,
   cacheDir,
-  // These compare what workers execute; the gate has a test of its own below.
+  // These compare what is executed; the gate has a case of its own below.
   check: false,
 });
 
-describe.skipIf(!hasRedisServer)(
-  "bench run --queue matches the in-process run (needs redis-server)",
-  () => {
-    it("stores the same results, fingerprints included, with a command-line variant", async () => {
+type SharedOptions = Omit<RunSuiteOptions, "sandbox" | "harnessFor"> & {
+  readonly sandbox?: "unsafe" | "container" | "local";
+};
+
+/** A scheduler under test: how to run a suite with it, from the library and from the CLI. */
+interface SchedulerCase {
+  readonly name: "in-process" | "queue";
+  readonly needsRedis: boolean;
+  readonly run: (options: SharedOptions) => Promise<RunSuiteSummary>;
+  readonly cliArguments: () => string[];
+  /** The run ids of workers' jobs of a run directory (queue only): what workers executed. */
+  readonly workerOutcomes?: (runDir: string) => Promise<string[]>;
+}
+
+const SCHEDULERS: readonly SchedulerCase[] = [
+  {
+    name: "in-process",
+    needsRedis: false,
+    run: (options) => runSuite(options),
+    cliArguments: () => [],
+  },
+  {
+    name: "queue",
+    needsRedis: true,
+    run: (options) => runSuiteOnQueue({ ...options, queue: url, pollIntervalMs: 100 }),
+    cliArguments: () => ["--queue", url, "--poll-interval", "100"],
+    workerOutcomes: async (runDir) => {
+      const runId = await runIdOf(runDir);
+      return done
+        .filter((job) => job.runId === runId)
+        .map((job) => `${job.key}:${job.outcome}`)
+        .sort();
+    },
+  },
+];
+
+/** The run-stored events of one run, as `requirement/arm:how` (how: scored or reused). */
+function storedEvents(): { onEvent: (event: RunEvent) => void; list: () => string[] } {
+  const events: string[] = [];
+  return {
+    onEvent: (event) => {
+      if (event.type === "run-stored") {
+        events.push(
+          `${event.key.requirement}/${event.key.arm}:${event.reused ? "reused" : "scored"}`,
+        );
+      }
+    },
+    list: () => [...events].sort(),
+  };
+}
+
+/** The suite of the gate case: r1's verifier weak (1 of 2 checks pass untouched), r2's broken. */
+async function writeGateSuite(gateRoot: string) {
+  await mkdir(gateRoot, { recursive: true });
+  const written = await writeReplaySuite(gateRoot, { requirements: 2, verifierSleepSeconds: 0 });
+  const requirements = join(written.suite, "skills", "alpha", "requirements");
+  await writeTree(join(requirements, "r1", "verifier"), {
+    "check.sh":
+      'echo \'<testsuite name="r1"><testcase classname="r" name="always"/>\' > junit.xml\nif [ "$(cat "$SKILLSMITH_WORKSPACE/out/r1.txt" 2>/dev/null)" = good ]; then echo \'<testcase classname="r" name="good"/>\'; else echo \'<testcase classname="r" name="good"><failure message="no"/></testcase>\'; fi >> junit.xml\necho \'</testsuite>\' >> junit.xml\n',
+  });
+  await writeTree(join(requirements, "r2", "verifier"), {
+    "check.sh": "echo 'this verifier is broken' >&2\nexit 3\n",
+  });
+  return written;
+}
+
+let gateSuite: ReturnType<typeof writeGateSuite> | undefined;
+/** The `--reuse` source of both schedulers: the in-process run of the first case. */
+const SOURCE = () => join(root, "in-process", "single");
+
+describe.each(SCHEDULERS)("one run session, the $name scheduler", (scheduler) => {
+  const skip = scheduler.needsRedis && !hasRedisServer;
+  const dir = (name: string) => join(root, scheduler.name, name);
+
+  it.skipIf(skip)(
+    "stores the expected results, fingerprints included, with a command-line variant",
+    async () => {
       const variants = [{ name: "v2", folder: variantFolder }];
-      const reference = join(root, "single");
-      await runSuite({ ...replayOptions(), runDir: reference, variants });
-      const queued = join(root, "queued");
-      const summary = await runSuiteOnQueue({
+      const events = storedEvents();
+      const summary = await scheduler.run({
         ...replayOptions(),
-        runDir: queued,
+        runDir: dir("single"),
         variants,
-        queue: url,
-        pollIntervalMs: 100,
+        onEvent: events.onEvent,
       });
       expect(summary.failed).toEqual([]);
       expect(summary.executed).toBe(6);
-      const rows = stored(queued);
+      const rows = stored(dir("single"));
       // By hand: with writes good (1), without good for r1 (1) and bad for r2 (½), v2 likewise.
       expect(rows.map((row) => `${row.key}=${row.passRatio}`)).toEqual([
         "replay/alpha/r1/variant:v2#1=1",
@@ -217,85 +290,202 @@ describe.skipIf(!hasRedisServer)(
         "replay/alpha/r2/without#1=0.5",
       ]);
       for (const row of rows) expect(row.fingerprint?.digest).toMatch(/^[a-f0-9]{64}$/);
-      expect(rows).toEqual(stored(reference));
-    }, 60_000);
+      // Every stored run was announced once, as executed.
+      expect(events.list()).toEqual(
+        ["r1", "r2"]
+          .flatMap((r) => ["variant:v2", "with", "without"].map((a) => `${r}/${a}:scored`))
+          .sort(),
+      );
+    },
+    60_000,
+  );
 
-    it("runs the gate on the coordinator: a broken verifier's runs are stored unmeasured and never enqueued, a weak one's flagged", async () => {
-      const gateRoot = join(root, "gate");
-      await mkdir(gateRoot);
-      const written = await writeReplaySuite(gateRoot, {
-        requirements: 2,
-        verifierSleepSeconds: 0,
-      });
-      const requirements = join(written.suite, "skills", "alpha", "requirements");
-      // r1: its first check passes on the untouched repository too (1 of 2, at the default weak
-      // threshold of 0.5: weak). r2: the verifier reports no check at all (broken).
-      await writeTree(join(requirements, "r1", "verifier"), {
-        "check.sh":
-          'echo \'<testsuite name="r1"><testcase classname="r" name="always"/>\' > junit.xml\nif [ "$(cat "$SKILLSMITH_WORKSPACE/out/r1.txt" 2>/dev/null)" = good ]; then echo \'<testcase classname="r" name="good"/>\'; else echo \'<testcase classname="r" name="good"><failure message="no"/></testcase>\'; fi >> junit.xml\necho \'</testsuite>\' >> junit.xml\n',
-      });
-      await writeTree(join(requirements, "r2", "verifier"), {
-        "check.sh": "echo 'this verifier is broken' >&2\nexit 3\n",
-      });
+  it.skipIf(skip)(
+    "runs the gate first: a broken verifier's runs are stored unmeasured and never executed, a weak one's flagged once; --no-check re-decides them",
+    async () => {
+      // One suite for both schedulers (its repository's commit is in every fingerprint).
+      gateSuite ??= writeGateSuite(join(root, "gate-suite"));
+      const written = await gateSuite;
       const options = {
         suite: written.suite,
         predictions: written.predictions,
         sandbox: "unsafe" as const,
         cacheDir,
       };
-      const reference = join(gateRoot, "single");
-      await runSuite({ ...options, runDir: reference });
-      const queued = join(gateRoot, "queued");
-      const summary = await runSuiteOnQueue({
+      const runDir = join(dir("gate"), "run");
+      const flagged: string[] = [];
+      const summary = await scheduler.run({
         ...options,
-        runDir: queued,
-        queue: url,
-        pollIntervalMs: 100,
+        runDir,
+        onEvent: (event) => {
+          if (event.type === "run-flagged") {
+            flagged.push(`${event.key.requirement}/${event.key.arm}=${event.flags.join(",")}`);
+          }
+        },
       });
       expect(summary.failed).toEqual([]);
       expect(summary.unmeasured).toBe(2);
+      expect(summary.executed).toBe(2);
       expect(
         summary.check?.requirements.map((entry) => `${entry.requirement}:${entry.status}`),
       ).toEqual(["r1:weak", "r2:broken"]);
-      const rows = stored(queued);
+      const rows = stored(runDir);
       expect(rows.map((row) => `${row.key}=${row.flags.join(",")}`)).toEqual([
         "replay/alpha/r1/with#1=weak-verifier",
         "replay/alpha/r1/without#1=weak-verifier",
         "replay/alpha/r2/with#1=broken-verifier",
         "replay/alpha/r2/without#1=broken-verifier",
       ]);
-      // The same rows as in process, flags and all (fingerprints aside: a stored-unmeasured run
-      // has none in either).
-      expect(rows).toEqual(stored(reference));
+      // Every flagged run is announced as flagged.
+      expect(flagged.sort()).toEqual([
+        "r1/with=weak-verifier",
+        "r1/without=weak-verifier",
+        "r2/with=broken-verifier",
+        "r2/without=broken-verifier",
+      ]);
       // Workers executed r1's two runs and nothing of r2.
-      const runId = await runIdOf(queued);
-      expect(
-        done
-          .filter((entry) => entry.runId === runId)
-          .map((entry) => entry.key)
-          .sort(),
-      ).toEqual(["r1/with", "r1/without"]);
+      if (scheduler.workerOutcomes !== undefined) {
+        expect(await scheduler.workerOutcomes(runDir)).toEqual([
+          "r1/with:scored",
+          "r1/without:scored",
+        ]);
+      }
       // The same run directory again without the gate: the runs it stored unmeasured are decided
-      // again by running them, as the in-process gate re-decides them on every invocation (a
-      // machine fixed since, a flaky check); a changed suite would need a new run directory.
-      const again = await runSuiteOnQueue({
-        ...options,
-        runDir: queued,
-        queue: url,
-        pollIntervalMs: 100,
-        check: false,
-      });
+      // again by running them, as the gate re-decides them on every invocation (a machine fixed
+      // since, a flaky check); a changed suite would need a new run directory.
+      const again = await scheduler.run({ ...options, runDir, check: false });
       expect(again.failed).toEqual([]);
       expect(again.executed).toBe(2);
-      const rerun = stored(queued).filter((row) => row.key.includes("/r2/"));
+      const rerun = stored(runDir).filter((row) => row.key.includes("/r2/"));
       expect(rerun.map((row) => row.key)).toEqual([
         "replay/alpha/r2/with#1",
         "replay/alpha/r2/without#1",
       ]);
       // Run for real this time: scored by the verifier (which reports no check), not by the gate.
       for (const row of rerun) expect(row.flags).not.toContain("broken-verifier");
-    }, 60_000);
+    },
+    60_000,
+  );
 
+  it.skipIf(skip)(
+    "--reuse copies the unassisted runs of a source with their provenance, none executed",
+    async () => {
+      // One source for both schedulers (the in-process run of the first case), so their rows,
+      // provenance included, compare equal below.
+      const source = SOURCE();
+      const runDir = dir("reuse");
+      const events = storedEvents();
+      const summary = await scheduler.run({
+        ...replayOptions(),
+        runDir,
+        reuse: [source],
+        onEvent: events.onEvent,
+      });
+      expect(summary.failed).toEqual([]);
+      expect(summary.reused).toBe(2);
+      expect(summary.executed).toBe(4);
+      const rows = stored(runDir);
+      expect(rows.filter((row) => row.provenance !== undefined).map((row) => row.key)).toEqual([
+        "replay/alpha/r1/without#1",
+        "replay/alpha/r2/without#1",
+      ]);
+      expect(rows.find((row) => row.key.endsWith("r1/without#1"))?.provenance).toEqual({
+        kind: "reused",
+        runDir: source,
+        key: "replay/alpha/r1/without#1",
+      });
+      expect(events.list()).toEqual([
+        "r1/with:scored",
+        "r1/without:reused",
+        "r2/with:scored",
+        "r2/without:reused",
+      ]);
+      // On the queue, the worker answered the unassisted jobs with their fingerprint only.
+      if (scheduler.workerOutcomes !== undefined) {
+        expect(await scheduler.workerOutcomes(runDir)).toEqual([
+          "r1/with:scored",
+          "r1/without:reusable",
+          "r2/with:scored",
+          "r2/without:reusable",
+        ]);
+      }
+    },
+    60_000,
+  );
+
+  it.skipIf(skip)(
+    "bench run takes --variant and --reuse (the queue refused both once)",
+    async () => {
+      const cli = await runInProcess(
+        [
+          "bench",
+          "run",
+          suite,
+          "--predictions",
+          predictions,
+          "--out",
+          dir("cli"),
+          "--sandbox",
+          "unsafe",
+          "--no-check",
+          ...scheduler.cliArguments(),
+          "--variant",
+          `v2=${variantFolder}`,
+          "--reuse",
+          SOURCE(),
+          "--json",
+        ],
+        { cwd: root, env: { ...process.env, SKILLSMITH_CACHE_DIR: cacheDir } },
+      );
+      expect(cli.code, cli.stderr).toBe(0);
+      const run = (JSON.parse(cli.stdout) as { run: { executed: number; reused: number } }).run;
+      // 2 requirements × 3 arms; both unassisted runs copied from the first case's directory.
+      expect(run).toMatchObject({ executed: 6, reused: 2 });
+      const rows = stored(dir("cli"));
+      expect(rows.filter((row) => row.provenance !== undefined).map((row) => row.key)).toEqual([
+        "replay/alpha/r1/without#1",
+        "replay/alpha/r2/without#1",
+      ]);
+    },
+    60_000,
+  );
+});
+
+describe.skipIf(!hasRedisServer)(
+  "the two schedulers store the same rows (needs redis-server)",
+  () => {
+    const both = (name: string) => SCHEDULERS.map((scheduler) => join(root, scheduler.name, name));
+
+    // Stored-unmeasured runs (the gate case) have no fingerprint in either; the rest are alike.
+    it.each(["gate/run", "single", "reuse", "cli"])("row by row: %s", (name) => {
+      const [inProcess = "", queued = ""] = both(name);
+      expect(stored(queued)).toEqual(stored(inProcess));
+    });
+
+    it("a run directory of either scheduler is a --reuse source for the other", async () => {
+      const [inProcess = "", queued = ""] = both("single");
+      const fromQueue = await runSuite({
+        ...replayOptions(),
+        runDir: join(root, "reuse-from-queue"),
+        reuse: [queued],
+      });
+      expect(fromQueue.reused).toBe(2);
+      const fromInProcess = await runSuiteOnQueue({
+        ...replayOptions(),
+        runDir: join(root, "reuse-from-in-process"),
+        reuse: [inProcess],
+        queue: url,
+        pollIntervalMs: 100,
+      });
+      expect(fromInProcess.failed).toEqual([]);
+      expect(fromInProcess.reused).toBe(2);
+    }, 60_000);
+  },
+);
+
+describe.skipIf(!hasRedisServer)(
+  "what only the queue scheduler carries (needs redis-server)",
+  () => {
     it("a worker with a key and no base URL of its own sends it to a job's base URL only when told to accept it", async () => {
       const keyRoot = join(root, "key-destination");
       await mkdir(keyRoot);
@@ -377,89 +567,6 @@ describe.skipIf(!hasRedisServer)(
       } finally {
         await collector.close();
       }
-    }, 60_000);
-
-    it("--reuse copies the same unassisted runs as in process, none executed; a queue run is a source", async () => {
-      const source = join(root, "single");
-      const inProcess = join(root, "reuse-single");
-      const single = await runSuite({ ...replayOptions(), runDir: inProcess, reuse: [source] });
-      expect(single.reused).toBe(2);
-      const queued = join(root, "reuse-queued");
-      const summary = await runSuiteOnQueue({
-        ...replayOptions(),
-        runDir: queued,
-        reuse: [source],
-        queue: url,
-        pollIntervalMs: 100,
-      });
-      expect(summary.failed).toEqual([]);
-      expect(summary.reused).toBe(2);
-      const rows = stored(queued);
-      expect(rows.filter((row) => row.provenance !== undefined).map((row) => row.key)).toEqual([
-        "replay/alpha/r1/without#1",
-        "replay/alpha/r2/without#1",
-      ]);
-      expect(rows.find((row) => row.key.endsWith("r1/without#1"))?.provenance).toEqual({
-        kind: "reused",
-        runDir: source,
-        key: "replay/alpha/r1/without#1",
-      });
-      expect(rows).toEqual(stored(inProcess));
-      // The worker answered the unassisted jobs with their fingerprint and executed only `with`.
-      const runId = await runIdOf(queued);
-      expect(
-        done
-          .filter((job) => job.runId === runId)
-          .map((job) => `${job.key}:${job.outcome}`)
-          .sort(),
-      ).toEqual(["r1/with:scored", "r1/without:reusable", "r2/with:scored", "r2/without:reusable"]);
-
-      // The queue run of the first test, as a source: its fingerprints make it one.
-      const fromQueue = await runSuite({
-        ...replayOptions(),
-        runDir: join(root, "reuse-from-queue"),
-        reuse: [join(root, "queued")],
-      });
-      expect(fromQueue.reused).toBe(2);
-    }, 60_000);
-
-    it("bench run --queue takes --variant and --reuse (both were refused)", async () => {
-      const reference = join(root, "reuse-single-variant");
-      await runSuite({
-        ...replayOptions(),
-        runDir: reference,
-        variants: [{ name: "v2", folder: variantFolder }],
-        reuse: [join(root, "single")],
-      });
-      const cli = await runInProcess(
-        [
-          "bench",
-          "run",
-          suite,
-          "--predictions",
-          predictions,
-          "--out",
-          join(root, "cli-queued"),
-          "--sandbox",
-          "unsafe",
-          "--no-check",
-          "--queue",
-          url,
-          "--poll-interval",
-          "100",
-          "--variant",
-          `v2=${variantFolder}`,
-          "--reuse",
-          join(root, "single"),
-          "--json",
-        ],
-        { cwd: root, env: { ...process.env, SKILLSMITH_CACHE_DIR: cacheDir } },
-      );
-      expect(cli.code, cli.stderr).toBe(0);
-      const run = (JSON.parse(cli.stdout) as { run: { executed: number; reused: number } }).run;
-      // 2 requirements × 3 arms; both unassisted runs copied from the first test's reference.
-      expect(run).toMatchObject({ executed: 6, reused: 2 });
-      expect(stored(join(root, "cli-queued"))).toEqual(stored(reference));
     }, 60_000);
 
     it("refuses, before anything is enqueued, an agent environment (it may hold keys)", async () => {
@@ -590,9 +697,9 @@ describe.skipIf(!hasRedisServer)(
 );
 
 describe.skipIf(!hasRedisServer || containers === undefined)(
-  "--base-image on the queue (needs redis-server and Podman with skillsmith's base image)",
+  "--base-image with either scheduler (needs redis-server and Podman with skillsmith's base image)",
   () => {
-    it("builds a task FROM an image this machine lacks through the mapping, as in process", async () => {
+    it("builds a task FROM an image this machine lacks through the mapping, in process and on the queue", async () => {
       const task = join(root, "tasks", "greet");
       await writeTree(task, {
         "instruction.md": "Write `hello.txt` in the working directory: Hello, world.\n",

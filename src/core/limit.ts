@@ -93,3 +93,11 @@ export async function mapLimit<T, R>(
   );
   return results;
 }
+
+/**
+ * Whether an optional signal has aborted (no signal: never). A function, not an inline check, so
+ * TypeScript does not narrow `aborted` across awaits.
+ */
+export function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}

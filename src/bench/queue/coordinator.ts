@@ -10,9 +10,9 @@
  * id that is already queued, running or finished), so a key is never executed twice. A result
  * already in the store is never stored again.
  *
- * One file (about 630 lines): the gate, enqueueing, collecting, reuse and the restart rules above
- * are one protocol over the same queues and store; kept together so that protocol reads in one
- * place.
+ * This is a `Scheduler` of the run session (`../run/session.ts`): the plan, the gate, the store,
+ * the flags and the summary are the session's, as for an in-process run; only where and when a
+ * key executes is decided here.
  */
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -23,19 +23,15 @@ import type { Redis } from "ioredis";
 import { InternalError, UsageError } from "../../core/errors.js";
 import { unlessMissing, writeFileAtomic } from "../../core/fs.js";
 import { parseResult } from "../../core/parse.js";
-import { defaultCacheDir, type SandboxV1, treeDigest } from "../../env/index.js";
+import { treeDigest } from "../../env/index.js";
 import { registerSecret } from "../../model/redact.js";
+import type { RunEmitter } from "../run/events.js";
 import { messageOf } from "../run/execute.js";
-import { gateRuns, PREPARATION_FLAGS } from "../run/gate.js";
-import type { ModelEndpoint } from "../run/model-endpoint.js";
-import type { RunFailure, RunSuiteOptions, RunSuiteSummary, SandboxKind } from "../run/options.js";
-import { openRunDirectory, type PlannedRun, planRun } from "../run/plan.js";
-import { openSandbox } from "../run/prepare.js";
-import { progressReporter } from "../run/progress.js";
-import { BaselineSources } from "../run/reuse.js";
-import { storeRunResult } from "../run/store-result.js";
-import { writeManifest } from "../store/manifest.js";
-import { formatRunKey, ResultsStore } from "../store/results.js";
+import { endpointFor } from "../run/model-endpoint.js";
+import type { RunSuiteOptions, RunSuiteSummary, SandboxKind } from "../run/options.js";
+import type { PlannedRun } from "../run/plan.js";
+import { RunSession, type ScheduledWork, type Scheduler } from "../run/session.js";
+import { formatRunKey, ResultsStore, type RunFingerprint } from "../store/results.js";
 import type { Configuration } from "../suite/schema.js";
 import type { SuiteRequirement } from "../suite/types.js";
 import { createRedisClient, queueConnectionOf, type RedisConnectionOptions } from "./connection.js";
@@ -57,6 +53,7 @@ import { onceAMinute, sleep } from "./worker.js";
 
 export const QUEUE_RUN_FILE = "queue.json";
 
+/** A run's options plus the queue scheduler's own: where Redis is, rate limits, polling. */
 export interface QueueRunOptions extends Omit<RunSuiteOptions, "sandbox" | "harnessFor"> {
   /** `redis://…` / `rediss://…`, or parsed options. */
   readonly queue: string | RedisConnectionOptions;
@@ -69,8 +66,6 @@ export interface QueueRunOptions extends Omit<RunSuiteOptions, "sandbox" | "harn
   /** BullMQ attempts of a job whose worker could not even start it (default 3). */
   readonly jobAttempts?: number;
   readonly prefix?: string;
-  /** Reconnects and outages of the Redis connection. */
-  readonly onConnectionEvent?: (message: string) => void;
 }
 
 /** The run's namespace in Redis, kept in the run directory so a restart finds its jobs. */
@@ -104,98 +99,97 @@ async function queueRunId(runDir: string): Promise<string> {
 
 /** Run every missing run of a suite on workers through Redis; see the module comment. */
 export async function runSuiteOnQueue(options: QueueRunOptions): Promise<RunSuiteSummary> {
-  const started = performance.now();
-  const { connection, label } = queueConnectionOf(options.queue);
-  const sandboxKind = options.sandbox ?? "local";
-  const pollIntervalMs = options.pollIntervalMs ?? 1_000;
-  const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
-  if (options.agentEnv !== undefined && Object.keys(options.agentEnv).length > 0) {
-    // It may hold keys, and the queue carries none: workers have their own environment.
-    throw new UsageError(
-      "queue-agent-env",
-      "agentEnv is not carried to queue workers (it may hold secrets); set it in each worker's environment instead",
-    );
+  return new RunSession(options, new QueueScheduler(options)).run();
+}
+
+/** A job built for `Queue.addBulk`. */
+type BulkJob = Parameters<Queue["addBulk"]>[0][number];
+
+/**
+ * The queue scheduler: enqueues the session's pending runs, collects what workers return into
+ * the session's tracker, withdraws what no worker started once the budget is reached or the
+ * signal aborts. The gate, the store, the flags and the summary are the session's.
+ */
+export class QueueScheduler implements Scheduler {
+  readonly sandbox: SandboxKind;
+  readonly executesHere = false;
+
+  constructor(private readonly options: QueueRunOptions) {
+    this.sandbox = options.sandbox ?? "local";
   }
-  const plan = await planRun(options);
-  if (sandboxKind === "unsafe") {
-    options.onWarning?.(
-      "warning: workers will run agents and verifiers WITHOUT a sandbox (--sandbox unsafe), if started with --allow-unsafe: they can read and write anything the worker's user can",
-    );
-  }
-  const opened = await openRunDirectory(plan, options, sandboxKind);
-  const { store, planned, alreadyDone } = opened;
-  let { manifest, pending } = opened;
-  // The gate runs here, on the coordinator, as in the in-process runner (`../run/gate.ts`):
-  // environments prepared and verifiers checked in this machine's sandbox, runs that could
-  // measure nothing stored flagged at once, weak verifiers flagged on their results. Workers then
-  // get only the runs worth an agent's time.
-  let weak: ReadonlySet<string> = new Set();
-  let gateSummary: Pick<RunSuiteSummary, "unmeasured" | "environmentFailures" | "check"> = {};
-  if (options.check !== false) {
-    let sandbox: SandboxV1;
-    try {
-      sandbox = await openSandbox(sandboxKind, options.onWarning, [
-        plan.suite.root,
-        plan.runDir,
-        options.cacheDir ?? defaultCacheDir(),
-        ...(plan.predictions === undefined ? [] : [plan.predictions.file]),
-      ]);
-    } catch (error) {
-      store.close();
-      throw error;
+
+  admit(options: RunSuiteOptions, events: RunEmitter): void {
+    if (options.agentEnv !== undefined && Object.keys(options.agentEnv).length > 0) {
+      // It may hold keys, and the queue carries none: workers have their own environment.
+      throw new UsageError(
+        "queue-agent-env",
+        "agentEnv is not carried to queue workers (it may hold secrets); set it in each worker's environment instead",
+      );
     }
+    if (this.sandbox === "unsafe") {
+      events.warn(
+        "warning: workers will run agents and verifiers WITHOUT a sandbox (--sandbox unsafe), if started with --allow-unsafe: they can read and write anything the worker's user can",
+        "danger",
+      );
+    }
+  }
+
+  async execute(work: ScheduledWork): Promise<void> {
+    const { connection, label } = queueConnectionOf(this.options.queue);
+    const prefix = this.options.prefix ?? DEFAULT_QUEUE_PREFIX;
+    let client: Redis | undefined;
+    const queues = new Map<string, Queue>();
     try {
-      const gate = await gateRuns({
-        suite: plan.suite,
-        excluded: plan.excluded,
-        store,
-        planned,
-        configurations: plan.configurations,
-        repeats: plan.repeats,
-        sandbox,
-        cacheDir: options.cacheDir ?? defaultCacheDir(),
-        options,
-        record: (result) => storeRunResult(store, plan.runDir, result),
+      const runId = await queueRunId(work.plan.runDir);
+      const jobs = await this.jobBuilder(work, runId);
+      const { Queue } = await import("bullmq");
+      client = await createRedisClient(connection, label, {
+        onConnectionEvent: (message) => work.events.emit({ type: "connection", message }),
       });
-      pending = gate.pending;
-      weak = gate.weak;
-      gateSummary = {
-        unmeasured: gate.unmeasured,
-        environmentFailures: gate.environmentFailures,
-        ...(gate.check === undefined ? {} : { check: gate.check }),
-      };
-      manifest = { ...manifest, ...gate.manifest };
-      await writeManifest(plan.runDir, manifest);
-    } catch (error) {
-      store.close();
-      throw error;
+      const redis = client;
+      const warnOnce = onceAMinute((message) => work.events.warn(message, "warning"));
+      const groups = await this.registerGroups(work, redis, prefix);
+      for (const group of groups) {
+        const queue = new Queue(queueNameOf(group), { connection: redis, prefix });
+        queue.on("error", (error) => warnOnce(`queue ${group}: ${messageOf(error)}`));
+        queues.set(group, queue);
+      }
+      const collector = new QueueCollection(work, runId, queues, jobs);
+      await collector.run(this.options.pollIntervalMs ?? 1_000, label, warnOnce);
     } finally {
-      await sandbox.dispose?.();
+      for (const queue of queues.values()) await queue.close().catch(() => undefined);
+      client?.disconnect();
     }
   }
-  if (options.check === false) {
-    // Without the gate, a result it stored earlier (flagged `environment-failure` or
-    // `broken-verifier`, nothing measured) is decided again by running it, as the in-process
-    // gate re-decides it every invocation: fixing the verifier and re-running must not leave it.
-    const redecided = planned.filter(
-      (run) => store.flagsOf(run.key)?.some((flag) => PREPARATION_FLAGS.has(flag)) === true,
-    );
-    for (const run of redecided) store.deleteResult(run.key);
-    pending = [...pending, ...redecided];
+
+  /** The rate-limit groups of this run's configurations, registered (limits first) for workers. */
+  private async registerGroups(
+    work: ScheduledWork,
+    redis: Redis,
+    prefix: string,
+  ): Promise<string[]> {
+    const registry = registryKeys(prefix);
+    const groups = [...new Set(work.plan.configurations.map(rateLimitGroupOf))].sort();
+    for (const [group, limit] of Object.entries(this.options.rateLimits ?? {})) {
+      if (!groups.includes(group)) {
+        work.events.warn(
+          `warning: --rate-limit for ${group} matches no configuration of this run (groups: ${groups.join(", ")})`,
+        );
+      }
+      await redis.hset(
+        registry.limits,
+        group,
+        JSON.stringify({ max: limit.max, durationMs: limit.durationMs }),
+      );
+    }
+    // Limits first: a worker reads a group's limit when it first sees the group.
+    if (groups.length > 0) await redis.sadd(registry.groups, ...groups);
+    return groups;
   }
-  const withWeakFlag = <
-    Result extends { skill: string; requirement: string; flags: readonly string[] },
-  >(
-    result: Result,
-  ): Result =>
-    weak.has(`${result.skill}/${result.requirement}`) && !result.flags.includes("weak-verifier")
-      ? { ...result, flags: [...result.flags, "weak-verifier"] }
-      : result;
-  let client: Redis | undefined;
-  let sources: BaselineSources | undefined;
-  const queues = new Map<string, Queue>();
-  try {
-    const runId = await queueRunId(plan.runDir);
+
+  /** The job of each run; `reuse: false` once the copy its fingerprint promised fell through. */
+  private async jobBuilder(work: ScheduledWork, runId: string): Promise<JobBuilder> {
+    const { plan, options, store, sources } = work;
     // Workers load the suite from disk; the command line's variants travel with each job, with
     // the tree digest of their folder, which the worker checks before it installs one.
     const variants: QueueJobVariant[] = [];
@@ -211,78 +205,26 @@ export async function runSuiteOnQueue(options: QueueRunOptions): Promise<RunSuit
         digest: await treeDigest(folder),
       });
     }
-    // `--reuse`, planned here as in the in-process runner: the sources are opened (and refused)
-    // the same way; which run is reused is decided by the worker's fingerprint of it.
-    const reuseOn = options.freshBaseline !== true && (options.reuse ?? []).length > 0;
-    sources = reuseOn ? await BaselineSources.open(options.reuse ?? [], plan.runDir) : undefined;
+    // `--reuse`: the session opened the sources; which run is reused is decided by the
+    // worker's fingerprint of it.
     const reuseCandidates =
       sources === undefined ? undefined : await unassistedFingerprints(sources.runDirs);
-    const suiteDigest = manifest.suite.digest;
-    const { Queue } = await import("bullmq");
-    client = await createRedisClient(connection, label, {
-      ...(options.onConnectionEvent === undefined
-        ? {}
-        : { onConnectionEvent: options.onConnectionEvent }),
-    });
-    const redis = client;
-    const registry = registryKeys(prefix);
-    const warnOnce = onceAMinute((message) => options.onWarning?.(message));
-
-    const groupOf = new Map<string, string>();
-    for (const configuration of plan.configurations) {
-      groupOf.set(configuration.id, rateLimitGroupOf(configuration));
-    }
-    const groups = [...new Set(groupOf.values())].sort();
-    for (const [group, limit] of Object.entries(options.rateLimits ?? {})) {
-      if (!groups.includes(group)) {
-        options.onWarning?.(
-          `warning: --rate-limit for ${group} matches no configuration of this run (groups: ${groups.join(", ")})`,
-        );
-      }
-      await redis.hset(
-        registry.limits,
-        group,
-        JSON.stringify({ max: limit.max, durationMs: limit.durationMs }),
-      );
-    }
-    // Limits first: a worker reads a group's limit when it first sees the group.
-    if (groups.length > 0) await redis.sadd(registry.groups, ...groups);
-    for (const group of groups) {
-      const queue = new Queue(queueNameOf(group), { connection: redis, prefix });
-      queue.on("error", (error) => warnOnce(`queue ${group}: ${messageOf(error)}`));
-      queues.set(group, queue);
-    }
-    const queueOf = (configuration: Configuration): Queue => {
-      const queue = queues.get(groupOf.get(configuration.id) ?? "");
-      if (queue === undefined)
-        throw new InternalError("queue.no-queue", `no queue for configuration ${configuration.id}`);
-      return queue;
-    };
-
-    const endpointOf = (configuration: Configuration): ModelEndpoint | undefined => {
-      const endpoint = options.modelEndpoint;
-      return typeof endpoint === "function" ? endpoint(configuration) : endpoint;
-    };
-    /** The job of one run; `reuse: false` once the copy its fingerprint promised fell through. */
-    const jobOf = (
-      id: string,
-      run: PlannedRun,
-      choice: { readonly reuse: boolean },
-    ): Parameters<Queue["addBulk"]>[0][number] => {
-      const endpoint = endpointOf(run.configuration);
+    const jobAttempts = this.options.jobAttempts ?? 3;
+    const sandbox = this.sandbox;
+    const candidatesOf = (run: PlannedRun): string[] =>
+      reuseCandidates?.(run.requirement, run.key.repeat) ?? [];
+    const build = (id: string, run: PlannedRun, choice: { readonly reuse: boolean }): BulkJob => {
+      const endpoint = endpointFor(run.configuration, options);
       // The key itself stays here; registered, it cannot reach Redis inside another field.
       registerSecret(endpoint?.apiKey);
-      const candidates =
-        choice.reuse && run.key.arm === "without"
-          ? reuseCandidates?.(run.requirement, run.key.repeat)
-          : undefined;
+      const candidates = choice.reuse && run.key.arm === "without" ? candidatesOf(run) : [];
       const data = jobDataFor(run, {
         runId,
-        suite: { path: plan.suite.root, digest: suiteDigest },
+        suite: { path: plan.suite.root, digest: work.manifest.suite.digest },
         ...(plan.predictions === undefined
           ? {}
           : { predictions: { path: plan.predictions.file, digest: plan.predictions.digest } }),
-        sandbox: sandboxKind,
+        sandbox,
         ...(endpoint === undefined ? {} : { endpoint }),
         maxAttempts: plan.maxAttempts,
         priorAttempts: store.attemptCount(run.key),
@@ -290,9 +232,7 @@ export async function runSuiteOnQueue(options: QueueRunOptions): Promise<RunSuit
         ...(options.prices === undefined ? {} : { prices: options.prices }),
         ...(options.setupNetwork === undefined ? {} : { setupNetwork: options.setupNetwork }),
         variants,
-        ...(candidates === undefined || candidates.length === 0
-          ? {}
-          : { reuseCandidates: candidates }),
+        ...(candidates.length === 0 ? {} : { reuseCandidates: candidates }),
       });
       // Checked as a worker will check it: a value no worker accepts (a base image with a space)
       // is this command's mistake, said once here rather than as every job's failure.
@@ -308,243 +248,224 @@ export async function runSuiteOnQueue(options: QueueRunOptions): Promise<RunSuit
         data,
         opts: {
           jobId: id,
-          attempts: options.jobAttempts ?? 3,
+          attempts: jobAttempts,
           backoff: { type: "exponential", delay: 1_000 },
           removeOnComplete: false,
           removeOnFail: false,
         },
       };
     };
+    return { build, candidatesOf };
+  }
+}
 
-    const outstanding = new Map<string, PlannedRun>();
-    for (const run of pending) outstanding.set(jobIdOf(runId, run.key), run);
-    const seenAttempts = new Set(
-      store
+interface JobBuilder {
+  readonly build: (id: string, run: PlannedRun, choice: { readonly reuse: boolean }) => BulkJob;
+  /** The fingerprint digests an unassisted run's job offers the worker for reuse. */
+  readonly candidatesOf: (run: PlannedRun) => string[];
+}
+
+/**
+ * One invocation's jobs on the queues: the keys still outstanding, what finished collected into
+ * the session's tracker (once, however often a job is seen), the waiting ones withdrawn when
+ * the run stops early.
+ */
+class QueueCollection {
+  private readonly outstanding = new Map<string, PlannedRun>();
+  private readonly seenAttempts: Set<string>;
+
+  constructor(
+    private readonly work: ScheduledWork,
+    private readonly runId: string,
+    private readonly queues: ReadonlyMap<string, Queue>,
+    private readonly jobs: JobBuilder,
+  ) {
+    for (const run of work.pending) this.outstanding.set(jobIdOf(runId, run.key), run);
+    this.seenAttempts = new Set(
+      work.store
         .attempts()
         .map((attempt) => attemptIdentity(attempt, attempt.attempt, attempt.startedAt)),
     );
-    const failed: RunFailure[] = [];
-    let done = 0;
-    let reused = 0;
-    let running = 0;
-    let notScheduled = 0;
-    let stoppedByBudget = false;
-    const progress = progressReporter(options, store, () => {
-      const finished = done + failed.length;
-      const elapsed = performance.now() - started;
-      const remaining = outstanding.size;
-      const etaMs = finished === 0 ? undefined : (elapsed / finished) * remaining;
-      return { total: pending.length, alreadyDone, done, running, failed: failed.length, etaMs };
-    });
+  }
 
-    const collect = async (job: Job): Promise<void> => {
-      const id = job.id ?? "";
-      const run = outstanding.get(id);
-      const state = await job.getState();
-      if (state !== "completed" && state !== "failed") return;
-      if (run === undefined) {
-        // A key of this run not planned by this invocation (another --config): leave it for
-        // the invocation that plans it, unless its result is already stored.
-        const data = queueJobSchema.safeParse(job.data as unknown);
-        if (data.success && store.has(data.data.key)) await removeJob(job);
-        return;
-      }
-      if (state === "failed") {
-        failed.push({ key: run.key, attempts: job.attemptsMade, error: job.failedReason });
-        outstanding.delete(id);
-        await removeJob(job);
-        progress({ ...run.key, status: "infra_error" });
-        return;
-      }
-      const parsed = parseQueueResult(job.returnvalue);
-      if (!parsed.ok) {
-        failed.push({ key: run.key, attempts: job.attemptsMade, error: parsed.error });
-        outstanding.delete(id);
-        await removeJob(job);
-        progress({ ...run.key, status: "infra_error" });
-        return;
-      }
-      const value = parsed.value;
-      recordInfraAttempts(store, run, value.infraAttempts, seenAttempts);
-      if (value.outcome.kind === "failed") {
-        failed.push({ key: run.key, attempts: value.outcome.attempts, error: value.outcome.error });
-        outstanding.delete(id);
-        await removeJob(job);
-        progress({ ...run.key, status: "infra_error" });
-        return;
-      }
-      if (value.outcome.kind === "reusable") {
-        const fingerprint = value.outcome.fingerprint;
-        const offered = reuseCandidates?.(run.requirement, run.key.repeat) ?? [];
-        const copied =
-          sources !== undefined && run.key.arm === "without" && offered.includes(fingerprint.digest)
-            ? await sources.reuse(run, fingerprint, plan.runDir)
-            : undefined;
-        if (copied === undefined) {
-          // Nothing to copy after all (a source changed, or the answer was not for this job):
-          // the run is executed instead, never left out.
-          await removeJob(job);
-          await queueOf(run.configuration).add(
-            "run",
-            ...addArguments(jobOf(id, run, { reuse: false })),
-          );
-          return;
-        }
-        if (!store.has(run.key)) {
-          const stored = await storeRunResult(store, plan.runDir, copied);
-          done += 1;
-          reused += 1;
-          progress({ ...run.key, status: stored.status, passRatio: stored.passRatio });
-        }
-        outstanding.delete(id);
-        await removeJob(job);
-        return;
-      }
-      const result = value.outcome.result;
-      if (formatRunKey(result) !== formatRunKey(run.key)) {
-        failed.push({
-          key: run.key,
-          attempts: job.attemptsMade,
-          error: `the worker returned the result of ${formatRunKey(result)} for job ${id}`,
-        });
-        outstanding.delete(id);
-        await removeJob(job);
-        return;
-      }
-      // Committed before the job is removed: a crash in between leaves the job, which the next
-      // sweep (or the restarted coordinator) finds and, the key being stored, only removes.
-      if (!store.has(run.key)) {
-        try {
-          await storeRunResult(store, plan.runDir, withWeakFlag({ ...result, ...run.key }));
-        } catch (error) {
-          // A malformed row from Redis must not stall the run: report it as this key's failure.
-          failed.push({
-            key: run.key,
-            attempts: result.attempts,
-            error: `the result of job ${id} could not be stored: ${messageOf(error)}`,
-          });
-          outstanding.delete(id);
-          await removeJob(job);
-          progress({ ...run.key, status: "infra_error" });
-          return;
-        }
-        done += 1;
-      }
-      outstanding.delete(id);
-      await removeJob(job);
-      progress({ ...run.key, status: result.status, passRatio: result.passRatio });
-    };
-
-    const sweep = async (): Promise<void> => {
-      const ownPrefix = jobIdPrefix(runId);
-      let active = 0;
-      for (const queue of queues.values()) {
-        const activeIds = await queue.getRanges(["active"], 0, -1, true);
-        active += activeIds.filter((id) => outstanding.has(id)).length;
-      }
-      const changed = active !== running;
-      running = active;
-      let collected = false;
-      for (const queue of queues.values()) {
-        const finished = await queue.getRanges(["completed", "failed"], 0, -1, true);
-        for (const id of finished) {
-          if (!id.startsWith(ownPrefix)) continue;
-          const job = await queue.getJob(id);
-          if (job !== undefined) {
-            await collect(job as Job);
-            collected = true;
-          }
-        }
-      }
-      if (changed && !collected) progress();
-    };
-
-    const budgetReached = () =>
-      options.budgetUsd !== undefined && store.totalCostUsd() >= options.budgetUsd;
-
-    /** Take back every job of this run no worker has started; running ones finish. */
-    const withdrawWaiting = async (): Promise<void> => {
-      for (const [id, run] of [...outstanding]) {
-        const job = await queueOf(run.configuration).getJob(id);
-        if (job === undefined) {
-          outstanding.delete(id);
-          notScheduled += 1;
-          continue;
-        }
-        const state = await job.getState();
-        if (state === "waiting" || state === "delayed" || state === "prioritized") {
-          const removed = await job
-            .remove()
-            .then(() => true)
-            .catch(() => false);
-          if (removed) {
-            outstanding.delete(id);
-            notScheduled += 1;
-          }
-        }
-      }
-    };
-
-    progress();
+  async run(pollIntervalMs: number, label: string, warnOnce: (message: string) => void) {
+    const { tracker, options } = this.work;
+    tracker.progress();
     // What finished while no coordinator was watching comes first.
-    await sweep();
-    if (budgetReached()) {
-      stoppedByBudget = outstanding.size > 0;
-      await withdrawWaiting();
-    } else {
-      const byQueue = new Map<Queue, Array<Parameters<Queue["addBulk"]>[0][number]>>();
-      for (const [id, run] of outstanding) {
-        const queue = queueOf(run.configuration);
-        const list = byQueue.get(queue) ?? [];
-        list.push(jobOf(id, run, { reuse: true }));
-        byQueue.set(queue, list);
-      }
-      for (const [queue, jobs] of byQueue) {
-        for (let index = 0; index < jobs.length; index += 500) {
-          await queue.addBulk(jobs.slice(index, index + 500));
-        }
-      }
-    }
-
-    while (outstanding.size > 0 && !isAborted(options.signal)) {
+    await this.sweep();
+    if (!tracker.mayStart(this.outstanding.size)) await this.withdrawWaiting();
+    else await this.enqueueOutstanding();
+    while (this.outstanding.size > 0 && !tracker.aborted()) {
       await sleep(pollIntervalMs, options.signal);
-      if (isAborted(options.signal)) break;
+      if (tracker.aborted()) break;
       try {
-        await sweep();
+        await this.sweep();
       } catch (error) {
         warnOnce(`could not collect results from ${label}: ${messageOf(error)}`);
         continue;
       }
-      if (!stoppedByBudget && budgetReached() && outstanding.size > 0) {
-        stoppedByBudget = true;
-        await withdrawWaiting();
+      if (!tracker.stoppedByBudget && !tracker.mayStart(this.outstanding.size)) {
+        await this.withdrawWaiting();
       }
     }
-    await writeManifest(plan.runDir, { ...manifest, updatedAt: new Date().toISOString() });
-    return {
-      runDir: plan.runDir,
-      total: planned.length,
-      alreadyDone,
-      executed: done,
-      reused,
-      ...gateSummary,
-      failed,
-      notScheduled,
-      stoppedByBudget,
-      aborted: isAborted(options.signal),
-      costUsd: store.totalCostUsd(),
-      wallTimeMs: performance.now() - started,
-    };
-  } finally {
-    sources?.close();
-    for (const queue of queues.values()) await queue.close().catch(() => undefined);
-    client?.disconnect();
-    store.close();
   }
-}
 
-function isAborted(signal: AbortSignal | undefined): boolean {
-  return signal?.aborted === true;
+  private queueOf(configuration: Configuration): Queue {
+    const queue = this.queues.get(rateLimitGroupOf(configuration));
+    if (queue === undefined)
+      throw new InternalError("queue.no-queue", `no queue for configuration ${configuration.id}`);
+    return queue;
+  }
+
+  private async enqueueOutstanding(): Promise<void> {
+    const byQueue = new Map<Queue, BulkJob[]>();
+    for (const [id, run] of this.outstanding) {
+      const queue = this.queueOf(run.configuration);
+      const list = byQueue.get(queue) ?? [];
+      list.push(this.jobs.build(id, run, { reuse: true }));
+      byQueue.set(queue, list);
+    }
+    for (const [queue, jobs] of byQueue) {
+      for (let index = 0; index < jobs.length; index += 500) {
+        await queue.addBulk(jobs.slice(index, index + 500));
+      }
+    }
+  }
+
+  private async sweep(): Promise<void> {
+    const ownPrefix = jobIdPrefix(this.runId);
+    let active = 0;
+    for (const queue of this.queues.values()) {
+      const activeIds = await queue.getRanges(["active"], 0, -1, true);
+      active += activeIds.filter((id) => this.outstanding.has(id)).length;
+    }
+    const changed = active !== this.running;
+    this.running = active;
+    this.work.tracker.setRunning(active);
+    let collected = false;
+    for (const queue of this.queues.values()) {
+      const finished = await queue.getRanges(["completed", "failed"], 0, -1, true);
+      for (const id of finished) {
+        if (!id.startsWith(ownPrefix)) continue;
+        const job = await queue.getJob(id);
+        if (job !== undefined) {
+          await this.collect(job as Job);
+          collected = true;
+        }
+      }
+    }
+    if (changed && !collected) this.work.tracker.progress();
+  }
+
+  private running = 0;
+
+  /** A key given up: its job is removed, the tracker counts the failure. */
+  private async giveUp(job: Job, run: PlannedRun, attempts: number, error: string, shown = true) {
+    this.work.tracker.failed({ key: run.key, attempts, error }, shown);
+    this.outstanding.delete(job.id ?? "");
+    await removeJob(job);
+  }
+
+  private async collect(job: Job): Promise<void> {
+    const { store } = this.work;
+    const id = job.id ?? "";
+    const run = this.outstanding.get(id);
+    const state = await job.getState();
+    if (state !== "completed" && state !== "failed") return;
+    if (run === undefined) {
+      // A key of this run not planned by this invocation (another --config): leave it for
+      // the invocation that plans it, unless its result is already stored.
+      const data = queueJobSchema.safeParse(job.data as unknown);
+      if (data.success && store.has(data.data.key)) await removeJob(job);
+      return;
+    }
+    if (state === "failed") return this.giveUp(job, run, job.attemptsMade, job.failedReason);
+    const parsed = parseQueueResult(job.returnvalue);
+    if (!parsed.ok) return this.giveUp(job, run, job.attemptsMade, parsed.error);
+    const value = parsed.value;
+    recordInfraAttempts(store, run, value.infraAttempts, this.seenAttempts);
+    const outcome = value.outcome;
+    if (outcome.kind === "failed") return this.giveUp(job, run, outcome.attempts, outcome.error);
+    if (outcome.kind === "reusable") return this.collectReusable(job, run, outcome.fingerprint);
+    const result = outcome.result;
+    if (formatRunKey(result) !== formatRunKey(run.key)) {
+      const error = `the worker returned the result of ${formatRunKey(result)} for job ${id}`;
+      return this.giveUp(job, run, job.attemptsMade, error, false);
+    }
+    // Committed before the job is removed: a crash in between leaves the job, which the next
+    // sweep (or the restarted coordinator) finds and, the key being stored, only removes.
+    if (!store.has(run.key)) {
+      try {
+        const stored = await this.work.tracker.storeResult({ ...result, ...run.key });
+        this.work.tracker.scored(run, stored);
+      } catch (error) {
+        // A malformed row from Redis must not stall the run: report it as this key's failure.
+        const reason = `the result of job ${id} could not be stored: ${messageOf(error)}`;
+        return this.giveUp(job, run, result.attempts, reason);
+      }
+    } else {
+      this.work.tracker.progress();
+    }
+    this.outstanding.delete(id);
+    await removeJob(job);
+  }
+
+  /** The worker found the run's fingerprint among the candidates: copy it, or run it after all. */
+  private async collectReusable(
+    job: Job,
+    run: PlannedRun,
+    fingerprint: RunFingerprint,
+  ): Promise<void> {
+    const { sources, store, plan, tracker } = this.work;
+    const id = job.id ?? "";
+    const copied =
+      sources !== undefined &&
+      run.key.arm === "without" &&
+      this.jobs.candidatesOf(run).includes(fingerprint.digest)
+        ? await sources.reuse(run, fingerprint, plan.runDir)
+        : undefined;
+    if (copied === undefined) {
+      // Nothing to copy after all (a source changed, or the answer was not for this job):
+      // the run is executed instead, never left out.
+      await removeJob(job);
+      await this.queueOf(run.configuration).add(
+        "run",
+        ...addArguments(this.jobs.build(id, run, { reuse: false })),
+      );
+      return;
+    }
+    if (!store.has(run.key)) {
+      const stored = await tracker.storeResult(copied, true);
+      tracker.scored(run, stored, true);
+    }
+    this.outstanding.delete(id);
+    await removeJob(job);
+  }
+
+  /** Take back every job of this run no worker has started; running ones finish. */
+  private async withdrawWaiting(): Promise<void> {
+    let withdrawn = 0;
+    for (const [id, run] of [...this.outstanding]) {
+      const job = await this.queueOf(run.configuration).getJob(id);
+      if (job === undefined) {
+        this.outstanding.delete(id);
+        withdrawn += 1;
+        continue;
+      }
+      const state = await job.getState();
+      if (state === "waiting" || state === "delayed" || state === "prioritized") {
+        const removed = await job
+          .remove()
+          .then(() => true)
+          .catch(() => false);
+        if (removed) {
+          this.outstanding.delete(id);
+          withdrawn += 1;
+        }
+      }
+    }
+    this.work.tracker.notScheduled(withdrawn);
+  }
 }
 
 async function removeJob(job: Job): Promise<void> {

@@ -19,7 +19,7 @@ import { resolve } from "node:path";
 import type { Job, Worker } from "bullmq";
 import type { AgentHarnessV1 } from "../../agents/index.js";
 import { InfrastructureError, isSkillsmithError } from "../../core/errors.js";
-import { Semaphore } from "../../core/limit.js";
+import { isAborted, Semaphore } from "../../core/limit.js";
 import { parseResult } from "../../core/parse.js";
 import { defaultCacheDir, type PreparedBase, type SandboxV1, treeDigest } from "../../env/index.js";
 import { redactKnownSecrets, registerEnvironmentSecrets } from "../../model/redact.js";
@@ -502,9 +502,6 @@ function redactedError(
 }
 
 /** A function, not an inline check, so TypeScript does not narrow `aborted` across awaits. */
-function isAborted(signal: AbortSignal | undefined): boolean {
-  return signal?.aborted === true;
-}
 
 function safeJson(text: string): unknown {
   try {

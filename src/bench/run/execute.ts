@@ -7,8 +7,14 @@
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type AgentHarnessV1, pricedUsage, type Trajectory } from "../../agents/index.js";
+import {
+  type AgentHarnessV1,
+  harnessFacts,
+  pricedUsage,
+  type Trajectory,
+} from "../../agents/index.js";
 import { InfrastructureError, isSkillsmithError } from "../../core/errors.js";
+import { isAborted } from "../../core/limit.js";
 import {
   diagnoseCollectionError,
   flagForLimit,
@@ -17,7 +23,12 @@ import {
   type PreparedBase,
   type SandboxV1,
 } from "../../env/index.js";
-import { type ModelPrice, redactSecrets, secretsFromEnvironment } from "../../model/index.js";
+import {
+  type ModelPrice,
+  providerNames,
+  redactSecrets,
+  secretsFromEnvironment,
+} from "../../model/index.js";
 import {
   type AttemptRecord,
   capVerifierOutput,
@@ -45,13 +56,21 @@ export class InfraFailure extends InfrastructureError {
     super("run.attempt-failed", message, { retryable: true, data: { costUsd } });
   }
 }
-/** A function, not an inline check, so TypeScript does not narrow `aborted` across awaits. */
-function isAborted(signal: AbortSignal | undefined): boolean {
-  return signal?.aborted === true;
-}
-
 function isUserMistake(error: unknown): boolean {
   return isSkillsmithError(error) && (error.family === "usage" || error.family === "input");
+}
+
+/** A run's usage with its cost, when the model's provider and price are known. */
+function priced(
+  usage: Trajectory["usage"],
+  configuration: Configuration,
+  prices: ExecutionContext["prices"],
+): Trajectory["usage"] {
+  const spec = modelSpecOf(configuration);
+  const provider = harnessFacts(configuration.agent).pricingProvider;
+  const named = spec.slice(0, Math.max(0, spec.indexOf(":")));
+  if (provider === undefined && !(providerNames as readonly string[]).includes(named)) return usage;
+  return pricedUsage(usage, spec, provider ?? "openai", prices);
 }
 
 /** An error's message, or the thrown value as text. */
@@ -222,16 +241,9 @@ export async function executeRun(
     }
     const agentMs = performance.now() - agentStarted;
     if (isAborted(signal)) return undefined;
-    // Tokens without a cost (Codex, builtin) are priced here, so the budget counts every agent.
-    trajectory = {
-      ...trajectory,
-      usage: pricedUsage(
-        trajectory.usage,
-        modelSpecOf(configuration),
-        configuration.agent === "claude-code" ? "anthropic" : "openai",
-        context.prices,
-      ),
-    };
+    // Tokens without a cost (Codex, builtin) are priced here, so the budget counts every agent:
+    // at the provider the model spec names, else the one the harness registration names.
+    trajectory = { ...trajectory, usage: priced(trajectory.usage, configuration, context.prices) };
     if (trajectory.status === "infra_error") {
       throw new InfraFailure(
         `agent run lost to infrastructure: ${trajectory.error ?? "no detail"}`,

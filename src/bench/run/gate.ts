@@ -37,6 +37,24 @@ export const PREPARATION_FLAGS: ReadonlySet<string> = new Set([
   "broken-verifier",
 ]);
 
+/**
+ * The runs to execute when no gate runs here (a queue run with `--no-check`: environments are
+ * prepared on the workers): a result an earlier gate stored unmeasured (flagged
+ * `environment-failure` or `broken-verifier`) is decided again by running it, as the gate
+ * re-decides it on every invocation — fixing the verifier and re-running must not leave it.
+ */
+export function ungatedPending(
+  store: ResultsStore,
+  planned: readonly PlannedRun[],
+  pending: readonly PlannedRun[],
+): PlannedRun[] {
+  const redecided = planned.filter(
+    (run) => store.flagsOf(run.key)?.some((flag) => PREPARATION_FLAGS.has(flag)) === true,
+  );
+  for (const run of redecided) store.deleteResult(run.key);
+  return [...pending, ...redecided];
+}
+
 export interface Gate {
   /** The runs to execute, in plan order. */
   readonly pending: readonly PlannedRun[];

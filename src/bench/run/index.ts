@@ -1,7 +1,9 @@
 export * from "./configurations.js";
 export * from "./environments.js";
+export * from "./events.js";
 export * from "./execute.js";
 export * from "./fingerprint.js";
+export * from "./local-scheduler.js";
 export * from "./model-endpoint.js";
 export * from "./options.js";
 export * from "./patch.js";
@@ -14,6 +16,7 @@ export * from "./regrade.js";
 export * from "./reuse.js";
 export * from "./reward.js";
 export * from "./runner.js";
+export * from "./session.js";
 export * from "./store-result.js";
 export * from "./task-check.js";
 export * from "./task-environment.js";

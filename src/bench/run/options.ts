@@ -11,14 +11,20 @@ import type { SuiteSelection } from "../suite/load.js";
 import type { AgentKind, Configuration } from "../suite/schema.js";
 import type { Suite } from "../suite/types.js";
 import type { VariantOption } from "../suite/variants.js";
+import type { RunListeners } from "./events.js";
 import type { ModelEndpointOption } from "./model-endpoint.js";
 import type { Predictions } from "./predictions.js";
-import type { RunProgress } from "./progress.js";
 
 /** A registered sandbox kind (`local`, `container`, `unsafe`, or one added with `registerSandbox`). */
 export type { SandboxKind };
 
-export interface RunSuiteOptions {
+/**
+ * What a run is asked for. Its parts: the inputs (suite, selection, configurations, variants,
+ * predictions, run directory), the policy (repeats, concurrency, budget, attempts, check, reuse),
+ * the environment (sandbox, cache, model endpoint, prices, images, network) and the listener
+ * (`RunListeners`: one `onEvent`, or one callback per kind).
+ */
+export interface RunSuiteOptions extends RunListeners {
   /** A loaded suite, or the folder to load it from. */
   readonly suite: Suite | string;
   readonly runDir: string;
@@ -68,9 +74,6 @@ export interface RunSuiteOptions {
   /** Recorded in the manifest. */
   readonly commandLine?: readonly string[];
   readonly signal?: AbortSignal;
-  readonly onProgress?: (progress: RunProgress) => void;
-  /** Notes worth showing a person (fallbacks, skipped skills). */
-  readonly onWarning?: (message: string) => void;
   /** Which skills and requirements to run (`--skill`, `--requirement`); all when absent. */
   readonly selection?: SuiteSelection;
   /** Skill variants to add as arms (`--variant [skill:]name=dir`), beside the suite's own. */
@@ -85,8 +88,6 @@ export interface RunSuiteOptions {
   readonly weakThreshold?: number;
   /** Setup's network: `auto` (default), `on`, `off`. */
   readonly setupNetwork?: SetupNetworkChoice;
-  /** Environment preparation and the check, line by line (long work, for stderr). */
-  readonly onLog?: (line: string) => void;
   /** `FROM` image → local image, for environment-only tasks' Dockerfiles (`--base-image`). */
   readonly baseImages?: Readonly<Record<string, string>>;
 }

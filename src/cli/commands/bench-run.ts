@@ -14,6 +14,7 @@ import {
   parseRateLimit,
   parseVariantOption,
   type RateLimit,
+  type RunEvent,
   redactRedisUrl,
   renderReportText,
   reportRunDir,
@@ -23,7 +24,7 @@ import {
   withVariants,
 } from "../../bench/index.js";
 import { UsageError } from "../../core/errors.js";
-import { parseBaseImageMap } from "../../env/index.js";
+import { defaultCacheDir, parseBaseImageMap } from "../../env/index.js";
 import { loadModelConfig } from "../../model/index.js";
 import { type CommandContext, log, printJson, printLines } from "../context.js";
 import {
@@ -31,6 +32,7 @@ import {
   budgetUsdOf,
   collect,
   positiveInteger,
+  sandboxKindHelp,
   sandboxKindOf,
   selectionOf,
   setupNetworkOf,
@@ -97,7 +99,7 @@ export function registerRun(bench: Command, context: CommandContext): void {
     .option("--budget-usd <x>", "stop scheduling new runs once the recorded cost reaches this")
     .option("--out <run-dir>", "run directory (default runs/<suite name>)")
     .option("--predictions <file>", "recorded patches for the replay agent (JSONL)")
-    .option("--sandbox <kind>", "local (bubblewrap) | container | unsafe", "local")
+    .option("--sandbox <kind>", sandboxKindHelp(), "local")
     .option(
       "--unsafe-no-sandbox",
       "run agents and verifiers without isolation (same as --sandbox unsafe)",
@@ -194,7 +196,18 @@ export function registerRun(bench: Command, context: CommandContext): void {
         ...(options.check === false ? { check: false } : {}),
         weakThreshold,
         setupNetwork,
-        onLog: (line: string) => {
+        // Progress rewrites its line; every other event ends it and prints a line of its own.
+        onEvent: (event: RunEvent) => {
+          if (event.type === "progress") return progress.update(event.progress);
+          const line =
+            event.type === "warning"
+              ? event.message
+              : event.type === "log"
+                ? event.line
+                : event.type === "connection"
+                  ? event.message
+                  : undefined;
+          if (line === undefined) return;
           progress.finish();
           log(io, line);
         },
@@ -214,16 +227,13 @@ export function registerRun(bench: Command, context: CommandContext): void {
           : { reuse: options.reuse.map((dir) => resolve(io.cwd, dir)) }),
         ...(options.freshBaseline === true ? { freshBaseline: true } : {}),
         sandbox: sandboxKind as SandboxKind,
+        // This invocation's environment, not the process's (they differ when run in-process).
+        cacheDir: defaultCacheDir(io.env),
         ...(Object.keys(baseImages).length === 0 ? {} : { baseImages }),
         modelEndpoint: endpointFromEnvironment(io.env),
         // The config's price overrides: Codex and builtin runs cost their tokens at these prices.
         prices: loadModelConfig({ cwd: io.cwd, env: io.env }).config.prices ?? {},
         commandLine: ["skillsmith", "bench", "run", suitePath, ...commandLineOptions(options)],
-        onProgress: progress.update,
-        onWarning: (message: string) => {
-          progress.finish();
-          log(io, message);
-        },
       };
       try {
         if (options.queue === undefined) {
@@ -238,10 +248,6 @@ export function registerRun(bench: Command, context: CommandContext): void {
             queue: options.queue,
             rateLimits,
             ...(options.pollInterval === undefined ? {} : { pollIntervalMs: options.pollInterval }),
-            onConnectionEvent: (message: string) => {
-              progress.finish();
-              log(io, message);
-            },
           });
         }
       } finally {
