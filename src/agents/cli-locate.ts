@@ -39,7 +39,7 @@ const located = new Map<string, string | undefined>();
  * Finds an agent CLI once per process: skillsmith's own `node_modules/.bin` first (the pinned
  * optional dependency), then the working directory's, then PATH. Returns undefined when absent.
  */
-export async function findAgentCli(binary: AgentCliName): Promise<string | undefined> {
+export async function findAgentCli(binary: AgentCliName | string): Promise<string | undefined> {
   if (located.has(binary)) return located.get(binary);
   const candidates: string[] = [];
   try {

@@ -8,6 +8,7 @@
  * harness object itself is structural (`AgentHarnessV1`), so one made against any copy works.
  */
 import { UsageError } from "../core/errors.js";
+import type { ProviderName } from "../model/spec.js";
 import type { BuiltinOptions } from "./builtin.js";
 import { ClaudeCodeHarness, type ClaudeCodeOptions } from "./claude-code.js";
 import { CodexHarness, type CodexOptions } from "./codex.js";
@@ -54,15 +55,52 @@ export interface HarnessOptionsByName {
  */
 export type HarnessFactory<Options = unknown> = (options: Options | undefined) => AgentHarnessV1;
 
+/** The environment variables an agent's model client reads: its base URL and its key. */
+export interface KeyVariables {
+  readonly baseUrl: string;
+  readonly apiKey: string;
+}
+
+/**
+ * What the run path needs to know about a harness, told by its registration instead of being
+ * known by name: a harness registered by a user is priced, given an endpoint and versioned by
+ * these, exactly as the built-in ones are.
+ *
+ * @experimental
+ */
+export interface HarnessFacts {
+  /** The model spec a configuration without `model:` runs with (`anthropic:claude-sonnet-4-5`). */
+  readonly defaultModel?: string;
+  /**
+   * Whose price list prices the tokens it reports without a cost, for a model spec naming no
+   * provider. Absent: such tokens stay unpriced unless the spec names its provider.
+   */
+  readonly pricingProvider?: ProviderName;
+  /**
+   * The variables of its model client for a model spec: where the run's endpoint and key come
+   * from. Absent: the harness talks to no model endpoint (replay, oracle).
+   */
+  readonly keyVariables?: (modelSpec: string | undefined) => KeyVariables;
+  /** The CLI whose `<binary> --version` is recorded in the manifest and the run's fingerprint. */
+  readonly versionCommand?: { readonly binary: string; readonly args: readonly string[] };
+  /** Where it reads a project's skills, relative to the working directory. */
+  readonly skillFolders?: readonly string[];
+  /** Its factory takes the run's price overrides (`{ prices }`): it prices its own tokens. */
+  readonly takesPrices?: boolean;
+}
+
 export interface RegisterOptions {
   /** Replace a harness already registered under this name (built-ins included). Default false. */
   readonly replace?: boolean;
+  /** What the run path asks of this harness (see `HarnessFacts`). */
+  readonly facts?: HarnessFacts;
 }
 
 /** Same rule as suite ids, since a harness name is written in a suite's `agent:` field. */
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 const factories = new Map<string, HarnessFactory>();
+const factsByName = new Map<string, HarnessFacts>();
 
 /**
  * Register a harness under `name`, so `createHarness(name)`, suites (`agent: name`) and
@@ -95,6 +133,12 @@ export function registerHarness<Options = unknown>(
     );
   }
   factories.set(name, factory as HarnessFactory);
+  factsByName.set(name, options.facts ?? {});
+}
+
+/** What the registration of `name` tells about it; nothing for a name not registered. */
+export function harnessFacts(name: string): HarnessFacts {
+  return factsByName.get(name) ?? {};
 }
 
 /**
@@ -110,6 +154,7 @@ export function unregisterHarness(name: string): boolean {
       `the built-in harness "${name}" cannot be unregistered; register a replacement with { replace: true }`,
     );
   }
+  factsByName.delete(name);
   return factories.delete(name);
 }
 
@@ -180,9 +225,40 @@ function lazyBuiltinHarness(options: BuiltinOptions | undefined): AgentHarnessV1
   };
 }
 
-registerHarness<ClaudeCodeOptions>("claude-code", (options) => new ClaudeCodeHarness(options));
-registerHarness<CodexOptions>("codex", (options) => new CodexHarness(options));
-registerHarness<BuiltinOptions>("builtin", lazyBuiltinHarness);
+const ANTHROPIC_VARIABLES: KeyVariables = {
+  baseUrl: "ANTHROPIC_BASE_URL",
+  apiKey: "ANTHROPIC_API_KEY",
+};
+const OPENAI_VARIABLES: KeyVariables = { baseUrl: "OPENAI_BASE_URL", apiKey: "OPENAI_API_KEY" };
+
+registerHarness<ClaudeCodeOptions>("claude-code", (options) => new ClaudeCodeHarness(options), {
+  facts: {
+    defaultModel: "anthropic:claude-sonnet-4-5",
+    pricingProvider: "anthropic",
+    keyVariables: () => ANTHROPIC_VARIABLES,
+    versionCommand: { binary: "claude", args: ["--version"] },
+    skillFolders: [".claude/skills"],
+  },
+});
+registerHarness<CodexOptions>("codex", (options) => new CodexHarness(options), {
+  facts: {
+    defaultModel: "openai:gpt-5",
+    pricingProvider: "openai",
+    keyVariables: () => OPENAI_VARIABLES,
+    versionCommand: { binary: "codex", args: ["--version"] },
+    skillFolders: [".agents/skills"],
+    // Codex reports tokens only: it prices them with the run's price overrides.
+    takesPrices: true,
+  },
+});
+registerHarness<BuiltinOptions>("builtin", lazyBuiltinHarness, {
+  facts: {
+    pricingProvider: "openai",
+    // The AI SDK client of the model's provider.
+    keyVariables: (spec) =>
+      spec?.startsWith("anthropic:") ? ANTHROPIC_VARIABLES : OPENAI_VARIABLES,
+  },
+});
 registerHarness<ReplayOptions>(
   "replay",
   (options) => new ReplayHarness(requireOptions("replay", options)),

@@ -9,32 +9,15 @@ import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
+import { canonicalJson } from "../core/canonical-json.js";
 import { InfrastructureError } from "../core/errors.js";
 import { redactedJson } from "./redact.js";
 
 export type CacheMode = "use" | "refresh" | "off" | "replay-only";
 export const cacheModes: readonly CacheMode[] = ["use", "refresh", "off", "replay-only"];
 
-/** JSON with object keys sorted at every level; bytes as base64; `undefined` members dropped. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(canonicalValue(value));
-}
-
-function canonicalValue(value: unknown): unknown {
-  if (value === null || typeof value !== "object")
-    return typeof value === "bigint" ? value.toString() : value;
-  if (value instanceof Uint8Array) return { $bytes: Buffer.from(value).toString("base64") };
-  if (value instanceof URL) return value.href;
-  if (value instanceof Date) return value.toISOString();
-  if (Array.isArray(value))
-    return value.map((item) => (item === undefined ? null : canonicalValue(item)));
-  const result: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) {
-    const item = (value as Record<string, unknown>)[key];
-    if (item !== undefined && typeof item !== "function") result[key] = canonicalValue(item);
-  }
-  return result;
-}
+/** Cache keys hash the one canonical JSON (`../core/canonical-json.ts`). */
+export { canonicalJson } from "../core/canonical-json.js";
 
 export function sha256(text: string): string {
   return createHash("sha256").update(text).digest("hex");

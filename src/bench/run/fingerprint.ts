@@ -17,6 +17,8 @@
  */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
+import { harnessFacts } from "../../agents/index.js";
+import { canonicalJson } from "../../core/canonical-json.js";
 import type { PreparedBase } from "../../env/index.js";
 import { treeDigest } from "../../env/index.js";
 import type { RunFingerprint } from "../store/results.js";
@@ -49,17 +51,8 @@ export interface FingerprintInputs {
   readonly skills: readonly string[];
 }
 
-/** Canonical JSON: object keys sorted at every depth, so equal inputs give one text. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, item]) => item !== undefined)
-      .sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
-    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
-}
+/** Fingerprints hash the one canonical JSON (`../../core/canonical-json.ts`). */
+export { canonicalJson };
 
 export function fingerprintOf(inputs: FingerprintInputs): RunFingerprint {
   const text = canonicalJson(inputs);
@@ -88,9 +81,12 @@ export class FolderDigests {
   }
 }
 
-/** The CLI binary whose `--version` is recorded for an agent kind (manifest `versions.agents`). */
+/**
+ * The CLI binary whose version is recorded for an agent kind (manifest `versions.agents`), as
+ * its harness registration names it (`versionCommand`).
+ */
 export function agentBinary(agent: string): string | undefined {
-  return agent === "claude-code" ? "claude" : agent === "codex" ? "codex" : undefined;
+  return harnessFacts(agent).versionCommand?.binary;
 }
 
 export interface RunDeterminants {

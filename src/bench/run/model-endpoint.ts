@@ -3,7 +3,7 @@
  * configuration's, else its agent's default) and the endpoint (base URL and key) from the run's
  * options or the environment variables the agents' own clients read.
  */
-import type { AgentModel } from "../../agents/index.js";
+import { type AgentModel, harnessFacts } from "../../agents/index.js";
 import { registerSecret } from "../../model/index.js";
 import type { Configuration } from "../suite/schema.js";
 
@@ -26,20 +26,15 @@ export function endpointFor(
 }
 
 /**
- * Model endpoints for agents that talk to one, from the variables their own clients read
- * (`ANTHROPIC_BASE_URL`/`ANTHROPIC_API_KEY`, `OPENAI_BASE_URL`/`OPENAI_API_KEY`).
+ * Model endpoints for agents that talk to one, from the variables their own clients read, as
+ * their harness registration names them (`ANTHROPIC_BASE_URL`/`ANTHROPIC_API_KEY`, …).
  */
 export function endpointFromEnvironment(
   env: Readonly<Record<string, string | undefined>>,
 ): (configuration: Configuration) => ModelEndpoint | undefined {
   return (configuration) => {
-    const names =
-      configuration.agent === "claude-code" ||
-      (configuration.agent === "builtin" && configuration.model?.startsWith("anthropic:") === true)
-        ? { baseUrl: "ANTHROPIC_BASE_URL", apiKey: "ANTHROPIC_API_KEY" }
-        : configuration.agent === "codex" || configuration.agent === "builtin"
-          ? { baseUrl: "OPENAI_BASE_URL", apiKey: "OPENAI_API_KEY" }
-          : undefined;
+    // The harness's registration names its client's variables; none: it talks to no endpoint.
+    const names = harnessFacts(configuration.agent).keyVariables?.(configuration.model);
     if (names === undefined) return undefined;
     const baseUrl = env[names.baseUrl];
     const apiKey = env[names.apiKey];
@@ -49,11 +44,6 @@ export function endpointFromEnvironment(
     };
   };
 }
-
-const DEFAULT_MODELS: Readonly<Record<string, string>> = {
-  "claude-code": "anthropic:claude-sonnet-4-5",
-  codex: "openai:gpt-5",
-};
 
 /** The model an agent is given: its spec and endpoint, the key registered for redaction. */
 export function modelFor(
@@ -73,5 +63,7 @@ export function modelFor(
 
 /** The model spec a configuration runs with (its agent's name for agents without a model). */
 export function modelSpecOf(configuration: Configuration): string {
-  return configuration.model ?? DEFAULT_MODELS[configuration.agent] ?? configuration.agent;
+  return (
+    configuration.model ?? harnessFacts(configuration.agent).defaultModel ?? configuration.agent
+  );
 }

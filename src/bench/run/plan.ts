@@ -5,7 +5,7 @@
  * runner and the queue coordinator both plan through it, so they find the same keys.
  */
 import { join, relative, resolve } from "node:path";
-import { findAgentCli } from "../../agents/index.js";
+import { findAgentCli, harnessFacts } from "../../agents/index.js";
 import { UsageError } from "../../core/errors.js";
 import { packageVersion } from "../../core/paths.js";
 import { runProcess } from "../../core/process.js";
@@ -35,22 +35,26 @@ export interface PlannedRun {
   readonly requirement: SuiteRequirement;
 }
 
+/**
+ * The version of each agent CLI the configurations run, keyed by binary, as its harness
+ * registration says to ask it (`versionCommand`); harnesses without a CLI record nothing here.
+ */
 export async function agentVersions(
   configurations: readonly Configuration[],
 ): Promise<Record<string, string>> {
   const versions: Record<string, string> = {};
-  const binaries = new Set<"claude" | "codex">();
+  const commands = new Map<string, readonly string[]>();
   for (const configuration of configurations) {
-    if (configuration.agent === "claude-code") binaries.add("claude");
-    if (configuration.agent === "codex") binaries.add("codex");
+    const command = harnessFacts(configuration.agent).versionCommand;
+    if (command !== undefined) commands.set(command.binary, command.args);
   }
-  for (const binary of binaries) {
+  for (const [binary, args] of commands) {
     const path = await findAgentCli(binary);
     if (path === undefined) {
       versions[binary] = "not installed";
       continue;
     }
-    const result = await runProcess(path, ["--version"], { timeoutMs: 20_000 });
+    const result = await runProcess(path, [...args], { timeoutMs: 20_000 });
     versions[binary] = result.exitCode === 0 ? result.stdout.trim() : `unknown (${path})`;
   }
   return versions;

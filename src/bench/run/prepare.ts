@@ -4,7 +4,12 @@
  * and each configuration's agent harness.
  */
 import { readFile } from "node:fs/promises";
-import { type AgentHarnessV1, createHarness, type Solution } from "../../agents/index.js";
+import {
+  type AgentHarnessV1,
+  createHarness,
+  harnessFacts,
+  type Solution,
+} from "../../agents/index.js";
 import {
   createSandbox,
   type PreparedBase,
@@ -113,11 +118,11 @@ function defaultHarness(
               );
         },
       });
-    case "codex":
-      // Codex reports tokens only: it prices them with the run's price overrides.
-      return createHarness("codex", prices === undefined ? {} : { prices });
     default:
-      return createHarness(configuration.agent);
+      // A harness that prices its own tokens (Codex) gets the run's price overrides.
+      return harnessFacts(configuration.agent).takesPrices === true
+        ? createHarness(configuration.agent, prices === undefined ? {} : { prices })
+        : createHarness(configuration.agent);
   }
 }
 

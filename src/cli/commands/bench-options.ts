@@ -12,7 +12,7 @@ import {
   type SuiteSelection,
 } from "../../bench/index.js";
 import { UsageError } from "../../core/errors.js";
-import type { SetupNetworkChoice } from "../../env/index.js";
+import { isSandboxKind, type SetupNetworkChoice, sandboxKinds } from "../../env/index.js";
 
 /** A commander parser for `flag`'s value: a whole number ≥ 1, else a `UsageError`. */
 export function positiveInteger(flag: string): (value: string) => number {
@@ -71,19 +71,37 @@ export function weakThresholdOf(
   return value;
 }
 
-/** `--sandbox` (or `--unsafe-no-sandbox`, which wins): local, container or unsafe. */
+/**
+ * `--sandbox` (or `--unsafe-no-sandbox`, which wins): a kind of the sandbox registry — local,
+ * container, unsafe, or one a program registered with `registerSandbox`.
+ */
 export function sandboxKindOf(options: {
   sandbox: string;
   unsafeNoSandbox?: boolean;
 }): SandboxKind {
   const kind = options.unsafeNoSandbox === true ? "unsafe" : options.sandbox;
-  if (!["local", "container", "unsafe"].includes(kind)) {
+  if (!isSandboxKind(kind)) {
     throw new UsageError(
       "option-invalid",
-      `--sandbox expects local, container or unsafe (got "${options.sandbox}")`,
+      `--sandbox expects ${sandboxKindList()} (got "${options.sandbox}")`,
     );
   }
-  return kind as SandboxKind;
+  return kind;
+}
+
+/** `--sandbox`'s help: the registered kinds, `local (bubblewrap) | container | unsafe`. */
+export function sandboxKindHelp(): string {
+  return sandboxKinds()
+    .map((kind) => (kind === "local" ? "local (bubblewrap)" : kind))
+    .join(" | ");
+}
+
+/** The registered sandbox kinds as a sentence: `local, container or unsafe`. */
+export function sandboxKindList(): string {
+  const kinds = sandboxKinds();
+  return kinds.length < 2
+    ? kinds.join("")
+    : `${kinds.slice(0, -1).join(", ")} or ${kinds[kinds.length - 1]}`;
 }
 
 /** A number in (0, below) — `below` itself excluded unless it is infinite. */
