@@ -12,6 +12,7 @@
 import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
+import type { z } from "zod";
 import {
   InfrastructureError,
   InputError,
@@ -20,6 +21,17 @@ import {
 } from "../../core/errors.js";
 import type { CheckResult } from "../../env/index.js";
 import { redactKnownSecrets } from "../../model/redact.js";
+import {
+  checkResultsSchema,
+  fingerprintInputsSchema,
+  flagsSchema,
+  provenanceSchema,
+  readColumn,
+  requiredFilesSchema,
+  runPatchSchema,
+  trajectorySchema,
+  verifierRecordSchema,
+} from "./columns.js";
 
 export const RESULTS_FILE = "results.sqlite";
 export const TRAJECTORIES_FOLDER = "trajectories";
@@ -326,7 +338,10 @@ interface ResultRow {
   provenance_json: string | null;
 }
 
-function fromRow(row: ResultRow): RunResult {
+function fromRow(row: ResultRow, file: string): RunResult {
+  const run = `${row.config}/${row.skill}/${row.requirement}/${row.arm}#${row.repeat}`;
+  const column = <Output>(schema: z.ZodType<Output>, text: string, name: string): Output =>
+    readColumn(schema, text, { file, run, column: name });
   return {
     config: row.config,
     skill: row.skill,
@@ -337,13 +352,13 @@ function fromRow(row: ResultRow): RunResult {
     passRatio: row.pass_ratio,
     passed: row.passed,
     total: row.total,
-    checks: JSON.parse(row.checks_json) as CheckResult[],
-    flags: JSON.parse(row.flags_json) as string[],
-    trajectory: JSON.parse(row.trajectory_json) as unknown,
+    checks: column(checkResultsSchema, row.checks_json, "checks_json"),
+    flags: column(flagsSchema, row.flags_json, "flags_json"),
+    trajectory: column(trajectorySchema, row.trajectory_json, "trajectory_json"),
     ...(row.trajectory_file === null ? {} : { trajectoryFile: row.trajectory_file }),
     skillActivated: row.skill_activated === null ? null : row.skill_activated === 1,
     workspaceDigest: row.workspace_digest,
-    requiredFiles: JSON.parse(row.required_files_json) as Record<string, boolean>,
+    requiredFiles: column(requiredFilesSchema, row.required_files_json, "required_files_json"),
     usage: {
       inputTokens: row.input_tokens,
       cachedInputTokens: row.cached_input_tokens,
@@ -358,19 +373,25 @@ function fromRow(row: ResultRow): RunResult {
     attempts: row.attempts,
     ...(row.verifier_json === null
       ? {}
-      : { verifier: JSON.parse(row.verifier_json) as VerifierRecord }),
-    ...(row.patch_json === null ? {} : { patch: JSON.parse(row.patch_json) as RunPatch }),
+      : { verifier: column(verifierRecordSchema, row.verifier_json, "verifier_json") }),
+    ...(row.patch_json === null
+      ? {}
+      : { patch: column(runPatchSchema, row.patch_json, "patch_json") }),
     ...(row.fingerprint === null
       ? {}
       : {
           fingerprint: {
             digest: row.fingerprint,
-            inputs: JSON.parse(row.fingerprint_json ?? "{}") as Record<string, unknown>,
+            inputs: column(
+              fingerprintInputsSchema,
+              row.fingerprint_json ?? "{}",
+              "fingerprint_json",
+            ),
           },
         }),
     ...(row.provenance_json === null
       ? {}
-      : { provenance: JSON.parse(row.provenance_json) as RunProvenance }),
+      : { provenance: column(provenanceSchema, row.provenance_json, "provenance_json") }),
   };
 }
 
@@ -594,7 +615,13 @@ export class ResultsStore {
       .get(key.config, key.skill, key.requirement, key.arm, key.repeat) as
       | { flags_json: string }
       | undefined;
-    return row === undefined ? undefined : (JSON.parse(row.flags_json) as string[]);
+    return row === undefined
+      ? undefined
+      : readColumn(flagsSchema, row.flags_json, {
+          file: this.file,
+          run: formatRunKey(key),
+          column: "flags_json",
+        });
   }
 
   /**
@@ -711,14 +738,17 @@ export class ResultsStore {
       .prepare("SELECT * FROM results ORDER BY config, skill, requirement, arm, repeat")
       .all() as Array<Partial<ResultRow> & Omit<ResultRow, OptionalColumn>>;
     return rows.map((row) =>
-      fromRow({
-        ...row,
-        verifier_json: row.verifier_json ?? null,
-        patch_json: row.patch_json ?? null,
-        fingerprint: row.fingerprint ?? null,
-        fingerprint_json: row.fingerprint_json ?? null,
-        provenance_json: row.provenance_json ?? null,
-      }),
+      fromRow(
+        {
+          ...row,
+          verifier_json: row.verifier_json ?? null,
+          patch_json: row.patch_json ?? null,
+          fingerprint: row.fingerprint ?? null,
+          fingerprint_json: row.fingerprint_json ?? null,
+          provenance_json: row.provenance_json ?? null,
+        },
+        this.file,
+      ),
     );
   }
 
@@ -735,7 +765,7 @@ export class ResultsStore {
       const rows = this.database
         .prepare("SELECT * FROM results WHERE fingerprint = ? ORDER BY config, repeat")
         .all(digest) as ResultRow[];
-      return rows.map(fromRow);
+      return rows.map((row) => fromRow(row, this.file));
     });
   }
 
