@@ -76,6 +76,40 @@ describe("ResultsStore", () => {
   });
 });
 
+describe("ResultsStore JSON columns", () => {
+  // A row edited by hand or written by something else: a column of the wrong shape is refused
+  // with the file, the run and the column named, instead of being read as a result.
+  it.each([
+    ["checks_json", '[{"name":"a","status":"passed-ish"}]', /checks_json: 0\.status/],
+    ["flags_json", '"weak-verifier"', /flags_json/],
+    ["required_files_json", '{"x.py":"yes"}', /required_files_json: x\.py/],
+    ["checks_json", "[not json", /checks_json is not JSON/],
+  ])("refuses a %s holding %s", (column, text, message) => {
+    const store = ResultsStore.open(directory);
+    store.recordResult(scored);
+    store.close();
+    const database = new Database(join(directory, RESULTS_FILE));
+    database.prepare(`UPDATE results SET ${column} = ?`).run(text);
+    database.close();
+    const reader = ResultsStore.openReadOnly(directory);
+    try {
+      let thrown: unknown;
+      try {
+        reader.results();
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(InputError);
+      expect((thrown as InputError).code).toBe("results-column-invalid");
+      expect((thrown as InputError).message).toMatch(message);
+      expect((thrown as InputError).message).toContain("c/s/r1/with#1");
+      expect((thrown as InputError).message).toContain(RESULTS_FILE);
+    } finally {
+      reader.close();
+    }
+  });
+});
+
 describe("ResultsStore format versions", () => {
   /** The tables exactly as skillsmith 0.1 created them: no user_version, no verifier column. */
   function writeVersionZeroStore(): void {
