@@ -283,12 +283,17 @@ export class RunSession {
     const { scheduler } = this;
     if (!scheduler.executesHere && options.check === false) return undefined;
     if (typeof scheduler.sandbox === "object") return { sandbox: scheduler.sandbox, own: false };
-    const sandbox = await openSandbox(scheduler.sandbox, options.onWarning, [
-      plan.suite.root,
-      plan.runDir,
-      options.cacheDir ?? defaultCacheDir(),
-      ...(plan.predictions === undefined ? [] : [plan.predictions.file]),
-    ]);
+    // openSandbox warns only of running without isolation.
+    const sandbox = await openSandbox(
+      scheduler.sandbox,
+      (message) => this.events.warn(message, "danger"),
+      [
+        plan.suite.root,
+        plan.runDir,
+        options.cacheDir ?? defaultCacheDir(),
+        ...(plan.predictions === undefined ? [] : [plan.predictions.file]),
+      ],
+    );
     if (!scheduler.executesHere) return { sandbox, own: true };
     // Environment-only tasks whose FROM images are not here: one error naming them all.
     await requireTaskImages(plan.suite.skills, sandbox, options.baseImages).catch(async (error) => {
