@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { type FileTiming, slowestFilesSummary } from "./slowest-files-reporter.js";
+import {
+  type FileTiming,
+  nearLimitSummary,
+  slowestFilesSummary,
+} from "./slowest-files-reporter.js";
 
 describe("slowestFilesSummary", () => {
   const timings: FileTiming[] = Array.from({ length: 12 }, (_, index) => ({
@@ -29,5 +33,33 @@ describe("slowestFilesSummary", () => {
     const lines = slowestFilesSummary(timings.slice(0, 3), 1_000, 10);
     expect(lines[0]).toBe("Slowest 3 of 3 test files:");
     expect(lines).toHaveLength(5);
+  });
+});
+
+describe("nearLimitSummary", () => {
+  it("names the tests over a third of their limit, closest to it first, and no others", () => {
+    const lines = nearLimitSummary([
+      { name: "a > quick", durationMs: 100, limitMs: 30_000 },
+      { name: "b > half", durationMs: 15_000, limitMs: 30_000 },
+      { name: "c > just under a third", durationMs: 9_900, limitMs: 30_000 },
+      { name: "d > nine tenths", durationMs: 54_000, limitMs: 60_000 },
+    ]);
+    expect(lines[0]).toBe("2 test(s) used more than 33% of their time limit:");
+    expect(lines.slice(1).map((line) => line.trim())).toEqual([
+      "54.0 s of  60.0 s  d > nine tenths",
+      "15.0 s of  30.0 s  b > half",
+    ]);
+  });
+
+  it("prints nothing when every test is well inside its limit, and caps a long list", () => {
+    expect(nearLimitSummary([{ name: "a", durationMs: 1, limitMs: 30_000 }])).toEqual([]);
+    const many = Array.from({ length: 20 }, (_, index) => ({
+      name: `t${index}`,
+      durationMs: 20_000,
+      limitMs: 30_000,
+    }));
+    const lines = nearLimitSummary(many, 1 / 3, 15);
+    expect(lines).toHaveLength(1 + 15 + 1);
+    expect(lines.at(-1)).toBe("  and 5 more");
   });
 });

@@ -1,10 +1,11 @@
 /**
  * A vitest reporter added after the default one (see vitest.config.ts): at the end of a run it
  * prints the slowest test files, with their tier, and the run's wall time, so a file that grows
- * slow is seen in every `npm test` and not first as a CI timeout.
+ * slow is seen in every `npm test` and not first as a CI timeout; and the tests that used more
+ * than a third of their time limit, the next to fail on time alone on a busier machine.
  */
 import { relative } from "node:path";
-import type { Reporter, TestModule, Vitest } from "vitest/node";
+import type { Reporter, TestCase, TestModule, Vitest } from "vitest/node";
 
 export interface FileTiming {
   readonly file: string;
@@ -29,6 +30,51 @@ export function slowestFilesSummary(
     ),
     `Total: ${seconds(wallMs)} wall time (${seconds(filesMs)} in test files)`,
   ];
+}
+
+export interface TestTiming {
+  readonly name: string;
+  readonly durationMs: number;
+  readonly limitMs: number;
+}
+
+/** The tests that used more than `fraction` of their time limit, closest to it first. */
+export function nearLimitSummary(
+  tests: readonly TestTiming[],
+  fraction = 1 / 3,
+  limit = 15,
+): string[] {
+  const share = (test: TestTiming) => test.durationMs / test.limitMs;
+  const near = tests
+    .filter((test) => test.limitMs > 0 && share(test) > fraction)
+    .sort((a, b) => share(b) - share(a));
+  if (near.length === 0) return [];
+  return [
+    `${near.length} test(s) used more than ${Math.round(fraction * 100)}% of their time limit:`,
+    ...near
+      .slice(0, limit)
+      .map(
+        (test) =>
+          `  ${seconds(test.durationMs).padStart(8)} of ${seconds(test.limitMs).padStart(7)}  ${test.name}`,
+      ),
+    ...(near.length > limit ? [`  and ${near.length - limit} more`] : []),
+  ];
+}
+
+function testTimings(module: TestModule, file: string): TestTiming[] {
+  const timings: TestTiming[] = [];
+  for (const test of module.children.allTests()) {
+    const timing = testTiming(test, file);
+    if (timing !== undefined) timings.push(timing);
+  }
+  return timings;
+}
+
+function testTiming(test: TestCase, file: string): TestTiming | undefined {
+  const durationMs = test.diagnostic()?.duration;
+  const limitMs = test.options.timeout;
+  if (durationMs === undefined || limitMs === undefined) return undefined;
+  return { name: `${file} > ${test.fullName}`, durationMs, limitMs };
 }
 
 /** Importing the file (often its heaviest part) counts as much as running its tests and hooks. */
@@ -67,7 +113,13 @@ export default class SlowestFilesReporter implements Reporter {
       tier: module.project.name,
       durationMs: fileDuration(module),
     }));
-    const lines = slowestFilesSummary(timings, performance.now() - this.started);
+    const tests = testModules.flatMap((module) =>
+      testTimings(module, relative(root, module.moduleId)),
+    );
+    const lines = [
+      ...slowestFilesSummary(timings, performance.now() - this.started),
+      ...nearLimitSummary(tests),
+    ];
     const log = this.vitest?.logger;
     if (log === undefined) return;
     log.log("");
