@@ -31,6 +31,12 @@ const sandboxFiles = ["test/sandbox-backends.test.ts"];
 const slowFiles = [...agentCliFiles, ...containerFiles, ...sandboxFiles];
 
 /**
+ * Tests beside the code that mount overlays and run bubblewrap sandboxes: end-to-end in cost (185 s
+ * of the unit tier's 568 s at load 25), so they run with the end-to-end tier.
+ */
+const besideTheCodeEndToEndFiles = ["src/bench/run/patch-snapshot.test.ts"];
+
+/**
  * Time limits, sized for a loaded two-core machine (load 15-25 measured, docs/testing.md): a unit
  * test's work takes milliseconds, so 30 s is a wide margin; an end-to-end test starts processes,
  * sandboxes and servers, which took up to 45 s each under that load, so its default is 120 s;
@@ -52,13 +58,17 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "unit", include: ["src/**/*.test.ts", "test/support/**/*.test.ts"] },
+        test: {
+          name: "unit",
+          include: ["src/**/*.test.ts", "test/support/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, ...besideTheCodeEndToEndFiles],
+        },
       },
       {
         extends: true,
         test: {
           name: "e2e",
-          include: ["test/**/*.test.ts"],
+          include: ["test/**/*.test.ts", ...besideTheCodeEndToEndFiles],
           testTimeout: endToEndLimitMs,
           exclude: [...configDefaults.exclude, "test/support/**", ...slowFiles],
         },
