@@ -289,9 +289,9 @@ describe("claude-code harness (real Claude Code CLI, scripted model)", { timeout
   it.skipIf(!hasClaude || !canScanProcesses)(
     "kills the whole process tree on timeout and reports status timeout",
     async () => {
-      // Every model call takes 30 s, far beyond the 2 s limit.
+      // Every model call takes 300 s, far beyond the 2 s limit.
       server = await startScriptedServer({
-        script: { fallback: { text: "too late" }, faults: { latencyMs: 30_000 } },
+        script: { fallback: { text: "too late" }, faults: { latencyMs: 300_000 } },
       });
       const marker = `skillsmith-test-${randomUUID()}`;
       const started = Date.now();
@@ -300,9 +300,11 @@ describe("claude-code harness (real Claude Code CLI, scripted model)", { timeout
       );
       expect(trajectory.status).toBe("timeout");
       expect(trajectory.error).toContain("2000 ms");
-      expect(Date.now() - started).toBeLessThan(15_000);
+      // The CLI's own start-up on a loaded machine fits well inside; the model's 300 s does not.
+      expect(Date.now() - started).toBeLessThan(60_000);
       expect(await survivingProcesses(marker)).toEqual([]);
     },
+    90_000,
   );
 
   it.skipIf(!hasClaude)("reports an unreachable model endpoint as infra_error", async () => {

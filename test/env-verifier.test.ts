@@ -378,8 +378,9 @@ describe("verifier runner", () => {
       expect(withoutJunit.flags).toEqual(["collection-error"]);
       expect(withoutJunit.passRatio).toBe(0);
     },
-    // Two verifiers, each listed (the inventory) and then run: four pytest sessions.
-    60_000,
+    // Two verifiers, each listed (the inventory) and then run: four pytest sessions, which
+    // took 60 s at load 25.
+    180_000,
   );
 
   it("flags a node verifier whose import fails as a collection error", async () => {

@@ -101,7 +101,8 @@ beforeAll(async () => {
       recursive: true,
     },
   );
-}, 240_000);
+  // Packing and installing the package ran out of 240 s at load 25.
+}, 600_000);
 
 afterAll(async () => {
   if (work !== undefined) await removeRunRoot(work);
@@ -287,7 +288,8 @@ void main;
       (error: { code?: number; stdout?: string }) => ({ code: error.code, output: error.stdout }),
     );
     expect(compiled).toEqual({ code: 0, output: "" });
-  }, 120_000);
+    // tsc over the installed package: sized for a loaded machine.
+  }, 300_000);
 
   it.skipIf(!bubblewrap)(
     "runs a tiny suite with a harness and a sandbox registered from the user's project",
@@ -411,6 +413,7 @@ console.log(JSON.stringify({
       const manifest = JSON.parse(await readFile(join(work, "run", "manifest.json"), "utf8"));
       expect(manifest.sandbox).toBe("audited");
     },
-    180_000,
+    // A run in a sandbox from the installed package: sized for a loaded machine.
+    300_000,
   );
 });

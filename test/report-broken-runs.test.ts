@@ -186,7 +186,8 @@ beforeAll(async () => {
       pageErrors,
     }));
   }
-}, 180_000);
+  // An evaluation in sandboxes and a browser: sized like the quickstart's, for a loaded machine.
+}, 600_000);
 
 afterAll(async () => {
   await context?.close();

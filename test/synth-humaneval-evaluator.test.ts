@@ -323,13 +323,13 @@ def has_close_elements(numbers, threshold):
           { task, code: "def f(x):\n    return x\n" },
           { task, code: "def f(x):\n    return x\n" },
         ]);
-        // Each timed out by the harness within its second (plus the alarm's half), and the
-        // harness went on to the next: not the whole batch lost to the sandbox's limit (whose
-        // outcomes would carry 0 seconds).
+        // Each timed out by the harness after its second, and the harness went on to the next:
+        // not the whole batch lost to the sandbox's 34 s limit (whose outcomes would carry 0
+        // seconds). The upper bound leaves room for a loaded machine delaying the alarm.
         for (const outcome of outcomes) {
           expect(outcome).toMatchObject({ status: "timeout", flags: ["timeout"] });
           expect(outcome.seconds).toBeGreaterThanOrEqual(1);
-          expect(outcome.seconds).toBeLessThan(3);
+          expect(outcome.seconds).toBeLessThan(10);
         }
       });
     });

@@ -195,7 +195,8 @@ describe.skipIf(!hasPytest)(
       for (const request of server.requests)
         expect(JSON.stringify(request.body)).not.toContain(secret);
       expect(await readFile(poolPath, "utf8")).not.toContain(secret);
-    });
+      // Pools, runs and optimises four tasks in sandboxes: 79 s at load 30.
+    }, 300_000);
   },
 );
 
@@ -536,7 +537,8 @@ describe.skipIf(!hasPytest)("skillsmith synth (CLI) (needs python3 with pytest)"
     });
     // Without --log the skills still land in a run log under the store.
     expect(readdirSync(join(cwd, ".skillsmith/synth/builtin/runs")).length).toBeGreaterThan(0);
-  });
+    // Pools and compares every built-in task in sandboxes: 87 s at load 30.
+  }, 300_000);
 
   it("rejects an unknown library version and a missing pool as usage errors", async () => {
     const cwd = await temporaryDirectory();

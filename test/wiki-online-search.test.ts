@@ -493,7 +493,8 @@ describe.skipIf(!hasGit)("online acquisition through search backends (needs git)
       searchTimeoutMs: 600,
       runner: new UnavailableRunner("no code"),
     });
-    expect(Date.now() - started).toBeLessThan(20_000);
+    // The stalled endpoint never answers; 40 s leaves a loaded machine room.
+    expect(Date.now() - started).toBeLessThan(40_000);
     const searchFailures = result.failed.filter((each) => each.stage === "search");
     expect(searchFailures.map((each) => [each.connector, each.code])).toEqual([
       ["json:down", "wiki.search.unreachable"],
@@ -523,7 +524,7 @@ describe.skipIf(!hasGit)("online acquisition through search backends (needs git)
     expect(result.allFailed).toBe(false);
     expect(result.summary?.accepted).toBe(1);
     expect(result.poolSize).toBe(1);
-  });
+  }, 90_000);
 
   it("from the CLI: exits 3 with every failure named when no backend answers, and leaves no pool entry behind", async () => {
     const pool = join(root, "pool-3");

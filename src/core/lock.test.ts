@@ -73,22 +73,38 @@ describe("acquireLock, two processes taking over one stale lock", () => {
         join(directory, `round-${round}.lock`),
         JSON.stringify({ pid: 4_194_305, host: hostname(), since: "" }),
       );
-    // Both children start each round at the same wall-clock moment, after both have loaded.
-    // Checked by hand: the former remove-then-create takeover gave two winners in most rounds.
-    const startAt = Date.now() + 4_000;
+    // Both children start each round at the same wall-clock moment, after both have loaded: each
+    // marks itself ready, waits for the other, and starts 1 s after the later mark. Checked by
+    // hand: the former remove-then-create takeover gave two winners in most rounds.
+    // Neither exits before both are done: a child that finished first and exited would leave
+    // locks of a dead owner, which the slower child rightly takes over (seen at load 25).
     const script = `
+      import { readdir, stat, writeFile } from "node:fs/promises";
       import { acquireLock } from ${JSON.stringify(new URL("./lock.ts", import.meta.url).href)};
+      const directory = ${JSON.stringify(directory)};
+      async function barrier(prefix) {
+        await writeFile(directory + "/" + prefix + process.pid, "");
+        for (;;) {
+          const marks = (await readdir(directory)).filter((name) => name.startsWith(prefix));
+          if (marks.length === 2) return marks;
+          await new Promise((done) => setTimeout(done, 5));
+        }
+      }
+      const marks = await barrier("ready-");
+      const times = await Promise.all(marks.map(async (name) => (await stat(directory + "/" + name)).mtimeMs));
+      const startAt = Math.max(...times) + 1_000;
       const won = [];
       for (let round = 0; round < ${rounds}; round += 1) {
-        const at = ${startAt} + round * 40;
+        const at = startAt + round * 40;
         while (Date.now() < at) {}
         try {
-          const outcome = await acquireLock(${JSON.stringify(directory)} + "/round-" + round + ".lock", { timeoutMs: 0, pollMs: 1 });
+          const outcome = await acquireLock(directory + "/round-" + round + ".lock", { timeoutMs: 0, pollMs: 1 });
           if (outcome.acquired) won.push(round);
         } catch (error) {
           if (error.code !== "lock-timeout") throw error;
         }
       }
+      await barrier("done-");
       process.stdout.write(JSON.stringify(won));
     `;
     const child = () =>
@@ -96,7 +112,7 @@ describe("acquireLock, two processes taking over one stale lock", () => {
         execFile(
           process.execPath,
           ["--import", "tsx", "--input-type=module", "-e", script],
-          { timeout: 30_000 },
+          { timeout: 90_000 },
           (error, stdout) =>
             error === null ? resolve(JSON.parse(stdout) as number[]) : reject(error),
         );
@@ -107,7 +123,7 @@ describe("acquireLock, two processes taking over one stale lock", () => {
       (_, round) => Number(first.includes(round)) + Number(second.includes(round)),
     );
     expect(winners).toEqual(Array.from({ length: rounds }, () => 1));
-  }, 40_000);
+  }, 120_000);
 });
 
 describe("acquireLock, owners it cannot judge", () => {

@@ -20,7 +20,7 @@ import { OWNER_FILE, ownerIsGone, readOwner, writeOwner } from "./owner.js";
  * Hard links are deliberately not offered: an agent that edits a file in place (most editors and
  * `fs.writeFile` truncate and rewrite the same inode) would change the base and every other run.
  *
- * Measured (bench/workspace.bench.ts, 5,000 files, ext4, 2 shared cores): overlay ~70 ms
+ * Measured (perf/workspace.bench.ts, 5,000 files, ext4, 2 shared cores): overlay ~70 ms
  * including the skill-folder clean-up walk, against 5–7 s for `git clone file://` + checkout on
  * a loaded machine (~100×); a plain copy costs about as much as the clone (~1×), which is why
  * overlay is preferred. An overlay mount survives a process killed with SIGKILL, so each

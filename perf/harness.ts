@@ -1,6 +1,6 @@
 /**
- * The benchmark contract. Every `bench/<name>.bench.ts` default-exports a `Benchmark`;
- * `bench/run.ts` discovers, runs and prints them. See bench/README.md.
+ * The benchmark contract. Every `perf/<name>.bench.ts` default-exports a `Benchmark`;
+ * `perf/run.ts` discovers, runs and prints them. See perf/README.md.
  */
 
 /** One measured case of a benchmark: a row of the printed table. */

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- [--json] [--strict] [filter...]]`: discover every `bench/*.bench.ts`, run
+ * `npm run bench [-- [--json] [--strict] [filter...]]`: discover every `perf/*.bench.ts`, run
  * the benchmarks whose name (or file name) contains one of the filters (all when none is given),
  * and print a table, or one JSON document with `--json`. `--strict` exits 1 when a target was
  * missed; by default missing a target is reported, not fatal, since shared machines are noisy.
