@@ -369,6 +369,32 @@ describe("bench import harbor", () => {
     expect(result.next?.[1]).toMatch(/re-import with --skill <folder>.*users-task/);
   });
 
+  it("a real third-party task (skills-benchmarks lc-basic): every field it sets that Harbor does not define is named", async () => {
+    const fixture = join(import.meta.dirname, "fixtures", "skills-benchmarks-lc-basic");
+    const out = join(scratch, "lc-basic-suite");
+    const result = await importHarbor([fixture], { out });
+    expect(result.skills).toBe(1);
+    expect(result.problems.map((problem) => problem.message.split(":")[0])).toEqual([
+      "no skill",
+      "no verifier",
+    ]);
+    const notes = result.notes.map((note) => note.slice(`${fixture}/task.toml: `.length));
+    // By hand from the fixture's task.toml, in its order: [template] and [validation] are
+    // sections Harbor does not define, and [environment] has three keys it does not define.
+    expect(notes.map((note) => note.split(" = ")[0])).toEqual([
+      "template",
+      "[environment] description",
+      "[environment] dockerfile",
+      "[environment] timeout_sec",
+      "validation",
+    ]);
+    expect(notes.every((note) => note.endsWith(": not a field Harbor defines"))).toBe(true);
+    // Its image is FROM the local base: no --base-image mapping is suggested.
+    expect(result.next?.[0]).toBe(
+      `next: skillsmith bench check-tasks ${out}   (the untouched working directory must not; drop a --base-image whose image is present locally)`,
+    );
+  });
+
   it("exits 2 when no argument is a Harbor task folder", async () => {
     const empty = join(scratch, "empty-folder");
     await mkdir(empty, { recursive: true });

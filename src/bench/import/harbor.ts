@@ -322,6 +322,7 @@ export async function importHarbor(
  */
 function nextSteps(out: string, context: ImportContext, anySolution: boolean): string[] {
   const mapping = [...context.images]
+    .filter((image) => image !== DEFAULT_BASE_IMAGE)
     .sort()
     .map((image) => ` --base-image ${image}=${DEFAULT_BASE_IMAGE}`)
     .join("");
