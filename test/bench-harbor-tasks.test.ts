@@ -13,7 +13,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkTasks, importHarbor, type TaskCheck } from "../src/bench/index.js";
+import { checkTasks, importHarbor, loadSuite, type TaskCheck } from "../src/bench/index.js";
+import { environmentRecord, skillEnvironments } from "../src/bench/run/environments.js";
 import { runInProcess, writeTree } from "./support/cli.js";
 import { availableContainerSandbox } from "./support/sandboxes.js";
 
@@ -83,6 +84,8 @@ describe.skipIf(sandbox === undefined)(
           "timeout_sec = 60.0",
           "[agent]",
           "timeout_sec = 60.0",
+          "[environment]",
+          "storage_mb = 10240",
         ],
         // The verifier refuses to score unless it runs as root, as the task asks.
         testSh:
@@ -110,6 +113,15 @@ describe.skipIf(sandbox === undefined)(
         oracle: { passRatio: 1, status: "completed" },
         untouched: { passRatio: 0 },
       });
+      // The field it ignores is in the environment record a run's manifest stores.
+      const loaded = await loadSuite(suite, { controlsOnly: true });
+      const outcome = await skillEnvironments({
+        sandbox: sandbox as NonNullable<typeof sandbox>,
+        cacheDir: join(scratch, "cache-non-root"),
+      })(loaded.skills[0] as NonNullable<(typeof loaded.skills)[0]>);
+      expect(environmentRecord(outcome).notes).toContain(
+        "task.toml field ignored: [environment] storage_mb = 10240: no disk limit is applied here",
+      );
     }, 240_000);
 
     it("bench check-tasks goes on past an unbuildable task and says whose fault each failure is", async () => {

@@ -90,6 +90,12 @@ export async function prepareTaskBase(options: TaskBaseOptions): Promise<Prepare
       `skill ${skill.id} has neither a repository nor an environment image or Dockerfile`,
     );
   }
+  // What the task's task.toml set that is not carried out (bench import harbor), so the run's
+  // manifest says so beside the image it ran in.
+  const ignored = skill.source?.ignoredFields;
+  if (Array.isArray(ignored)) {
+    for (const field of ignored) notes.push(`task.toml field ignored: ${String(field)}`);
+  }
   const workdir = environment.workdir ?? (await imageWorkdir(sandbox, image));
   if (workdir === undefined || workdir === "/" || !workdir.startsWith("/")) {
     throw new UsageError(
