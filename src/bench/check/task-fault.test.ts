@@ -95,7 +95,11 @@ describe("the decisive lines of a control run", () => {
         error: "solve.sh exited with 1",
         events: [
           { type: "tool_call", id: "solve-1" },
-          { type: "tool_result", isError: true, output: "starting\nTODO: write the solution\n" },
+          {
+            type: "tool_result",
+            isError: true,
+            output: "starting\n--- stderr ---\nTODO: write the solution\n",
+          },
         ],
       },
       verifier: { output: "bash: uvx: command not found\n" },

@@ -16,13 +16,16 @@ const MAX_LINES = 6;
 const MAX_LINE_LENGTH = 300;
 
 function tidy(text: string): string[] {
-  return text
-    .split("\n")
-    .map((line) => line.trim())
-    .filter((line) => line !== "")
-    .map((line) =>
-      line.length > MAX_LINE_LENGTH ? `${line.slice(0, MAX_LINE_LENGTH - 3)}...` : line,
-    );
+  return (
+    text
+      .split("\n")
+      .map((line) => line.trim())
+      // Section markers of the combined output (`--- stderr ---`) say nothing.
+      .filter((line) => line !== "" && !/^-+ \w+ -+$/.test(line))
+      .map((line) =>
+        line.length > MAX_LINE_LENGTH ? `${line.slice(0, MAX_LINE_LENGTH - 3)}...` : line,
+      )
+  );
 }
 
 /** The error lines of `text` (the last few), else its last lines. */
