@@ -166,6 +166,8 @@ describe.skipIf(sandbox === undefined)(
         fault: "environment",
       });
       expect(bySkill.get("a-unbuildable")?.problems.join(" ")).toMatch(/pip/);
+      // One line per problem, the build's last lines joined: readable in a list.
+      expect(bySkill.get("a-unbuildable")?.problems[0]).not.toContain("\n");
       const noChecker = bySkill.get("b-no-checker");
       expect(noChecker).toMatchObject({ status: "broken", ok: false, fault: "environment" });
       expect(noChecker?.problems.join(" ")).toMatch(/uvx: command not found/);

@@ -138,15 +138,20 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** A build log's last lines, when the error carries one (`CONTAINER_BUILD_FAILED`). */
-function buildLogTail(error: unknown): string[] {
+/**
+ * An error as one line for a problem list: its first line and, when it carries a build log
+ * (`CONTAINER_BUILD_FAILED`) or several lines, the last lines of that, joined by " | ".
+ */
+function oneLine(error: unknown): string {
+  const lines = (text: string) =>
+    text
+      .split("\n")
+      .map((line) => line.trim())
+      .filter((line) => line !== "");
+  const [first = "", ...rest] = lines(messageOf(error));
   const log = (error as { data?: { log?: unknown } }).data?.log;
-  if (typeof log !== "string") return [];
-  return log
-    .split("\n")
-    .map((line) => line.trim())
-    .filter((line) => line !== "")
-    .slice(-6);
+  const tail = (typeof log === "string" ? lines(log) : rest).slice(-6);
+  return tail.length === 0 ? first : `${first} — ${tail.join(" | ")}`;
 }
 
 /** Check every environment-only task of a suite (skills with a repository are left out). */
@@ -210,10 +215,7 @@ async function taskBase(
     return await context.baseFor(skill);
   } catch (error) {
     if (options.signal?.aborted === true) throw error;
-    const tail = buildLogTail(error);
-    return {
-      failure: `the task's environment could not be prepared: ${messageOf(error)}${tail.length === 0 ? "" : ` — build log: ${tail.join(" | ")}`}`,
-    };
+    return { failure: `the task's environment could not be prepared: ${oneLine(error)}` };
   }
 }
 
