@@ -391,7 +391,7 @@ describe("bench import harbor", () => {
     expect(notes.every((note) => note.endsWith(": not a field Harbor defines"))).toBe(true);
     // Its image is FROM the local base: no --base-image mapping is suggested.
     expect(result.next?.[0]).toBe(
-      `next: skillsmith bench check-tasks ${out}   (the untouched working directory must not; drop a --base-image whose image is present locally)`,
+      `next: skillsmith bench check-tasks ${out}   (the untouched working directory must score below 1; drop a --base-image whose image is present locally)`,
     );
   });
 

@@ -327,7 +327,7 @@ function nextSteps(out: string, context: ImportContext, anySolution: boolean): s
     .map((image) => ` --base-image ${image}=${DEFAULT_BASE_IMAGE}`)
     .join("");
   return [
-    `next: skillsmith bench check-tasks ${out}${mapping}   (${anySolution ? "the oracle must reach 1, " : ""}the untouched working directory must not; drop a --base-image whose image is present locally)`,
+    `next: skillsmith bench check-tasks ${out}${mapping}   (${anySolution ? "solve.sh must reach reward 1 and " : ""}the untouched working directory must score below 1; drop a --base-image whose image is present locally)`,
     context.skillless.length > 0
       ? `then: re-import with --skill <folder> (repeatable) for the ${context.skillless.length} task(s) without a skill (${context.skillless.slice(0, 3).join(", ")}${context.skillless.length > 3 ? ", …" : ""}); bench run compares arms of skills`
       : `then: skillsmith bench run ${out} --sandbox container${mapping}`,
