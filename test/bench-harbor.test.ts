@@ -227,6 +227,174 @@ describe("bench import harbor", () => {
     expect(suite.configurations.map((configuration) => configuration.id)).toEqual(["claude-code"]);
   });
 
+  it("keeps every --skill in one arm, and runs variants and distractors as arms of their own", async () => {
+    const task = join(scratch, "treatment-task");
+    await writeTree(task, {
+      "instruction.md": "Write hello.\n",
+      "task.toml": '[environment]\ndocker_image = "python:3.13-slim"\n',
+      "tests/test.sh": "exit 0\n",
+    });
+    const folder = (name: string) => join(scratch, "treatment-skills", name);
+    for (const name of ["alpha", "beta", "gamma", "noise"]) {
+      await writeTree(folder(name), { "SKILL.md": skillMarkdown(name) });
+    }
+    const out = join(scratch, "treatment-suite");
+    const result = await bench([
+      "import",
+      "harbor",
+      task,
+      "--out",
+      out,
+      "--skill",
+      folder("alpha"),
+      "--skill",
+      folder("beta"),
+      "--variant",
+      `gamma-only=${folder("gamma")}`,
+      "--distractor",
+      folder("noise"),
+    ]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const skill = (await loadSuite(out)).skills[0];
+    const root = join(out, "skills", "treatment-task");
+    expect(skill?.skillFolders).toEqual([
+      join(root, "agent-skills", "alpha"),
+      join(root, "agent-skills", "beta"),
+      join(root, "arm-skills", "distractors", "noise"),
+    ]);
+    expect(skill?.variants).toEqual({
+      "gamma-only": [
+        join(root, "arm-skills", "gamma-only", "gamma"),
+        join(root, "arm-skills", "distractors", "noise"),
+      ],
+      distractors: [join(root, "arm-skills", "distractors", "noise")],
+    });
+    // The hint names a command that works for this suite: the controls, with the FROM mapping.
+    expect(result.stdout).toContain(
+      `next: skillsmith bench check-tasks ${out} --base-image python:3.13-slim=localhost/skillsmith-base:bookworm`,
+    );
+  });
+
+  it("a malformed --variant and two skills of one name are refused, naming the value", async () => {
+    const task = join(scratch, "treatment-task");
+    const bad = await bench([
+      "import",
+      "harbor",
+      task,
+      "--out",
+      join(scratch, "bad-1"),
+      "--variant",
+      "nofolders",
+    ]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--variant nofolders: expected name=folder/);
+    const fixed = await bench([
+      "import",
+      "harbor",
+      task,
+      "--out",
+      join(scratch, "bad-2"),
+      "--variant",
+      `with=${scratch}`,
+    ]);
+    expect(fixed.code).toBe(2);
+    expect(fixed.stderr).toMatch(/name the fixed arms/);
+    const twice = join(scratch, "twice");
+    for (const side of ["a", "b"]) {
+      await writeTree(join(twice, side, "same"), { "SKILL.md": skillMarkdown("same") });
+    }
+    const duplicate = await bench([
+      "import",
+      "harbor",
+      task,
+      "--out",
+      join(scratch, "bad-3"),
+      "--skill",
+      join(twice, "a", "same"),
+      "--skill",
+      join(twice, "b", "same"),
+    ]);
+    expect(duplicate.code).toBe(2);
+    expect(duplicate.stderr).toMatch(/two skill folders are both named "same"/);
+    expect(existsSync(join(scratch, "bad-3"))).toBe(false);
+  });
+
+  it("honours [agent]/[verifier] user, [task] name and schema_version, and notes every ignored field", async () => {
+    const task = join(scratch, "users-task");
+    await writeTree(task, {
+      "instruction.md": "Write hello.\n",
+      "task.toml": [
+        'schema_version = "1.1"',
+        "[task]",
+        'name = "acme/users-task"',
+        "[agent]",
+        'user = "app"',
+        "[verifier]",
+        'user = "root"',
+        "[verifier.env]",
+        'MODE = "strict"',
+        "[environment]",
+        'docker_image = "python:3.13-slim"',
+        "storage_mb = 10240",
+        "",
+      ].join("\n"),
+      "tests/test.sh": "exit 0\n",
+    });
+    const out = join(scratch, "users-suite");
+    const result = await importHarbor([task], { out });
+    expect(result.notes).toEqual([
+      `${task}/task.toml: [environment] storage_mb = 10240: no disk limit is applied here`,
+    ]);
+    const skillYaml = parseYaml(
+      await readFile(join(out, "skills", "users-task", "skill.yaml"), "utf8"),
+    ) as Record<string, Record<string, unknown>>;
+    expect(skillYaml.environment?.agentUser).toBe("app");
+    expect(skillYaml.source).toMatchObject({
+      name: "acme/users-task",
+      schemaVersion: "1.1",
+      ignoredFields: ["[environment] storage_mb = 10240: no disk limit is applied here"],
+    });
+    const verifierYaml = parseYaml(
+      await readFile(
+        join(out, "skills", "users-task", "requirements", "users-task", "verifier.yaml"),
+        "utf8",
+      ),
+    ) as Record<string, unknown>;
+    expect(verifierYaml.user).toBe("root");
+    expect(verifierYaml.command).toBe("MODE='strict' bash /tests/test.sh");
+    // The task ships no skill: the controls still load it, and the hint says what a run needs.
+    const suite = await loadSuite(out, { controlsOnly: true });
+    expect(suite.skills[0]?.requirements[0]?.verifier.user).toBe("root");
+    expect(result.next?.[1]).toMatch(/re-import with --skill <folder>.*users-task/);
+  });
+
+  it("a real third-party task (skills-benchmarks lc-basic): every field it sets that Harbor does not define is named", async () => {
+    const fixture = join(import.meta.dirname, "fixtures", "skills-benchmarks-lc-basic");
+    const out = join(scratch, "lc-basic-suite");
+    const result = await importHarbor([fixture], { out });
+    expect(result.skills).toBe(1);
+    expect(result.problems.map((problem) => problem.message.split(":")[0])).toEqual([
+      "no skill",
+      "no verifier",
+    ]);
+    const notes = result.notes.map((note) => note.slice(`${fixture}/task.toml: `.length));
+    // By hand from the fixture's task.toml, in its order: [template] and [validation] are
+    // sections Harbor does not define, and [environment] has three keys it does not define.
+    expect(notes.map((note) => note.split(" = ")[0])).toEqual([
+      "template",
+      "[environment] description",
+      "[environment] dockerfile",
+      "[environment] timeout_sec",
+      "validation",
+    ]);
+    expect(notes.every((note) => note.endsWith(": not a field Harbor defines"))).toBe(true);
+    // Its image is FROM the local base: no --base-image mapping is suggested.
+    expect(result.next?.[0]).toBe(
+      `next: skillsmith bench check-tasks ${out}   (the untouched working directory must score below 1; drop a --base-image whose image is present locally)`,
+    );
+  });
+
   it("exits 2 when no argument is a Harbor task folder", async () => {
     const empty = join(scratch, "empty-folder");
     await mkdir(empty, { recursive: true });

@@ -8,6 +8,7 @@ export type {
   ImportResult,
 } from "./import/common.js";
 export {
+  DISTRACTOR_ARM,
   dockerfileWorkdir,
   type HarborImportOptions,
   importHarbor,

@@ -73,7 +73,7 @@ export {
   regradeRunDir,
 } from "./run/regrade.js";
 export { runSuite } from "./run/runner.js";
-export { type CheckTasksOptions, checkTasks, type TaskCheck } from "./run/task-check.js";
+export * from "./run/task-check.js";
 export { type RunManifest, readManifest } from "./store/manifest.js";
 export {
   type Arm,

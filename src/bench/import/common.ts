@@ -32,6 +32,8 @@ export interface ImportResult {
   readonly notes: string[];
   /** Helper files copied beside the verifiers that import them. */
   readonly copied?: CopiedHelper[];
+  /** The commands to run next, as the importer knows them for its layout (printed as hints). */
+  readonly next?: readonly string[];
 }
 
 // The importers ask the suite loader's question, with its answer for unreadable paths.

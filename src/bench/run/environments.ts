@@ -54,6 +54,8 @@ export interface EnvironmentRecord {
   /** Image backends: the image built for this environment, and the image it was built on. */
   readonly image?: string;
   readonly baseImage?: string;
+  /** Image backends: what preparing it noted (mapped base images, task.toml fields ignored). */
+  readonly notes?: readonly string[];
   readonly durationMs: number;
   /** The setup log (failures only; a prepared base keeps its own `setup.log`). */
   readonly log?: string;
@@ -235,7 +237,11 @@ export function environmentRecord(outcome: EnvironmentOutcome): EnvironmentRecor
           })),
     ...(base.environment === undefined
       ? {}
-      : { image: base.environment.image, baseImage: base.environment.baseImage }),
+      : {
+          image: base.environment.image,
+          baseImage: base.environment.baseImage,
+          ...(base.environment.notes.length === 0 ? {} : { notes: base.environment.notes }),
+        }),
     durationMs: Math.round(outcome.durationMs),
   };
 }

@@ -94,3 +94,26 @@ describe("readCtrfChecks", () => {
     expect(await readCtrfChecks(folder)).toBeUndefined();
   });
 });
+
+describe("a pass/fail list beside the reward (_test_results.json)", () => {
+  it("is read as checks when there is no CTRF report, and a CTRF report wins", async () => {
+    await write(
+      "_test_results.json",
+      JSON.stringify({ passed: ["File exists: agent.py"], failed: ["Uses the skill's pattern"] }),
+    );
+    expect(await readCtrfChecks(folder)).toEqual([
+      { name: "File exists: agent.py", status: "pass" },
+      { name: "Uses the skill's pattern", status: "fail" },
+    ]);
+    await write(
+      "ctrf.json",
+      JSON.stringify({ results: { tests: [{ name: "only", status: "passed" }] } }),
+    );
+    expect(await readCtrfChecks(folder)).toEqual([{ name: "only", status: "pass" }]);
+  });
+
+  it("a malformed list is no detail, never checks", async () => {
+    await write("_test_results.json", JSON.stringify({ passed: "all of them" }));
+    expect(await readCtrfChecks(folder)).toBeUndefined();
+  });
+});

@@ -112,17 +112,45 @@ const CTRF_STATUS: Readonly<Record<string, CheckStatus>> = {
   pending: "skip",
 };
 
-/** Per-test results of a CTRF report in the reward folder; undefined when absent or malformed. */
-export async function readCtrfChecks(folder: string): Promise<CheckResult[] | undefined> {
+/**
+ * A pass/fail list some task scaffolds write beside the reward (`{"passed": [...], "failed":
+ * [...]}`, each entry a check's description), e.g. LangChain's skills-benchmarks.
+ */
+export const PASS_FAIL_REPORT = "_test_results.json";
+
+const passFailSchema = z.object({
+  passed: z.array(z.string()),
+  failed: z.array(z.string()),
+});
+
+/** A JSON file of the reward folder, or undefined when absent, unreadable or not JSON. */
+async function readJsonFile(folder: string, name: string): Promise<unknown> {
   // Written by the code under test, like the reward: unreadable is absent (see readHarborReward).
-  const text = await readFile(join(folder, CTRF_REPORT), "utf8").catch(() => undefined);
+  const text = await readFile(join(folder, name), "utf8").catch(() => undefined);
   if (text === undefined) return undefined;
-  let value: unknown;
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text) as unknown;
   } catch {
     return undefined;
   }
+}
+
+async function readPassFailChecks(folder: string): Promise<CheckResult[] | undefined> {
+  const parsed = passFailSchema.safeParse(await readJsonFile(folder, PASS_FAIL_REPORT));
+  if (!parsed.success) return undefined;
+  return [
+    ...parsed.data.passed.map((name) => ({ name, status: "pass" as const })),
+    ...parsed.data.failed.map((name) => ({ name, status: "fail" as const })),
+  ];
+}
+
+/**
+ * Per-test results in the reward folder: a CTRF report, else a pass/fail list
+ * (`PASS_FAIL_REPORT`); undefined when neither is there or readable.
+ */
+export async function readCtrfChecks(folder: string): Promise<CheckResult[] | undefined> {
+  const value = await readJsonFile(folder, CTRF_REPORT);
+  if (value === undefined) return readPassFailChecks(folder);
   const parsed = ctrfSchema.safeParse(value);
   if (!parsed.success) return undefined;
   return parsed.data.results.tests.map((test) => ({

@@ -90,6 +90,12 @@ export async function prepareTaskBase(options: TaskBaseOptions): Promise<Prepare
       `skill ${skill.id} has neither a repository nor an environment image or Dockerfile`,
     );
   }
+  // What the task's task.toml set that is not carried out (bench import harbor), so the run's
+  // manifest says so beside the image it ran in.
+  const ignored = skill.source?.ignoredFields;
+  if (Array.isArray(ignored)) {
+    for (const field of ignored) notes.push(`task.toml field ignored: ${String(field)}`);
+  }
   const workdir = environment.workdir ?? (await imageWorkdir(sandbox, image));
   if (workdir === undefined || workdir === "/" || !workdir.startsWith("/")) {
     throw new UsageError(
@@ -158,17 +164,20 @@ async function imageWorkdir(sandbox: ContainerSandbox, image: string): Promise<s
 }
 
 /**
- * The sandbox an environment-only task's agent runs in: the task's image by default, and the
- * task's memory, CPU and process limits (task.toml) wherever the agent's configuration names
- * none. Verifiers get the image and limits from the runner directly.
+ * The sandbox an environment-only task's agent runs in: the task's image by default, its
+ * `[agent] user` (else the image's `USER`), and the task's memory, CPU and process limits
+ * (task.toml) wherever the agent's configuration names none. Verifiers get the image, user and
+ * limits from the runner directly.
  */
 export function taskSandbox(sandbox: SandboxV1, base: PreparedBase, skill: SuiteSkill): SandboxV1 {
   const image = base.environment?.image;
   const limits = skill.environment?.limits;
+  const user = skill.environment?.agentUser;
   const exec = (request: SandboxExecRequest) =>
     sandbox.exec({
       ...request,
       ...(request.image === undefined && image !== undefined ? { image } : {}),
+      ...(request.user === undefined && user !== undefined ? { user } : {}),
       limits: {
         ...(limits?.memoryMb === undefined ? {} : { memoryBytes: limits.memoryMb * 1024 * 1024 }),
         ...(limits?.cpus === undefined ? {} : { cpus: limits.cpus }),

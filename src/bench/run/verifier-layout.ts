@@ -148,6 +148,7 @@ export async function verifierLayout(
         },
         ...(unsafe ? {} : { extraMounts: [...mounts, ...additions.mounts] }),
         ...(target.image === undefined ? {} : { image: target.image }),
+        ...(target.user === undefined ? {} : { user: target.user }),
         ...(target.signal === undefined ? {} : { signal: target.signal }),
       }),
   };

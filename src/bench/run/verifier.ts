@@ -81,6 +81,8 @@ export interface SuiteVerifierTarget {
    */
   readonly untouched?: UntouchedWorkspace;
   readonly image?: string;
+  /** Container backends: who the verifier runs as (`verifier.user`, else the image's `USER`). */
+  readonly user?: string;
   readonly memoryBytes?: number;
   readonly maxProcesses?: number;
   readonly cpus?: number;
@@ -128,6 +130,8 @@ export function requirementVerifierTarget(
     },
     workspaceMountPath: input.workspaceMountPath,
     ...(base.environment === undefined ? {} : { image: base.environment.image }),
+    // The task's `[verifier] user`, else (empty) the image's `USER`, never the agent's user.
+    ...(base.environment === undefined ? {} : { user: requirement.verifier.user ?? "" }),
     ...(limits?.memoryMb === undefined ? {} : { memoryBytes: limits.memoryMb * 1024 * 1024 }),
     ...(limits?.processes === undefined ? {} : { maxProcesses: limits.processes }),
     ...(limits?.cpus === undefined ? {} : { cpus: limits.cpus }),

@@ -50,6 +50,11 @@ export interface SuiteSelection {
    * every requirement when absent or empty.
    */
   readonly requirements?: readonly string[];
+  /**
+   * Loading for controls only (`bench check-tasks`: the oracle and the untouched run use no
+   * skill), so a skill without Agent Skills folders is not an error.
+   */
+  readonly controlsOnly?: boolean;
 }
 
 export function selectedRequirement(
@@ -126,7 +131,7 @@ export async function inspectSkill(
     (await subfolders(join(folder, AGENT_SKILLS_FOLDER))).map((name) =>
       join(AGENT_SKILLS_FOLDER, name),
     );
-  if (skillPaths.length === 0) {
+  if (skillPaths.length === 0 && selection.controlsOnly !== true) {
     problems.error(
       skillFile?.skills === undefined ? join(skillRelative, AGENT_SKILLS_FOLDER) : fileRelative,
       `no skill: the with-skill and without-skill arms would be identical; add an Agent Skills folder under ${AGENT_SKILLS_FOLDER}/`,
@@ -416,6 +421,7 @@ export async function inspectVerifier(
     (spec.scoring ?? (spec.source?.benchmark === "harbor" ? "reward" : undefined)) === "reward"
       ? { scoring: "reward" as const }
       : {}),
+    ...(spec.user === undefined ? {} : { user: spec.user }),
     ...(spec.source === undefined ? {} : { source: spec.source }),
   };
 }

@@ -126,6 +126,11 @@ export const environmentSchema = z.strictObject({
   /** Limit on building the environment's image (Harbor `build_timeout_sec`); 600 s by default. */
   buildTimeoutSeconds: positiveNumber.optional(),
   limits: environmentLimitsSchema.optional(),
+  /**
+   * Container tasks: the user the agent (and a reference solution script) runs as (Harbor
+   * `[agent] user`); the image's `USER` when absent.
+   */
+  agentUser: z.string().min(1).optional(),
 });
 
 export const agentLimitsSchema = z.strictObject({
@@ -193,6 +198,8 @@ export const verifierFileSchema = z.strictObject({
    * there are none.
    */
   scoring: z.enum(["checks", "reward"]).optional(),
+  /** Container tasks: the user the command runs as (Harbor `[verifier] user`); the image's `USER` when absent. */
+  user: z.string().min(1).optional(),
   source: z.record(z.string(), z.unknown()).optional(),
 });
 

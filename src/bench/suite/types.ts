@@ -54,6 +54,8 @@ export interface SuiteVerifier {
   readonly rewardFile?: string;
   /** `reward` when the reward file is the outcome (Harbor); see `verifierFileSchema`. */
   readonly scoring?: "checks" | "reward";
+  /** Container tasks: the user the command runs as; the image's `USER` when absent. */
+  readonly user?: string;
   readonly source?: Readonly<Record<string, unknown>>;
 }
 

@@ -11,8 +11,11 @@ import {
   loadSuiteSelection,
   openSandbox,
   renderCheckText,
+  renderTaskChecks,
   type SuiteCheck,
   skillEnvironments,
+  type TaskCheck,
+  taskCheckLine,
 } from "../../bench/index.js";
 import { createSandbox, defaultCacheDir, parseBaseImageMap } from "../../env/index.js";
 import { type CommandContext, log, printJson, printLines } from "../context.js";
@@ -115,45 +118,82 @@ export function registerCheck(bench: Command, context: CommandContext): void {
     });
 }
 
+interface CheckTasksCliOptions {
+  baseImage?: string[];
+  skill?: string[];
+  task?: string[];
+  requirement?: string[];
+  json?: boolean;
+  fresh?: boolean;
+}
+
 export function registerCheckTasks(bench: Command, context: CommandContext): void {
   const { io } = context;
-  bench
+  const command = bench
     .command("check-tasks")
     .description(
-      "Check environment-only (Harbor) tasks in the container sandbox: the oracle's solve.sh must reach reward 1, the untouched working directory must not (exit 1 otherwise)",
+      "Check environment-only (Harbor) tasks in the container sandbox, task by task: the oracle's solve.sh must reach reward 1, the untouched working directory must not; a task whose image cannot be built is environment-failure and the rest go on (exit 1 when any task is not ok)",
     )
-    .argument("<suite>", "the suite folder (e.g. from bench import harbor)")
+    .argument("<suite>", "the suite folder (e.g. from bench import harbor)");
+  withSelectionOptions(command, "check")
+    .option("--task <id>", "check only this task (a skill id of the suite; repeatable)", collect)
     .option(
       "--base-image <image=local>",
       "build FROM <image> from a local image instead (repeatable)",
       collect,
     )
-    .option("--json", "print [{skill, requirement, oracle, untouched, ok, problems}] as JSON")
-    .action(async (suitePath: string, options: { baseImage?: string[]; json?: boolean }) => {
+    .option("--fresh", "run the controls again instead of reusing cached checks")
+    .option(
+      "--json",
+      "print [{skill, requirement, status, ok, fault, problems, oracle, untouched}] as JSON",
+    )
+    .action(async (suitePath: string, options: CheckTasksCliOptions) => {
       const baseImages = parseBaseImageMap(options.baseImage ?? []);
+      const skills = [...(options.skill ?? []), ...(options.task ?? [])];
+      const loaded = await loadSuiteSelection(resolve(io.cwd, suitePath), {
+        ...selectionOf({ ...options, ...(skills.length === 0 ? {} : { skill: skills }) }),
+        partial: true,
+        controlsOnly: true,
+      });
+      for (const part of loaded.excluded) {
+        log(
+          io,
+          `left out ${part.requirement === undefined ? `task ${part.skill}` : `${part.skill}/${part.requirement}`}: ${part.problems.map((problem) => problem.message).join("; ")}`,
+        );
+      }
       const sandbox = await createSandbox({ kind: "container" });
-      let checks: Awaited<ReturnType<typeof checkTasks>>;
+      const total = loaded.suite.skills
+        .filter((skill) => skill.repository === undefined)
+        .reduce((sum, skill) => sum + skill.requirements.length, 0);
+      const started = performance.now();
+      let done = 0;
+      let checks: TaskCheck[];
       try {
         checks = await checkTasks({
-          suite: resolve(io.cwd, suitePath),
+          suite: loaded.suite,
           sandbox,
           cacheDir: defaultCacheDir(io.env),
           baseImages,
+          cacheChecks: true,
+          ...(options.fresh === true ? { fresh: true } : {}),
+          onActivity: (activity) => log(io, `… ${activity}`),
+          onCheck: (check) => {
+            done += 1;
+            log(
+              io,
+              `[${done}/${total} ${Math.round((performance.now() - started) / 1000)}s] ${taskCheckLine(check)}`,
+            );
+          },
         });
       } finally {
         await sandbox.dispose?.();
       }
       if (options.json === true) printJson(io, checks);
-      else {
-        printLines(
-          io,
-          checks.map(
-            (check) =>
-              `${check.ok ? "ok  " : "FAIL"} ${check.skill}/${check.requirement}: oracle ${check.oracle?.passRatio ?? "-"}, untouched ${check.untouched.passRatio}${check.problems.length === 0 ? "" : ` — ${check.problems.join("; ")}`}`,
-          ),
-        );
-        if (checks.length === 0) printLines(io, ["no environment-only tasks in this suite"]);
+      else printLines(io, renderTaskChecks(checks));
+      const failing = checks.filter((check) => !check.ok).length;
+      if (failing > 0) {
+        log(io, `${failing} of ${checks.length} task requirement(s) cannot be scored`);
+        context.exit(1);
       }
-      if (checks.some((check) => !check.ok)) context.exit(1);
     });
 }

@@ -1,8 +1,15 @@
 /** `skillsmith bench import swe-skills-bench | harbor`: a suite from a public benchmark layout. */
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { type ImportResult, importHarbor, importSweSkillsBench } from "../../bench/index.js";
+import {
+  DISTRACTOR_ARM,
+  type ImportResult,
+  importHarbor,
+  importSweSkillsBench,
+} from "../../bench/index.js";
+import { UsageError } from "../../core/errors.js";
 import { type CliIo, type CommandContext, log, printJson, printLines } from "../context.js";
+import { collect } from "./bench-options.js";
 
 /** Exit code when an import produced nothing (a usage or input problem, as documented). */
 const NOTHING_IMPORTED_EXIT = 2;
@@ -40,10 +47,15 @@ function report(
       ]);
     }
     if (result.out !== undefined) {
-      printLines(io, [
-        `next: skillsmith bench validate-suite ${result.out}`,
-        `then: skillsmith bench check ${result.out}   (environments and verifiers on the untouched repositories)`,
-      ]);
+      printLines(
+        io,
+        result.next !== undefined
+          ? [...result.next]
+          : [
+              `next: skillsmith bench validate-suite ${result.out}`,
+              `then: skillsmith bench check ${result.out}   (environments and verifiers on the untouched repositories)`,
+            ],
+      );
     }
   }
   if (result.skills === 0) {
@@ -89,18 +101,71 @@ export function registerImport(bench: Command, context: CommandContext): void {
     )
     .argument("<task-dir...>", "task folders, or folders of task folders")
     .requiredOption("--out <suite>", "suite folder to create (must not exist or be empty)")
-    .option("--skill <dir>", "Agent Skills folder for tasks that ship no skills of their own")
+    .option(
+      "--skill <dir>",
+      "Agent Skills folder installed in the with-skill arm of tasks that ship no skills of their own (repeatable: one arm of several skills)",
+      collect,
+    )
+    .option(
+      "--variant <name=dir,dir>",
+      "a further arm: these skill folders installed together (repeatable)",
+      collect,
+    )
+    .option(
+      "--distractor <dir>",
+      `a skill that should not help, installed in every arm with skills, and alone as the "${DISTRACTOR_ARM}" arm (repeatable)`,
+      collect,
+    )
     .option("--json", "print {skills, requirements, problems} as JSON")
     .action(
-      async (directories: string[], options: { out: string; skill?: string; json?: boolean }) => {
-        const result = await importHarbor(
-          directories.map((directory) => resolve(io.cwd, directory)),
-          {
-            out: resolve(io.cwd, options.out),
-            ...(options.skill === undefined ? {} : { skill: resolve(io.cwd, options.skill) }),
-          },
-        );
+      async (
+        directories: string[],
+        options: {
+          out: string;
+          skill?: string[];
+          variant?: string[];
+          distractor?: string[];
+          json?: boolean;
+        },
+      ) => {
+        const absolute = (path: string) => resolve(io.cwd, path);
+        const result = await importHarbor(directories.map(absolute), {
+          out: absolute(options.out),
+          skills: (options.skill ?? []).map(absolute),
+          variants: parseVariants(options.variant ?? [], absolute),
+          distractors: (options.distractor ?? []).map(absolute),
+        });
         report(result, options.json === true, "Harbor", io, context);
       },
     );
+}
+
+/** `--variant name=dirA,dirB` (repeatable; a name given twice adds its folders). */
+export function parseVariants(
+  values: readonly string[],
+  absolute: (path: string) => string,
+): Record<string, string[]> {
+  const variants: Record<string, string[]> = {};
+  for (const value of values) {
+    const match = /^([A-Za-z0-9][A-Za-z0-9._-]{0,63})=(.+)$/.exec(value);
+    const folders = (match?.[2] ?? "")
+      .split(",")
+      .map((folder) => folder.trim())
+      .filter((folder) => folder !== "");
+    if (match === null || folders.length === 0) {
+      throw new UsageError(
+        "variant-invalid",
+        `--variant ${value}: expected name=folder[,folder...] (a name of letters, digits, ".", "_" or "-")`,
+      );
+    }
+    const name = match[1] as string;
+    if (["with", "without", "none", "skill"].includes(name)) {
+      throw new UsageError(
+        "variant-invalid",
+        `--variant ${value}: with, without, none and skill name the fixed arms; choose another name`,
+      );
+    }
+    variants[name] = [...(variants[name] ?? []), ...folders.map(absolute)];
+  }
+  return variants;
 }

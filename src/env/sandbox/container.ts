@@ -2,7 +2,7 @@
  * The container sandbox (Docker or Podman through the Docker Engine API): one fresh container per
  * command, limited and labelled, with the workspace, requested mounts and the loopback socket.
  *
- * About 540 lines, one class: creating, attaching, limiting, timing out and removing a container
+ * About 590 lines, one class: creating, attaching, limiting, timing out and removing a container
  * are one lifecycle whose cleanup must run in one `finally`; image building is in
  * `image-build.ts`, environment images in `dockerfile.ts`.
  */
@@ -32,6 +32,7 @@ import {
   startLoopbackBridge,
 } from "./loopback.js";
 import { normalizeMountPath } from "./mount-path.js";
+import { handOver, imageUser, isRootUser, type UserIds, userIdsInImage } from "./run-as.js";
 import {
   type LimitEnforcement,
   type LimitHit,
@@ -53,7 +54,7 @@ export { candidateEndpoints, connectDocker, type DockerConnection } from "./engi
  * workload writes is already on the host when it ends (no copy out needed). Environments are
  * built once per (repository, commit, recipe) and named by a content hash.
  *
- * Why one file of ~530 lines: most of it is the `ContainerSandbox` class, whose `prepare` and
+ * Why one file of ~590 lines: most of it is the `ContainerSandbox` class, whose `prepare` and
  * `exec` share its private state (engine, in-flight builds, default images) and the limit
  * wrapper's contract (`LIMITS_WRAPPER` writes what `readLimitReport` reads). What has its own
  * seam is elsewhere: the engine connection (engine.ts), image inspect/pack/build (image-build.ts),
@@ -75,11 +76,13 @@ const LIMITS_DIRECTORY = "/run/skillsmith-limits";
  * the engine removes the group with the container, so the host cannot read it afterwards. The
  * shell is PID 1, so it writes last: nothing the workload left running outlives it. A workload
  * can spoil the report (it runs as the same user); that can only make its own run look limited.
+ * Standard error is silenced before the report is opened, so a report that cannot be written
+ * never adds a line to the workload's own output.
  */
 const LIMITS_WRAPPER = `"$@"; status=$?
 { for file in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events /sys/fs/cgroup/pids/pids.events /sys/fs/cgroup/pids.events; do
   if [ -r "$file" ]; then while read -r line; do echo "$file $line"; done < "$file"; fi
-done; } > ${LIMITS_DIRECTORY}/report 2>/dev/null
+done; } 2>/dev/null > ${LIMITS_DIRECTORY}/report
 exit $status`;
 
 export interface ContainerSandboxOptions {
@@ -98,6 +101,8 @@ export class ContainerSandbox implements SandboxV1 {
   private readonly fallbackBaseImage: string;
   /** Builds in flight by tag, so concurrent prepares of the same environment build it once. */
   private readonly building = new Map<string, Promise<SandboxPrepareResult>>();
+  /** Numeric ids of a (image, user), asked of the image once. */
+  private readonly userIds = new Map<string, Promise<UserIds>>();
 
   constructor(options: ContainerSandboxOptions) {
     this.docker = options.docker;
@@ -265,6 +270,11 @@ export class ContainerSandbox implements SandboxV1 {
     try {
       if (ports.length > 0) bridge = await startLoopbackBridge(ports);
       limitsFolder = await mkdtemp(join(tmpdir(), "skillsmith-limits-"));
+      const image = request.image ?? this.defaultImage;
+      await this.handOverMounts(image, request, [
+        limitsFolder,
+        ...(bridge === undefined ? [] : [bridge.directory]),
+      ]);
       const binds = [
         `${limitsFolder}:${LIMITS_DIRECTORY}:rw`,
         `${request.workspace}:${mountPath}:rw`,
@@ -295,11 +305,11 @@ export class ContainerSandbox implements SandboxV1 {
         SKILLSMITH_WORKSPACE: mountPath,
         ...request.env,
       };
-      const image = request.image ?? this.defaultImage;
       container = await engineCall(`create a container from ${image}`, () =>
         this.docker.createContainer({
           name: `skillsmith-${randomBytes(6).toString("hex")}`,
           Image: image,
+          ...(request.user === undefined || request.user === "" ? {} : { User: request.user }),
           Cmd: command,
           Entrypoint: [],
           WorkingDir: request.cwd ?? mountPath,
@@ -385,6 +395,38 @@ export class ContainerSandbox implements SandboxV1 {
       await bridge?.close();
       if (inputFolder !== undefined) await rm(inputFolder, { recursive: true, force: true });
       if (limitsFolder !== undefined) await rm(limitsFolder, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * Hand the workspace, the limits folder and every writable mount to the user the container
+   * runs as, when that is not root: the folders are ours, created by this (root) process, and an
+   * image ending in `USER app` could otherwise write none of them. The user's ids are asked of
+   * the image once per (image, user).
+   */
+  private async handOverMounts(
+    image: string,
+    request: SandboxExecRequest,
+    ours: readonly string[],
+  ): Promise<void> {
+    const user =
+      request.user !== undefined && request.user !== ""
+        ? request.user
+        : await engineCall(`inspect the image ${image}`, () => imageUser(this.docker, image));
+    if (isRootUser(user)) return;
+    const key = `${image}\0${user}`;
+    let ids = this.userIds.get(key);
+    if (ids === undefined) {
+      ids = userIdsInImage(this.docker, image, user);
+      this.userIds.set(key, ids);
+      ids.catch(() => this.userIds.delete(key));
+    }
+    const owner = await ids;
+    // The loopback bridge's socket too: connecting to a Unix socket needs write permission.
+    for (const folder of ours) await handOver(folder, owner);
+    await handOver(request.workspace, owner);
+    for (const mount of request.extraMounts ?? []) {
+      if (!mount.readOnly) await handOver(mount.hostPath, owner);
     }
   }
 }

@@ -82,6 +82,13 @@ export interface SandboxExecRequest {
   readonly loopbackPorts?: readonly number[];
   /** Container backends: the image to run (from `prepare`); others ignore it. */
   readonly image?: string;
+  /**
+   * Container backends: the user to run as (`name`, `uid` or `uid:gid`); the image's own `USER`
+   * when absent or empty (empty also overrides a user a wrapping sandbox would add). The
+   * workspace and every writable mount are made writable for that user. Other backends ignore
+   * it (they run as the calling user).
+   */
+  readonly user?: string;
   readonly input?: string;
   readonly signal?: AbortSignal;
   readonly onStdout?: (chunk: string) => void;
