@@ -91,6 +91,7 @@ export { parseJunitXml } from "./verifier/junit.js";
 export {
   findKeywordOnlyChecks,
   type KeywordOnlyCheck,
+  keywordOnlyShare,
   type ScannedFile,
 } from "./verifier/keyword-scan.js";
 export {

@@ -24,6 +24,7 @@ import {
   type CollectionDiagnosis,
   findKeywordOnlyChecks,
   type KeywordOnlyCheck,
+  keywordOnlyShare,
 } from "../../env/index.js";
 import type { EnvironmentOutcome, EnvironmentRecord } from "../run/environments.js";
 import { environmentRecord } from "../run/environments.js";
@@ -317,26 +318,22 @@ export function classify(
       };
     }
   }
+  const keywordOnly = keywordOnlyShare(keyword.keywordOnly, keyword.testCount);
+  const mostlyKeywordOnly = keyword.keywordOnly.length > 0 && keywordOnly.share >= threshold;
   if (ratio === 1 || ratio >= threshold) {
     return {
       ...common,
       status: "weak",
       untouchedPassRatio: ratio,
-      reason: `already passes ${untouched.passed} of ${untouched.total} checks (${percent(ratio)}) on the untouched repository${ratio === 1 ? ": it cannot tell a solution from none" : ` (weak from ${percent(threshold)})`}`,
+      reason: `already passes ${untouched.passed} of ${untouched.total} checks (${percent(ratio)}) on the untouched repository${ratio === 1 ? ": it cannot tell a solution from none" : ` (weak from ${percent(threshold)})`}${mostlyKeywordOnly ? `; ${keywordOnly.reason}` : ""}`,
     };
   }
-  const keywordShare = keyword.testCount === 0 ? 0 : keyword.keywordOnly.length / keyword.testCount;
-  if (keyword.keywordOnly.length > 0 && keywordShare >= threshold) {
+  if (mostlyKeywordOnly) {
     return {
       ...common,
       status: "weak",
       untouchedPassRatio: ratio,
-      reason: `${keyword.keywordOnly.length} of ${keyword.testCount} tests only grep source text for keywords (${keyword.keywordOnly
-        .slice(0, 4)
-        .map((finding) => finding.test)
-        .join(
-          ", ",
-        )}${keyword.keywordOnly.length > 4 ? ", …" : ""}); passes ${untouched.passed} of ${untouched.total} checks untouched`,
+      reason: `${keywordOnly.reason}; passes ${untouched.passed} of ${untouched.total} checks untouched`,
     };
   }
   return {
