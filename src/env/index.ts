@@ -116,6 +116,7 @@ export {
   type VerifierValidation,
   validateVerifier,
 } from "./verifier/validate.js";
+export { cloneBundle } from "./workspace/bundle.js";
 export { defaultCacheDir } from "./workspace/cache.js";
 export { type TreeDigestOptions, treeDigest } from "./workspace/digest.js";
 export {

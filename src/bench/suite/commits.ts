@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runProcess } from "../../core/process.js";
+import { cloneBundle } from "../../env/index.js";
 import type { SuiteRepository } from "./types.js";
 
 /** Whether a pinned commit exists: checked, missing (with git's words), or not checkable here. */
@@ -80,7 +81,8 @@ export class CommitChecker {
       pending = (async () => {
         const folder = await mkdtemp(join(tmpdir(), "skillsmith-bundle-"));
         this.scratch.push(folder);
-        const cloned = await git(["clone", "--bare", "--quiet", "--", path, folder]);
+        // A shallow (depth-1) bundle is unpacked as a shallow repository, not refused.
+        const cloned = await cloneBundle(path, folder, { bare: true });
         if (cloned.exitCode !== 0) {
           return { error: `not a readable git bundle: ${path} (${cloned.stderr.trim()})` };
         }
