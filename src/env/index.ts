@@ -24,6 +24,11 @@ export {
 } from "./setup/network.js";
 export { inPreparedRuntime, type PreparedRuntime, withPreparedRuntime } from "./setup/runtime.js";
 export {
+  findTestTimeInstalls,
+  type TestTimeInstall,
+  testTimeNetworkProblem,
+} from "./setup/test-time-installs.js";
+export {
   type CollectionDiagnosis,
   type DiagnoseInput,
   diagnoseCollectionError,

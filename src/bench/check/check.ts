@@ -23,8 +23,11 @@ import { unlessMissing } from "../../core/fs.js";
 import {
   type CollectionDiagnosis,
   findKeywordOnlyChecks,
+  findTestTimeInstalls,
   type KeywordOnlyCheck,
   keywordOnlyShare,
+  type ScannedFile,
+  testTimeNetworkProblem,
 } from "../../env/index.js";
 import type { EnvironmentOutcome, EnvironmentRecord } from "../run/environments.js";
 import { environmentRecord } from "../run/environments.js";
@@ -164,7 +167,20 @@ export async function checkSuite(options: CheckSuiteOptions): Promise<SuiteCheck
           status: "broken",
           untouchedPassRatio: null,
           reason: environment.reason,
-          ...keyword,
+          keywordOnly: keyword.keywordOnly,
+          testCount: keyword.testCount,
+          cached: false,
+        };
+      } else if (testTimeProblem(keyword.files, environment) !== undefined) {
+        // Known before running anything: the verifier would crash or wait out its time limit.
+        check = {
+          skill: skill.id,
+          requirement: requirement.id,
+          status: "broken",
+          untouchedPassRatio: null,
+          reason: testTimeProblem(keyword.files, environment) as string,
+          keywordOnly: keyword.keywordOnly,
+          testCount: keyword.testCount,
           cached: false,
         };
       } else {
@@ -235,7 +251,7 @@ async function excludedRequirementChecks(
 
 async function keywordScan(
   requirement: SuiteRequirement,
-): Promise<{ keywordOnly: KeywordOnlyCheck[]; testCount: number }> {
+): Promise<{ keywordOnly: KeywordOnlyCheck[]; testCount: number; files: ScannedFile[] }> {
   const files = [];
   for (const file of requirement.verifier.files) {
     if (!/\.(py|m?[jt]sx?|cjs|cts)$/.test(file)) continue;
@@ -252,7 +268,22 @@ async function keywordScan(
         : (file.content.match(/\b(?:test|it)\s*\(\s*["'`]/g)?.length ?? 0)),
     0,
   );
-  return { keywordOnly: findKeywordOnlyChecks(files), testCount };
+  return { keywordOnly: findKeywordOnlyChecks(files), testCount, files };
+}
+
+/** `needs network at test time: …` when the verifier installs at test time and setup was offline. */
+function testTimeProblem(
+  files: readonly ScannedFile[],
+  environment: EnvironmentOutcome & { ok: true },
+): string | undefined {
+  return testTimeNetworkProblem(findTestTimeInstalls(files), {
+    ...(environment.base.setupReport?.network === undefined
+      ? {}
+      : { network: environment.base.setupReport.network }),
+    ...(environment.base.setupReport?.networkReason === undefined
+      ? {}
+      : { networkReason: environment.base.setupReport.networkReason }),
+  });
 }
 
 /** A ratio as a percentage with one decimal (`37.5%`), for reasons and tables. */
