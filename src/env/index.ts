@@ -1,6 +1,7 @@
 /** The public environment API: workspaces, setup detection, sandboxes and verifiers. */
 
 export { acquireLock, type LockOptions, type LockOutcome } from "../core/lock.js";
+export { findOnPath } from "./sandbox/bubblewrap.js";
 export * from "./sandbox/index.js";
 export {
   DEFAULT_PYTHON,
@@ -25,6 +26,7 @@ export {
 export { inPreparedRuntime, type PreparedRuntime, withPreparedRuntime } from "./setup/runtime.js";
 export {
   findTestTimeInstalls,
+  programsStarted,
   type TestTimeInstall,
   testTimeNetworkProblem,
 } from "./setup/test-time-installs.js";

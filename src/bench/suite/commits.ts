@@ -71,7 +71,7 @@ export class CommitChecker {
     if (await hasCommit(gitDirectory, commit)) return { status: "present" };
     return {
       status: "missing",
-      message: `commit ${commit} does not exist in ${described}`,
+      message: `commit ${commit} does not exist in ${described}: the pinned commit is unreachable — fix: pin a commit the repository has, or point at a copy (--repo-root, a fuller clone or bundle) that holds it`,
     };
   }
 

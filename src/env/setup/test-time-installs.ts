@@ -153,3 +153,24 @@ export function testTimeNetworkProblem(
       : `setup ran offline${setup.networkReason === undefined ? "" : ` (${setup.networkReason})`}`;
   return `needs network at test time: ${listed}${more}; ${why}, so no package cache holds what these install and verifier runs have no network — prepare the environment with the network (--setup-network on) so setup fills the cache they are served from`;
 }
+
+/**
+ * Programs a verifier's Python files start: the first word of each argument list or command
+ * string on a line that is not a message or docstring. Callers keep only the names they know.
+ */
+export function programsStarted(
+  files: readonly SourceFile[],
+): { program: string; file: string; line: number }[] {
+  const found: { program: string; file: string; line: number }[] = [];
+  for (const file of files.filter((candidate) => candidate.path.endsWith(".py"))) {
+    for (const line of pythonLogicalLines(file.content)) {
+      if (/^(?:""|assert\b|raise\b|print\(|pytest\.(?:skip|fail|xfail)\()/.test(line.code))
+        continue;
+      for (const command of commandsOf(line.text)) {
+        const program = /^([\w.+-]+)(?:\s|$)/.exec(command)?.[1];
+        if (program !== undefined) found.push({ program, file: file.path, line: line.line });
+      }
+    }
+  }
+  return found;
+}
