@@ -71,7 +71,10 @@ export async function missingVerifierTools(
   for (const file of files) {
     file.content.split("\n").forEach((text, index) => {
       const module = /^\s*(?:import|from)\s+(\w+)/.exec(text)?.[1];
-      const program = module === undefined ? undefined : toolModules[module];
+      const program =
+        module === undefined || !Object.hasOwn(toolModules, module)
+          ? undefined
+          : toolModules[module];
       if (program !== undefined) started.push({ program, file: file.path, line: index + 1 });
     });
   }
@@ -80,7 +83,8 @@ export async function missingVerifierTools(
     started.push({ program: commandWord, file: "verifier command", line: 0 });
   const missing = new Map<string, MissingTool>();
   for (const { program, file, line } of started) {
-    const fix = fixes[program];
+    // Own keys only: a word such as `constructor` must not find Object's prototype.
+    const fix = Object.hasOwn(fixes, program) ? fixes[program] : undefined;
     if (fix === undefined || missing.has(program) || findOnPath(program, path) !== null) continue;
     missing.set(program, { program, file, line, fix });
   }

@@ -162,8 +162,20 @@ export function programsStarted(
   files: readonly SourceFile[],
 ): { program: string; file: string; line: number }[] {
   const found: { program: string; file: string; line: number }[] = [];
-  for (const file of files.filter((candidate) => candidate.path.endsWith(".py"))) {
+  const python = files.filter((candidate) => candidate.path.endsWith(".py"));
+  const tests = python.filter((file) => /(^|\/)(test_[^/]*|[^/]*_test)\.py$/.test(file.path));
+  for (const file of python) {
+    let topLevel: string | undefined;
     for (const line of pythonLogicalLines(file.content)) {
+      if (line.indent === 0) topLevel = /^(?:async\s+)?def\s+(\w+)/.exec(line.code)?.[1];
+      // A helper module's function counts only when a test of this verifier names it.
+      if (
+        !tests.includes(file) &&
+        (topLevel === undefined ||
+          !tests.some((test) => new RegExp(`\\b${topLevel}\\b`).test(test.content)))
+      ) {
+        continue;
+      }
       if (/^(?:""|assert\b|raise\b|print\(|pytest\.(?:skip|fail|xfail)\()/.test(line.code))
         continue;
       for (const command of commandsOf(line.text)) {
