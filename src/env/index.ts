@@ -1,6 +1,7 @@
 /** The public environment API: workspaces, setup detection, sandboxes and verifiers. */
 
 export { acquireLock, type LockOptions, type LockOutcome } from "../core/lock.js";
+export { findOnPath } from "./sandbox/bubblewrap.js";
 export * from "./sandbox/index.js";
 export {
   DEFAULT_PYTHON,
@@ -23,6 +24,12 @@ export {
   type SetupNetworkChoice,
 } from "./setup/network.js";
 export { inPreparedRuntime, type PreparedRuntime, withPreparedRuntime } from "./setup/runtime.js";
+export {
+  findTestTimeInstalls,
+  programsStarted,
+  type TestTimeInstall,
+  testTimeNetworkProblem,
+} from "./setup/test-time-installs.js";
 export {
   type CollectionDiagnosis,
   type DiagnoseInput,
@@ -91,6 +98,7 @@ export { parseJunitXml } from "./verifier/junit.js";
 export {
   findKeywordOnlyChecks,
   type KeywordOnlyCheck,
+  keywordOnlyShare,
   type ScannedFile,
 } from "./verifier/keyword-scan.js";
 export {
@@ -115,6 +123,7 @@ export {
   type VerifierValidation,
   validateVerifier,
 } from "./verifier/validate.js";
+export { cloneBundle } from "./workspace/bundle.js";
 export { defaultCacheDir } from "./workspace/cache.js";
 export { type TreeDigestOptions, treeDigest } from "./workspace/digest.js";
 export {

@@ -23,7 +23,11 @@ import { unlessMissing } from "../../core/fs.js";
 import {
   type CollectionDiagnosis,
   findKeywordOnlyChecks,
+  findTestTimeInstalls,
   type KeywordOnlyCheck,
+  keywordOnlyShare,
+  type ScannedFile,
+  testTimeNetworkProblem,
 } from "../../env/index.js";
 import type { EnvironmentOutcome, EnvironmentRecord } from "../run/environments.js";
 import { environmentRecord } from "../run/environments.js";
@@ -163,7 +167,20 @@ export async function checkSuite(options: CheckSuiteOptions): Promise<SuiteCheck
           status: "broken",
           untouchedPassRatio: null,
           reason: environment.reason,
-          ...keyword,
+          keywordOnly: keyword.keywordOnly,
+          testCount: keyword.testCount,
+          cached: false,
+        };
+      } else if (testTimeProblem(keyword.files, environment) !== undefined) {
+        // Known before running anything: the verifier would crash or wait out its time limit.
+        check = {
+          skill: skill.id,
+          requirement: requirement.id,
+          status: "broken",
+          untouchedPassRatio: null,
+          reason: testTimeProblem(keyword.files, environment) as string,
+          keywordOnly: keyword.keywordOnly,
+          testCount: keyword.testCount,
           cached: false,
         };
       } else {
@@ -234,7 +251,7 @@ async function excludedRequirementChecks(
 
 async function keywordScan(
   requirement: SuiteRequirement,
-): Promise<{ keywordOnly: KeywordOnlyCheck[]; testCount: number }> {
+): Promise<{ keywordOnly: KeywordOnlyCheck[]; testCount: number; files: ScannedFile[] }> {
   const files = [];
   for (const file of requirement.verifier.files) {
     if (!/\.(py|m?[jt]sx?|cjs|cts)$/.test(file)) continue;
@@ -251,7 +268,22 @@ async function keywordScan(
         : (file.content.match(/\b(?:test|it)\s*\(\s*["'`]/g)?.length ?? 0)),
     0,
   );
-  return { keywordOnly: findKeywordOnlyChecks(files), testCount };
+  return { keywordOnly: findKeywordOnlyChecks(files), testCount, files };
+}
+
+/** `needs network at test time: …` when the verifier installs at test time and setup was offline. */
+function testTimeProblem(
+  files: readonly ScannedFile[],
+  environment: EnvironmentOutcome & { ok: true },
+): string | undefined {
+  return testTimeNetworkProblem(findTestTimeInstalls(files), {
+    ...(environment.base.setupReport?.network === undefined
+      ? {}
+      : { network: environment.base.setupReport.network }),
+    ...(environment.base.setupReport?.networkReason === undefined
+      ? {}
+      : { networkReason: environment.base.setupReport.networkReason }),
+  });
 }
 
 /** A ratio as a percentage with one decimal (`37.5%`), for reasons and tables. */
@@ -317,26 +349,22 @@ export function classify(
       };
     }
   }
+  const keywordOnly = keywordOnlyShare(keyword.keywordOnly, keyword.testCount);
+  const mostlyKeywordOnly = keyword.keywordOnly.length > 0 && keywordOnly.share >= threshold;
   if (ratio === 1 || ratio >= threshold) {
     return {
       ...common,
       status: "weak",
       untouchedPassRatio: ratio,
-      reason: `already passes ${untouched.passed} of ${untouched.total} checks (${percent(ratio)}) on the untouched repository${ratio === 1 ? ": it cannot tell a solution from none" : ` (weak from ${percent(threshold)})`}`,
+      reason: `already passes ${untouched.passed} of ${untouched.total} checks (${percent(ratio)}) on the untouched repository${ratio === 1 ? ": it cannot tell a solution from none" : ` (weak from ${percent(threshold)})`}${mostlyKeywordOnly ? `; ${keywordOnly.reason}` : ""}`,
     };
   }
-  const keywordShare = keyword.testCount === 0 ? 0 : keyword.keywordOnly.length / keyword.testCount;
-  if (keyword.keywordOnly.length > 0 && keywordShare >= threshold) {
+  if (mostlyKeywordOnly) {
     return {
       ...common,
       status: "weak",
       untouchedPassRatio: ratio,
-      reason: `${keyword.keywordOnly.length} of ${keyword.testCount} tests only grep source text for keywords (${keyword.keywordOnly
-        .slice(0, 4)
-        .map((finding) => finding.test)
-        .join(
-          ", ",
-        )}${keyword.keywordOnly.length > 4 ? ", …" : ""}); passes ${untouched.passed} of ${untouched.total} checks untouched`,
+      reason: `${keywordOnly.reason}; passes ${untouched.passed} of ${untouched.total} checks untouched`,
     };
   }
   return {

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runProcess } from "../../core/process.js";
+import { cloneBundle } from "../../env/index.js";
 import type { SuiteRepository } from "./types.js";
 
 /** Whether a pinned commit exists: checked, missing (with git's words), or not checkable here. */
@@ -70,7 +71,7 @@ export class CommitChecker {
     if (await hasCommit(gitDirectory, commit)) return { status: "present" };
     return {
       status: "missing",
-      message: `commit ${commit} does not exist in ${described}`,
+      message: `commit ${commit} does not exist in ${described}: the pinned commit is unreachable — fix: pin a commit the repository has, or point at a copy (--repo-root, a fuller clone or bundle) that holds it`,
     };
   }
 
@@ -80,7 +81,8 @@ export class CommitChecker {
       pending = (async () => {
         const folder = await mkdtemp(join(tmpdir(), "skillsmith-bundle-"));
         this.scratch.push(folder);
-        const cloned = await git(["clone", "--bare", "--quiet", "--", path, folder]);
+        // A shallow (depth-1) bundle is unpacked as a shallow repository, not refused.
+        const cloned = await cloneBundle(path, folder, { bare: true });
         if (cloned.exitCode !== 0) {
           return { error: `not a readable git bundle: ${path} (${cloned.stderr.trim()})` };
         }

@@ -31,6 +31,7 @@ import {
 import { errorsSince, type Problems, readText } from "./problems.js";
 import { parseRequirementMarkdown } from "./requirement.js";
 import { idSchema, type RepositorySpec, skillFileSchema, verifierFileSchema } from "./schema.js";
+import { describeMissingTool, missingVerifierTools } from "./tools.js";
 import type {
   ReferenceSolution,
   SuiteProblem,
@@ -238,6 +239,12 @@ export async function inspectSkill(
       repositoryMount,
       problems,
     );
+    // Validation (the mode that checks commits) also names tools this machine lacks.
+    if (requirement !== undefined && commits !== undefined) {
+      for (const tool of await missingVerifierTools(requirement)) {
+        problems.warning(join(requirementsRelative, requirementId), describeMissingTool(tool));
+      }
+    }
     for (const problem of problems.list.slice(before)) requirementProblems.add(problem);
     if (requirement !== undefined) requirements.push(requirement);
     else excludedRequirements.set(requirementId, errorsSince(problems, before));

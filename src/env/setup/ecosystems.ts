@@ -14,6 +14,18 @@ export async function detectNode(context: Context): Promise<Detection | undefine
     language: "node" as const,
     baseImage: defaultImages.node,
     setupEnv: { npm_config_cache: posix.join(context.environmentPath, "npm-cache") },
+    // A verifier that installs at test time (`npm ci` in a fixture) is served from the cache
+    // setup filled, offline: a missing package fails at once (ENOTCACHED) instead of waiting out
+    // npm's retries against a network runs do not have. The cache is mounted read-only, so npm
+    // writes no log files there.
+    runEnv: {
+      npm_config_cache: posix.join(context.environmentPath, "npm-cache"),
+      npm_config_offline: "true",
+      npm_config_logs_max: "0",
+      npm_config_update_notifier: "false",
+      npm_config_audit: "false",
+      npm_config_fund: "false",
+    },
   };
   const offline = network === "offline";
   const offlineNote = offline

@@ -167,4 +167,83 @@ describe("findKeywordOnlyChecks", () => {
       findKeywordOnlyChecks([{ path: "test_p.py", content }]).map((finding) => finding.test),
     ).toEqual(["test_build_system"]);
   });
+
+  it("reads black-formatted tests as statements (wrapped headers, wrapped asserts, if-return-fail)", () => {
+    const content = [
+      "import os",
+      "import pytest",
+      "",
+      "class TestWrapped:",
+      "    def _read(self, rel):",
+      "        with open(os.path.join('/workspace/r', rel)) as fh:",
+      "            return fh.read()",
+      "",
+      "    def test_wrapped_header_is_read_whole_and_long_enough_to_wrap(",
+      "        self,",
+      "    ):",
+      "        src = self._read('a.py')",
+      "        assert (",
+      '            "retry"',
+      "            in src",
+      '        ), "no retry"',
+      "",
+      "    def test_count_by_comprehension(self):",
+      "        content = self._read('a.py')",
+      "        found = sum(1 for word in ('a', 'b') if word in content)",
+      "        assert found >= 1",
+      "",
+      "    def test_if_return_then_fail(self):",
+      "        for name in ('a.py', 'b.py'):",
+      "            if 'chain(' in self._read(name):",
+      "                return",
+      "        pytest.fail('no chain')",
+      "",
+      "    def test_only_lists_files(self):",
+      "        found = [name for name in os.listdir('/workspace/r') if name.endswith('.py')]",
+      "        assert found",
+      "",
+      "    def test_non_empty(self):",
+      "        assert len(self._read('a.py')) > 0",
+      "",
+    ].join("\n");
+    expect(
+      findKeywordOnlyChecks([{ path: "test_w.py", content }]).map((finding) => [
+        finding.test,
+        finding.line,
+      ]),
+    ).toEqual([
+      ["test_wrapped_header_is_read_whole_and_long_enough_to_wrap", 9],
+      ["test_count_by_comprehension", 18],
+      ["test_if_return_then_fail", 23],
+    ]);
+  });
+
+  it("counts a python -c one-liner that only greps as a grep, and one that imports as running", () => {
+    const content = [
+      "import subprocess",
+      "",
+      "def _run(args):",
+      "    return subprocess.run(['python', *args], capture_output=True, text=True)",
+      "",
+      "def test_grep_in_a_child():",
+      `    result = _run(['-c', "c=open('src/index.ts').read(); assert 'connect' in c; print('PASS')"])`,
+      "    assert 'PASS' in result.stdout",
+      "",
+      "def test_import_in_a_child():",
+      `    result = _run(['-c', "import app; assert 'x' in open('app.py').read() and app.main()"])`,
+      "    assert result.returncode == 0",
+      "",
+    ].join("\n");
+    expect(
+      findKeywordOnlyChecks([{ path: "test_c.py", content }]).map((finding) => finding.test),
+    ).toEqual(["test_grep_in_a_child"]);
+  });
+
+  it("stays linear on hostile input (an unterminated string, deep brackets, a huge line)", () => {
+    // Verifier files are untrusted: a file built to make the reader backtrack must not stall it.
+    const content = `def test_x():\n    s = open("f").read()\n    assert "${"(".repeat(20000)}" in s ${"[".repeat(20000)}\n    x = """never closed ${"a ".repeat(50000)}`;
+    const started = performance.now();
+    findKeywordOnlyChecks([{ path: "test_h.py", content }]);
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
 });

@@ -1,27 +1,24 @@
 /**
  * Static scan for checks that only grep source text for keywords: a test that reads a file as
- * text and asserts that some string or pattern occurs in it, without importing, calling or
- * running any of the code under test. Such a check passes for a comment containing the keyword
- * and fails for a correct solution that spells it differently, so it measures wording, not
- * behaviour.
+ * text and decides only by whether some string or pattern occurs in it, without importing,
+ * parsing, calling or running any of the code under test. Such a check passes for a comment
+ * containing the keyword and fails for a correct solution that spells it differently, so it
+ * measures wording, not behaviour.
  *
- * Heuristics (documented so a flagged check can be argued with):
- * 1. Test functions are found syntactically: Python `def test_*` (body = the following lines
- *    indented deeper), JavaScript/TypeScript `test(...)` / `it(...)` (body = the balanced braces
- *    of the callback).
- * 2. A body *reads text* when it calls `open(`, `.read_text(`, `.read()`, `readFileSync(`,
- *    `readFile(` or `fs.promises.readFile(`.
- * 3. A body *asserts on text* when it uses Python `in` / `not in` inside an `assert`, `re.search`,
- *    `re.match`, `re.findall`, `.count(`, `.startswith(`, `.endswith(`, or JavaScript `.includes(`,
- *    `.match(`, `.test(`, `toContain(`, `toMatch(`, `assert.match(`.
- * 4. A body *exercises code* when it runs a process (`subprocess`, `os.system`, `Popen`,
- *    `execSync`, `spawn`, `execFile`, `exec(`), imports at run time (`import `, `importlib`,
- *    `__import__`, `runpy`, `require(`, `import(`), parses structure (`json.`, `yaml.`, `toml`,
- *    `ast.`, `JSON.parse`), or calls a name the file imports from a module that is not a standard
- *    file/text/test helper (os, re, pathlib, sys, glob, io, textwrap, pytest, unittest, node:fs,
- *    node:path, node:assert, node:test, vitest…).
+ * Python test files are read structurally (logical lines, helpers and fixtures followed): see
+ * keyword-scan-python.ts. JavaScript/TypeScript heuristics (documented so a flagged check can be
+ * argued with):
+ * 1. Test functions are `test(...)` / `it(...)` (body = the balanced braces of the callback).
+ * 2. A body *reads text* when it calls `readFileSync(`, `readFile(` or `fs.promises.readFile(`.
+ * 3. A body *asserts on text* when it uses `.includes(`, `.match(`, `.test(`, `toContain(`,
+ *    `toMatch(`, `assert.match(`, `.indexOf(`.
+ * 4. A body *exercises code* when it runs a process (`execSync`, `spawn`, `execFile`, `exec(`),
+ *    imports at run time (`require(`, `import(`), parses structure (`JSON.parse`), or calls a name
+ *    the file imports from a module that is not a standard file/text/test helper.
  * A test is flagged when it reads text and asserts on text and exercises nothing.
  */
+import { scanPython } from "./keyword-scan-python.js";
+
 export interface KeywordOnlyCheck {
   readonly file: string;
   readonly test: string;
@@ -35,21 +32,6 @@ export interface ScannedFile {
   readonly content: string;
 }
 
-const pythonHelpers = new Set([
-  "os",
-  "re",
-  "pathlib",
-  "sys",
-  "glob",
-  "io",
-  "textwrap",
-  "pytest",
-  "unittest",
-  "typing",
-  "string",
-  "fnmatch",
-  "__future__",
-]);
 const javascriptHelpers = new Set([
   "fs",
   "node:fs",
@@ -68,13 +50,9 @@ const javascriptHelpers = new Set([
   "node:url",
 ]);
 
-const readsText = /\bopen\(|\.read_text\(|\.read\(\)|\breadFileSync\(|\breadFile\(|\.read_bytes\(/;
-const pythonAssertsText =
-  /\bassert\b[^\n]*\s(not\s+)?in\s|\bre\.(search|match|findall|fullmatch)\(|\.count\(|\.startswith\(|\.endswith\(/;
+const readsText = /\breadFileSync\(|\breadFile\(/;
 const javascriptAssertsText =
   /\.includes\(|\.match\(|\.test\(|\btoContain\(|\btoMatch\(|\bassert\.match\(|\.indexOf\(/;
-const pythonRuns =
-  /\bsubprocess\b|\bos\.system\(|\bPopen\(|\bimport\s|\bimportlib\b|__import__\(|\brunpy\b|\bexec\(|\beval\(|\bjson\.|\byaml\.|\b(?:tomllib|tomli|toml)\.|\bast\.|\bconfigparser\b|\bpy_compile\b/;
 const javascriptRuns =
   /\bexecSync\(|\bexecFileSync\(|\bspawn(Sync)?\(|\bexecFile\(|\bexec\(|\brequire\(|\bimport\(|\bJSON\.parse\(|\beval\(|new Function\(/;
 
@@ -84,124 +62,6 @@ export function findKeywordOnlyChecks(files: readonly ScannedFile[]): KeywordOnl
   for (const file of files) {
     if (file.path.endsWith(".py")) findings.push(...scanPython(file));
     else if (/\.(m|c)?(j|t)sx?$/.test(file.path)) findings.push(...scanJavascript(file));
-  }
-  return findings;
-}
-
-interface PythonFunction {
-  readonly name: string;
-  readonly line: number;
-  readonly parameters: readonly string[];
-  /** The body with docstrings, comments and string literals blanked (code only). */
-  readonly code: string;
-  /** The body with only docstrings and comments removed (string literals kept). */
-  readonly text: string;
-}
-
-/** Every `def` of a Python file (at any depth), with its body: the lines indented deeper. */
-function pythonFunctions(lines: readonly string[]): PythonFunction[] {
-  const functions: PythonFunction[] = [];
-  lines.forEach((line, index) => {
-    const header = /^(\s*)(?:async\s+)?def\s+(\w+)\s*\(([^)]*)/.exec(line);
-    if (header === null) return;
-    const indent = header[1]?.length ?? 0;
-    const body: string[] = [];
-    for (let next = index + 1; next < lines.length; next += 1) {
-      const candidate = lines[next] ?? "";
-      if (candidate.trim() === "") continue;
-      const candidateIndent = /^\s*/.exec(candidate)?.[0].length ?? 0;
-      if (candidateIndent <= indent) break;
-      body.push(candidate);
-    }
-    const text = stripPythonComments(stripPythonDocstrings(body.join("\n")));
-    functions.push({
-      name: header[2] ?? "",
-      line: index + 1,
-      parameters: (header[3] ?? "")
-        .split(",")
-        .map((parameter) => /^\s*\*{0,2}(\w+)/.exec(parameter)?.[1] ?? "")
-        .filter((parameter) => parameter !== "" && parameter !== "self" && parameter !== "cls"),
-      code: blankStrings(text),
-      text,
-    });
-  });
-  return functions;
-}
-
-/** Whether `code` calls one of `names`, plainly or as a method (`self._read(`). */
-function callsHelper(code: string, names: ReadonlySet<string>): boolean {
-  for (const name of names) {
-    if (new RegExp(`(^|[^\\w.]|\\b(?:self|cls)\\.)${name}\\s*\\(`).test(code)) return true;
-  }
-  return false;
-}
-
-function scanPython(file: ScannedFile): KeywordOnlyCheck[] {
-  const lines = file.content.split("\n");
-  const projectNames = new Set<string>();
-  for (const line of lines) {
-    const fromImport = /^from\s+([\w.]+)\s+import\s+(.+)$/.exec(line);
-    const plainImport = /^import\s+([\w.]+)(?:\s+as\s+(\w+))?/.exec(line);
-    if (fromImport !== null) {
-      const module = (fromImport[1] ?? "").split(".")[0] ?? "";
-      if (pythonHelpers.has(module)) continue;
-      for (const part of (fromImport[2] ?? "").replace(/[()]/g, "").split(",")) {
-        const alias = /(\w+)\s*$/.exec(part.trim())?.[1];
-        if (alias !== undefined) projectNames.add(alias);
-      }
-    } else if (plainImport !== null) {
-      const module = (plainImport[1] ?? "").split(".")[0] ?? "";
-      if (!pythonHelpers.has(module)) projectNames.add(plainImport[2] ?? module);
-    }
-  }
-  const functions = pythonFunctions(lines);
-  const helpers = functions.filter((candidate) => !candidate.name.startsWith("test"));
-  // Helpers that read files (`_read(path)`, `read_text` wrappers, fixtures returning a file's
-  // text) or that run code (`_run(cmd)` around subprocess), found to a fixed point so a helper
-  // calling a helper counts too.
-  const readers = new Set<string>();
-  const runners = new Set<string>();
-  for (let changed = true; changed; ) {
-    changed = false;
-    for (const helper of helpers) {
-      if (
-        !readers.has(helper.name) &&
-        (readsText.test(helper.code) || callsHelper(helper.code, readers))
-      ) {
-        readers.add(helper.name);
-        changed = true;
-      }
-      if (
-        !runners.has(helper.name) &&
-        (pythonRuns.test(helper.code) ||
-          callsHelper(helper.code, runners) ||
-          callsAny(helper.code, projectNames))
-      ) {
-        runners.add(helper.name);
-        changed = true;
-      }
-    }
-  }
-  const findings: KeywordOnlyCheck[] = [];
-  for (const test of functions) {
-    if (!test.name.startsWith("test")) continue;
-    const reads =
-      readsText.test(test.code) ||
-      callsHelper(test.code, readers) ||
-      test.parameters.some((parameter) => readers.has(parameter));
-    const runs =
-      pythonRuns.test(test.code) ||
-      callsHelper(test.code, runners) ||
-      test.parameters.some((parameter) => runners.has(parameter));
-    if (!reads || !pythonAssertsText.test(test.text) || runs) continue;
-    if (callsAny(test.code, projectNames)) continue;
-    findings.push({
-      file: file.path,
-      test: test.name,
-      line: test.line,
-      reason:
-        "reads source files as text and asserts that keywords occur, without importing or running the code",
-    });
   }
   return findings;
 }
@@ -246,22 +106,6 @@ function callsAny(body: string, names: ReadonlySet<string>): boolean {
   return false;
 }
 
-function stripPythonDocstrings(text: string): string {
-  return text.replace(/("""|''')[\s\S]*?\1/g, "");
-}
-
-/** `# …` to the end of the line, outside string literals (the literals are skipped whole). */
-function stripPythonComments(text: string): string {
-  return text.replace(/("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|#[^\n]*/g, (match, literal) =>
-    literal === undefined ? "" : match,
-  );
-}
-
-/** String literals blanked to `""`, so a file name such as "pyproject.toml" is not code. */
-function blankStrings(code: string): string {
-  return code.replace(/[rbfuRBFU]{0,2}("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')/g, '""');
-}
-
 /** The text between the brace at `start` and its matching close (strings are not special-cased). */
 function balancedBody(content: string, start: number): string {
   let depth = 0;
@@ -274,4 +118,23 @@ function balancedBody(content: string, start: number): string {
     }
   }
   return content.slice(start);
+}
+
+/**
+ * The share of a verifier's tests that are keyword-only, and the sentence that names it as the
+ * reason a verifier is weak: `keyword-only: 9 of 13 tests only grep source text for keywords (…)`.
+ */
+export function keywordOnlyShare(
+  findings: readonly KeywordOnlyCheck[],
+  testCount: number,
+): { share: number; reason: string } {
+  const share = testCount === 0 ? 0 : Math.min(1, findings.length / testCount);
+  const named = findings
+    .slice(0, 4)
+    .map((finding) => finding.test)
+    .join(", ");
+  return {
+    share,
+    reason: `keyword-only: ${findings.length} of ${testCount} tests only grep source text for keywords (${named}${findings.length > 4 ? ", …" : ""}), so passing them measures wording, not behaviour`,
+  };
 }

@@ -15,6 +15,7 @@ import {
   type SetupChoice,
   type StoredBase,
 } from "./base.js";
+import { cloneBundle } from "./bundle.js";
 import { defaultCacheDir } from "./cache.js";
 import { treeDigest } from "./digest.js";
 import { git, tryGit } from "./git.js";
@@ -198,7 +199,10 @@ async function cloneInto(source: RepositorySource, target: string): Promise<void
       );
     }
   }
-  const cloned = await tryGit(["clone", "--quiet", "--no-checkout", "--", location, target]);
+  const cloned =
+    source.kind === "bundle"
+      ? await cloneBundle(location, target)
+      : await tryGit(["clone", "--quiet", "--no-checkout", "--", location, target]);
   if (cloned.exitCode !== 0) {
     if (networkFailurePattern.test(cloned.stderr)) {
       throw new InfrastructureError(
