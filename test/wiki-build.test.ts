@@ -213,14 +213,16 @@ describe.skipIf(!hasFfmpeg)("wiki build (needs ffmpeg)", () => {
         "provenance",
         "deduplication",
         "modality",
+        "content",
         "executability",
       ]);
     if (hasBwrap) {
       expect(byName.get("Count things")?.outcome).toBe("reference-only");
       expect(byName.get("Count things")?.exec_ok).toBe(false);
       expect(byName.get("Slugify titles")?.exec_ok).toBe(true);
-      expect(summary.accepted).toBe(4);
-      expect(summary.reference_only).toBe(1);
+      // Two with code that ran; the two text-only entries are reference-only beside Count things.
+      expect(summary.accepted).toBe(2);
+      expect(summary.reference_only).toBe(3);
     }
     expect(progress.some((line) => line.includes("distilling contrast.mp4"))).toBe(true);
   });
@@ -286,10 +288,16 @@ describe.skipIf(!hasFfmpeg)("wiki build (needs ffmpeg)", () => {
     expect(contrast?.meta.modalities_present).toEqual(["text", "visual"]);
     expect(contrast?.meta.files.visual).toEqual(["visual/frame-000.png", "visual/frame-001.png"]);
     expect(contrast?.meta.exec_ok).toBe("unknown");
-    expect(contrast?.meta.validation_status).toBe("verified");
+    // Text-only: nothing was run, so it is reference-only (protocol B), never verified.
+    expect(contrast?.meta.validation_status).toBe("reference-only");
+    expect(contrast?.meta.validation_note).toBe("no code to run: a text-only entry");
     const slug = entries.find((entry) => entry.meta.skill_name === "Slugify titles");
     expect(slug?.meta.merged).toEqual([skillId("web-frontend", "textkit", 2)]);
-    expect(slug?.meta.tags).toEqual(["slug", "url", "permalink"]);
+    // The duplicate's tags are recorded with the merge, not added to the survivor's.
+    expect(slug?.meta.tags).toEqual(["slug", "url"]);
+    expect(slug?.meta.merges.map((merge) => [merge.skill_id, merge.tags])).toEqual([
+      [skillId("web-frontend", "textkit", 2), ["permalink"]],
+    ]);
     const overview = await readFile(join(slug?.dir ?? "", "text/overview.md"), "utf8");
     expect(overview).toContain("## When to use");
     const taxonomy = await readTaxonomy(wiki, "web-frontend");

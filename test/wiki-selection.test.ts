@@ -58,6 +58,8 @@ function meta(index: number): SkillMeta {
     validation_status: "verified",
     validation_note: null,
     merged: [],
+    merges: [],
+    findings: [],
     created,
     updated: created,
   };
