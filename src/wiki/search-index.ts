@@ -41,10 +41,6 @@ import { mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/promis
 import { endianness } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { InputError, isSkillsmithError, UnsupportedError } from "../core/errors.js";
-import { isMissing, unlessMissing, unreadableError } from "../core/fs.js";
-import { acquireLock } from "../core/lock.js";
-import type { EmbeddingClient } from "../model/index.js";
 import {
   type Bm25Parameters,
   Bm25PostingsBuilder,
@@ -53,7 +49,11 @@ import {
   bm25Norm,
   distinctTokens,
   ScoreAccumulator,
-} from "./bm25.js";
+} from "../core/bm25.js";
+import { InputError, isSkillsmithError, UnsupportedError } from "../core/errors.js";
+import { isMissing, unlessMissing, unreadableError } from "../core/fs.js";
+import { acquireLock } from "../core/lock.js";
+import type { EmbeddingClient } from "../model/index.js";
 import {
   cardOf,
   indexedText,
@@ -73,7 +73,8 @@ import {
 import type { ShortlistConfig, ShortlistHit, ShortlistOptions } from "./search.js";
 import { LOCK_FILE, listDomains, META_FILE, readJsonFile, WIKI_MANIFEST_FILE } from "./store.js";
 
-export const SEARCH_INDEX_FORMAT = 1;
+/** 2: tokens split where an unspaced script (Han, kana, Hangul) meets another (format 1 did not). */
+export const SEARCH_INDEX_FORMAT = 2;
 export const SEARCH_INDEX_FOLDER = ".index";
 export const SEARCH_INDEX_FILE = "search.idx";
 const SEARCH_INDEX_LOCK = "search.lock";

@@ -12,10 +12,10 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
+import { Bm25Index } from "../core/bm25.js";
 import { UnsupportedError } from "../core/errors.js";
 import { packageRoot } from "../core/paths.js";
 import type { EmbeddingClient, ModelClient } from "../model/index.js";
-import { Bm25Index } from "./bm25.js";
 import {
   cardOf,
   indexedText,
