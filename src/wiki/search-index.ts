@@ -643,17 +643,24 @@ export class IndexedWikiSearch {
     const includeUnverified = options.includeUnverified === true;
     const hits =
       config.visual_boost === 1
-        ? this.ranked(query, config.k, (doc) => this.eligible(doc, includeUnverified))
+        ? this.ranked(
+            query,
+            config.k,
+            (doc) => this.eligible(doc, includeUnverified),
+            config.bm25_k1,
+          )
         : mergeBoosted(
             this.ranked(
               query,
               config.k,
               (doc) => this.eligible(doc, includeUnverified) && this.hasVisual(doc),
+              config.bm25_k1,
             ),
             this.ranked(
               query,
               config.k,
               (doc) => this.eligible(doc, includeUnverified) && !this.hasVisual(doc),
+              config.bm25_k1,
             ),
             config.visual_boost,
             config.k,
@@ -670,11 +677,10 @@ export class IndexedWikiSearch {
     query: string,
     k: number,
     allowed: (doc: number) => boolean,
+    k1: number,
   ): { doc: number; score: number }[] {
-    const parameters: Bm25Parameters = {
-      k1: this.thresholds.bm25_k1,
-      b: this.thresholds.bm25_b,
-    };
+    // Impacts are computed per query from term frequencies, so any k1 is answered exactly.
+    const parameters: Bm25Parameters = { k1, b: this.thresholds.bm25_b };
     const k1Plus1 = parameters.k1 + 1;
     this.accumulator ??= new ScoreAccumulator(this.header.documents);
     const accumulator = this.accumulator;
