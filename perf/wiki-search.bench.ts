@@ -12,8 +12,8 @@ import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import MiniSearch from "minisearch";
+import { Bm25Index } from "../src/core/bm25.js";
 import { runProcess } from "../src/core/process.js";
-import { Bm25Index } from "../src/wiki/bm25.js";
 import type { Benchmark, BenchmarkRow } from "./harness.js";
 
 const K1 = 1.2;

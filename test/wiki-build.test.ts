@@ -213,6 +213,7 @@ describe.skipIf(!hasFfmpeg)("wiki build (needs ffmpeg)", () => {
         "provenance",
         "deduplication",
         "modality",
+        "content",
         "executability",
       ]);
     if (hasBwrap) {
@@ -289,7 +290,11 @@ describe.skipIf(!hasFfmpeg)("wiki build (needs ffmpeg)", () => {
     expect(contrast?.meta.validation_status).toBe("verified");
     const slug = entries.find((entry) => entry.meta.skill_name === "Slugify titles");
     expect(slug?.meta.merged).toEqual([skillId("web-frontend", "textkit", 2)]);
-    expect(slug?.meta.tags).toEqual(["slug", "url", "permalink"]);
+    // The duplicate's tags are recorded with the merge, not added to the survivor's.
+    expect(slug?.meta.tags).toEqual(["slug", "url"]);
+    expect(slug?.meta.merges.map((merge) => [merge.skill_id, merge.tags])).toEqual([
+      [skillId("web-frontend", "textkit", 2), ["permalink"]],
+    ]);
     const overview = await readFile(join(slug?.dir ?? "", "text/overview.md"), "utf8");
     expect(overview).toContain("## When to use");
     const taxonomy = await readTaxonomy(wiki, "web-frontend");

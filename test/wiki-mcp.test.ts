@@ -234,11 +234,24 @@ describe("MCP over stdio (spawned `skillsmith wiki serve-mcp`)", () => {
       input: { stdin: "box" },
     });
     if (hasBwrap)
+      // The program's own output comes back: the script prints "centered:" and its stdin.
       expect(run.structuredContent).toMatchObject({
         status: "applied",
-        output: { status: "passed" },
+        output: { status: "passed", stdout: "centered:box\n", stderr: "" },
       });
     else expect(run.structuredContent?.status).toBe("not-applicable");
+  });
+
+  it("documents apply's input keys in its schema", async () => {
+    const { tools } = await client.listTools();
+    const apply = tools.find((tool) => tool.name === "apply");
+    const properties = (apply?.inputSchema.properties ?? {}) as Record<
+      string,
+      { properties?: Record<string, { type?: string }> }
+    >;
+    const input = properties.input;
+    expect(input?.properties?.stdin?.type).toBe("string");
+    expect(apply?.description).toContain("input.stdin");
   });
 });
 

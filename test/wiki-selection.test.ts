@@ -16,7 +16,14 @@ import {
   skillId,
   wikiManifestSchema,
 } from "../src/wiki/meta.js";
-import { cardOf, indexedText, renderCards, searchSkills, WikiSearch } from "../src/wiki/search.js";
+import {
+  cardOf,
+  indexedText,
+  openCardSearch,
+  renderCards,
+  searchSkills,
+  WikiSearch,
+} from "../src/wiki/search.js";
 import { loadOrCreateWikiManifest, readWikiManifest, writeEntry } from "../src/wiki/store.js";
 import { runInProcess } from "./support/cli.js";
 
@@ -58,6 +65,8 @@ function meta(index: number): SkillMeta {
     validation_status: "verified",
     validation_note: null,
     merged: [],
+    merges: [],
+    findings: [],
     created,
     updated: created,
   };
@@ -65,7 +74,7 @@ function meta(index: number): SkillMeta {
 const ENTRIES = 48;
 
 /** Okapi BM25 as the index documents it (k1 1.2, b 0.75, idf ln(1 + (N − df + ½)/(df + ½))). */
-function referenceScores(query: string, texts: readonly string[]): number[] {
+function referenceScores(query: string, texts: readonly string[], k1 = 1.2): number[] {
   const tokens = (text: string) =>
     text
       .toLowerCase()
@@ -80,8 +89,8 @@ function referenceScores(query: string, texts: readonly string[]): number[] {
       if (frequency === 0) return score;
       const containing = documents.filter((each) => each.includes(term)).length;
       const idf = Math.log(1 + (documents.length - containing + 0.5) / (containing + 0.5));
-      const norm = 1.2 * (1 - 0.75 + (0.75 * words.length) / average);
-      return score + (idf * (frequency * 2.2)) / (frequency + norm);
+      const norm = k1 * (1 - 0.75 + (0.75 * words.length) / average);
+      return score + (idf * (frequency * (k1 + 1))) / (frequency + norm);
     }, 0),
   );
 }
@@ -91,11 +100,13 @@ function expectedTop(
   fields: readonly ShortlistField[],
   boost: number,
   k: number,
+  k1 = 1.2,
 ): { name: string; score: number }[] {
   const metas = Array.from({ length: ENTRIES }, (_, index) => meta(index));
   const scores = referenceScores(
     query,
     metas.map((each) => indexedText(each, fields)),
+    k1,
   );
   return metas
     .map((each, index) => ({
@@ -138,6 +149,7 @@ describe("stage-1 selection settings", () => {
       size: "k",
       fields: ["name", "tags", "applicability", "category_path"],
       visual_boost: 1,
+      bm25_k1: 1.2,
     });
     const expected = expectedTop(QUERY, ["name", "tags", "applicability", "category_path"], 1, 20);
     expect(result.shortlist.map((hit) => hit.card.skill_name)).toEqual(
@@ -161,6 +173,7 @@ describe("stage-1 selection settings", () => {
       size: "max(5n,25)",
       fields: ["name", "tags", "applicability"],
       visual_boost: 1.25,
+      bm25_k1: 1.2,
     });
     const expected = expectedTop(QUERY, ["name", "tags", "applicability"], 1.25, 25);
     expect(result.shortlist.map((hit) => hit.card.skill_name)).toEqual(
@@ -178,6 +191,42 @@ describe("stage-1 selection settings", () => {
     expect((await searchSkills(search, QUERY, { ...options, max: 3 })).shortlist).toHaveLength(25);
   });
 
+  it("scores with the k1 asked for (the public code's 1.5), from entries and from the index file alike", async () => {
+    const fields = ["name", "applicability", "tags"] as ShortlistField[];
+    const expected = expectedTop(QUERY, fields, 1.25, 25, 1.5);
+    for (const search of [
+      await WikiSearch.open(wiki),
+      await openCardSearch(wiki, undefined, { fields }),
+    ]) {
+      const result = await searchSkills(search, QUERY, {
+        shortlistSize: "max(5n,25)",
+        fields,
+        visualBoost: 1.25,
+        k1: 1.5,
+      });
+      expect(result.shortlist_config?.bm25_k1).toBe(1.5);
+      expect(result.shortlist.map((hit) => hit.card.skill_name)).toEqual(
+        expected.map((each) => each.name),
+      );
+      result.shortlist.forEach((hit, index) => {
+        expect(hit.score).toBeCloseTo(expected[index]?.score ?? -1, 9);
+      });
+    }
+    // With the four fields the index file answers itself, at any k1.
+    const indexed = await openCardSearch(wiki);
+    const four = await searchSkills(indexed, QUERY, { k1: 1.5 });
+    const fourExpected = expectedTop(
+      QUERY,
+      ["name", "tags", "applicability", "category_path"],
+      1,
+      20,
+      1.5,
+    );
+    expect(four.shortlist.map((hit) => hit.score)).toEqual(
+      fourExpected.map((each) => expect.closeTo(each.score, 9)),
+    );
+  });
+
   it("indexes only the fields asked for", async () => {
     const search = await WikiSearch.open(wiki);
     // "scrolls" is only in some applicabilities: without that field nothing matches it.
@@ -193,11 +242,13 @@ describe("stage-1 selection settings", () => {
     const base = ["wiki", "search", QUERY, "--wiki", wiki, "--json"];
     const run = await runInProcess([...base, "--selection", "public-code"], { cwd: root, env: {} });
     expect(run.code).toBe(0);
+    // The preset carries the public code's k1 = 1.5 too.
     expect(JSON.parse(run.stdout).shortlist_config).toEqual({
       k: 25,
       size: "max(5n,25)",
       fields: ["name", "tags", "applicability"],
       visual_boost: 1.25,
+      bm25_k1: 1.5,
     });
     const mixed = await runInProcess(
       [...base, "--selection", "public-code", "--shortlist-size", "10", "--visual-boost", "1"],
@@ -208,6 +259,7 @@ describe("stage-1 selection settings", () => {
       size: "k",
       fields: ["name", "tags", "applicability"],
       visual_boost: 1,
+      bm25_k1: 1.5,
     });
     const text = await runInProcess(["wiki", "search", QUERY, "--wiki", wiki], {
       cwd: root,

@@ -70,3 +70,28 @@ describe("BM25 retrieval", () => {
     expect(record.hits.map((hit) => hit.taskId)).toEqual(["roman-back"]);
   });
 });
+
+describe("BM25 retrieval with the project's one tokenizer", () => {
+  it("finds non-Latin and mixed-script text, which a [a-z0-9] tokenizer cannot see", () => {
+    const pool = [
+      entry("a", "把罗马数字转换为整数"),
+      entry("b", "用grid布局居中"),
+      entry("c", "sort a list of numbers"),
+    ];
+    const mixed: FamilyTask = { id: "t", fields: { instruction: "grid 居中" }, hidden: {} };
+    const { record } = retrieve(visibleView(family, mixed), pool, { k: 1 });
+    expect(record.hits[0]?.taskId).toBe("b");
+    expect(record.hits[0]?.score).toBeGreaterThan(0);
+  });
+
+  it("keeps k hits, the unmatched after the matched, by task id", () => {
+    const pool = [entry("z", "alpha"), entry("m", "beta"), entry("a", "gamma")];
+    const query: FamilyTask = { id: "t", fields: { instruction: "beta" }, hidden: {} };
+    const { record } = retrieve(visibleView(family, query), pool, { k: 3 });
+    expect(record.hits.map((hit) => [hit.taskId, hit.score === 0])).toEqual([
+      ["m", false],
+      ["a", true],
+      ["z", true],
+    ]);
+  });
+});

@@ -3,6 +3,8 @@
  * embedding similarity when an embedding model is configured, BM25 otherwise. The method used is
  * recorded with every retrieval (`bm25` or `embedding:<model spec>`).
  */
+
+import { Bm25Index, tokenize } from "../core/bm25.js";
 import { cosineSimilarity, type EmbeddingClient } from "../model/index.js";
 import type { VisibleTask } from "./family.js";
 import type { PoolEntry } from "./pool.js";
@@ -77,10 +79,12 @@ export class EmbeddingIndex {
   }
 }
 
-/** Lowercased word tokens; identifiers split at underscores so `run_length` matches "run length". */
-export function tokenize(text: string): string[] {
-  return text.toLowerCase().match(/[a-z0-9]+/g) ?? [];
-}
+/**
+ * The project's one tokenizer (`core/bm25.ts`): lowercase NFKC runs of letters and digits, so
+ * identifiers split at underscores (`run_length` matches "run length") and non-Latin text is
+ * searchable too.
+ */
+export { tokenize };
 
 function visibleText(fields: Readonly<Record<string, string>>): string {
   return Object.values(fields).join("\n");
@@ -96,39 +100,24 @@ export function retrieve(
   options: Omit<RetrievalOptions, "embedding"> = {},
 ): { record: RetrievalRecord; entries: PoolEntry[] } {
   const k = options.k ?? defaultTopK;
-  const candidates = pool.filter((entry) => entry.taskId !== target.id);
-  const documents = candidates.map((entry) => tokenize(visibleText(entry.visible)));
-  const k1 = options.k1 ?? 1.2;
-  const b = options.b ?? 0.75;
-  const averageLength =
-    documents.reduce((sum, document) => sum + document.length, 0) / Math.max(documents.length, 1);
-  const documentFrequency = new Map<string, number>();
-  for (const document of documents)
-    for (const term of new Set(document))
-      documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1);
-  const queryTerms = [...new Set(tokenize(visibleText(target.fields)))];
-  const count = documents.length;
-  const scored = documents.map((document, index) => {
-    const frequencies = new Map<string, number>();
-    for (const term of document) frequencies.set(term, (frequencies.get(term) ?? 0) + 1);
-    let score = 0;
-    for (const term of queryTerms) {
-      const frequency = frequencies.get(term) ?? 0;
-      if (frequency === 0) continue;
-      const containing = documentFrequency.get(term) ?? 0;
-      const idf = Math.log(1 + (count - containing + 0.5) / (containing + 0.5));
-      score +=
-        (idf * frequency * (k1 + 1)) /
-        (frequency + k1 * (1 - b + (b * document.length) / Math.max(averageLength, 1)));
-    }
-    return { index, score };
-  });
-  // Ties broken by task id so the choice is reproducible whatever order the pool was written in.
-  scored.sort(
-    (left, right) =>
-      right.score - left.score ||
-      (candidates[left.index]?.taskId ?? "").localeCompare(candidates[right.index]?.taskId ?? ""),
+  // Sorted by task id, so the index's tie-break (the lower document number) is by task id and the
+  // choice is reproducible whatever order the pool was written in.
+  const candidates = pool
+    .filter((entry) => entry.taskId !== target.id)
+    .sort((left, right) => (left.taskId < right.taskId ? -1 : left.taskId > right.taskId ? 1 : 0));
+  const index = Bm25Index.build(
+    candidates.map((entry) => visibleText(entry.visible)),
+    { k1: options.k1 ?? 1.2, b: options.b ?? 0.75 },
   );
+  const hits = index.search(visibleText(target.fields), k);
+  // Fewer than k entries share a term with the target: the rest follow with score 0, by task id.
+  const chosen = new Set(hits.map((hit) => hit.doc));
+  const scored = [
+    ...hits.map((hit) => ({ index: hit.doc, score: hit.score })),
+    ...candidates.flatMap((_, position) =>
+      chosen.has(position) ? [] : [{ index: position, score: 0 }],
+    ),
+  ];
   const top = scored.slice(0, k);
   const entries = top.flatMap(({ index }) => {
     const entry = candidates[index];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Bm25Index, tokenize } from "./bm25.js";
+import { Bm25Index, tokenize } from "../core/bm25.js";
 import { mulberry32 } from "./cards.js";
 
 /**
@@ -101,5 +101,14 @@ describe("Bm25Index", () => {
     expect(index.search("w2 w9", 10).map((hit) => hit.doc)).toEqual(
       plainBm25(documents, "w2 w9", 10, 1.2, 0.75).map((hit) => hit.doc),
     );
+  });
+});
+
+describe("tokenize across scripts", () => {
+  it("splits where an unspaced script meets Latin or digits, and keeps each script's run whole", () => {
+    expect(tokenize("使用CSS网格 grid2列")).toEqual(["使用", "css", "网格", "grid2", "列"]);
+    expect(tokenize("東京タワーとJavaScript")).toEqual(["東京タワーと", "javascript"]);
+    expect(tokenize("한국어API문서")).toEqual(["한국어", "api", "문서"]);
+    expect(tokenize("Größe_der Datei")).toEqual(["größe", "der", "datei"]);
   });
 });

@@ -14,9 +14,11 @@ import { InputError, InternalError } from "../core/errors.js";
 import { unlessMissing } from "../core/fs.js";
 import { parseResult } from "../core/parse.js";
 import type { ModelClient } from "../model/index.js";
+import { contentFindings, contentGateDetail } from "./content-gate.js";
 import { type Candidate, distilResource, loadDistillerPrompt, provenanceOf } from "./distill.js";
 import {
   type CodeRunner,
+  codeDigest,
   codeFileName,
   completenessGate,
   DeduplicationIndex,
@@ -32,11 +34,13 @@ import {
   stageFile,
 } from "./gates.js";
 import {
+  type ContentFinding,
   defaultThresholds,
   domainSchema,
   type ResourceRecord,
   type SkillMeta,
   type Thresholds,
+  type ValidationStatus,
   WIKI_FORMAT_VERSION,
 } from "./meta.js";
 import {
@@ -98,6 +102,7 @@ export type CandidateOutcome =
   | "merged"
   | "reference-only"
   | "unverified"
+  | "flagged"
   | "rejected"
   | "over-budget";
 
@@ -110,6 +115,8 @@ export interface CandidateReport {
   readonly rejected_by?: GateName;
   readonly merged_into?: string;
   readonly exec_ok?: boolean | "unknown";
+  /** The content gate's findings, when there are any. */
+  readonly findings?: ContentFinding[];
   readonly gates: GateResult[];
 }
 
@@ -123,6 +130,8 @@ export interface BuildSummary {
   readonly merged: number;
   readonly reference_only: number;
   readonly unverified: number;
+  /** Written `flagged`: a high finding of the content gate. */
+  readonly flagged: number;
   readonly over_budget: number;
   readonly rejected: Record<"completeness" | "provenance" | "modality", number>;
   readonly thresholds: Thresholds;
@@ -191,6 +200,14 @@ async function readEntryFiles(entry: WikiEntry): Promise<Record<string, Uint8Arr
     if (data !== undefined) files[relativePath] = data;
   }
   return files;
+}
+
+/** An entry's code as written (what the deduplication gate compares), null without code. */
+async function entryCode(entry: WikiEntry): Promise<string | null> {
+  const file = entry.meta.files.code[0];
+  if (file === undefined) return null;
+  const data = await unlessMissing(join(entry.dir, file), readFile(join(entry.dir, file), "utf8"));
+  return data ?? null;
 }
 
 export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
@@ -295,6 +312,7 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
         entry.meta.skill_id,
         entry.meta.provenance.map((each) => each.source_path),
         entry.meta.skill_name,
+        await entryCode(entry),
       );
     }
 
@@ -364,6 +382,7 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
       merged: count("merged"),
       reference_only: count("reference-only"),
       unverified: count("unverified"),
+      flagged: count("flagged"),
       over_budget: count("over-budget"),
       rejected: {
         completeness: rejectedBy("completeness"),
@@ -440,31 +459,35 @@ function skipped(after: GateName[]): GateResult[] {
   }));
 }
 
-async function gateCandidate(candidate: Candidate, context: GateContext): Promise<CandidateReport> {
-  const base = {
+async function gateCandidate(given: Candidate, context: GateContext): Promise<CandidateReport> {
+  let candidate = given;
+  const base = () => ({
     skill_id: candidate.skillId,
     skill_name: candidate.skillName,
     source_path: candidate.sourcePath,
     node_index: candidate.nodeIndex,
-  };
+  });
   const gates: GateResult[] = [];
   const complete = completenessGate(candidate, context.thresholds);
   gates.push(complete);
   if (complete.status === "fail")
     return {
-      ...base,
+      ...base(),
       outcome: "rejected",
       rejected_by: "completeness",
-      gates: [...gates, ...skipped(["provenance", "deduplication", "modality", "executability"])],
+      gates: [
+        ...gates,
+        ...skipped(["provenance", "deduplication", "modality", "content", "executability"]),
+      ],
     };
   const provenance = provenanceGate(candidate, context.prepared);
   gates.push(provenance);
   if (provenance.status === "fail")
     return {
-      ...base,
+      ...base(),
       outcome: "rejected",
       rejected_by: "provenance",
-      gates: [...gates, ...skipped(["deduplication", "modality", "executability"])],
+      gates: [...gates, ...skipped(["deduplication", "modality", "content", "executability"])],
     };
   const resource = context.prepared.get(candidate.sourcePath);
   if (resource === undefined)
@@ -474,36 +497,105 @@ async function gateCandidate(candidate: Candidate, context: GateContext): Promis
     );
   const duplicate = deduplicationGate(candidate, context.dedup);
   gates.push({ gate: duplicate.gate, status: duplicate.status, detail: duplicate.detail });
-  if (duplicate.mergeInto !== undefined) {
-    await mergeInto(duplicate.mergeInto, candidate, resource, context);
+  if (duplicate.identity.kind === "merge") {
+    await mergeInto(duplicate.identity, candidate, resource, context);
     return {
-      ...base,
+      ...base(),
       outcome: "merged",
-      merged_into: duplicate.mergeInto,
-      gates: [...gates, ...skipped(["modality", "executability"])],
+      merged_into: duplicate.identity.id,
+      gates: [...gates, ...skipped(["modality", "content", "executability"])],
     };
   }
+  // A different skill from an already used unit is gated and written under its own id.
+  if (duplicate.identity.id !== candidate.skillId)
+    candidate = { ...candidate, skillId: duplicate.identity.id };
   const staged = await stage(candidate, resource);
   const modality = modalityGate(candidate, staged);
   gates.push(modality);
   if (modality.status === "fail")
     return {
-      ...base,
+      ...base(),
       outcome: "rejected",
       rejected_by: "modality",
-      gates: [...gates, ...skipped(["executability"])],
+      gates: [...gates, ...skipped(["content", "executability"])],
     };
-  const executable = await executabilityGate(candidate, context.runner, context.thresholds);
+  const findings = contentFindings({
+    overview: overviewOf(candidate),
+    excerpt: resource.units[candidate.nodeIndex]?.text ?? "",
+    context: resource.context,
+    ...(candidate.codeBody === null
+      ? {}
+      : {
+          code: {
+            path: `code/${codeFileName(candidate.codeLanguage)}`,
+            text: candidate.codeBody,
+            language: candidate.codeLanguage ?? "unknown",
+          },
+        }),
+  });
+  const content = contentGateDetail(findings);
+  gates.push({ gate: "content", status: content.status, detail: content.detail });
+  // Flagged code is not run: nothing it could show would make it verified.
+  const executable =
+    content.status === "fail"
+      ? ({
+          gate: "executability",
+          status: "skipped",
+          detail: "not run: the content gate flagged the entry",
+          execOk: "unknown",
+        } as const)
+      : await executabilityGate(candidate, context.runner, context.thresholds, resource);
   gates.push({ gate: executable.gate, status: executable.status, detail: executable.detail });
   if (context.existing.size >= context.maxEntries)
-    return { ...base, outcome: "over-budget", exec_ok: executable.execOk, gates };
+    return { ...base(), outcome: "over-budget", exec_ok: executable.execOk, gates };
+  const { status, note } = validationOf(content, executable);
+  await writeCandidate(candidate, resource, staged, context, {
+    status,
+    note,
+    execOk: executable.execOk,
+    findings,
+    ...("screenshot" in executable && executable.screenshot !== undefined
+      ? { screenshot: executable.screenshot }
+      : {}),
+  });
+  const outcome: CandidateOutcome = status === "verified" ? "accepted" : status;
+  return {
+    ...base(),
+    outcome,
+    exec_ok: executable.execOk,
+    ...(findings.length === 0 ? {} : { findings }),
+    gates,
+  };
+}
 
-  const status =
-    executable.execOk === false
-      ? "reference-only"
-      : executable.status === "unknown"
-        ? "unverified"
-        : "verified";
+/**
+ * The entry's status: flagged by a high finding; reference-only when its code failed;
+ * unverified when it could not be run here. A text-only entry (nothing to run) stays verified
+ * with exec_ok "unknown", as before: see the README ("Gates and outcomes") for why.
+ */
+function validationOf(
+  content: { status: "pass" | "fail"; detail: string },
+  executable: GateResult & { execOk: boolean | "unknown" },
+): { status: ValidationStatus; note: string | null } {
+  if (content.status === "fail") return { status: "flagged", note: content.detail };
+  if (executable.execOk === false) return { status: "reference-only", note: executable.detail };
+  if (executable.status === "unknown") return { status: "unverified", note: executable.detail };
+  return { status: "verified", note: null };
+}
+
+async function writeCandidate(
+  candidate: Candidate,
+  resource: PreparedResource,
+  staged: StagedFiles,
+  context: GateContext,
+  verdict: {
+    status: ValidationStatus;
+    note: string | null;
+    execOk: boolean | "unknown";
+    findings: ContentFinding[];
+    screenshot?: Uint8Array;
+  },
+): Promise<void> {
   const files: Record<string, Uint8Array> = {};
   const paths: Record<"text" | "visual" | "code", string[]> = { text: [], visual: [], code: [] };
   const modalities = declaredModalities(candidate);
@@ -515,8 +607,8 @@ async function gateCandidate(candidate: Candidate, context: GateContext): Promis
     }
   }
   // A page that rendered (HTML, CSS, SVG) keeps its screenshot as a visual.
-  if (executable.screenshot !== undefined && executable.screenshot.length > 0) {
-    files[RENDER_FILE] = executable.screenshot;
+  if (verdict.screenshot !== undefined && verdict.screenshot.length > 0) {
+    files[RENDER_FILE] = verdict.screenshot;
     paths.visual.push(RENDER_FILE);
     if (!modalities.includes("visual")) modalities.splice(modalities.indexOf("code"), 0, "visual");
   }
@@ -539,33 +631,34 @@ async function gateCandidate(candidate: Candidate, context: GateContext): Promis
     modalities_present: modalities,
     files: paths,
     code_language: candidate.codeLanguage,
-    exec_ok: executable.execOk,
-    validation_status: status,
-    validation_note: status === "verified" ? null : executable.detail,
+    exec_ok: verdict.execOk,
+    validation_status: verdict.status,
+    validation_note: verdict.note,
     merged: [],
+    merges: [],
+    findings: verdict.findings,
     created: timestamp,
     updated: timestamp,
   };
   const dir = await writeEntry(context.wiki, { meta, files });
   context.existing.set(meta.skill_id, { dir, meta });
-  context.dedup.add(meta.skill_id, [candidate.sourcePath], candidate.skillName);
-  const outcome: CandidateOutcome = status === "verified" ? "accepted" : status;
-  return { ...base, outcome, exec_ok: executable.execOk, gates };
+  context.dedup.add(meta.skill_id, [candidate.sourcePath], candidate.skillName, candidate.codeBody);
 }
 
-/** Fold a duplicate into the entry it duplicates: its id, tags and provenance are recorded there. */
+/**
+ * Fold a duplicate into the entry it duplicates. The entry keeps its own tags (a tag the
+ * survivor's own evidence does not support would make it a hit for what it does not teach);
+ * the candidate's id, name, reason, provenance, code digest and tags are recorded in `merges`.
+ */
 async function mergeInto(
-  targetId: string,
+  identity: { id: string; reason: string },
   candidate: Candidate,
   resource: PreparedResource,
   context: GateContext,
 ): Promise<void> {
-  const target = context.existing.get(targetId);
+  const target = context.existing.get(identity.id);
   if (target === undefined) return;
   const meta = target.meta;
-  const tags = [...meta.tags];
-  for (const tag of candidate.tags)
-    if (!tags.includes(tag) && tags.length < context.thresholds.max_tags) tags.push(tag);
   const provenance = [...meta.provenance];
   const incoming = provenanceOf(candidate, resource);
   if (
@@ -578,21 +671,31 @@ async function mergeInto(
   )
     provenance.push(incoming);
   const merged =
-    candidate.skillId === targetId || meta.merged.includes(candidate.skillId)
+    candidate.skillId === identity.id || meta.merged.includes(candidate.skillId)
       ? meta.merged
       : [...meta.merged, candidate.skillId];
   const updated: SkillMeta = {
     ...meta,
-    tags,
     provenance,
     merged,
+    merges: [
+      ...meta.merges,
+      {
+        skill_id: candidate.skillId,
+        skill_name: candidate.skillName,
+        reason: identity.reason,
+        provenance: incoming,
+        code_sha256: codeDigest(candidate.codeBody),
+        tags: candidate.tags,
+      },
+    ],
     updated: context.now().toISOString(),
   };
   const dir = await writeEntry(context.wiki, {
     meta: updated,
     files: await readEntryFiles(target),
   });
-  context.existing.set(targetId, { dir, meta: updated });
+  context.existing.set(identity.id, { dir, meta: updated });
 }
 
 /** For reports: a path relative to the current folder when inside it. */

@@ -75,7 +75,16 @@ export const builtinImplementations: Readonly<Record<string, Implementation>> = 
     const stdin = typeof input.stdin === "string" ? input.stdin : "";
     const outcome = await context.runner.run(code, language, stdin, context.limits);
     if (outcome.status === "unavailable") return { ok: false, reason: outcome.detail };
-    return { ok: true, output: { status: outcome.status, detail: outcome.detail } };
+    // The program's own output is what an agent applies the skill for; bounded by the runner.
+    return {
+      ok: true,
+      output: {
+        status: outcome.status,
+        detail: outcome.detail,
+        stdout: outcome.stdout ?? "",
+        stderr: outcome.stderr ?? "",
+      },
+    };
   },
 };
 

@@ -102,6 +102,7 @@ export function shortlistConfigOf(
     size,
     fields,
     visual_boost: options.visualBoost ?? thresholds.shortlist_visual_boost,
+    bm25_k1: options.k1 ?? thresholds.bm25_k1,
   };
 }
 

@@ -4,6 +4,7 @@
  * deduplication gate merges; the executability gate decides `exec_ok`, and a failure keeps the
  * entry as reference-only rather than rejecting it.
  */
+import { createHash } from "node:crypto";
 import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
@@ -13,7 +14,8 @@ import { BubblewrapSandbox } from "../env/sandbox/index.js";
 import type { SandboxV1 } from "../env/sandbox/types.js";
 import type { Candidate } from "./distill.js";
 import { normalisedName } from "./distill.js";
-import type { ModalityName, Thresholds } from "./meta.js";
+import { type LibraryCheckout, libraryFor } from "./library.js";
+import { type ModalityName, skillId, type Thresholds } from "./meta.js";
 import { BrowserRenderer, isRenderedLanguage } from "./render.js";
 import type { PreparedResource } from "./resources/types.js";
 
@@ -22,6 +24,7 @@ export const gateNames = [
   "provenance",
   "deduplication",
   "modality",
+  "content",
   "executability",
 ] as const;
 export type GateName = (typeof gateNames)[number];
@@ -83,47 +86,111 @@ export function provenanceGate(
   };
 }
 
+/** SHA-256 of a candidate's normalised code, null without code: what "the same code" means. */
+export function codeDigest(code: string | null): string | null {
+  return code === null ? null : createHash("sha256").update(code).digest("hex");
+}
+
+/**
+ * The id of a second, different skill anchored to a unit that already has one: the protocol's id
+ * input extended by the normalised name and the code's digest, so it is stable across builds
+ * and differs from the unit's first skill. `variantSkillId(…, "", null)` is not the plain id.
+ */
+export function variantSkillId(
+  domain: string,
+  sourcePath: string,
+  nodeIndex: number,
+  name: string,
+  code: string | null,
+): string {
+  return createHash("sha1")
+    .update(
+      `${skillId(domain, sourcePath, nodeIndex)}\0${normalisedName(name)}\0${codeDigest(code) ?? ""}`,
+    )
+    .digest("hex");
+}
+
+interface IndexedSkill {
+  readonly name: string;
+  readonly code: string | null;
+}
+
+/** The deduplication gate's decision for one candidate. */
+export type Identity =
+  | { readonly kind: "new"; readonly id: string }
+  /** The same skill as an entry: folded into it, recorded in its `merges`. */
+  | { readonly kind: "merge"; readonly id: string; readonly reason: string }
+  /** A different skill from the same unit: kept apart under its own (variant) id, gated alone. */
+  | { readonly kind: "apart"; readonly id: string; readonly reason: string };
+
 /** What the deduplication gate compares a candidate with: entries already in the wiki or accepted earlier. */
 export class DeduplicationIndex {
-  private readonly ids = new Set<string>();
+  private readonly skills = new Map<string, IndexedSkill>();
   private readonly names = new Map<string, string>();
 
-  add(id: string, sourcePaths: readonly string[], skillName: string): void {
-    this.ids.add(id);
+  add(id: string, sourcePaths: readonly string[], skillName: string, code: string | null): void {
+    this.skills.set(id, { name: normalisedName(skillName), code: codeDigest(code) });
     for (const path of sourcePaths) {
       const key = `${path}\0${normalisedName(skillName)}`;
       if (!this.names.has(key)) this.names.set(key, id);
     }
   }
 
-  /** The id of the entry this candidate duplicates, if any. */
-  duplicateOf(candidate: Candidate): { id: string; reason: string } | undefined {
-    if (this.ids.has(candidate.skillId)) return { id: candidate.skillId, reason: "same skill id" };
-    const byName = this.names.get(
-      `${candidate.sourcePath}\0${normalisedName(candidate.skillName)}`,
-    );
-    return byName === undefined
-      ? undefined
-      : {
-          id: byName,
-          reason: `same normalised name "${normalisedName(candidate.skillName)}" from the same source`,
-        };
+  /**
+   * Same unit, same normalised name and same code: the same skill, merged. Same unit but a
+   * different name or code: a different skill, kept apart under a variant id (checked again, so
+   * a third candidate equal to the second merges into the second). Same normalised name from
+   * the same source (another unit): merged, as protocol B says.
+   */
+  identify(candidate: Candidate): Identity {
+    const name = normalisedName(candidate.skillName);
+    const code = codeDigest(candidate.codeBody);
+    let id = candidate.skillId;
+    let apart: string | undefined;
+    const existing = this.skills.get(id);
+    if (existing !== undefined) {
+      if (existing.name === name && existing.code === code)
+        return { kind: "merge", id, reason: "same unit, same normalised name and code" };
+      apart = `same unit as ${id} but a different ${existing.name === name ? "code" : "name"}`;
+      id = variantSkillId(
+        candidate.domain,
+        candidate.sourcePath,
+        Math.max(0, candidate.nodeIndex),
+        candidate.skillName,
+        candidate.codeBody,
+      );
+      if (this.skills.has(id))
+        return { kind: "merge", id, reason: `${apart}; the same skill as ${id}` };
+    }
+    const byName = this.names.get(`${candidate.sourcePath}\0${name}`);
+    if (byName !== undefined && byName !== id)
+      return {
+        kind: "merge",
+        id: byName,
+        reason: `same normalised name "${name}" from the same source`,
+      };
+    return apart === undefined ? { kind: "new", id } : { kind: "apart", id, reason: apart };
   }
 }
 
 export function deduplicationGate(
   candidate: Candidate,
   index: DeduplicationIndex,
-): GateResult & { mergeInto?: string } {
-  const duplicate = index.duplicateOf(candidate);
-  return duplicate === undefined
-    ? { gate: "deduplication", status: "pass", detail: "new" }
-    : {
-        gate: "deduplication",
-        status: "merged",
-        detail: `${duplicate.reason}: merged into ${duplicate.id}`,
-        mergeInto: duplicate.id,
-      };
+): GateResult & { identity: Identity } {
+  const identity = index.identify(candidate);
+  if (identity.kind === "merge")
+    return {
+      gate: "deduplication",
+      status: "merged",
+      detail: `${identity.reason}: merged into ${identity.id}`,
+      identity,
+    };
+  return {
+    gate: "deduplication",
+    status: "pass",
+    detail: identity.kind === "new" ? "new" : `${identity.reason}: kept apart as ${identity.id}`,
+    identity,
+  };
 }
 
 /** The files an entry would have, per modality, before they are written. */
@@ -154,6 +221,9 @@ export function modalityGate(candidate: Candidate, staged: StagedFiles): GateRes
 export interface RunOutcome {
   readonly status: "passed" | "failed" | "unavailable";
   readonly detail: string;
+  /** Programs: what they printed, each cut at `OUTPUT_LIMIT` characters (the cut is marked). */
+  readonly stdout?: string;
+  readonly stderr?: string;
   /** Rendered languages (HTML, CSS, SVG): a PNG of the render, kept as the visual modality. */
   readonly screenshot?: Uint8Array;
 }
@@ -163,16 +233,41 @@ export interface RunLimits {
   readonly memoryBytes: number;
 }
 
+/** What a run may need besides the code: the library the snippet documents. */
+export interface RunContext {
+  readonly library?: LibraryCheckout;
+}
+
+/** Characters of a program's stdout and of its stderr kept in an outcome. */
+export const OUTPUT_LIMIT = 8_000;
+
+function bounded(text: string): string {
+  return text.length <= OUTPUT_LIMIT
+    ? text
+    : `${text.slice(0, OUTPUT_LIMIT)}\n…(${text.length - OUTPUT_LIMIT} more characters cut)`;
+}
+
 /** Runs a candidate's code on its sample input; the executability gate's only dependency. */
 export interface CodeRunner {
-  run(code: string, language: string, input: string, limits: RunLimits): Promise<RunOutcome>;
+  run(
+    code: string,
+    language: string,
+    input: string,
+    limits: RunLimits,
+    context?: RunContext,
+  ): Promise<RunOutcome>;
   /** Release what the runner holds (a browser); the runner's creator calls it. */
   close?(): Promise<void>;
 }
 
+/** Where a Python snippet's library is staged inside its workspace. */
+const LIBRARY_FOLDER = ".library";
+
 const RUNNERS: Readonly<Record<string, { file: string; command: (file: string) => string[] }>> = {
   python: { file: "main.py", command: (file) => ["python3", file] },
-  bash: { file: "main.sh", command: (file) => ["bash", file] },
+  // errexit and pipefail: a snippet succeeds only when each of its commands did, so `curl … | sh`
+  // with a failing curl fails here instead of exiting 0 on the empty pipe.
+  bash: { file: "main.sh", command: (file) => ["bash", "-e", "-o", "pipefail", file] },
   javascript: { file: "main.js", command: (file) => [process.execPath, file] },
 };
 
@@ -187,7 +282,13 @@ export function codeFileName(language: string | null): string {
 export class SandboxCodeRunner implements CodeRunner {
   constructor(private readonly sandbox: SandboxV1) {}
 
-  async run(code: string, language: string, input: string, limits: RunLimits): Promise<RunOutcome> {
+  async run(
+    code: string,
+    language: string,
+    input: string,
+    limits: RunLimits,
+    context: RunContext = {},
+  ): Promise<RunOutcome> {
     const runner = RUNNERS[language];
     if (runner === undefined)
       return { status: "unavailable", detail: `no runner for ${language} code` };
@@ -195,6 +296,10 @@ export class SandboxCodeRunner implements CodeRunner {
     try {
       await writeFile(join(workspace, runner.file), code);
       const mount = "/workspace/skill";
+      const library = context.library?.language === language ? context.library : undefined;
+      // Python finds the staged package on PYTHONPATH; Node finds node_modules beside main.js.
+      if (library !== undefined)
+        await library.stage(language === "python" ? join(workspace, LIBRARY_FOLDER) : workspace);
       const result = await this.sandbox.exec({
         command: runner.command(runner.file),
         workspace,
@@ -202,17 +307,31 @@ export class SandboxCodeRunner implements CodeRunner {
         network: "none",
         limits: { timeoutMs: limits.timeoutMs, memoryBytes: limits.memoryBytes },
         input,
+        ...(library?.language === "python"
+          ? { env: { PYTHONPATH: `${mount}/${LIBRARY_FOLDER}` } }
+          : {}),
       });
+      const against =
+        library === undefined
+          ? ""
+          : `, against ${library.name} from the checkout of ${library.source}`;
+      const output = { stdout: bounded(result.stdout), stderr: bounded(result.stderr) };
       if (result.timedOut)
-        return { status: "failed", detail: `timed out after ${limits.timeoutMs} ms` };
+        return {
+          status: "failed",
+          detail: `timed out after ${limits.timeoutMs} ms${against}`,
+          ...output,
+        };
       if (result.exitCode !== 0)
         return {
           status: "failed",
-          detail: `exit code ${String(result.exitCode)}: ${(result.stderr.trim().split("\n").at(-1) ?? "").slice(0, 300)}`,
+          detail: `exit code ${String(result.exitCode)}${against}: ${(result.stderr.trim().split("\n").at(-1) ?? "").slice(0, 300)}`,
+          ...output,
         };
       return {
         status: "passed",
-        detail: `exit 0 in ${Math.round(result.durationMs)} ms (${this.sandbox.kind} sandbox)`,
+        detail: `exit 0 in ${Math.round(result.durationMs)} ms (${this.sandbox.kind} sandbox${against})`,
+        ...output,
       };
     } catch (error) {
       if (isSkillsmithError(error) && error.family === "infrastructure")
@@ -242,12 +361,19 @@ export class LanguageRunner implements CodeRunner {
     private readonly pages: CodeRunner,
   ) {}
 
-  run(code: string, language: string, input: string, limits: RunLimits): Promise<RunOutcome> {
+  run(
+    code: string,
+    language: string,
+    input: string,
+    limits: RunLimits,
+    context?: RunContext,
+  ): Promise<RunOutcome> {
     return (isRenderedLanguage(language) ? this.pages : this.programs).run(
       code,
       language,
       input,
       limits,
+      context,
     );
   }
 
@@ -286,6 +412,7 @@ export async function executabilityGate(
   candidate: Candidate,
   runner: CodeRunner,
   thresholds: Thresholds,
+  resource?: PreparedResource,
 ): Promise<GateResult & { execOk: boolean | "unknown"; screenshot?: Uint8Array }> {
   if (candidate.codeBody === null)
     return {
@@ -294,14 +421,18 @@ export async function executabilityGate(
       detail: "no code",
       execOk: "unknown",
     };
+  const language = candidate.codeLanguage ?? "unknown";
+  const library =
+    resource === undefined ? undefined : await libraryFor(candidate.codeBody, language, resource);
   const outcome = await runner.run(
     candidate.codeBody,
-    candidate.codeLanguage ?? "unknown",
+    language,
     candidate.sampleInput,
     {
       timeoutMs: thresholds.exec_timeout_ms,
       memoryBytes: thresholds.exec_memory_bytes,
     },
+    library === undefined ? {} : { library },
   );
   if (outcome.status === "passed")
     return {

@@ -1,5 +1,5 @@
 /** The skill wiki: resources, distiller, acceptance gates, index and selection, online pool, MCP server. */
-export { Bm25Index, type Bm25Parameters, type ScoredDocument, tokenize } from "./bm25.js";
+export { Bm25Index, type Bm25Parameters, type ScoredDocument, tokenize } from "../core/bm25.js";
 export {
   type BuildOptions,
   type BuildSummary,

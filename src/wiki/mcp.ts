@@ -23,7 +23,7 @@ import {
 } from "../skill/mcp-skills.js";
 import { applyCapability, type CapabilitiesManifest, loadCapabilities } from "./capabilities.js";
 import { exportEntry } from "./export.js";
-import { type CodeRunner, defaultCodeRunner } from "./gates.js";
+import { type CodeRunner, defaultCodeRunner, OUTPUT_LIMIT } from "./gates.js";
 import { modalityNames } from "./meta.js";
 import { cardOf, searchSkills, WikiSearch } from "./search.js";
 import { listDomains, readModality, readTaxonomy, readWikiManifest } from "./store.js";
@@ -275,12 +275,20 @@ export function createWikiMcpServer(state: WikiServerState): McpServer {
   server.registerTool(
     "apply",
     {
-      description:
-        "Apply a skill through one of its domain's capabilities (see capabilities.json of the domain). A capability the domain lacks gives a structured not-applicable result.",
+      description: `Apply a skill through one of its domain's capabilities (see capabilities.json of the domain). A capability the domain lacks gives a structured not-applicable result. A capability implemented by builtin:run-code runs the skill's verified code in the sandbox with input.stdin as its standard input and returns {status, detail, stdout, stderr}, each stream cut at ${OUTPUT_LIMIT} characters; builtin:instructions takes no input and returns the overview.`,
       inputSchema: {
         skill_id: z.string(),
         capability: z.string(),
-        input: z.record(z.string(), z.unknown()).optional(),
+        input: z
+          .object({
+            stdin: z
+              .string()
+              .optional()
+              .describe("builtin:run-code: the program's standard input (default empty)"),
+          })
+          .catchall(z.unknown())
+          .optional()
+          .describe("the capability's input; its keys depend on the capability's implementation"),
       },
     },
     async ({ skill_id, capability, input }) => {

@@ -16,7 +16,11 @@ export type LicenceFlag = (typeof licenceFlags)[number];
 export const modalityNames = ["text", "visual", "code"] as const;
 export type ModalityName = (typeof modalityNames)[number];
 
-export const validationStatuses = ["verified", "reference-only", "unverified"] as const;
+/**
+ * `flagged`: the content gate found a high-severity problem (the skill audit's rules or the
+ * wiki's snippet rules); the entry is kept for review, hidden like reference-only, never verified.
+ */
+export const validationStatuses = ["verified", "reference-only", "unverified", "flagged"] as const;
 export type ValidationStatus = (typeof validationStatuses)[number];
 
 /** A lowercase name segment: used for domains and category path levels. */
@@ -43,6 +47,33 @@ export const provenanceSchema = z.strictObject({
 });
 export type Provenance = z.infer<typeof provenanceSchema>;
 
+/** One finding of the content gate, stored with the entry. */
+export const contentFindingSchema = z.strictObject({
+  code: z.string(),
+  severity: z.enum(["high", "medium", "low"]),
+  message: z.string(),
+  /** The entry file it was found in: `text/overview.md`, `code/main.py`, `source/excerpt.md`. */
+  file: z.string(),
+  line: z.number().int().positive().optional(),
+  /** `skill-audit`: the rules of `skill audit`; `wiki`: the wiki's snippet rules. */
+  rule_set: z.enum(["skill-audit", "wiki"]),
+  evidence: z.string().optional(),
+});
+export type ContentFinding = z.infer<typeof contentFindingSchema>;
+
+/** A candidate folded into an entry by the deduplication gate, with why and where it came from. */
+export const mergeRecordSchema = z.strictObject({
+  skill_id: skillIdSchema,
+  skill_name: z.string(),
+  reason: z.string(),
+  provenance: provenanceSchema,
+  /** SHA-256 of the candidate's normalised code, null without code. */
+  code_sha256: z.string().nullable(),
+  /** The candidate's tags, kept here: the entry's own tags are only those of its own evidence. */
+  tags: z.array(z.string()),
+});
+export type MergeRecord = z.infer<typeof mergeRecordSchema>;
+
 export const skillMetaSchema = z.strictObject({
   format: z.literal(WIKI_FORMAT_VERSION),
   skill_id: skillIdSchema,
@@ -67,6 +98,10 @@ export const skillMetaSchema = z.strictObject({
   validation_note: z.string().nullable(),
   /** Ids of later candidates merged into this entry by the deduplication gate. */
   merged: z.array(skillIdSchema),
+  /** Every candidate merged into this entry (entries written before this field: none recorded). */
+  merges: z.array(mergeRecordSchema).default([]),
+  /** The content gate's findings on the entry's files (entries written before it: none). */
+  findings: z.array(contentFindingSchema).default([]),
   created: z.string().datetime(),
   updated: z.string().datetime(),
 });

@@ -41,10 +41,6 @@ import { mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/promis
 import { endianness } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { InputError, isSkillsmithError, UnsupportedError } from "../core/errors.js";
-import { isMissing, unlessMissing, unreadableError } from "../core/fs.js";
-import { acquireLock } from "../core/lock.js";
-import type { EmbeddingClient } from "../model/index.js";
 import {
   type Bm25Parameters,
   Bm25PostingsBuilder,
@@ -53,7 +49,11 @@ import {
   bm25Norm,
   distinctTokens,
   ScoreAccumulator,
-} from "./bm25.js";
+} from "../core/bm25.js";
+import { InputError, isSkillsmithError, UnsupportedError } from "../core/errors.js";
+import { isMissing, unlessMissing, unreadableError } from "../core/fs.js";
+import { acquireLock } from "../core/lock.js";
+import type { EmbeddingClient } from "../model/index.js";
 import {
   cardOf,
   indexedText,
@@ -73,7 +73,8 @@ import {
 import type { ShortlistConfig, ShortlistHit, ShortlistOptions } from "./search.js";
 import { LOCK_FILE, listDomains, META_FILE, readJsonFile, WIKI_MANIFEST_FILE } from "./store.js";
 
-export const SEARCH_INDEX_FORMAT = 1;
+/** 2: tokens split where an unspaced script (Han, kana, Hangul) meets another (format 1 did not). */
+export const SEARCH_INDEX_FORMAT = 2;
 export const SEARCH_INDEX_FOLDER = ".index";
 export const SEARCH_INDEX_FILE = "search.idx";
 const SEARCH_INDEX_LOCK = "search.lock";
@@ -642,17 +643,24 @@ export class IndexedWikiSearch {
     const includeUnverified = options.includeUnverified === true;
     const hits =
       config.visual_boost === 1
-        ? this.ranked(query, config.k, (doc) => this.eligible(doc, includeUnverified))
+        ? this.ranked(
+            query,
+            config.k,
+            (doc) => this.eligible(doc, includeUnverified),
+            config.bm25_k1,
+          )
         : mergeBoosted(
             this.ranked(
               query,
               config.k,
               (doc) => this.eligible(doc, includeUnverified) && this.hasVisual(doc),
+              config.bm25_k1,
             ),
             this.ranked(
               query,
               config.k,
               (doc) => this.eligible(doc, includeUnverified) && !this.hasVisual(doc),
+              config.bm25_k1,
             ),
             config.visual_boost,
             config.k,
@@ -669,11 +677,10 @@ export class IndexedWikiSearch {
     query: string,
     k: number,
     allowed: (doc: number) => boolean,
+    k1: number,
   ): { doc: number; score: number }[] {
-    const parameters: Bm25Parameters = {
-      k1: this.thresholds.bm25_k1,
-      b: this.thresholds.bm25_b,
-    };
+    // Impacts are computed per query from term frequencies, so any k1 is answered exactly.
+    const parameters: Bm25Parameters = { k1, b: this.thresholds.bm25_b };
     const k1Plus1 = parameters.k1 + 1;
     this.accumulator ??= new ScoreAccumulator(this.header.documents);
     const accumulator = this.accumulator;

@@ -12,10 +12,10 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
+import { Bm25Index } from "../core/bm25.js";
 import { UnsupportedError } from "../core/errors.js";
 import { packageRoot } from "../core/paths.js";
 import type { EmbeddingClient, ModelClient } from "../model/index.js";
-import { Bm25Index } from "./bm25.js";
 import {
   cardOf,
   indexedText,
@@ -55,6 +55,8 @@ export interface ShortlistConfig {
   readonly fields: readonly ShortlistField[];
   /** Score factor of entries with a visual modality (1 = none). */
   readonly visual_boost: number;
+  /** BM25's k1 used (the wiki's `bm25_k1` unless a preset or option gave another). */
+  readonly bm25_k1: number;
 }
 
 export interface ShortlistOptions {
@@ -65,6 +67,8 @@ export interface ShortlistOptions {
   readonly selectMax?: number;
   readonly fields?: readonly ShortlistField[];
   readonly visualBoost?: number;
+  /** BM25's k1 (default the wiki's `bm25_k1`; the public code's 1.5 with `--selection public-code`). */
+  readonly k1?: number;
   readonly includeUnverified?: boolean;
 }
 
@@ -142,14 +146,15 @@ export class WikiSearch implements CardSearch {
     return shortlistConfigOf(this.thresholds, options);
   }
 
-  private indexFor(fields: readonly ShortlistField[]): Bm25Index {
-    if (fields.length === shortlistFields.length) return this.index;
-    const key = fields.join(",");
+  private indexFor(fields: readonly ShortlistField[], k1: number): Bm25Index {
+    if (fields.length === shortlistFields.length && k1 === this.thresholds.bm25_k1)
+      return this.index;
+    const key = `${fields.join(",")}|${k1}`;
     let index = this.fieldIndexes.get(key);
     if (index === undefined) {
       index = Bm25Index.build(
         this.entries.map((entry) => indexedText(entry.meta, fields)),
-        { k1: this.thresholds.bm25_k1, b: this.thresholds.bm25_b },
+        { k1, b: this.thresholds.bm25_b },
       );
       this.fieldIndexes.set(key, index);
     }
@@ -164,7 +169,7 @@ export class WikiSearch implements CardSearch {
    */
   shortlist(query: string, options: ShortlistOptions = {}): ShortlistHit[] {
     const config = this.shortlistConfig(options);
-    const index = this.indexFor(config.fields);
+    const index = this.indexFor(config.fields, config.bm25_k1);
     const eligible = options.includeUnverified === true ? undefined : this.verified;
     let hits: { doc: number; score: number }[];
     if (config.visual_boost === 1) hits = index.search(query, config.k, eligible);
@@ -334,6 +339,8 @@ export interface SearchOptions {
   readonly shortlistSize?: ShortlistSizeRule;
   readonly fields?: readonly ShortlistField[];
   readonly visualBoost?: number;
+  /** BM25's k1 (default the wiki's). */
+  readonly k1?: number;
 }
 
 export async function searchSkills(
@@ -352,6 +359,7 @@ export async function searchSkills(
     selectMax: max,
     ...(options.fields === undefined ? {} : { fields: options.fields }),
     ...(options.visualBoost === undefined ? {} : { visualBoost: options.visualBoost }),
+    ...(options.k1 === undefined ? {} : { k1: options.k1 }),
   };
   const shortlist = search.shortlist(query, shortlistOptions);
   const base = {

@@ -116,6 +116,8 @@ export function generatedMeta(index: number, options: GeneratedWikiOptions): Ski
     validation_status: status,
     validation_note: status === "verified" ? null : "generated",
     merged: [],
+    merges: [],
+    findings: [],
     created: "2026-01-01T00:00:00.000Z",
     updated: "2026-01-01T00:00:00.000Z",
   };

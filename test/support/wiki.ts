@@ -368,6 +368,8 @@ export async function writeHandWiki(root: string): Promise<void> {
         validation_status: each.status,
         validation_note: each.status === "verified" ? null : "exit code 1",
         merged: [],
+        merges: [],
+        findings: [],
         created,
         updated: created,
       },

@@ -51,7 +51,7 @@ export function registerWikiSearch(wiki: Command, context: CommandContext): void
     .addOption(
       new Option(
         "--selection <preset>",
-        "stage-1 defaults: paper (K=20 over name, tags, applicability, category path) or public-code (a pool of max(5n,25) over name, applicability, tags, visuals ×1.25)",
+        "stage-1 defaults: paper (K=20 over name, tags, applicability, category path) or public-code (a pool of max(5n,25) over name, applicability, tags, visuals ×1.25, BM25 k1 1.5)",
       ).choices(["paper", "public-code"]),
     )
     .option(
@@ -177,10 +177,16 @@ export interface SearchFlags extends OnlineFlags {
   json?: boolean;
 }
 
+/**
+ * The public Resource2Skill code's stage-1 settings (its `bm25.py`): pool max(5n, 25) over
+ * name ⊕ applicability ⊕ tags, visuals ×1.25, k1 = 1.5. Differences that remain are in
+ * src/wiki/README.md ("Selection").
+ */
 export const PUBLIC_CODE_SELECTION = {
   shortlistSize: "max(5n,25)",
   fields: ["name", "applicability", "tags"],
   visualBoost: 1.25,
+  k1: 1.5,
 } as const;
 
 /** Stage-1 settings from --selection, --shortlist-size, --fields, --visual-boost (flag > preset). */
@@ -189,7 +195,7 @@ export function selectionOptions(flags: {
   shortlistSize?: string;
   fields?: string;
   visualBoost?: string;
-}): Pick<SearchOptions, "k" | "shortlistSize" | "fields" | "visualBoost"> {
+}): Pick<SearchOptions, "k" | "shortlistSize" | "fields" | "visualBoost" | "k1"> {
   const preset =
     flags.selection === "public-code"
       ? PUBLIC_CODE_SELECTION
@@ -201,6 +207,7 @@ export function selectionOptions(flags: {
     shortlistSize?: ShortlistSizeRule;
     fields?: readonly ShortlistField[];
     visualBoost?: number;
+    k1?: number;
   } = { ...preset };
   if (flags.selection === "paper") options.k = 20;
   if (flags.shortlistSize !== undefined) {

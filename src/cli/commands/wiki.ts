@@ -50,7 +50,7 @@ export function registerWiki(
     )
     .addHelpText(
       "after",
-      `\nResources: a folder whose top-level entries are resources (folder = repository, .html = article,\nvideo + .srt/.vtt beside it, image; licence from LICENSE, <meta name="license"> or a <file>.license\nsidecar), a JSON list {"resources": [{"path" | "url", "ref"?, "type"?, "licence"?}]}, or a URL:\nhttp(s) pages, images and videos are downloaded (timeout, size cap) into <wiki>/.cache/downloads;\nrepositories (.git, github.com/<owner>/<repo>, ssh, git, file or git+https URLs, #<ref>) are cloned\nwith --depth 1. The manifest records each URL, its fetch time and content hash. One model call per resource.\nGates: completeness, provenance, deduplication (merge), modality consistency, executability in the\nbubblewrap sandbox (failures kept as reference-only; no sandbox → exec_ok unknown). The first build\nfreezes the thresholds in <wiki>/wiki.json. Progress goes to stderr.`,
+      `\nResources: a folder whose top-level entries are resources (folder = repository, .html/.md = article,\nvideo + .srt/.vtt beside it, image; licence from LICENSE, <meta name="license"> or a <file>.license\nsidecar), a JSON list {"resources": [{"path" | "url", "ref"?, "type"?, "licence"?}]}, or a URL:\nhttp(s) pages, images and videos are downloaded (timeout, size cap) into <wiki>/.cache/downloads;\nrepositories (.git, github.com/<owner>/<repo>, ssh, git, file or git+https URLs, #<ref>) are cloned\nwith --depth 1. The manifest records each URL, its fetch time and content hash. One model call per resource.\nGates: completeness, provenance, deduplication (merge), modality consistency, executability in the\nbubblewrap sandbox (failures kept as reference-only; no sandbox → exec_ok unknown). The first build\nfreezes the thresholds in <wiki>/wiki.json. Progress goes to stderr.`,
     )
     .requiredOption("--domain <domain>", "the domain (lowercase, hyphens), e.g. web-frontend")
     .requiredOption(
@@ -174,5 +174,3 @@ export function registerWiki(
       },
     );
 }
-
-/** The public Resource2Skill code's stage-1 settings (core/skill_wiki/bm25.py). */

@@ -5,6 +5,7 @@
  * blocks, each whitespace-normalised (code keeps its lines).
  */
 import { createRequire } from "node:module";
+import { fenceLanguage } from "./document.js";
 import { recogniseLicence } from "./licence.js";
 import type { ExtractedUnit } from "./types.js";
 
@@ -33,6 +34,8 @@ const MIN_PARAGRAPH_CHARS = 20;
 export interface ReadableArticle {
   readonly title: string;
   readonly paragraphs: readonly string[];
+  /** Per paragraph: the headings above it (outermost first) and, for a code block, its language. */
+  readonly places?: readonly { headings: readonly string[]; language?: string }[];
   /** A licence declared by the page (`<meta name="license">` or `<link rel="license">`). */
   readonly declaredLicence: string | null;
 }
@@ -61,13 +64,16 @@ export function readArticle(html: string): ReadableArticle {
     commentLicence(html);
   const title = document.querySelector("title")?.textContent?.trim() ?? "";
   // Readability mutates the document it reads, so the licence was read first.
+  // Classes kept: a code block's language is in its class (`language-css`, `brush: js`).
   // biome-ignore lint/suspicious/noExplicitAny: linkedom's Document is DOM-compatible but typed separately
-  const article = new Readability(document as any).parse();
+  const article = new Readability(document as any, { keepClasses: true }).parse();
   const contentHtml = article?.content ?? document.body?.innerHTML ?? "";
   const { document: content } = parseHTML(
     `<!doctype html><html><body>${contentHtml}</body></html>`,
   );
   const paragraphs: string[] = [];
+  const places: { headings: string[]; language?: string }[] = [];
+  const open: { level: number; text: string }[] = [];
   for (const element of content.querySelectorAll(BLOCKS)) {
     // A paragraph inside a list item or quote is reported once, by its innermost block.
     if (element.querySelector(BLOCKS) !== null && element.tagName !== "PRE") continue;
@@ -76,9 +82,17 @@ export function readArticle(html: string): ReadableArticle {
       element.tagName === "PRE"
         ? raw.replace(/\s+$/g, "").replace(/^\n+/, "")
         : raw.replace(/\s+/g, " ").trim();
+    const level = /^H([1-4])$/.exec(element.tagName)?.[1];
+    const headings = open.map((each) => each.text);
+    if (level !== undefined && text !== "") {
+      while ((open.at(-1)?.level ?? 0) >= Number(level)) open.pop();
+      open.push({ level: Number(level), text });
+    }
     if (text.length < MIN_PARAGRAPH_CHARS && element.tagName !== "PRE") continue;
     if (text === "") continue;
-    paragraphs.push(element.tagName === "PRE" ? `\`\`\`\n${text}\n\`\`\`` : text);
+    const language = element.tagName === "PRE" ? codeLanguage(element) : undefined;
+    paragraphs.push(element.tagName === "PRE" ? `\`\`\`${language ?? ""}\n${text}\n\`\`\`` : text);
+    places.push({ headings, ...(language === undefined ? {} : { language }) });
   }
   // Readability shortens titles at separators such as ":"; a cut inside brackets ("The Basics
   // (libffi: the portable …)" → "the portable …)") is worse than the page's own title.
@@ -87,15 +101,50 @@ export function readArticle(html: string): ReadableArticle {
   return {
     title: shortened !== "" && balanced ? shortened : title,
     paragraphs,
+    places,
     declaredLicence: declared,
   };
 }
 
+/** A code block's language from its class (`language-css`, `lang-js`, `brush: js`), if any. */
+function codeLanguage(element: {
+  getAttribute(name: string): string | null;
+  querySelector(selector: string): { getAttribute(name: string): string | null } | null;
+}): string | undefined {
+  const classes = `${element.getAttribute("class") ?? ""} ${element.querySelector("code")?.getAttribute("class") ?? ""}`;
+  const match = /(?:^|\s)(?:language|lang)-([\w+-]+)|brush:\s*([\w+-]+)/i.exec(classes);
+  const word = match?.[1] ?? match?.[2];
+  return word === undefined ? undefined : fenceLanguage(word);
+}
+
+/**
+ * One unit per paragraph; a code block is a `code-block` unit with its language (its text
+ * without the fence, ready to run). Locators add the heading path: `paragraph 4 § Usage › Sizes`.
+ */
 export function paragraphUnits(article: ReadableArticle): ExtractedUnit[] {
-  return article.paragraphs.map((text, index) => ({
+  return article.paragraphs.map((text, index) => {
+    const place = article.places?.[index];
+    const headings = place?.headings ?? [];
+    const locator = `paragraph ${index}${headings.length === 0 ? "" : ` § ${headings.join(" › ")}`}`;
+    const fenced = /^```[^\n]*\n([\s\S]*)\n```$/.exec(text);
+    if (fenced === null) return { index, kind: "paragraph" as const, locator, text };
+    return {
+      index,
+      kind: "code-block" as const,
+      locator: `${locator} (code block${place?.language === undefined ? "" : `, ${place.language}`})`,
+      text: fenced[1] ?? "",
+      ...(place?.language === undefined ? {} : { language: place.language }),
+    };
+  });
+}
+
+/** An example page as one unit: the whole document, for the render gate. */
+export function examplePageUnit(html: string, index: number): ExtractedUnit {
+  return {
     index,
-    kind: "paragraph" as const,
-    locator: `paragraph ${index}`,
-    text,
-  }));
+    kind: "code-block",
+    locator: "whole page (html example)",
+    text: html,
+    language: "html",
+  };
 }

@@ -17,7 +17,8 @@ import { unlessMissing } from "../../core/fs.js";
 import { runProcess } from "../../core/process.js";
 import { type ResourceRecord, type ResourceType, resourceTypes } from "../meta.js";
 import { readJsonFile } from "../store.js";
-import { paragraphUnits, readArticle } from "./article.js";
+import { examplePageUnit, paragraphUnits, readArticle } from "./article.js";
+import { isExamplePage, markdownTitle, markdownUnits } from "./document.js";
 import {
   flagOfDeclared,
   type LicenceGuess,
@@ -49,7 +50,8 @@ import {
   parseSubtitles,
 } from "./video.js";
 
-const ARTICLE_EXTENSIONS = new Set([".html", ".htm"]);
+const MARKDOWN_EXTENSIONS = new Set([".md", ".markdown"]);
+const ARTICLE_EXTENSIONS = new Set([".html", ".htm", ...MARKDOWN_EXTENSIONS]);
 const VIDEO_EXTENSIONS = new Set([".mp4", ".webm", ".mkv", ".mov", ".avi"]);
 const IMAGE_EXTENSIONS = new Map([
   [".png", "image/png"],
@@ -199,7 +201,7 @@ async function listResourceSpecs(input: string): Promise<{ root: string; specs: 
         )
           throw new InputError(
             "wiki.resources.unknown-type",
-            `cannot tell the resource type of "${dirent.name}": expected a folder (repository), .html (article), a video (${[...VIDEO_EXTENSIONS].join(", ")}) or an image (${[...IMAGE_EXTENSIONS.keys()].join(", ")})`,
+            `cannot tell the resource type of "${dirent.name}": expected a folder (repository), .html, .htm, .md or .markdown (article), a video (${[...VIDEO_EXTENSIONS].join(", ")}) or an image (${[...IMAGE_EXTENSIONS.keys()].join(", ")})`,
             { file: join(input, dirent.name) },
           );
         continue;
@@ -350,13 +352,23 @@ export async function prepareResource(
     case "article": {
       const data = await readFile(input.absolutePath);
       hash = { sha256: sha256(data), bytes: data.length };
-      const article = readArticle(data.toString("utf8"));
+      const text = data.toString("utf8");
+      if (MARKDOWN_EXTENSIONS.has(extname(input.absolutePath).toLowerCase())) {
+        licence = await sidecarLicence(input.absolutePath);
+        units = markdownUnits(text, basename(input.path));
+        context = `Title: ${markdownTitle(text)}`;
+        break;
+      }
+      const article = readArticle(text);
       if (article.declaredLicence !== null)
         licence = flagOfDeclared(
           recogniseLicence(article.declaredLicence).licence ?? article.declaredLicence,
         );
       if (licence.flag === "unknown") licence = await sidecarLicence(input.absolutePath);
       units = paragraphUnits(article);
+      // A demo page is its own example: the whole page goes to the render gate as one unit.
+      const prose = units.filter((unit) => unit.kind === "paragraph").length;
+      if (isExamplePage(text, prose)) units.push(examplePageUnit(text, units.length));
       context = `Title: ${article.title}`;
       break;
     }

@@ -11,7 +11,7 @@
  *    query finds less).
  * Each backend turns the terms into its own request (GitHub adds the configured qualifiers).
  */
-import { tokenize } from "../bm25.js";
+import { tokenize } from "../../core/bm25.js";
 
 /** Function words and request filler that never make a query more specific. */
 const STOPWORDS = new Set(

@@ -24,7 +24,9 @@ describe("extractCodeRegions", () => {
       unparsed,
     });
     expect(unparsed).toEqual(["build.sh"]);
+    // A stylesheet is an example for the render gate: one whole-file unit, in path order.
     expect(units.map((unit) => unit.locator)).toEqual([
+      "style.css:1-2 whole file",
       "tool.py:1-2 function_definition first",
       "tool.py:5-6 class_definition Second",
     ]);
@@ -37,5 +39,14 @@ describe("extractCodeRegions", () => {
       [1, "style.css:1-2 whole file", "css"],
     ]);
     expect(units[1]?.text).toBe("a { color: red; }\n");
+  });
+
+  it("takes the code blocks of READMEs and docs pages, not of other Markdown files", async () => {
+    await writeFile(join(root, "README.md"), "# t\n\n## Use\n\n```python\nprint(1)\n```\n");
+    await writeFile(join(root, "CHANGELOG.md"), "# c\n\n```\nold\n```\n");
+    const units = await extractCodeRegions(root, ["CHANGELOG.md", "README.md"]);
+    expect(units.map((unit) => [unit.index, unit.kind, unit.locator, unit.language])).toEqual([
+      [0, "code-block", "README.md § t › Use, code block 1 (python)", "python"],
+    ]);
   });
 });

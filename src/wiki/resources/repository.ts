@@ -1,12 +1,14 @@
 /**
- * Repository connector: code regions by AST (tree-sitter grammars as WebAssembly), with the
- * README as context. A region is a top-level definition (function, class, …) of a source file;
+ * Repository connector: code regions by AST (tree-sitter grammars as WebAssembly), the code
+ * blocks of its READMEs and docs pages, and its HTML, CSS and SVG files, with the README as
+ * context. A region is a top-level definition (function, class, …) of a source file;
  * regions are numbered in path order, then source order, which makes the numbering stable.
  */
 import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, extname, join, relative } from "node:path";
+import { markdownUnits } from "./document.js";
 import type { ExtractedUnit } from "./types.js";
 
 /** Grammar file (in tree-sitter-wasms) and the top-level node types that count as a region. */
@@ -144,6 +146,21 @@ function nameOf(node: SyntaxNode): string {
   return "";
 }
 
+/**
+ * Tutorial files of a repository that are units besides its code: Markdown READMEs and docs
+ * pages (their code blocks), and HTML, CSS and SVG files (each a whole-file example for the
+ * render gate).
+ */
+function tutorialKind(file: string): "markdown" | "example" | undefined {
+  const extension = extname(file).toLowerCase();
+  if (extension === ".md" || extension === ".markdown")
+    return /(?:^|\/)readme\.[^/]+$/i.test(file) || /^(?:docs?|examples?)\//i.test(file)
+      ? "markdown"
+      : undefined;
+  if ([".html", ".htm", ".css", ".svg"].includes(extension)) return "example";
+  return undefined;
+}
+
 /** Languages of whole-file units, by extension (files without a grammar). */
 const WHOLE_FILE_LANGUAGES: Readonly<Record<string, string>> = {
   ".css": "css",
@@ -176,9 +193,28 @@ export async function extractCodeRegions(
     for (const file of files) {
       const extension = extname(file).toLowerCase();
       const grammar = grammars[extension];
-      if (grammar === undefined && options.wholeFiles !== true) continue;
+      const tutorial = tutorialKind(file);
+      if (grammar === undefined && tutorial === undefined && options.wholeFiles !== true) continue;
       const data = await readFile(join(root, file));
       if (data.length > MAX_FILE_BYTES) continue;
+      if (tutorial === "markdown") {
+        // A README's or docs page's examples: its fenced code blocks, with their heading paths.
+        for (const block of markdownUnits(data.toString("utf8"), file))
+          if (block.kind === "code-block") units.push({ ...block, index: units.length });
+        continue;
+      }
+      if (tutorial === "example") {
+        const text = data.toString("utf8");
+        if (text.trim() !== "")
+          units.push({
+            index: units.length,
+            kind: "code-region",
+            locator: `${file}:1-${text.split("\n").length} whole file`,
+            text,
+            language: WHOLE_FILE_LANGUAGES[extension] ?? extension.slice(1),
+          });
+        continue;
+      }
       const before = units.length;
       const wholeFile = () => {
         const text = data.toString("utf8");

@@ -9,6 +9,9 @@
  *   norm(d)       = k1 · (1 − b + b · |d| / avgdl)
  *   score(d, q)   = Σ over distinct query terms t, in query order: idf(t) · (tf · (k1 + 1)) / (tf + norm(d))
  * Ties are broken by the lower document number, so rankings are total and reproducible.
+ *
+ * The one BM25 of the project: the wiki's search (stage 1, the persisted index, online query
+ * ranking) and synthesis retrieval (`synth/retrieval.ts`) both use it, with `tokenize`.
  */
 
 export interface Bm25Parameters {
@@ -25,14 +28,34 @@ const TOKEN_SPLIT = /[^\p{L}\p{N}]+/u;
 const ASCII_TOKEN_SPLIT = /[^a-z0-9]+/;
 const NON_ASCII = /\P{ASCII}/u;
 
-/** Lowercase (NFKC) runs of letters and digits. */
+/** Scripts written without spaces between words (Han, kana, Hangul). */
+const UNSPACED = String.raw`\p{Script_Extensions=Han}\p{Script_Extensions=Hiragana}\p{Script_Extensions=Katakana}\p{Script_Extensions=Hangul}`;
+/** A boundary between an unspaced script and anything else (`使用css网格` → 使用 | css | 网格). */
+const SCRIPT_BOUNDARY = new RegExp(
+  `(?<=[${UNSPACED}])(?=[^${UNSPACED}])|(?<=[^${UNSPACED}])(?=[${UNSPACED}])`,
+  "u",
+);
+
+/**
+ * Lowercase (NFKC) runs of letters and digits; a run that mixes an unspaced script (Chinese,
+ * Japanese, Korean) with Latin letters or digits is split where the script changes, so
+ * "用grid布局" matches "grid". Runs of one unspaced script stay whole (no word segmentation).
+ */
 export function tokenize(text: string): string[] {
   // ASCII text is its own NFKC form and its only letters and digits are [a-z0-9] once
   // lowercased, so the cheaper split gives the same tokens (a measurable share of build time).
-  const tokens = NON_ASCII.test(text)
-    ? text.normalize("NFKC").toLowerCase().split(TOKEN_SPLIT)
-    : text.toLowerCase().split(ASCII_TOKEN_SPLIT);
-  return tokens.filter((token) => token !== "");
+  if (!NON_ASCII.test(text))
+    return text
+      .toLowerCase()
+      .split(ASCII_TOKEN_SPLIT)
+      .filter((token) => token !== "");
+  const tokens: string[] = [];
+  for (const run of text.normalize("NFKC").toLowerCase().split(TOKEN_SPLIT)) {
+    if (run === "") continue;
+    if (NON_ASCII.test(run)) tokens.push(...run.split(SCRIPT_BOUNDARY));
+    else tokens.push(run);
+  }
+  return tokens;
 }
 
 /** Distinct tokens in order of first appearance. */
