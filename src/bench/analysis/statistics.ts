@@ -14,6 +14,7 @@
 import {
   benjaminiHochberg,
   classify,
+  INEFFECTIVE_DEFINITION,
   requirementsForPower,
   type SkillClass,
 } from "../../stats/index.js";
@@ -50,8 +51,15 @@ export interface TestedProfile {
 export interface Multiplicity {
   readonly alpha: number;
   readonly method: "benjamini-hochberg";
-  /** Profiles with a p-value, i.e. the m of the correction. */
+  /** Profiles with a p-value. */
   readonly tested: number;
+  /**
+   * The m of the report's one BH family: the tested profiles plus the arm pairs other than
+   * with-versus-none (`arms.ts`), each test counted once.
+   */
+  readonly familySize: number;
+  /** What the Ineffective class means, printed in every report beside the classes. */
+  readonly ineffective: string;
   /** Profiles left out (nothing measurable), with why. */
   readonly notTested: ReadonlyArray<{
     readonly config: string;
@@ -75,38 +83,64 @@ export interface Multiplicity {
   readonly fdrLevel: number;
 }
 
+/**
+ * The class under FDR control: Golden / Harmful when q < α, else Ineffective. A q equal to α up
+ * to rounding (m·p/k computed in floating point) is not below α: the same strict rule as p < α,
+ * without letting the last bit decide a verdict. One rule for profiles and arm pairs.
+ */
+export function classUnderFdr(
+  delta: number | null,
+  q: number | null,
+  alpha: number,
+): SkillClass | null {
+  if (q === null || delta === null) return null;
+  return q < alpha * (1 - 1e-12) ? classify({ delta, p: 0 }, alpha) : "ineffective";
+}
+
 /** q-values (null for profiles without p), the FDR classes and the table for the report. */
 export function multiplicityOf(
   profiles: readonly TestedProfile[],
   alpha: number,
+  /**
+   * The other tests of the same report (arm pairs other than with-versus-none), which join the
+   * one BH family: the report runs a single correction, so no test is counted twice and no
+   * family is corrected apart from the rest.
+   */
+  otherTests: ReadonlyArray<{ readonly delta: number | null; readonly p: number }> = [],
 ): {
   readonly q: ReadonlyArray<number | null>;
   readonly classFdr: ReadonlyArray<SkillClass | null>;
+  readonly otherQ: ReadonlyArray<{ readonly q: number; readonly classFdr: SkillClass | null }>;
   readonly table: Multiplicity;
 } {
   const testedIndices = profiles.flatMap((profile, index) => (profile.p === null ? [] : [index]));
-  const adjusted = benjaminiHochberg(testedIndices.map((index) => profiles[index]?.p as number));
+  const adjusted = benjaminiHochberg([
+    ...testedIndices.map((index) => profiles[index]?.p as number),
+    ...otherTests.map((test) => test.p),
+  ]);
   const q: Array<number | null> = profiles.map(() => null);
   testedIndices.forEach((index, position) => {
     q[index] = adjusted[position] as number;
   });
-  // A q equal to α up to rounding (m·p/k computed in floating point) is not below α: the same
-  // strict rule as p < α, without letting the last bit decide a verdict.
-  const belowAlpha = (value: number) => value < alpha * (1 - 1e-12);
-  const classFdr = profiles.map((profile, index) => {
-    const value = q[index];
-    if (value === null || value === undefined || profile.delta === null) return null;
-    return belowAlpha(value) ? classify({ delta: profile.delta, p: 0 }, alpha) : "ineffective";
+  const classFdr = profiles.map((profile, index) =>
+    classUnderFdr(profile.delta, q[index] ?? null, alpha),
+  );
+  const otherQ = otherTests.map((test, index) => {
+    const value = adjusted[testedIndices.length + index] as number;
+    return { q: value, classFdr: classUnderFdr(test.delta, value, alpha) };
   });
   const tested = testedIndices.map((index) => profiles[index] as TestedProfile);
   const exact = tested.filter((profile) => profile.size !== null);
   return {
     q,
     classFdr,
+    otherQ,
     table: {
       alpha,
       method: "benjamini-hochberg",
       tested: tested.length,
+      familySize: tested.length + otherTests.length,
+      ineffective: INEFFECTIVE_DEFINITION,
       notTested: profiles.flatMap((profile) =>
         profile.p === null
           ? [
