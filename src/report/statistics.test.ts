@@ -82,6 +82,6 @@ describe("the statistics across skills in the HTML report", () => {
     };
     expect(formatProfileP(bounded)).toBe("≤ 0.052");
     expect(profilePText(bounded as unknown as Profile)).toMatch(/^≤ 0\.0516.*\(bound\)/);
-    expect(formatProfileP({ p: 0.0516, pMethod: { method: "dp", error: 0 } })).toBe("0.052");
+    expect(formatProfileP({ p: 0.0516, pMethod: { method: "dp" } })).toBe("0.052");
   });
 });
