@@ -27,9 +27,12 @@ export {
 export { benjaminiHochberg } from "./multiplicity.js";
 // Experimental (see the README).
 export {
+  type PairedBinomialInput,
   type PowerEstimate,
   type PowerOptions,
+  pairedBinomialPower,
   type RequirementsForPower,
+  requirementsForPairedBinomialPower,
   requirementsForPower,
   signFlipPower,
 } from "./power.js";
