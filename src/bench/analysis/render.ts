@@ -306,6 +306,11 @@ function designLines(config: BenchReport["configs"][number]): string[] {
   return [
     `  ${config.config}: to detect ${signed(design.effect)} points with ${Math.round(100 * design.targetPower)}% power at α = ${number(design.alpha)}: ${rows}`,
     `    σ = ${design.sd.toFixed(1)} points pooled over ${plural(design.profiles, "skill")} (${design.df} df); ${within}; power of the exact sign-flip test for Normal(δ, σ²) requirement deltas, simulated (${design.draws} draws, seed ${design.seed}; the model in full: --json, src/stats/README.md)`,
+    ...(design.passRatio === null || design.passRatio === undefined
+      ? []
+      : [
+          `    pass-ratio model (paired binomial, ${design.passRatio.trials} checks × repeats per arm, ${design.passRatio.draws} draws): ${design.passRatio.requirements === null ? `more than ${design.passRatio.maxRequirements}` : design.passRatio.requirements} requirements (power ${design.passRatio.power.toFixed(3)}); the discrete deltas pass ratios give`,
+        ]),
   ];
 }
 

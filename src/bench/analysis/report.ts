@@ -156,6 +156,15 @@ export function buildReport(
             outcome.delta === null ? [] : [outcome.delta],
           ),
           variability: profile.variability,
+          baseline: profile.requirements.flatMap((outcome) =>
+            outcome.delta === null || outcome.without === null ? [] : [outcome.without],
+          ),
+          trials: profile.requirements.flatMap((outcome) => {
+            const runs = outcome.detail.without;
+            if (outcome.delta === null || runs.length === 0) return [];
+            const checks = runs.reduce((sum, run) => sum + run.total, 0) / runs.length;
+            return checks > 0 ? [checks * runs.length] : [];
+          }),
         })),
         statistics,
       ),

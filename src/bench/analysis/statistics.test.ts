@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { runResult } from "../../../test/support/results.js";
+import { pairedBinomialPower } from "../../stats/index.js";
 import type { RunResult } from "../store/results.js";
 import { renderReportText } from "./render.js";
 import { buildReport } from "./report.js";
@@ -237,5 +238,34 @@ describe("Ineffective is defined in every report (issue 31, item 8)", () => {
   it("in the JSON and the text", () => {
     expect(JSON.stringify(report)).toContain(definition);
     expect(renderReportText(report).join("\n")).toContain(`Ineffective = ${definition}`);
+  });
+});
+
+describe("the design figure under the paired binomial model (issue 31, item 7)", () => {
+  // Ten requirements, 4 checks each, one repeat: unassisted 2/4, assisted 3/4 or 2/4.
+  const runs = Array.from({ length: 10 }, (_, index) => {
+    const requirement = `r${index + 1}`;
+    const assisted = index % 3 === 0 ? 0.5 : 0.75;
+    return [
+      runResult("c", "s", requirement, "without", 0.5, { passed: 2, total: 4 }),
+      runResult("c", "s", requirement, "with", assisted, { passed: 4 * assisted, total: 4 }),
+    ];
+  }).flat();
+  const report = buildReport(runs, { powerDraws: 100, detectEffect: 25 });
+  const design = report.configs[0]?.design;
+
+  it("uses checks × repeats per arm and the unassisted pass ratios, and reaches the target", () => {
+    expect(design?.passRatio).toMatchObject({ trials: 4, draws: 2000, seed: 1 });
+    const needed = design?.passRatio?.requirements as number;
+    expect(needed).toBeGreaterThan(5);
+    // Re-estimated with other draws, the found m has power near the target and m − 2 below it.
+    const at = (m: number) =>
+      pairedBinomialPower(
+        { requirements: m, effect: 25, baseline: [0.5], trials: 4 },
+        { draws: 20_000, seed: 99 },
+      ).power;
+    expect(at(needed)).toBeGreaterThan(0.77);
+    expect(at(needed - 2)).toBeLessThan(0.8);
+    expect(renderReportText(report).join("\n")).toContain("pass-ratio model (paired binomial");
   });
 });

@@ -15,6 +15,7 @@ import {
   benjaminiHochberg,
   classify,
   INEFFECTIVE_DEFINITION,
+  requirementsForPairedBinomialPower,
   requirementsForPower,
   type SkillClass,
 } from "../../stats/index.js";
@@ -256,6 +257,56 @@ export interface DesignRecommendation {
     readonly betweenSd: number;
   } | null;
   readonly rows: readonly DesignRow[];
+  /**
+   * The same question under the paired binomial model of pass ratios (`pairedBinomialPower`), at
+   * the repeats used: baseline pass probabilities resampled from the unassisted arm, trials =
+   * checks × repeats per arm. null when the runs carry no check counts.
+   */
+  readonly passRatio: {
+    readonly model: string;
+    readonly trials: number;
+    /** null: more than `maxRequirements`. */
+    readonly requirements: number | null;
+    readonly maxRequirements: number;
+    readonly power: number;
+    readonly draws: number;
+    readonly seed: number;
+  } | null;
+}
+
+export const PASS_RATIO_MODEL =
+  "paired binomial: per requirement a baseline pass probability π₀ resampled from the unassisted pass ratios, π₁ = π₀ + δ clipped to [0, 1], each arm passing Binomial(checks × repeats, π) of its checks; power of the exact sign-flip test of the resulting discrete deltas (normal approximation beyond 40 requirements) by seeded simulation";
+
+/** The discrete design figure: requirements needed under the paired binomial model. */
+function passRatioDesign(
+  baseline: readonly number[],
+  trials: number,
+  settings: StatisticsSettings,
+): DesignRecommendation["passRatio"] {
+  if (baseline.length === 0 || !(trials >= 1)) return null;
+  // Twenty times the Normal model's draws: the discrete estimate must not move between seeds.
+  const draws = 20 * settings.powerDraws;
+  const maxRequirements = 200;
+  const found = requirementsForPairedBinomialPower(
+    {
+      effect: settings.detectEffect,
+      baseline,
+      trials,
+      alpha: settings.alpha,
+      targetPower: settings.targetPower,
+      maxRequirements,
+    },
+    { draws, seed: settings.seed },
+  );
+  return {
+    model: PASS_RATIO_MODEL,
+    trials,
+    requirements: found.requirements,
+    maxRequirements,
+    power: found.estimate.power,
+    draws,
+    seed: settings.seed,
+  };
 }
 
 export const DESIGN_MODEL =
@@ -270,6 +321,9 @@ export function designRecommendation(
   profiles: ReadonlyArray<{
     readonly deltas: readonly number[];
     readonly variability: RepeatVariability | null;
+    /** Unassisted pass ratios and checks × repeats per arm of the measurable requirements. */
+    readonly baseline?: readonly number[];
+    readonly trials?: readonly number[];
   }>,
   settings: StatisticsSettings,
 ): DesignRecommendation | null {
@@ -354,5 +408,14 @@ export function designRecommendation(
     profiles: used,
     within,
     rows,
+    passRatio: (() => {
+      const trials = profiles.flatMap((profile) => profile.trials ?? []);
+      const average = trials.reduce((sum, value) => sum + value, 0) / trials.length;
+      return passRatioDesign(
+        profiles.flatMap((profile) => profile.baseline ?? []),
+        Math.round(average),
+        settings,
+      );
+    })(),
   };
 }
