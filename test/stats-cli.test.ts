@@ -211,3 +211,51 @@ describe("skillsmith stats test --deltas-file", () => {
     expect(result.stderr).toMatch(/either --deltas or --deltas-file/);
   });
 });
+
+describe("skillsmith stats test: what each figure is (issue 31)", () => {
+  it("100,1e-8 gives p = 0.5 (of the 4 sign assignments, the 2 with equal signs reach 100 + 1e-8)", async () => {
+    const result = await run(["stats", "test", "--deltas", "100,1e-8", "--json"]);
+    const document = JSON.parse(result.stdout);
+    expect(document.signflip).toMatchObject({ p: 2 / 4, nonZero: 2 });
+    expect(document.zero).toBe(0);
+    expect(document.wilcoxon.zeros).toBe(0);
+  });
+
+  it("counts zeros one way in the text and defines Ineffective", async () => {
+    const result = await run(["stats", "test", "--deltas", "100,1e-8,0,5"]);
+    expect(result.stdout).toContain("1 zero)");
+    expect(result.stdout).toContain("1 zero dropped");
+    expect(result.stdout).toContain(
+      "Ineffective = no effect detected at α with these requirements",
+    );
+  });
+
+  it("labels the bootstrap interval and gives none for constant deltas", async () => {
+    const labelled = await run(["stats", "test", "--deltas", "10,-5,20,15,5,0,25"]);
+    expect(labelled.stdout).toMatch(/95% CI {2}\[[^\]]+\] points \(studentized bootstrap/);
+    const constant = await run(["stats", "test", "--deltas", "50,50,50,50,50,50", "--json"]);
+    const document = JSON.parse(constant.stdout);
+    expect(document.ci).toMatchObject({ lower: null, upper: null });
+    expect(document.ci.none).toMatch(/every delta equals 50/);
+    expect(document.definitions.ineffective).toMatch(/no effect detected at α/);
+  });
+
+  it("says a dp-bounds p is an upper bound, and never prints a class α could lie on either side of", async () => {
+    // 60 off-grid deltas: beyond enumeration, so the p is a bracket.
+    const deltas = Array.from(
+      { length: 60 },
+      (_, index) => (index % 2 === 0 ? 1 : -1) * (1 + ((index * 0.6180339887498949) % 1)) + 0.2,
+    );
+    const file = join(directory, "bounded.txt");
+    await writeFile(file, deltas.join("\n"));
+    const text = await run(["stats", "test", "--deltas-file", file]);
+    expect(text.stdout).toMatch(
+      /sign-flip {2}p ≤ [\d.]+ \(an upper bound, not an estimate: exact p in \[/,
+    );
+    const json = JSON.parse((await run(["stats", "test", "--deltas-file", file, "--json"])).stdout);
+    expect(json.signflip).toMatchObject({ method: "dp-bounds", pIsUpperBound: true });
+    const { pLower, pUpper } = json.signflip;
+    const straddles = pLower < 0.05 && 0.05 <= pUpper;
+    expect(json.class === "undecided").toBe(straddles);
+  });
+});

@@ -6,7 +6,7 @@ import type { BenchReport, Profile } from "../bench/analysis/report.js";
 import {
   escapeHtml,
   formatDelta,
-  formatP,
+  formatProfileP,
   formatRatio,
   significant,
   verdictName,
@@ -29,7 +29,7 @@ export function heatmapSpec(report: BenchReport, skills: readonly string[], alph
         ? "unscorable"
         : `${formatDelta(profile.delta)}${significant(profile, alpha) ? "★" : ""}`,
     class: verdictName(profile),
-    p: formatP(profile.p),
+    p: formatProfileP(profile),
     deltaText: formatDelta(profile.delta),
   }));
   const extent = Math.max(10, ...report.profiles.map((profile) => Math.abs(profile.delta ?? 0)));

@@ -51,6 +51,7 @@ import {
   priceFor,
   writeRedactedFile,
 } from "../model/index.js";
+import { describeShiftInterval, INEFFECTIVE_DEFINITION } from "../stats/index.js";
 import { renderHtmlReport } from "./html.js";
 
 export const EVALUATION_FORMAT = "skillsmith-eval/1";
@@ -299,9 +300,11 @@ function verdictOf(report: BenchReport, config: string): SkillVerdict | undefine
     );
   }
   if (profile.p !== null) {
+    const bound = profile.pMethod?.method === "dp-bounds";
     evidence.push(
-      `exact sign-flip test over ${profile.n} requirement${profile.n === 1 ? "" : "s"}: p = ${profile.p.toPrecision(3)}`,
+      `${bound ? "sign-flip test" : "exact sign-flip test"} over ${profile.n} requirement${profile.n === 1 ? "" : "s"}: p ${bound ? "≤" : "="} ${profile.p.toPrecision(3)}${bound ? " (an upper bound of the exact p)" : ""}`,
     );
+    evidence.push(INEFFECTIVE_DEFINITION);
   }
   const detectable = profile.detectable;
   if (detectable !== null) {
@@ -313,7 +316,7 @@ function verdictOf(report: BenchReport, config: string): SkillVerdict | undefine
       );
     } else if (detectable.interval.lower !== null && detectable.interval.upper !== null) {
       evidence.push(
-        `uniform effects outside [${detectable.interval.lower.toFixed(1)}, ${detectable.interval.upper.toFixed(1)}] points are ruled out (${Math.round(100 * detectable.interval.level)}% exact sign-flip interval)`,
+        `uniform effects outside [${detectable.interval.lower.toFixed(1)}, ${detectable.interval.upper.toFixed(1)}] points are ruled out (${describeShiftInterval(detectable.interval)})`,
       );
     }
   }

@@ -33,6 +33,15 @@ export function formatP(p: number | null): string {
   return p.toPrecision(2);
 }
 
+/** A profile's p: a "dp-bounds" p is an upper bound of the exact p, shown as "≤ p". */
+export function formatProfileP(profile: {
+  readonly p: number | null;
+  readonly pMethod?: { readonly method: string } | null;
+}): string {
+  const text = formatP(profile.p);
+  return profile.pMethod?.method === "dp-bounds" && profile.p !== null ? `≤ ${text}` : text;
+}
+
 export function className(value: string | null): string {
   return value === null ? "n/a" : value.charAt(0).toUpperCase() + value.slice(1);
 }

@@ -105,6 +105,9 @@ function fixture(): BenchReport {
       alpha: 0.05,
       method: "benjamini-hochberg",
       tested: 6,
+      familySize: 6,
+      ineffective:
+        "Ineffective = no effect detected at α with these requirements (not evidence of no effect)",
       notTested: [],
       discoveries: { raw: 3, fdr: 0 },
       expectedFalseDiscoveries: { globalNull: 0.3, bound: 0.3, exactSizes: 0 },

@@ -36,6 +36,7 @@ import {
   escapeHtml,
   formatDelta,
   formatP,
+  formatProfileP,
   formatRatio,
   significant,
   verdictName,
@@ -172,8 +173,8 @@ function heatmapTable(report: BenchReport, skills: readonly string[], alpha: num
       if (profile.unscorable !== null) {
         return `<td data-testid="heatmap-cell" data-skill="${escapeHtml(skill)}" data-config="${escapeHtml(config)}" data-unscorable="true" title="${escapeHtml(profile.unscorable)}"><span class="class">Unscorable</span> <span class="reason">${escapeHtml(profile.unscorable)}</span></td>`;
       }
-      const title = `Δ ${formatDelta(profile.delta)} pp, p ${formatP(profile.p)}, ${className(profile.class)}, measured ${profile.measured.measurable} of ${profile.measured.total} requirements`;
-      return `<td data-testid="heatmap-cell" data-skill="${escapeHtml(skill)}" data-config="${escapeHtml(config)}" title="${escapeHtml(title)}"><span class="delta">${formatDelta(profile.delta)}</span>${star} <span class="class">${className(profile.class)}</span> <span class="p">p ${formatP(profile.p)}</span></td>`;
+      const title = `Δ ${formatDelta(profile.delta)} pp, p ${formatProfileP(profile)}, ${className(profile.class)}, measured ${profile.measured.measurable} of ${profile.measured.total} requirements`;
+      return `<td data-testid="heatmap-cell" data-skill="${escapeHtml(skill)}" data-config="${escapeHtml(config)}" title="${escapeHtml(title)}"><span class="delta">${formatDelta(profile.delta)}</span>${star} <span class="class">${className(profile.class)}</span> <span class="p">p ${formatProfileP(profile)}</span></td>`;
     });
     return `<tr><th scope="row">${escapeHtml(skill)}</th>${cells.join("")}</tr>`;
   });
@@ -272,7 +273,7 @@ ${profile.unscorable === null ? "" : `<dt>verdict</dt><dd data-testid="unscorabl
 <dt>measured</dt><dd data-testid="measured">${profile.measured.measurable} of ${plural(profile.measured.total, "requirement")}</dd>
 <dt>pass ratio without → with</dt><dd>${formatRatio(profile.without)} → ${formatRatio(profile.with)}</dd>
 <dt>Δ</dt><dd>${formatDelta(profile.delta)} pp${significant(profile, alpha) ? " ★" : ""}</dd>
-<dt>p (sign-flip, n = ${profile.n})</dt><dd>${formatP(profile.p)}</dd>
+<dt>p (sign-flip, n = ${profile.n})</dt><dd>${formatProfileP(profile)}</dd>
 <dt>class</dt><dd>${verdictName(profile)}</dd>
 ${profileStatistics(profile)}
 <dt>sensitivity</dt><dd>${escapeHtml(sensitivityText(profile))} (t-test p ${formatP(profile.sensitivity.ttest.p)}, Wilcoxon p ${formatP(profile.sensitivity.wilcoxon.p)})</dd>

@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { runResult } from "../../test/support/results.js";
+import type { Profile } from "../bench/analysis/report.js";
 import { buildReport } from "../bench/analysis/report.js";
 import type { RunResult } from "../bench/store/results.js";
+import { formatProfileP } from "./format.js";
 import { renderHtmlReport } from "./html.js";
+import { profilePText } from "./statistics.js";
 
 const PLANTED = '<img src=x onerror="alert(1)">';
 
@@ -60,5 +63,25 @@ describe("the statistics across skills in the HTML report", () => {
       "only 0 of 7 deltas are non-zero, so the smallest attainable p is 1.0000 ≥ α",
     );
     expect(html).toContain('<section id="design">');
+  });
+
+  it("defines Ineffective, and shows constant deltas as no interval rather than a zero-width one", () => {
+    expect(html).toContain(
+      "Ineffective = no effect detected at α with these requirements (not evidence of no effect)",
+    );
+    // "strong" has seven deltas of +25, the planted skill seven zeros: both constant.
+    expect(html).toContain('data-testid="detectable">no interval: every delta equals 25');
+    expect(html).toContain('data-testid="detectable">no interval: every delta equals 0');
+    expect(html).not.toMatch(/below \+?0\.0 or above \+?0\.0/);
+  });
+
+  it("says a dp-bounds p is a bound wherever it is shown", () => {
+    const bounded = {
+      p: 0.0516,
+      pMethod: { method: "dp-bounds" as const, error: 0.006, pLower: 0.0455 },
+    };
+    expect(formatProfileP(bounded)).toBe("≤ 0.052");
+    expect(profilePText(bounded as unknown as Profile)).toMatch(/^≤ 0\.0516.*\(bound\)/);
+    expect(formatProfileP({ p: 0.0516, pMethod: { method: "dp" } })).toBe("0.052");
   });
 });

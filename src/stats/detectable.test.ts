@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  describeShiftInterval,
   detectableEffect,
   minimumSignFlipP,
   shiftConfidenceInterval,
@@ -128,6 +129,13 @@ describe("the confidence interval for a uniform effect", () => {
       for (const alpha of [0.05, 0.1]) {
         const expected = hartiganInterval(deltas, alpha);
         const interval = shiftConfidenceInterval(deltas, alpha);
+        if (expected !== null && expected[0] === expected[1]) {
+          // Every subset mean is the one value: zero width, which is shown as no interval.
+          expect(new Set(deltas).size).toBe(1);
+          expect([interval.lower, interval.upper]).toEqual([null, null]);
+          expect(interval.none).toMatch(/every delta equals/);
+          continue;
+        }
         if (expected === null) {
           expect([interval.lower, interval.upper]).toEqual([null, null]);
           continue;
@@ -155,6 +163,35 @@ describe("the confidence interval for a uniform effect", () => {
       upper: null,
     });
   });
+
+  it("constant deltas give no zero-width interval, and the label never calls one an interval", () => {
+    // Hartigan: every subset mean of [50 × 8] is 50, so the inversion is the point [50, 50].
+    const constant = shiftConfidenceInterval([50, 50, 50, 50, 50, 50, 50, 50], 0.05);
+    expect(hartiganInterval([50, 50, 50, 50, 50, 50, 50, 50], 0.05)).toEqual([50, 50]);
+    expect(constant).toMatchObject({ lower: null, upper: null });
+    expect(constant.none).toMatch(/every delta equals 50/);
+    // All zeros: the same, where the report also says no size could have given a verdict.
+    const zeros = detectableEffect(new Array(10).fill(0), 0.05);
+    expect(zeros.anyEffectDetectable).toBe(false);
+    expect([zeros.interval.lower, zeros.interval.upper]).toEqual([null, null]);
+    expect(zeros.interval.none).toMatch(/every delta equals 0/);
+  });
+
+  it("labels each interval by its method and coverage: exact up to 20 deltas, Monte Carlo beyond", () => {
+    const small = shiftConfidenceInterval([10, 0, 0, 20, -10, 0, 30, 10, 0, 0], 0.05);
+    expect(describeShiftInterval(small)).toBe(
+      "exact 95% sign-flip interval: test inversion, coverage at least 95% under the uniform-effect model",
+    );
+    const large = shiftConfidenceInterval(
+      Array.from({ length: 21 }, (_, i) => ((i * 13) % 9) * 5 - 15),
+      0.05,
+    );
+    expect(large).toMatchObject({ method: "monte-carlo", draws: 10_000 });
+    expect(describeShiftInterval(large)).toMatch(
+      /^approximate 95% sign-flip interval: Monte Carlo/,
+    );
+    expect(describeShiftInterval(large)).not.toMatch(/exact/);
+  }, 30_000);
 
   it("beyond 20 requirements, stays close to Hartigan's ends (seeded sign assignments)", () => {
     const deltas = Array.from({ length: 21 }, (_, i) => ((i * 13) % 9) * 5 - 15);

@@ -21,9 +21,10 @@
 import { findGrid } from "./grid.js";
 import { requireFiniteNumbers, requireOpenUnitInterval } from "./input.js";
 import { allSignedSums, type SignFlipMethod, signFlipTest } from "./signflip.js";
+import { nonZeroDeltas, roundingTolerance } from "./tolerance.js";
 
 export interface DetectableOptions {
-  /** Relative tolerance for zeros and ties, as in `signFlipTest`. Default 1e-9. */
+  /** Relative tolerance of grid detection, as in `signFlipTest` (zeros and ties: `tolerance.ts`). Default 1e-9. */
   readonly relativeTolerance?: number;
   /** Requirements up to which the interval uses exact p-values. Default 20. */
   readonly exactLimit?: number;
@@ -41,6 +42,26 @@ export interface ShiftInterval {
   readonly upper: number | null;
   /** How each p of the inversion was computed. */
   readonly method: SignFlipMethod;
+  /** "monte-carlo" only: seeded sign assignments per p (the same ones for every θ). */
+  readonly draws?: number;
+  /**
+   * Why there is no interval although m is large enough: every delta is equal, so the test
+   * rejects every other uniform effect and the "interval" would have zero width — a statement
+   * about the absence of spread, not a measurement of the effect. lower and upper are null then.
+   */
+  readonly none?: string;
+}
+
+/**
+ * The label every report shows beside a shift interval: its method and coverage. Exact
+ * inversion has coverage ≥ 1 − α under the model; the Monte Carlo one (beyond `exactLimit`
+ * deltas) only approximately, its ends off by up to about 0.1 points.
+ */
+export function describeShiftInterval(interval: ShiftInterval): string {
+  const level = `${Math.round(100 * interval.level)}%`;
+  return interval.method === "monte-carlo"
+    ? `approximate ${level} sign-flip interval: Monte Carlo inversion, ${interval.draws ?? "seeded"} draws per p, ends within about 0.1 points, coverage about ${level}`
+    : `exact ${level} sign-flip interval: test inversion, coverage at least ${level} under the uniform-effect model`;
 }
 
 export interface DetectableEffect {
@@ -62,12 +83,6 @@ export interface DetectableEffect {
 
 const DEFAULTS = { relativeTolerance: 1e-9, exactLimit: 20, draws: 10_000, seed: 1 };
 
-/** Non-zero deltas by the same rule as `signFlipTest`. */
-function nonZeroOf(values: readonly number[], tolerance: number): number[] {
-  const largest = values.reduce((maximum, value) => Math.max(maximum, Math.abs(value)), 0);
-  return values.filter((value) => Math.abs(value) > tolerance * largest);
-}
-
 /** 2^(1−m'): the smallest sign-flip p with m' non-zero deltas. */
 export function minimumSignFlipP(nonZero: number): number {
   return nonZero === 0 ? 1 : Math.min(1, 2 ** (1 - nonZero));
@@ -86,9 +101,9 @@ export function signFlipSize(
   const values = requireFiniteNumbers(deltas, "deltas");
   const level = requireOpenUnitInterval(alpha, "alpha");
   const tolerance = options.relativeTolerance ?? DEFAULTS.relativeTolerance;
-  const magnitudes = nonZeroOf(values, tolerance).map(Math.abs);
+  const magnitudes = nonZeroDeltas(values).map(Math.abs);
   if (magnitudes.length === 0) return 0;
-  if (magnitudes.length <= 20) return enumeratedSize(magnitudes, level, tolerance);
+  if (magnitudes.length <= 20) return enumeratedSize(magnitudes, level, roundingTolerance(values));
   const grid = findGrid(magnitudes, { relativeTolerance: tolerance });
   return grid === undefined ? undefined : gridSize(grid.multiples, grid.total, level);
 }
@@ -97,13 +112,12 @@ export function signFlipSize(
  * Sorted descending |T| of all 2^m' assignments; an assignment's p is the share of |T'| ≥ |T| − τ
  * (the tie rule of `signFlipTest`), found with one pointer moving down the sorted list.
  */
-function enumeratedSize(magnitudes: readonly number[], alpha: number, tolerance: number): number {
+function enumeratedSize(magnitudes: readonly number[], alpha: number, tau: number): number {
   const count = 2 ** magnitudes.length;
   const sums = allSignedSums(magnitudes);
   for (let index = 0; index < count; index++) sums[index] = Math.abs(sums[index] as number);
   sums.sort();
   sums.reverse();
-  const tau = tolerance * magnitudes.reduce((sum, value) => sum + value, 0);
   let below = 0;
   let pointer = 0;
   for (let index = 0; index < count; index++) {
@@ -166,7 +180,21 @@ export function shiftConfidenceInterval(
   const settings = { ...DEFAULTS, ...withoutUndefined(options) };
   const m = values.length;
   const method: SignFlipMethod = m <= settings.exactLimit ? "exact" : "monte-carlo";
-  if (minimumSignFlipP(m) >= level) return { level: 1 - level, lower: null, upper: null, method };
+  const base = {
+    level: 1 - level,
+    method,
+    ...(method === "monte-carlo" ? { draws: settings.draws } : {}),
+  };
+  if (minimumSignFlipP(m) >= level) return { ...base, lower: null, upper: null };
+  const first = values[0] as number;
+  if (values.every((value) => value === first)) {
+    return {
+      ...base,
+      lower: null,
+      upper: null,
+      none: `every delta equals ${first}: with no spread the test rejects every other uniform effect, a point rather than an interval`,
+    };
+  }
   const p = (theta: number) =>
     signFlipTest(
       values.map((value) => value - theta),
@@ -189,7 +217,7 @@ export function shiftConfidenceInterval(
   const upper = -bisect(-high - spread, -mean, (theta) => p(-theta) >= level, precision);
   // Bisection ends within the tie tolerance of the true end (a subset mean); six decimals of a
   // point are far below anything the report shows and keep the JSON readable.
-  return { level: 1 - level, lower: roundEnd(lower), upper: roundEnd(upper), method };
+  return { ...base, lower: roundEnd(lower), upper: roundEnd(upper) };
 }
 
 function roundEnd(value: number): number {
@@ -227,7 +255,7 @@ export function detectableEffect(
   const values = requireFiniteNumbers(deltas, "deltas");
   const level = requireOpenUnitInterval(alpha, "alpha");
   const tolerance = options.relativeTolerance ?? DEFAULTS.relativeTolerance;
-  const nonZero = nonZeroOf(values, tolerance).length;
+  const nonZero = nonZeroDeltas(values).length;
   const minimumP = minimumSignFlipP(nonZero);
   const interval = shiftConfidenceInterval(values, level, options);
   return {

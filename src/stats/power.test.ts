@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { requirementsForPower, signFlipPower } from "./power.js";
+import {
+  pairedBinomialPower,
+  requirementsForPairedBinomialPower,
+  requirementsForPower,
+  signFlipPower,
+} from "./power.js";
 import { normalCdf } from "./special.js";
 
 describe("sign-flip power under Normal(δ, σ²) requirement deltas", () => {
@@ -62,4 +67,34 @@ describe("requirements for a target power", () => {
     ).toBeNull();
     expect(() => requirementsForPower({ effect: 0, sd: 10 })).toThrow(/cannot be detected/);
   });
+});
+
+describe("power under the paired binomial model (issue 31, item 7)", () => {
+  it("matches the exact power of a design small enough to count by hand", () => {
+    // One check per arm, baseline 0.5, effect +50 points: the assisted arm always passes, the
+    // unassisted one with probability 1/2, so each delta is +100 or 0 and the N non-zero deltas
+    // (N ~ Binomial(8, 1/2)) are all positive: p = 2/2^N < 0.05 exactly when N ≥ 6.
+    const choose = (n: number, k: number): number =>
+      k === 0 ? 1 : (choose(n, k - 1) * (n - k + 1)) / k;
+    const exact = (choose(8, 6) + choose(8, 7) + choose(8, 8)) / 256;
+    const estimate = pairedBinomialPower(
+      { requirements: 8, effect: 50, baseline: [0.5], trials: 1 },
+      { draws: 20_000, seed: 3 },
+    );
+    expect(estimate.method).toBe("paired-binomial");
+    expect(Math.abs(estimate.power - exact)).toBeLessThan(4 * estimate.standardError);
+  });
+
+  it("gives the same requirements needed for every seed at the default draws", () => {
+    const baseline = [0.2, 0.35, 0.5, 0.5, 0.65, 0.8, 0.9];
+    const found = [1, 2, 3, 4].map(
+      (seed) =>
+        requirementsForPairedBinomialPower(
+          { effect: 30, baseline, trials: 4, targetPower: 0.8 },
+          { seed },
+        ).requirements,
+    );
+    expect(new Set(found).size).toBe(1);
+    expect(found[0]).toBeGreaterThan(5);
+  }, 60_000);
 });

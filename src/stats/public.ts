@@ -11,12 +11,13 @@ export {
   bootstrapMeanCi,
   type ConfidenceInterval,
 } from "./bootstrap.js";
-export { classify, type SkillClass } from "./classify.js";
+export { classify, INEFFECTIVE_DEFINITION, type SkillClass } from "./classify.js";
 export { pearson, spearman } from "./correlation.js";
 // Experimental (see the README): the figures of protocol A.6 across many skills.
 export {
   type DetectableEffect,
   type DetectableOptions,
+  describeShiftInterval,
   detectableEffect,
   minimumSignFlipP,
   type ShiftInterval,
@@ -26,9 +27,12 @@ export {
 export { benjaminiHochberg } from "./multiplicity.js";
 // Experimental (see the README).
 export {
+  type PairedBinomialInput,
   type PowerEstimate,
   type PowerOptions,
+  pairedBinomialPower,
   type RequirementsForPower,
+  requirementsForPairedBinomialPower,
   requirementsForPower,
   signFlipPower,
 } from "./power.js";

@@ -1,14 +1,8 @@
 import { InputError } from "../core/errors.js";
-import {
-  findGrid,
-  GRID_DEFAULTS,
-  type Grid,
-  gridP,
-  lowerTail,
-  subsetSumDistribution,
-} from "./grid.js";
+import { findGrid, GRID_DEFAULTS, type Grid, gridP, subsetSumDistribution } from "./grid.js";
 import { requireFiniteNumbers, requirePositiveInteger } from "./input.js";
 import { createSeededRandom } from "./random.js";
+import { roundingTolerance } from "./tolerance.js";
 
 /**
  * The exact two-sided paired sign-flip test of the protocol (A.6): under the null hypothesis
@@ -41,24 +35,35 @@ import { createSeededRandom } from "./random.js";
  *    budget allows (Σk_i ≈ 2·`boundWork`/m', at most `maxGridTotal`), so that any signed sum
  *    differs from its rounded twin by at most δ = Σ|m_i − k_i·u| (plus float slack). Then
  *      P(|Σε_i k_i·u| ≥ T + δ) ≤ p ≤ P(|Σε_i k_i·u| ≥ T − δ),
- *    both read off one exact distribution of the integer sums (the "dp" recurrence). The p
- *    reported is pUpper — conservative, so a verdict never rests on rounding in its favour —
- *    and `error` = pUpper − pLower bounds its distance from the exact p.
+ *    both read off one exact distribution of the integer sums (the "dp" recurrence). The rounding
+ *    errors B = Σε_i·e_i (e_i = m_i − k_i·u) are a Rademacher sum, so Hoeffding's inequality
+ *    P(|B| ≥ t) ≤ 2·exp(−t²/(2Σe_i²)) gives a narrower bracket for t < δ:
+ *      P(|A| ≥ T + t) − P(|B| ≥ t) ≤ p ≤ P(|A| ≥ T − t) + P(|B| ≥ t),
+ *    and the best of these over a range of t is kept (t = δ is the worst-case bracket above).
+ *    The p reported is pUpper — conservative, a bound, and said to be one wherever it is shown
+ *    — and `error` = pUpper − pLower bounds its distance from the exact p. With a
+ *    `decisionLevel` (the α of a verdict) a bracket containing it is refined, 4× the work each
+ *    time, up to `maxGridWork` steps (about 0.6 s at m' = 1 000 on a 2-core machine); if α is
+ *    still inside, `decided` is false and the verdict is "undecided", never a class.
  * 5. "monte-carlo", only when asked for: `draws` (default 100 000) seeded random sign
  *    assignments; p is reported as (b + 1)/(draws + 1), which is a valid p-value (never 0), with
  *    the binomial standard error √(p̂(1 − p̂)/draws) of the share p̂ = b/draws (no guaranteed
  *    bound: `error` is absent).
  *
- * Ties: a sum counts as "at least as extreme" when |T| ≥ |S| − τ with τ = relativeTolerance·Σ|d_i|,
- * so sums that are equal on paper but differ in the last bits of floating point count as ties.
- * Deltas with |d_i| ≤ relativeTolerance·max|d| are treated as zeros for the same reason.
+ * Ties: a sum counts as "at least as extreme" when |T| ≥ |S| − τ with τ the rounding bound of
+ * `tolerance.ts` (64·n·2^−52·Σ|d_i|), so sums that are equal on paper but differ in the last
+ * bits of floating point count as ties; deltas with |d_i| ≤ τ are zeros for the same reason.
+ * Nothing wider: 100 and 10^−8 are two non-zero deltas (p = 0.5).
  */
 export type SignFlipMethod = "exact" | "dp" | "dp-bounds" | "monte-carlo";
 
 export interface SignFlipOptions {
   /** Force one method; "auto" (default) picks as described above. */
   readonly method?: "auto" | SignFlipMethod;
-  /** Relative tolerance for ties and grid detection. Default 1e-9. */
+  /**
+   * Relative tolerance of grid detection ("dp": a magnitude may differ from k_i·u by this share
+   * of itself). Ties and zeros follow the rounding rule of `tolerance.ts`. Default 1e-9.
+   */
   readonly relativeTolerance?: number;
   /** Under "auto", enumerate when there are at most this many non-zero deltas. Default 20. */
   readonly enumerationLimit?: number;
@@ -94,7 +99,10 @@ export interface SignFlipResult {
    * "monte-carlo", whose error is statistical (see `standardError`).
    */
   readonly error?: number;
-  /** "dp-bounds" only: the exact p lies in [pLower, pUpper]; p = pUpper. */
+  /**
+   * "dp-bounds" only: the exact p lies in [pLower, pUpper]; p = pUpper is an upper bound, not
+   * an estimate.
+   */
   readonly pLower?: number;
   readonly pUpper?: number;
   /** Monte Carlo only: standard error of the estimated share. */
@@ -103,6 +111,11 @@ export interface SignFlipResult {
   readonly draws?: number;
   /** "dp": the grid unit u with |d_i| = k_i·u; "dp-bounds": the unit magnitudes were rounded to. */
   readonly unit?: number;
+  /**
+   * "dp-bounds" with a `decisionLevel` only: whether the bracket lies on one side of it
+   * (pUpper < level or pLower ≥ level). false: the verdict at that level is undecided.
+   */
+  readonly decided?: boolean;
 }
 
 const defaults = {
@@ -132,14 +145,13 @@ export function signFlipTest(
     );
   }
 
-  const largest = values.reduce((maximum, value) => Math.max(maximum, Math.abs(value)), 0);
-  const zeroBelow = settings.relativeTolerance * largest;
-  const nonZero = values.filter((value) => Math.abs(value) > zeroBelow);
+  // Zeros and ties by the one rule of `tolerance.ts`: within the rounding of the sums.
+  const tolerance = roundingTolerance(values);
+  const nonZero = values.filter((value) => Math.abs(value) > tolerance);
   const size = nonZero.length;
   const observed = Math.abs(nonZero.reduce((sum, value) => sum + value, 0));
   const magnitudes = nonZero.map((value) => Math.abs(value));
-  const totalMagnitude = magnitudes.reduce((sum, value) => sum + value, 0);
-  const threshold = observed - settings.relativeTolerance * totalMagnitude;
+  const threshold = observed - tolerance;
 
   if (method === "exact") {
     requireEnumerable(size, settings.maxEnumeration);
@@ -260,24 +272,23 @@ function boundedResult(
   settings: typeof defaults & { readonly decisionLevel?: number },
 ): SignFlipResult {
   const size = magnitudes.length;
+  const level = settings.decisionLevel;
+  const decided = level === undefined ? {} : { decided: true };
   if (size === 0 || threshold <= 0)
-    return { p: 1, method: "dp-bounds", nonZero: size, error: 0, pLower: 1, pUpper: 1 };
+    return { p: 1, method: "dp-bounds", nonZero: size, error: 0, pLower: 1, pUpper: 1, ...decided };
   let work = requirePositiveInteger(Math.floor(settings.boundWork), "boundWork");
   let result = bracket(magnitudes, threshold, work, settings.maxGridTotal);
-  const level = settings.decisionLevel;
-  while (
+  const straddles = (candidate: SignFlipResult) =>
     level !== undefined &&
-    (result.pLower as number) < level &&
-    level <= (result.pUpper as number) &&
-    work * 4 <= settings.maxGridWork &&
-    (result.unit as number) > 0
-  ) {
+    (candidate.pLower as number) < level &&
+    level <= (candidate.pUpper as number);
+  while (straddles(result) && work * 4 <= settings.maxGridWork && (result.unit as number) > 0) {
     work *= 4;
     const finer = bracket(magnitudes, threshold, work, settings.maxGridTotal);
     if ((finer.error as number) >= (result.error as number)) break;
     result = finer;
   }
-  return result;
+  return level === undefined ? result : { ...result, decided: !straddles(result) };
 }
 
 function bracket(
@@ -294,22 +305,45 @@ function bracket(
   const unit = sumOfMagnitudes / gridTotal;
   const multiples = magnitudes.map((magnitude) => Math.round(magnitude / unit));
   let deviation = 0;
-  for (let index = 0; index < size; index++)
-    deviation += Math.abs((magnitudes[index] as number) - (multiples[index] as number) * unit);
+  let squaredErrors = 0;
+  for (let index = 0; index < size; index++) {
+    const error = (magnitudes[index] as number) - (multiples[index] as number) * unit;
+    deviation += Math.abs(error);
+    squaredErrors += error * error;
+  }
   // Slack for the floating-point rounding of the sums and products above (each well under
   // size·2^−52 of the total): it only widens the bracket.
-  deviation += 4 * size * Number.EPSILON * sumOfMagnitudes;
+  const slack = 4 * size * Number.EPSILON * sumOfMagnitudes;
   const total = multiples.reduce((sum, value) => sum + value, 0);
   // P(|2W − K| ≥ a) = 2·P(W ≤ (K − a)/2) for a > 0 (W and K − W have the same law); the lower
   // bound of the reach T − δ needs the longest tail.
   const lastNeeded = (reach: number) => Math.floor((total - reach / unit) / 2);
-  const distribution = subsetSumDistribution(multiples, total, lastNeeded(threshold - deviation));
+  const distribution = subsetSumDistribution(
+    multiples,
+    total,
+    lastNeeded(threshold - deviation - slack),
+  );
+  const cumulative = distribution;
+  for (let index = 1; index < cumulative.length; index++)
+    cumulative[index] = (cumulative[index] as number) + (cumulative[index - 1] as number);
   const tail = (reach: number): number => {
     if (reach <= 0) return 1;
-    return Math.min(1, 2 * lowerTail(distribution, lastNeeded(reach)));
+    const end = Math.min(lastNeeded(reach), cumulative.length - 1);
+    return end < 0 ? 0 : Math.min(1, 2 * (cumulative[end] as number));
   };
-  const pUpper = tail(threshold - deviation);
-  const pLower = Math.min(pUpper, tail(threshold + deviation));
+  // Hoeffding's bound on the rounding errors' signed sum; 0 at the worst case t = δ.
+  const errorTail = (t: number) =>
+    t >= deviation ? 0 : Math.min(1, 2 * Math.exp((-t * t) / (2 * squaredErrors)));
+  let pUpper = 1;
+  let pLower = 0;
+  const steps = 256;
+  for (let step = 1; step <= steps; step++) {
+    const t = (deviation * step) / steps;
+    pUpper = Math.min(pUpper, tail(threshold - t - slack) + errorTail(t));
+    pLower = Math.max(pLower, tail(threshold + t + slack) - errorTail(t));
+  }
+  pUpper = Math.min(1, pUpper);
+  pLower = Math.min(pUpper, Math.max(0, pLower));
   return {
     p: pUpper,
     method: "dp-bounds",

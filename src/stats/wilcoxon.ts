@@ -2,6 +2,7 @@ import { gridP } from "./grid.js";
 import { requireFiniteNumbers, requirePositiveInteger } from "./input.js";
 import { midRanks } from "./ranks.js";
 import { normalTwoSided } from "./special.js";
+import { roundingTolerance } from "./tolerance.js";
 
 export interface WilcoxonResult {
   /** W+ = sum of the (mid-)ranks of the positive deltas, as R's `wilcox.test` reports it (V). */
@@ -20,7 +21,10 @@ export interface WilcoxonResult {
 export interface WilcoxonOptions {
   /** Use the exact distribution when at most this many deltas are non-zero. Default 100. */
   readonly exactLimit?: number;
-  /** Relative tolerance for zeros and ties among |deltas|. Default 1e-9. */
+  /**
+   * Relative tolerance (share of max|d|) for zeros and ties among |deltas|. Default: the
+   * rounding rule of `tolerance.ts`, the one the sign-flip test and the summary use.
+   */
   readonly relativeTolerance?: number;
 }
 
@@ -35,8 +39,9 @@ export interface WilcoxonOptions {
  *   of sign assignments whose |W+ − E W+| is at least the observed one.
  * - Above `exactLimit` (100) non-zero deltas: normal approximation with mean n(n+1)/4, variance
  *   n(n+1)(2n+1)/24 − Σ(t³ − t)/48 over tie groups of size t, and a continuity correction of 1/2.
- * - |d| values within relativeTolerance·max|d| of each other count as tied, and |d| below that
- *   as zero, so deltas equal on paper but not in the last bit of floating point are still ties.
+ * - |d| values within the rounding tolerance of `tolerance.ts` of each other count as tied, and
+ *   |d| below it as zero (the same zeros as the sign-flip test), so deltas equal on paper but
+ *   not in the last bit of floating point are still ties.
  */
 export function wilcoxonSignedRank(
   deltas: readonly number[],
@@ -44,9 +49,12 @@ export function wilcoxonSignedRank(
 ): WilcoxonResult {
   const values = requireFiniteNumbers(deltas, "deltas");
   const exactLimit = requirePositiveInteger(options.exactLimit ?? 100, "exactLimit");
-  const relativeTolerance = options.relativeTolerance ?? 1e-9;
-  const largest = values.reduce((maximum, value) => Math.max(maximum, Math.abs(value)), 0);
-  const tolerance = relativeTolerance * largest;
+  // The zero and tie rule of every test here (`tolerance.ts`), unless the caller sets one.
+  const tolerance =
+    options.relativeTolerance === undefined
+      ? roundingTolerance(values)
+      : options.relativeTolerance *
+        values.reduce((maximum, value) => Math.max(maximum, Math.abs(value)), 0);
   const nonZero = values.filter((value) => Math.abs(value) > tolerance);
   const zeros = values.length - nonZero.length;
   const n = nonZero.length;

@@ -3,18 +3,16 @@
  * and `with`), every pair of its arms gets the same paired analysis as skill-versus-none —
  * per-requirement deltas of the mean score over repeats (flags that zero a run zero it; a pair
  * enters only when `pairMeasurement` says it is measurable), Δ, the exact sign-flip p and the
- * class — so "is v2 better than v1?" has an answer. Benjamini–Hochberg q-values are taken over
- * every tested pair of every matrix in the report, with the class under FDR control beside it.
+ * class — so "is v2 better than v1?" has an answer. The q-values come from the report's one
+ * Benjamini–Hochberg family (`multiplicityOf`): every tested profile plus every arm pair that is
+ * not the with-versus-none pair (that one *is* the profile's test, so it takes the profile's q
+ * and is not counted twice), with the same guard against a q equal to α up to rounding.
  */
 import { pairMeasurement } from "../../env/verifier/flags.js";
-import {
-  benjaminiHochberg,
-  classify,
-  type SkillClass,
-  summarizeDeltas,
-} from "../../stats/index.js";
+import { benjaminiHochberg, type SkillClass, summarizeDeltas } from "../../stats/index.js";
 import { type Arm, type RunResult, variantName } from "../store/results.js";
 import { armMeasurementFlags, type RunDetail, runDetail } from "./report.js";
+import { classUnderFdr } from "./statistics.js";
 
 export interface ArmLabel {
   readonly arm: Arm;
@@ -108,7 +106,10 @@ function comparePair(
  * The matrices of every (configuration, skill) whose results hold a variant arm; empty when no
  * skill has variants (the with/without report says everything then).
  */
-export function armMatrices(results: readonly RunResult[], alpha = 0.05): ArmMatrix[] {
+export function unadjustedArmMatrices(
+  results: readonly RunResult[],
+  alpha = 0.05,
+): UnadjustedArmMatrix[] {
   const profiles = new Map<string, RunResult[]>();
   for (const result of results) {
     const key = JSON.stringify([result.config, result.skill]);
@@ -149,22 +150,62 @@ export function armMatrices(results: readonly RunResult[], alpha = 0.05): ArmMat
       pairs,
     });
   }
-  // One correction over every tested pair shown, like the profiles' q.
-  const tested = unadjusted.flatMap((matrix) => matrix.pairs.filter((pair) => pair.p !== null));
-  const q = benjaminiHochberg(tested.map((pair) => pair.p as number));
-  const qOf = new Map(tested.map((pair, index) => [pair, q[index] ?? null]));
-  return unadjusted.map((matrix) => ({
+  return unadjusted;
+}
+
+/** An arm pair's own test, or the profile's when the pair is with versus none. */
+export function isProfilePair(pair: { readonly a: Arm; readonly b: Arm }): boolean {
+  return pair.a === "without" && pair.b === "with";
+}
+
+export type UnadjustedArmMatrix = Omit<ArmMatrix, "pairs"> & {
+  readonly pairs: ReadonlyArray<Omit<ArmPairComparison, "q" | "classFdr">>;
+};
+
+interface Adjusted {
+  readonly q: number | null;
+  readonly classFdr: SkillClass | null;
+}
+
+/** Put q-values onto the matrices; `fdrOf` answers for each tested pair (the family's choice). */
+export function adjustArmMatrices(
+  matrices: readonly UnadjustedArmMatrix[],
+  fdrOf: (
+    matrix: UnadjustedArmMatrix,
+    pair: Omit<ArmPairComparison, "q" | "classFdr">,
+  ) => Adjusted | undefined,
+): ArmMatrix[] {
+  return matrices.map((matrix) => ({
     ...matrix,
     pairs: matrix.pairs.map((pair) => {
-      const value = qOf.get(pair) ?? null;
-      return {
-        ...pair,
-        q: value,
-        classFdr:
-          value === null || pair.delta === null
-            ? null
-            : classify({ delta: pair.delta, p: value }, alpha),
-      };
+      const adjusted = pair.p === null ? undefined : fdrOf(matrix, pair);
+      return { ...pair, q: adjusted?.q ?? null, classFdr: adjusted?.classFdr ?? null };
     }),
   }));
+}
+
+/**
+ * The matrices on their own (outside a report): one BH family over every tested pair of every
+ * matrix, each test once, with the guard of `classUnderFdr`.
+ */
+export function armMatrices(results: readonly RunResult[], alpha = 0.05): ArmMatrix[] {
+  const matrices = unadjustedArmMatrices(results, alpha);
+  const tested = matrices.flatMap((matrix) => matrix.pairs.filter((pair) => pair.p !== null));
+  const q = benjaminiHochberg(tested.map((pair) => pair.p as number));
+  const fdr = new Map<object, Adjusted>(
+    tested.map((pair, index) => {
+      const value = q[index] as number;
+      return [pair, { q: value, classFdr: classUnderFdr(pair.delta, value, alpha) }];
+    }),
+  );
+  return adjustArmMatrices(matrices, (_, pair) => fdr.get(pair));
+}
+
+/** The pairs that join the report's BH family (every tested pair but with versus none). */
+export function familyPairs(
+  matrices: readonly UnadjustedArmMatrix[],
+): Array<Omit<ArmPairComparison, "q" | "classFdr">> {
+  return matrices.flatMap((matrix) =>
+    matrix.pairs.filter((pair) => pair.p !== null && !isProfilePair(pair)),
+  );
 }

@@ -152,7 +152,11 @@ export function verifierExitText(run: RunDetail): string {
 interface Tested {
   readonly delta: number;
   readonly p: number;
-  readonly pMethod: { readonly method: SignFlipMethod; readonly error: number | null };
+  readonly pMethod: {
+    readonly method: SignFlipMethod;
+    readonly error: number | null;
+    readonly pLower?: number;
+  };
   readonly class: SkillClass;
   readonly ttest: TestVerdict;
   readonly wilcoxon: TestVerdict;
@@ -168,7 +172,11 @@ function test(deltas: readonly number[], alpha: number): Tested | undefined {
   return {
     delta: summary.delta,
     p: summary.signflip.p,
-    pMethod: { method: summary.signflip.method, error: summary.signflip.error ?? null },
+    pMethod: {
+      method: summary.signflip.method,
+      error: summary.signflip.error ?? null,
+      ...(summary.signflip.pLower === undefined ? {} : { pLower: summary.signflip.pLower }),
+    },
     class: summary.class,
     ttest: verdict(summary.ttest.p),
     wilcoxon: verdict(summary.wilcoxon.p),

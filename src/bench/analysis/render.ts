@@ -6,7 +6,11 @@
  */
 
 import { flagDefinition } from "../../env/verifier/flags.js";
-import type { SkillClass } from "../../stats/index.js";
+import {
+  describeShiftInterval,
+  INEFFECTIVE_DEFINITION,
+  type SkillClass,
+} from "../../stats/index.js";
 import { printable } from "./excerpt.js";
 import {
   type BenchReport,
@@ -22,6 +26,7 @@ const CLASS_NAMES: Record<SkillClass, string> = {
   golden: "Golden",
   harmful: "Harmful",
   ineffective: "Ineffective",
+  undecided: "Undecided",
 };
 
 function percent(value: number | null): string {
@@ -71,6 +76,13 @@ function seconds(milliseconds: number): string {
 
 function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
+/** A profile's p; a "dp-bounds" p is an upper bound and says so. */
+function profileP(profile: Profile): string {
+  return profile.pMethod?.method === "dp-bounds" && profile.p !== null
+    ? `≤${pValue(profile.p)}`
+    : pValue(profile.p);
 }
 
 function verdict(profile: Profile): string {
@@ -164,7 +176,8 @@ function multiplicityLines(report: BenchReport): string[] {
     "",
     `multiple testing: ${plural(table.tested, "profile")} tested at α = ${alpha}${notTested}; ${table.discoveries.raw} with p < α, ${table.discoveries.fdr} with Benjamini–Hochberg q < α`,
     `  if no skill had any effect, ${number(expected.globalNull)} profiles would be expected to reach p < α by chance (the sum of each test's exact size at α given its deltas${expected.exactSizes === table.tested ? "" : `; α for the ${table.tested - expected.exactSizes} whose size is not known exactly`}; at most m·α = ${number(expected.bound)})`,
-    `  verdicts (FDR) keep the expected share of false discoveries among their ${plural(table.discoveries.fdr, "Golden or Harmful skill")} at most ${alpha} (BH; tests independent or positively dependent)`,
+    `  verdicts (FDR) keep the expected share of false discoveries among their ${plural(table.discoveries.fdr, "Golden or Harmful skill")} at most ${alpha} (BH over one family of ${plural(table.familySize ?? table.tested, "test")}${(table.familySize ?? table.tested) > table.tested ? `: the profiles and ${plural((table.familySize ?? table.tested) - table.tested, "other arm pair")}` : ""}; tests independent or positively dependent)`,
+    `  ${table.ineffective ?? INEFFECTIVE_DEFINITION}; Undecided = p known only as a bracket containing α`,
   ];
 }
 
@@ -255,11 +268,12 @@ function detectableLines(profile: Profile): string[] {
   const effect = profile.detectable;
   const lines: string[] = [];
   if (effect !== null) {
-    const level = `${Math.round(100 * effect.interval.level)}%`;
     const interval =
-      effect.interval.lower === null || effect.interval.upper === null
-        ? `no uniform effect is ruled out with ${plural(effect.n, "requirement")} (2^(1−${effect.n}) ≥ α)`
-        : `a uniform effect below ${signed(effect.interval.lower)} or above ${signed(effect.interval.upper)} points is ruled out (${level} sign-flip interval, every requirement shifted alike)`;
+      effect.interval.none !== undefined
+        ? `no interval: ${effect.interval.none}`
+        : effect.interval.lower === null || effect.interval.upper === null
+          ? `no uniform effect is ruled out with ${plural(effect.n, "requirement")} (2^(1−${effect.n}) ≥ α)`
+          : `a uniform effect below ${signed(effect.interval.lower)} or above ${signed(effect.interval.upper)} points is ruled out (${describeShiftInterval(effect.interval)}; every requirement shifted alike)`;
     const zeros = effect.anyEffectDetectable
       ? ""
       : `; with ${effect.nonZero} non-zero of ${effect.n} deltas the smallest attainable p is ${pValue(effect.minimumP)} ≥ α, so no size of these deltas could have given a verdict`;
@@ -292,6 +306,11 @@ function designLines(config: BenchReport["configs"][number]): string[] {
   return [
     `  ${config.config}: to detect ${signed(design.effect)} points with ${Math.round(100 * design.targetPower)}% power at α = ${number(design.alpha)}: ${rows}`,
     `    σ = ${design.sd.toFixed(1)} points pooled over ${plural(design.profiles, "skill")} (${design.df} df); ${within}; power of the exact sign-flip test for Normal(δ, σ²) requirement deltas, simulated (${design.draws} draws, seed ${design.seed}; the model in full: --json, src/stats/README.md)`,
+    ...(design.passRatio === null || design.passRatio === undefined
+      ? []
+      : [
+          `    pass-ratio model (paired binomial, ${design.passRatio.trials} checks × repeats per arm, ${design.passRatio.draws} draws): ${design.passRatio.requirements === null ? `more than ${design.passRatio.maxRequirements}` : design.passRatio.requirements} requirements (power ${design.passRatio.power.toFixed(3)}); the discrete deltas pass ratios give`,
+        ]),
   ];
 }
 
@@ -336,7 +355,7 @@ export function renderReportText(report: BenchReport): string[] {
         percent(profile.without),
         percent(profile.with),
         points(profile.delta),
-        pValue(profile.p),
+        profileP(profile),
         verdict(profile),
         pValue(profile.q),
         profile.classFdr === null ? "-" : CLASS_NAMES[profile.classFdr],
@@ -365,7 +384,7 @@ export function renderReportText(report: BenchReport): string[] {
   }
   lines.push("");
   for (const config of report.configs) {
-    const classes = `${config.classes.golden} golden, ${config.classes.harmful} harmful, ${config.classes.ineffective} ineffective${config.unscorable === 0 ? "" : `, ${config.unscorable} unscorable`}`;
+    const classes = `${config.classes.golden} golden, ${config.classes.harmful} harmful, ${config.classes.ineffective} ineffective${config.classes.undecided === undefined ? "" : `, ${config.classes.undecided} undecided`}${config.unscorable === 0 ? "" : `, ${config.unscorable} unscorable`}`;
     lines.push(
       `${config.config}${config.agent === undefined ? "" : ` (${config.agent}${config.model === undefined ? "" : ` ${config.model}`}${config.derivedFrom === undefined ? "" : `; configuration "${config.derivedFrom.id}" with --agent/--model`})`}: pass ratio ${percent(config.without)} → ${percent(config.with)} (${points(config.delta)}) over ${config.pairs} pairs${config.unmeasuredPairs === 0 ? "" : ` (${config.unmeasuredPairs} not measurable, left out)`}; ${classes}`,
     );

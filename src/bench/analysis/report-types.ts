@@ -130,7 +130,12 @@ export interface Profile {
    * How p was computed and its guaranteed error (|p − exact p| ≤ error; 0 for the exact methods;
    * null for Monte Carlo, which only has a standard error): see `signFlipTest`.
    */
-  readonly pMethod?: { readonly method: SignFlipMethod; readonly error: number | null } | null;
+  readonly pMethod?: {
+    readonly method: SignFlipMethod;
+    readonly error: number | null;
+    /** "dp-bounds": the exact p lies in [pLower, p]; p is an upper bound, shown as "≤ p". */
+    readonly pLower?: number;
+  } | null;
   readonly class: SkillClass | null;
   /**
    * Benjamini–Hochberg q over every tested profile of this report (`multiplicity`); null for an
@@ -188,11 +193,17 @@ export interface ConfigSummary {
   readonly without: number | null;
   readonly with: number | null;
   readonly delta: number | null;
-  readonly classes: Readonly<Record<SkillClass, number>>;
+  /**
+   * Profiles per class; `undecided` (a p bracket still containing α, no class) only when some
+   * profile is.
+   */
+  readonly classes: Readonly<Record<Exclude<SkillClass, "undecided">, number>> & {
+    readonly undecided?: number;
+  };
   /** Skills with nothing measurable (no class). */
   readonly unscorable: number;
   /** Golden / harmful / ineffective under FDR control (q < α). */
-  readonly classesFdr: Readonly<Record<SkillClass, number>>;
+  readonly classesFdr: Readonly<Record<Exclude<SkillClass, "undecided">, number>>;
   /** When `--agent`/`--model` renamed this configuration: the suite's configuration it came from. */
   readonly derivedFrom?: { readonly id: string; readonly agent: string; readonly model?: string };
   /**

@@ -1,6 +1,6 @@
 import { pearson, spearman } from "../../stats/index.js";
 import { formatRunKey, type RunProvenance, type RunResult } from "../store/results.js";
-import { armMatrices } from "./arms.js";
+import { adjustArmMatrices, familyPairs, isProfilePair, unadjustedArmMatrices } from "./arms.js";
 import {
   armUsage,
   countFlags,
@@ -76,15 +76,32 @@ export function buildReport(
       ? left.skill.localeCompare(right.skill)
       : left.config.localeCompare(right.config),
   );
+  // One BH family per report: the profiles and the arm pairs that are not a profile's test.
+  const unadjustedMatrices = unadjustedArmMatrices(results, alpha);
+  const otherPairs = familyPairs(unadjustedMatrices);
   const multiplicity = multiplicityOf(
     unadjusted.map((profile) => ({ ...profile, size: profile.detectable?.size ?? null })),
     alpha,
+    otherPairs.map((pair) => ({ delta: pair.delta, p: pair.p as number })),
   );
   const profiles: Profile[] = unadjusted.map((profile, index) => ({
     ...profile,
     q: multiplicity.q[index] ?? null,
     classFdr: multiplicity.classFdr[index] ?? null,
   }));
+  const otherFdr = new Map<object, { q: number | null; classFdr: Profile["classFdr"] }>(
+    otherPairs.map((pair, index) => [
+      pair,
+      multiplicity.otherQ[index] ?? { q: null, classFdr: null },
+    ]),
+  );
+  const matrices = adjustArmMatrices(unadjustedMatrices, (matrix, pair) => {
+    if (!isProfilePair(pair)) return otherFdr.get(pair);
+    const profile = profiles.find(
+      (candidate) => candidate.config === matrix.config && candidate.skill === matrix.skill,
+    );
+    return profile === undefined ? undefined : { q: profile.q, classFdr: profile.classFdr };
+  });
 
   const configIds = [...new Set(profiles.map((profile) => profile.config))];
   const configs: ConfigSummary[] = configIds.map((config) => {
@@ -112,6 +129,9 @@ export function buildReport(
         golden: own.filter((profile) => profile.class === "golden").length,
         harmful: own.filter((profile) => profile.class === "harmful").length,
         ineffective: own.filter((profile) => profile.class === "ineffective").length,
+        ...(own.some((profile) => profile.class === "undecided")
+          ? { undecided: own.filter((profile) => profile.class === "undecided").length }
+          : {}),
       },
       unscorable: own.filter((profile) => profile.unscorable !== null).length,
       classesFdr: {
@@ -136,6 +156,15 @@ export function buildReport(
             outcome.delta === null ? [] : [outcome.delta],
           ),
           variability: profile.variability,
+          baseline: profile.requirements.flatMap((outcome) =>
+            outcome.delta === null || outcome.without === null ? [] : [outcome.without],
+          ),
+          trials: profile.requirements.flatMap((outcome) => {
+            const runs = outcome.detail.without;
+            if (outcome.delta === null || runs.length === 0) return [];
+            const checks = runs.reduce((sum, run) => sum + run.total, 0) / runs.length;
+            return checks > 0 ? [checks * runs.length] : [];
+          }),
         })),
         statistics,
       ),
@@ -215,7 +244,6 @@ export function buildReport(
       ...rest,
     })),
   );
-  const matrices = armMatrices(results, alpha);
   const reusedRuns = results.flatMap((result) =>
     result.provenance?.kind === "reused" ? [takenFrom(result, result.provenance)] : [],
   );

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { runResult } from "../../../test/support/results.js";
+import { pairedBinomialPower } from "../../stats/index.js";
 import type { RunResult } from "../store/results.js";
 import { renderReportText } from "./render.js";
 import { buildReport } from "./report.js";
+import { classUnderFdr } from "./statistics.js";
 
 /** One profile: requirement k gets deltas[k] points (+25, 0 or −25) from pass ratios 0.5/0.75. */
 function profileRuns(config: string, skill: string, deltas: readonly number[]): RunResult[] {
@@ -166,5 +168,104 @@ describe("statistics across many skills in the report", () => {
     expect(renderReportText(repeated).join("\n")).toContain(
       "within-requirement SD over 2.0 repeats (pooled): without 25.0, with 25.0 points",
     );
+  });
+});
+
+/** Benjamini–Hochberg as the paper states the step-up rule, written out for the checks below. */
+function stepUpQ(pValues: readonly number[]): number[] {
+  const m = pValues.length;
+  return pValues.map((_, index) => {
+    // q_i = min over the p_j ≥ p_i (ties by position) of m·p_j / rank_j, capped at 1.
+    const ranked = pValues
+      .map((p, position) => ({ p, position }))
+      .sort((left, right) => left.p - right.p || left.position - right.position);
+    const rank = ranked.findIndex((item) => item.position === index);
+    let best = 1;
+    for (let j = rank; j < m; j++)
+      best = Math.min(best, (m * (ranked[j] as { p: number }).p) / (j + 1));
+    return best;
+  });
+}
+
+describe("one Benjamini–Hochberg family per report (issue 31, item 10)", () => {
+  // Skill a gets a variant v2 scoring like its `with` arm: v2 vs none repeats a's p = 2/1024,
+  // v2 vs with has only zero deltas (p = 1). The with-vs-none pair *is* a's profile test.
+  const variant = profileRuns("c", "a", plus(10))
+    .filter((run) => run.arm === "with")
+    .map((run) => ({ ...run, arm: "variant:v2" as const }));
+  const report = buildReport([...manySkills(), ...variant], { powerDraws: 100 });
+
+  it("corrects profiles and the other arm pairs together, each test once", () => {
+    // Hand-counted p-values (see manySkills) plus the two other pairs of a's matrix.
+    const profiles = [2 / 1024, 2 / 256, 2 / 128, 2 / 64, 1, 1, 1];
+    const family = [...profiles, 2 / 1024, 1];
+    const expected = stepUpQ(family);
+    expect(report.multiplicity.familySize).toBe(9);
+    expect(report.multiplicity.tested).toBe(7);
+    const bySkill = (skill: string) => report.profiles.find((profile) => profile.skill === skill);
+    ["a", "b", "g", "z"].forEach((skill, index) => {
+      expect(bySkill(skill)?.q).toBeCloseTo(expected[index] as number, 12);
+    });
+    const pairs = report.arms?.[0]?.pairs ?? [];
+    const pair = (label: string) => pairs.find((candidate) => candidate.label === label);
+    // with vs none takes the profile's q: not a second test of the same deltas.
+    expect(pair("skill vs none")?.q).toBe(bySkill("a")?.q);
+    expect(pair("v2 vs none")?.q).toBeCloseTo(expected[7] as number, 12);
+    expect(pair("v2 vs skill")?.q).toBeCloseTo(expected[8] as number, 12);
+    expect(renderReportText(report).join("\n")).toContain(
+      "BH over one family of 9 tests: the profiles and 2 other arm pairs",
+    );
+  });
+
+  it("applies the 1e-12 guard to arm pairs as to profiles", () => {
+    // The float just below α: equal to α up to rounding, so not a discovery.
+    const justBelow = 0.049999999999999996;
+    expect(justBelow).toBeLessThan(0.05);
+    expect(classUnderFdr(10, justBelow, 0.05)).toBe("ineffective");
+    expect(classUnderFdr(10, 0.0499, 0.05)).toBe("golden");
+    expect(classUnderFdr(-10, 0.0499, 0.05)).toBe("harmful");
+    for (const pair of report.arms?.[0]?.pairs ?? []) {
+      if (pair.q === null) continue;
+      expect(pair.classFdr).toBe(classUnderFdr(pair.delta, pair.q, 0.05));
+    }
+  });
+});
+
+describe("Ineffective is defined in every report (issue 31, item 8)", () => {
+  const report = buildReport(manySkills(), { powerDraws: 100 });
+  const definition = "no effect detected at α with these requirements";
+
+  it("in the JSON and the text", () => {
+    expect(JSON.stringify(report)).toContain(definition);
+    expect(renderReportText(report).join("\n")).toContain(`Ineffective = ${definition}`);
+  });
+});
+
+describe("the design figure under the paired binomial model (issue 31, item 7)", () => {
+  // Ten requirements, 4 checks each, one repeat: unassisted 2/4, assisted 3/4 or 2/4.
+  const runs = Array.from({ length: 10 }, (_, index) => {
+    const requirement = `r${index + 1}`;
+    const assisted = index % 3 === 0 ? 0.5 : 0.75;
+    return [
+      runResult("c", "s", requirement, "without", 0.5, { passed: 2, total: 4 }),
+      runResult("c", "s", requirement, "with", assisted, { passed: 4 * assisted, total: 4 }),
+    ];
+  }).flat();
+  const report = buildReport(runs, { powerDraws: 100, detectEffect: 25 });
+  const design = report.configs[0]?.design;
+
+  it("uses checks × repeats per arm and the unassisted pass ratios, and reaches the target", () => {
+    expect(design?.passRatio).toMatchObject({ trials: 4, draws: 1000, seed: 1 });
+    const needed = design?.passRatio?.requirements as number;
+    expect(needed).toBeGreaterThan(5);
+    // Re-estimated with other draws, the found m has power near the target and m − 2 below it.
+    const at = (m: number) =>
+      pairedBinomialPower(
+        { requirements: m, effect: 25, baseline: [0.5], trials: 4 },
+        { draws: 20_000, seed: 99 },
+      ).power;
+    expect(at(needed)).toBeGreaterThan(0.77);
+    expect(at(needed - 2)).toBeLessThan(0.8);
+    expect(renderReportText(report).join("\n")).toContain("pass-ratio model (paired binomial");
   });
 });

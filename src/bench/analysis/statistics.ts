@@ -14,6 +14,8 @@
 import {
   benjaminiHochberg,
   classify,
+  INEFFECTIVE_DEFINITION,
+  requirementsForPairedBinomialPower,
   requirementsForPower,
   type SkillClass,
 } from "../../stats/index.js";
@@ -50,8 +52,15 @@ export interface TestedProfile {
 export interface Multiplicity {
   readonly alpha: number;
   readonly method: "benjamini-hochberg";
-  /** Profiles with a p-value, i.e. the m of the correction. */
+  /** Profiles with a p-value. */
   readonly tested: number;
+  /**
+   * The m of the report's one BH family: the tested profiles plus the arm pairs other than
+   * with-versus-none (`arms.ts`), each test counted once.
+   */
+  readonly familySize: number;
+  /** What the Ineffective class means, printed in every report beside the classes. */
+  readonly ineffective: string;
   /** Profiles left out (nothing measurable), with why. */
   readonly notTested: ReadonlyArray<{
     readonly config: string;
@@ -75,38 +84,64 @@ export interface Multiplicity {
   readonly fdrLevel: number;
 }
 
+/**
+ * The class under FDR control: Golden / Harmful when q < α, else Ineffective. A q equal to α up
+ * to rounding (m·p/k computed in floating point) is not below α: the same strict rule as p < α,
+ * without letting the last bit decide a verdict. One rule for profiles and arm pairs.
+ */
+export function classUnderFdr(
+  delta: number | null,
+  q: number | null,
+  alpha: number,
+): SkillClass | null {
+  if (q === null || delta === null) return null;
+  return q < alpha * (1 - 1e-12) ? classify({ delta, p: 0 }, alpha) : "ineffective";
+}
+
 /** q-values (null for profiles without p), the FDR classes and the table for the report. */
 export function multiplicityOf(
   profiles: readonly TestedProfile[],
   alpha: number,
+  /**
+   * The other tests of the same report (arm pairs other than with-versus-none), which join the
+   * one BH family: the report runs a single correction, so no test is counted twice and no
+   * family is corrected apart from the rest.
+   */
+  otherTests: ReadonlyArray<{ readonly delta: number | null; readonly p: number }> = [],
 ): {
   readonly q: ReadonlyArray<number | null>;
   readonly classFdr: ReadonlyArray<SkillClass | null>;
+  readonly otherQ: ReadonlyArray<{ readonly q: number; readonly classFdr: SkillClass | null }>;
   readonly table: Multiplicity;
 } {
   const testedIndices = profiles.flatMap((profile, index) => (profile.p === null ? [] : [index]));
-  const adjusted = benjaminiHochberg(testedIndices.map((index) => profiles[index]?.p as number));
+  const adjusted = benjaminiHochberg([
+    ...testedIndices.map((index) => profiles[index]?.p as number),
+    ...otherTests.map((test) => test.p),
+  ]);
   const q: Array<number | null> = profiles.map(() => null);
   testedIndices.forEach((index, position) => {
     q[index] = adjusted[position] as number;
   });
-  // A q equal to α up to rounding (m·p/k computed in floating point) is not below α: the same
-  // strict rule as p < α, without letting the last bit decide a verdict.
-  const belowAlpha = (value: number) => value < alpha * (1 - 1e-12);
-  const classFdr = profiles.map((profile, index) => {
-    const value = q[index];
-    if (value === null || value === undefined || profile.delta === null) return null;
-    return belowAlpha(value) ? classify({ delta: profile.delta, p: 0 }, alpha) : "ineffective";
+  const classFdr = profiles.map((profile, index) =>
+    classUnderFdr(profile.delta, q[index] ?? null, alpha),
+  );
+  const otherQ = otherTests.map((test, index) => {
+    const value = adjusted[testedIndices.length + index] as number;
+    return { q: value, classFdr: classUnderFdr(test.delta, value, alpha) };
   });
   const tested = testedIndices.map((index) => profiles[index] as TestedProfile);
   const exact = tested.filter((profile) => profile.size !== null);
   return {
     q,
     classFdr,
+    otherQ,
     table: {
       alpha,
       method: "benjamini-hochberg",
       tested: tested.length,
+      familySize: tested.length + otherTests.length,
+      ineffective: INEFFECTIVE_DEFINITION,
       notTested: profiles.flatMap((profile) =>
         profile.p === null
           ? [
@@ -222,6 +257,57 @@ export interface DesignRecommendation {
     readonly betweenSd: number;
   } | null;
   readonly rows: readonly DesignRow[];
+  /**
+   * The same question under the paired binomial model of pass ratios (`pairedBinomialPower`), at
+   * the repeats used: baseline pass probabilities resampled from the unassisted arm, trials =
+   * checks × repeats per arm. null when the runs carry no check counts.
+   */
+  readonly passRatio: {
+    readonly model: string;
+    readonly trials: number;
+    /** null: more than `maxRequirements`. */
+    readonly requirements: number | null;
+    readonly maxRequirements: number;
+    readonly power: number;
+    readonly draws: number;
+    readonly seed: number;
+  } | null;
+}
+
+export const PASS_RATIO_MODEL =
+  "paired binomial: per requirement a baseline pass probability π₀ resampled from the unassisted pass ratios, π₁ = π₀ + δ clipped to [0, 1], each arm passing Binomial(checks × repeats, π) of its checks; power of the exact sign-flip test of the resulting discrete deltas (normal approximation beyond 40 requirements) by seeded simulation";
+
+/** The discrete design figure: requirements needed under the paired binomial model. */
+function passRatioDesign(
+  baseline: readonly number[],
+  trials: number,
+  settings: StatisticsSettings,
+): DesignRecommendation["passRatio"] {
+  if (baseline.length === 0 || !(trials >= 1)) return null;
+  // Ten times the Normal model's draws (standard error ≤ 0.005 at the default), searched up to
+  // 100 requirements: steady across seeds, and cheap enough for every report.
+  const draws = 10 * settings.powerDraws;
+  const maxRequirements = 100;
+  const found = requirementsForPairedBinomialPower(
+    {
+      effect: settings.detectEffect,
+      baseline,
+      trials,
+      alpha: settings.alpha,
+      targetPower: settings.targetPower,
+      maxRequirements,
+    },
+    { draws, seed: settings.seed },
+  );
+  return {
+    model: PASS_RATIO_MODEL,
+    trials,
+    requirements: found.requirements,
+    maxRequirements,
+    power: found.estimate.power,
+    draws,
+    seed: settings.seed,
+  };
 }
 
 export const DESIGN_MODEL =
@@ -236,6 +322,9 @@ export function designRecommendation(
   profiles: ReadonlyArray<{
     readonly deltas: readonly number[];
     readonly variability: RepeatVariability | null;
+    /** Unassisted pass ratios and checks × repeats per arm of the measurable requirements. */
+    readonly baseline?: readonly number[];
+    readonly trials?: readonly number[];
   }>,
   settings: StatisticsSettings,
 ): DesignRecommendation | null {
@@ -320,5 +409,14 @@ export function designRecommendation(
     profiles: used,
     within,
     rows,
+    passRatio: (() => {
+      const trials = profiles.flatMap((profile) => profile.trials ?? []);
+      const average = trials.reduce((sum, value) => sum + value, 0) / trials.length;
+      return passRatioDesign(
+        profiles.flatMap((profile) => profile.baseline ?? []),
+        Math.round(average),
+        settings,
+      );
+    })(),
   };
 }

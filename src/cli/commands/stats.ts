@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
 import type { Command } from "commander";
 import { InputError, UsageError } from "../../core/errors.js";
-import { type DeltaSummary, summarizeDeltas } from "../../stats/index.js";
+import { type DeltaSummary, INEFFECTIVE_DEFINITION, summarizeDeltas } from "../../stats/index.js";
 import type { CommandContext } from "../context.js";
 import { printJson, printLines } from "../context.js";
 
@@ -19,15 +19,22 @@ Deltas are in points: 100 × (pass ratio with the skill − pass ratio without),
 requirement. The verdict uses the exact two-sided sign-flip test (enumeration for up to 20
 non-zero deltas, exact dynamic programming when the deltas lie on a grid such as pass-ratio
 differences, enumeration again up to 40, and beyond that guaranteed bounds: the exact p lies in
-[pLower, pUpper], p = pUpper, refined while the bracket contains alpha); the paired t-test and
-the Wilcoxon signed-rank test (zeros dropped, mid-ranks for ties) are reported for sensitivity,
-with a percentile bootstrap 95% confidence interval of the mean delta.
+[pLower, pUpper], printed as "p ≤ pUpper", refined while the bracket contains alpha, up to a
+fixed amount of work; if alpha is still inside, the class is "undecided", never a guess). A
+delta is zero, and two sums tie, only within floating-point rounding (64·n·2^-52·Σ|d|). The
+paired t-test and the Wilcoxon signed-rank test (the same zeros dropped, mid-ranks for ties) are
+reported for sensitivity, with a studentized bootstrap 95% confidence interval of the mean delta
+(no interval when every delta is equal). Ineffective means no effect was detected at alpha with
+these requirements, not that the skill has no effect.
 
 JSON: {"n","delta","signflip":{"p","method","error",...},"ttest":{"t","df","p"},
-"wilcoxon":{"statistic","p"},"class","ci",...}. signflip.method is exact, dp or dp-bounds;
-signflip.error bounds |p − exact p| (0 for exact and dp; pUpper − pLower for dp-bounds, with
-"pLower" and "pUpper"). "t" is null when it is infinite (all deltas equal and non-zero; its sign
-is the sign of "delta"), because JSON has no Infinity.
+"wilcoxon":{"statistic","p"},"class","ci","definitions",...}. signflip.method is exact, dp or
+dp-bounds; signflip.error bounds |p − exact p| (0 for exact and dp; for dp-bounds p is an upper
+bound, "pIsUpperBound" is true, and the exact p lies in ["pLower", "pUpper"]; "decided" says
+whether that bracket lies on one side of alpha). "class" is golden, harmful, ineffective or
+undecided. "ci" is a studentized bootstrap interval: "lower"/"upper" null when unbounded, and
+"none" says why there is no interval. "t" is null when it is infinite (all deltas equal and
+non-zero; its sign is the sign of "delta"), because JSON has no Infinity.
 
 Examples:
   $ skillsmith stats test --deltas 10,-5,20,15,5,0,25
@@ -46,7 +53,7 @@ export function registerStats(program: Command, context: CommandContext): void {
     .option("--deltas <list>", "comma-separated deltas in points, e.g. 10,-5,20")
     .option("--deltas-file <path>", "file of deltas: one per line or comma-separated; # comments")
     .option("--alpha <number>", "significance level, strictly between 0 and 1", "0.05")
-    .option("--seed <integer>", "seed for the bootstrap and any Monte Carlo fallback", "1")
+    .option("--seed <integer>", "seed of the bootstrap interval", "1")
     .option("--json", "print a JSON document instead of text")
     .addHelpText("after", testHelp)
     .action(async (options: StatsTestOptions) => {
@@ -184,7 +191,10 @@ function toJson(summary: DeltaSummary): unknown {
   return {
     n: summary.n,
     delta: summary.delta,
-    signflip: summary.signflip,
+    signflip:
+      summary.signflip.method === "dp-bounds"
+        ? { ...summary.signflip, pIsUpperBound: true }
+        : summary.signflip,
     ttest: { t: finiteOrNull(summary.ttest.t), df: summary.ttest.df, p: summary.ttest.p },
     wilcoxon: summary.wilcoxon,
     class: summary.class,
@@ -194,6 +204,7 @@ function toJson(summary: DeltaSummary): unknown {
     zero: summary.zero,
     sensitivity: summary.sensitivity,
     ci: summary.ci,
+    definitions: { ineffective: INEFFECTIVE_DEFINITION },
   };
 }
 
@@ -206,21 +217,45 @@ function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? "" : "s"}`;
 }
 
+function signFlipLine(summary: DeltaSummary): string {
+  const { signflip } = summary;
+  const over = `over ${plural(signflip.nonZero, "non-zero delta")}`;
+  if (signflip.method === "monte-carlo") {
+    return `p ≈ ${formatNumber(signflip.p)} (Monte Carlo estimate, ${signflip.draws} draws, standard error ${formatNumber(signflip.standardError ?? 0, 2)})`;
+  }
+  if (signflip.method === "dp-bounds") {
+    const side =
+      signflip.decided === false
+        ? `; α = ${summary.alpha} lies inside, so the verdict is undecided`
+        : "";
+    return `p ≤ ${formatNumber(signflip.p)} (an upper bound, not an estimate: exact p in [${formatNumber(signflip.pLower ?? 0)}, ${formatNumber(signflip.pUpper ?? 1)}] ${over}${side})`;
+  }
+  return `p = ${formatNumber(signflip.p)} (${signflip.method === "dp" ? "exact, dynamic programming" : "exact, enumeration"} ${over})`;
+}
+
+function intervalLine(summary: DeltaSummary): string {
+  const { ci } = summary;
+  const label = `${formatNumber(100 * ci.level)}% CI`;
+  if (ci.none !== null) return `${label}  none: ${ci.none}`;
+  const end = (value: number | null, infinite: string) =>
+    value === null ? infinite : formatNumber(value);
+  return `${label}  [${end(ci.lower, "−∞")}, ${end(ci.upper, "+∞")}] points (studentized bootstrap, ${ci.resamples} resamples, seed ${ci.seed}; coverage near ${formatNumber(100 * ci.level)}% checked by simulation)`;
+}
+
 function toText(summary: DeltaSummary): string[] {
-  const { signflip, ttest, wilcoxon, ci } = summary;
-  const signFlipDetail =
-    signflip.method === "monte-carlo"
-      ? `Monte Carlo, ${signflip.draws} draws, standard error ${formatNumber(signflip.standardError ?? 0, 2)}`
-      : signflip.method === "dp-bounds"
-        ? `upper bound: exact p in [${formatNumber(signflip.pLower ?? 0)}, ${formatNumber(signflip.pUpper ?? 1)}], error ≤ ${formatNumber(signflip.error ?? 0, 2)}, over ${plural(signflip.nonZero, "non-zero delta")}`
-        : `${signflip.method === "dp" ? "exact, dynamic programming" : "exact, enumeration"} over ${plural(signflip.nonZero, "non-zero delta")}`;
+  const { ttest, wilcoxon } = summary;
   const sign = summary.delta > 0 ? "+" : "";
+  const verdict =
+    summary.class === "undecided"
+      ? `undecided at α = ${summary.alpha}: the exact p may lie on either side of α (no class)`
+      : `${summary.class} at α = ${summary.alpha}`;
   return [
-    `deltas     n = ${summary.n} (${summary.positive} positive, ${summary.negative} negative, ${summary.zero} zero), mean Δ = ${sign}${formatNumber(summary.delta)} points`,
-    `sign-flip  p = ${formatNumber(signflip.p)} (${signFlipDetail})`,
+    `deltas     n = ${summary.n} (${summary.positive} positive, ${summary.negative} negative, ${plural(summary.zero, "zero")}), mean Δ = ${sign}${formatNumber(summary.delta)} points`,
+    `sign-flip  ${signFlipLine(summary)}`,
     `t-test     t = ${formatNumber(ttest.t)}, df = ${ttest.df}, p = ${formatNumber(ttest.p)}`,
     `Wilcoxon   W+ = ${formatNumber(wilcoxon.statistic)}, p = ${formatNumber(wilcoxon.p)} (${wilcoxon.method}, ${plural(wilcoxon.zeros, "zero")} dropped, ${plural(wilcoxon.ties, "tie group")})`,
-    `${formatNumber(100 * ci.level)}% CI  [${formatNumber(ci.lower)}, ${formatNumber(ci.upper)}] points (percentile bootstrap, ${ci.resamples} resamples, seed ${ci.seed})`,
-    `class      ${summary.class} at α = ${summary.alpha} (t-test: ${summary.sensitivity.ttest}, Wilcoxon: ${summary.sensitivity.wilcoxon})`,
+    intervalLine(summary),
+    `class      ${verdict} (t-test: ${summary.sensitivity.ttest}, Wilcoxon: ${summary.sensitivity.wilcoxon})`,
+    `           ${INEFFECTIVE_DEFINITION}`,
   ];
 }
