@@ -76,9 +76,9 @@ describe("skillsmith skill validate", () => {
     },
   );
 
-  it("reports a missing path as an invalid skill (exit 1), not a crash", async () => {
+  it("reports a missing path as a finding with the usage exit code 2, not a crash", async () => {
     const result = await run(["skill", "validate", join(root, "absent"), "--json"]);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     const document = JSON.parse(result.stdout) as { results: { errors: { code: string }[] }[] };
     expect(document.results[0]?.errors[0]?.code).toBe("path-not-found");
   });
@@ -244,6 +244,23 @@ describe("skillsmith skill audit", () => {
   it("exits 2 for a path that is not a folder", async () => {
     const result = await run(["skill", "audit", join(root, "missing")]);
     expect(result.code).toBe(2);
+  });
+});
+
+describe("a path that does not exist", () => {
+  it("exits 2 from validate, audit and inspect alike, and inspect prints no empty body", async () => {
+    const absent = join(root, "absent");
+    const codes = [];
+    for (const command of ["validate", "audit", "inspect"]) {
+      const result = await run(["skill", command, absent]);
+      codes.push(result.code);
+      expect(`${result.stdout}${result.stderr}`).toContain("absent");
+      if (command === "inspect") {
+        expect(result.stdout).not.toContain("body:");
+        expect(result.stderr).toContain("no such skill folder");
+      }
+    }
+    expect(codes).toEqual([2, 2, 2]);
   });
 });
 
