@@ -142,3 +142,27 @@ describe("the commands the README and docs print", () => {
     }
   }, 120_000);
 });
+
+describe("the README is a front page", () => {
+  const readme = readFileSync(join(repositoryRoot, "README.md"), "utf8");
+
+  it("has a quick start of exactly the two commands, and the second is the test script", () => {
+    const section = readme.split("## Quick start")[1]?.split("\n## ")[0] ?? "";
+    const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
+    expect(block.trim().split("\n")).toEqual(["npm ci && npm start", "npm test"]);
+    const manifest = JSON.parse(readFileSync(join(repositoryRoot, "package.json"), "utf8")) as {
+      scripts: Record<string, string>;
+    };
+    // `npm start` links the CLI before the quick start; CI runs the same `npm test`.
+    expect(manifest.scripts.start).toContain("scripts/start.mjs");
+    expect(readFileSync(join(repositoryRoot, ".ci", "run"), "utf8")).toMatch(/^npm test$/m);
+  });
+
+  it("is short, says what runs need, and every docs link it gives exists", () => {
+    expect(readme.split("\n").length).toBeLessThan(120);
+    for (const tool of ["bubblewrap", "git", "python3-pytest"]) expect(readme).toContain(tool);
+    const links = [...readme.matchAll(/\]\(((?:docs\/)[^)#]+)\)/g)].map((match) => match[1] ?? "");
+    expect(links.length).toBeGreaterThan(5);
+    for (const link of links) expect(existsSync(join(repositoryRoot, link)), link).toBe(true);
+  });
+});
