@@ -7,6 +7,7 @@ import type { Command } from "commander";
 // The modules, not the skill barrel: it re-exports the MCP server, whose SDK costs ~0.5 s of
 // start-up that only `skill serve-mcp` needs (it imports the server itself, below).
 import { AGENTS } from "../../skill/agents.js";
+import { readBaseline } from "../../skill/baseline.js";
 import type { AuditSeverity, InstallResult } from "../../skill/index.js";
 import {
   AGENT_SKILL_DIRECTORIES,
@@ -52,9 +53,17 @@ ${wrapList(AGENTS.map((agent) => `${agent.id} (${agent.project})`))}`,
     .addOption(modeOption())
     .addOption(failOnOption())
     .option("--allow-findings", "install even when the audit fails")
+    .option(
+      "--baseline <file>",
+      "accept the reviewed findings in this baseline (from skill audit --write-baseline); others still refuse",
+    )
     .option("--json", "print a JSON document instead of text")
-    .action(async (directory: string, options: InstallFlags) => {
+    .action(async (directory: string, options: InstallFlags & { baseline?: string }) => {
       const { io } = context;
+      const baseline =
+        options.baseline === undefined
+          ? undefined
+          : await readBaseline(resolve(io.cwd, options.baseline));
       const results: InstallResult[] = [];
       for (const agent of options.agent) {
         const result = await refusingOnAudit(context, () =>
@@ -64,6 +73,7 @@ ${wrapList(AGENTS.map((agent) => `${agent.id} (${agent.project})`))}`,
             mode: options.mode,
             auditFailOn: options.failOn,
             allowFindings: options.allowFindings === true,
+            ...(baseline === undefined ? {} : { baseline }),
           }),
         );
         if (result === undefined) return;
