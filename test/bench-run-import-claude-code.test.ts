@@ -169,7 +169,7 @@ function write(content: string) {
 
 describe("imported SWE-Skills-Bench sample, real Claude Code CLI (scripted model)", () => {
   it.skipIf(claude === undefined || bubblewrap === undefined || !hasPython || !hasSample)(
-    "imports the sample, runs both arms in bubblewrap and stores verifier-scored results (needs node_modules/.bin/claude, bubblewrap, `python` with pytest and ../shared/fixtures/swe-skills-bench)",
+    "imports the sample, runs both arms in bubblewrap and stores verifier-scored results (needs the claude CLI (npm run agent-clis), bubblewrap, `python` with pytest and ../shared/fixtures/swe-skills-bench)",
     async () => {
       const { layout, repoRoot } = await makeLayout();
       const suite = join(root, "suite");

@@ -520,12 +520,14 @@ describe("specs and configuration", () => {
     );
   });
 
-  it("names the flag and the variable when a key is missing", async () => {
+  it("names the variable and the config field, and no flag, when a key is missing", async () => {
     const cwd = await temporaryDirectory();
     const create = () => new ModelClient({ spec: "anthropic:claude-haiku-4-5", cwd, env: {} });
     expect(create).toThrow(InputError);
-    expect(create).toThrow(/--api-key/);
+    // No command takes a key as a flag; naming one sent users to "unknown option".
+    expect(create).not.toThrow(/--/);
     expect(create).toThrow(/ANTHROPIC_API_KEY/);
+    expect(create).toThrow(/model\.providers\.anthropic\.apiKey/);
   });
 
   it("rejects a malformed config file naming the file and field", async () => {

@@ -2,11 +2,11 @@
  * End to end: `skillsmith model serve-scripted` driving the real Claude Code and Codex CLIs
  * offline. The CLIs, HTTP and files are real; only the model's words come from a script.
  */
-import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { Command } from "commander";
 import { describe, expect, it } from "vitest";
+import { findAgentCli } from "../src/agents/cli-locate.js";
 import { registerModel } from "../src/cli/commands/model.js";
 import type { CliIo, CommandContext } from "../src/cli/context.js";
 import { runProcess } from "../src/core/process.js";
@@ -14,10 +14,11 @@ import type { RecordedRequest } from "../src/model/scripted/server.js";
 import { cleanupsAfterEach, temporaryDirectoryIn } from "./support/temporary.js";
 
 const root = resolve(import.meta.dirname, "..");
-const claudeBinary = join(root, "node_modules", ".bin", "claude");
-const codexBinary = join(root, "node_modules", ".bin", "codex");
-const hasClaude = existsSync(claudeBinary);
-const hasCodex = existsSync(codexBinary);
+// The pinned CLIs come from the agent-CLI cache (`npm run agent-clis`), not devDependencies.
+const claudeBinary = (await findAgentCli("claude")) ?? "claude";
+const codexBinary = (await findAgentCli("codex")) ?? "codex";
+const hasClaude = (await findAgentCli("claude")) !== undefined;
+const hasCodex = (await findAgentCli("codex")) !== undefined;
 
 const cleanups = cleanupsAfterEach();
 
@@ -108,7 +109,7 @@ async function runClaude(url: string, workspace: string, task: string) {
 
 describe("model serve-scripted with real agent CLIs", () => {
   it.skipIf(!hasClaude)(
-    "Claude Code writes the file the script asks for [needs node_modules/.bin/claude]",
+    "Claude Code writes the file the script asks for [needs the claude CLI: npm run agent-clis]",
     async () => {
       const workspace = await temporaryDirectory();
       const records = join(await temporaryDirectory(), "requests.jsonl");
@@ -141,7 +142,7 @@ describe("model serve-scripted with real agent CLIs", () => {
   );
 
   it.skipIf(!hasClaude)(
-    "Claude Code lists a project skill and calls the Skill tool [needs node_modules/.bin/claude]",
+    "Claude Code lists a project skill and calls the Skill tool [needs the claude CLI: npm run agent-clis]",
     async () => {
       const workspace = await temporaryDirectory();
       const skillDirectory = join(workspace, ".claude", "skills", "hello-world");
@@ -175,7 +176,7 @@ describe("model serve-scripted with real agent CLIs", () => {
   );
 
   it.skipIf(!hasCodex)(
-    "Codex runs the scripted exec_command over the Responses API [needs node_modules/.bin/codex]",
+    "Codex runs the scripted exec_command over the Responses API [needs the codex CLI: npm run agent-clis]",
     async () => {
       const base = await temporaryDirectory();
       const workspace = join(base, "workspace");

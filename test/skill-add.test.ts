@@ -198,6 +198,57 @@ describe.skipIf(!hasGit)("skill add from git (needs git)", () => {
     expect((await cli(["skill", "remove", "csv-tidy"])).code).toBe(2);
   });
 
+  it("first install into agents sharing a folder says installed, never 'already installed'", async () => {
+    const repository = await setUp();
+    // codex and amp both discover skills in .agents/skills: one copy serves both.
+    const added = await cli([
+      "skill",
+      "add",
+      `file://${repository.bare}`,
+      "--skill",
+      "csv-tidy",
+      "--agent",
+      "codex",
+      "--agent",
+      "amp",
+    ]);
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stdout).not.toContain("already installed");
+    expect(added.stdout).toMatch(/installed \(the folder codex uses too\)\s+csv-tidy\s+amp/);
+    // A second add does find what the first put there.
+    const again = await cli([
+      "skill",
+      "add",
+      `file://${repository.bare}`,
+      "--skill",
+      "csv-tidy",
+      "--agent",
+      "codex",
+    ]);
+    expect(again.stdout).toContain("already installed (identical)");
+  });
+
+  it("remove refuses a copy edited by hand, as update does, and removes nothing; --force removes", async () => {
+    const repository = await setUp();
+    const url = `file://${repository.bare}`;
+    expect((await cli(["skill", "add", url, "--skill", "csv-tidy", "--agent", "codex"])).code).toBe(
+      0,
+    );
+    const installed = join(project, ".agents", "skills", "csv-tidy", "SKILL.md");
+    await writeFile(installed, `${CSV_TIDY}\nmy own note\n`);
+    const refused = await cli(["skill", "remove", "csv-tidy"]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("--force");
+    expect(refused.stderr).toContain(join(".agents", "skills", "csv-tidy"));
+    expect(await readFile(installed, "utf8")).toContain("my own note");
+    expect(
+      Object.keys(JSON.parse(await readFile(join(project, "skillsmith-lock.json"), "utf8")).skills),
+    ).toEqual(["csv-tidy"]);
+    const forced = await cli(["skill", "remove", "csv-tidy", "--force"]);
+    expect(forced.code).toBe(0);
+    expect(existsSync(installed)).toBe(false);
+  });
+
   it("refuses a skill whose audit fails: nothing installed, nothing locked; --allow-findings adds it", async () => {
     const repository = await setUp();
     const url = `file://${repository.bare}`;

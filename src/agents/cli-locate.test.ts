@@ -1,11 +1,18 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { InfrastructureError } from "../core/errors.js";
 import { packageRoot } from "../core/paths.js";
-import { AgentCliMissingError, findAgentCli, sandboxedCli } from "./cli-locate.js";
+import {
+  AGENT_CLIS,
+  AgentCliMissingError,
+  agentCliCacheDirectory,
+  agentCliCachePrefix,
+  findAgentCli,
+  sandboxedCli,
+} from "./cli-locate.js";
 
 describe("agent CLI location", () => {
   it("says how to install the pinned version when a CLI is missing", () => {
@@ -15,6 +22,39 @@ describe("agent CLI location", () => {
     expect(claude.message).toContain("npm install -g @anthropic-ai/claude-code@2.1.328");
     expect(new AgentCliMissingError("codex").message).toContain(
       "npm install -g @openai/codex@0.169.0",
+    );
+  });
+
+  it("names the cache folder and the clone's install command in the missing-CLI message", () => {
+    const message = new AgentCliMissingError("codex").message;
+    expect(message).toContain(agentCliCacheDirectory());
+    expect(message).toContain("npm run agent-clis");
+    const manifest = JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as {
+      scripts: Record<string, string>;
+    };
+    // The command the message names exists, and the test command installs the CLIs first.
+    expect(manifest.scripts["agent-clis"]).toMatch(/scripts\/agent-clis\.mjs/);
+    expect(manifest.scripts.pretest).toMatch(/scripts\/agent-clis\.mjs/);
+  });
+
+  it("keeps the 760 MB agent CLIs out of every dependency list a clone or user installs", () => {
+    const manifest = JSON.parse(
+      readFileSync(join(packageRoot(), "package.json"), "utf8"),
+    ) as Record<string, Record<string, string> | undefined>;
+    for (const field of ["dependencies", "devDependencies", "optionalDependencies"]) {
+      for (const { packageName } of Object.values(AGENT_CLIS)) {
+        expect(manifest[field]?.[packageName], `${field} ${packageName}`).toBeUndefined();
+      }
+    }
+  });
+
+  it("puts each pinned CLI in its own prefix under the cache folder, which the environment moves", () => {
+    expect(agentCliCacheDirectory({ SKILLSMITH_AGENT_CLI_DIR: "/opt/clis" })).toBe("/opt/clis");
+    expect(agentCliCacheDirectory({ XDG_CACHE_HOME: "/var/cache/me" })).toBe(
+      "/var/cache/me/skillsmith/agent-clis",
+    );
+    expect(agentCliCachePrefix("claude", { SKILLSMITH_AGENT_CLI_DIR: "/opt/clis" })).toBe(
+      `/opt/clis/@anthropic-ai+claude-code@${AGENT_CLIS.claude.version}`,
     );
   });
 

@@ -1,5 +1,6 @@
 import { constants } from "node:fs";
 import { access, readdir, realpath } from "node:fs/promises";
+import { homedir } from "node:os";
 import { basename, delimiter, dirname, join } from "node:path";
 import { InfrastructureError } from "../core/errors.js";
 import { unlessMissing } from "../core/fs.js";
@@ -14,13 +15,35 @@ export const AGENT_CLIS = {
 
 export type AgentCliName = keyof typeof AGENT_CLIS;
 
+/**
+ * Where pinned agent CLIs are installed on first use (`npm run agent-clis`, which the test
+ * command runs): outside any clone, so that eight checkouts share one 760 MB copy and a user
+ * who only reads or validates never downloads it. `SKILLSMITH_AGENT_CLI_DIR` moves it.
+ */
+export function agentCliCacheDirectory(environment: NodeJS.ProcessEnv = process.env): string {
+  const explicit = environment.SKILLSMITH_AGENT_CLI_DIR;
+  if (explicit !== undefined && explicit !== "") return explicit;
+  const cacheHome = environment.XDG_CACHE_HOME;
+  const base = cacheHome !== undefined && cacheHome !== "" ? cacheHome : join(homedir(), ".cache");
+  return join(base, "skillsmith", "agent-clis");
+}
+
+/** The folder one pinned CLI is installed into inside the cache (an npm prefix of its own). */
+export function agentCliCachePrefix(
+  binary: AgentCliName,
+  environment: NodeJS.ProcessEnv = process.env,
+): string {
+  const { packageName, version } = AGENT_CLIS[binary];
+  return join(agentCliCacheDirectory(environment), `${packageName.replace("/", "+")}@${version}`);
+}
+
 /** An agent CLI is not installed; the message says how to install the pinned version. */
 export class AgentCliMissingError extends InfrastructureError {
   constructor(binary: AgentCliName) {
     const { packageName, version } = AGENT_CLIS[binary];
     super(
       "agent-cli-missing",
-      `the "${binary}" CLI was not found in node_modules/.bin or on PATH; install it with: npm install -g ${packageName}@${version}`,
+      `the "${binary}" CLI was not found on PATH, in node_modules/.bin or in ${agentCliCacheDirectory()}; install it with: npm install -g ${packageName}@${version} (or, in a skillsmith clone, npm run agent-clis)`,
       { data: { binary, packageName, version } },
     );
   }
@@ -36,8 +59,10 @@ async function executable(path: string): Promise<boolean> {
 const located = new Map<string, string | undefined>();
 
 /**
- * Finds an agent CLI once per process: skillsmith's own `node_modules/.bin` first (the pinned
- * optional dependency), then the working directory's, then PATH. Returns undefined when absent.
+ * Finds an agent CLI once per process: skillsmith's own `node_modules/.bin` first (a pinned copy
+ * someone installed there), then the pinned copy in the cache (`npm run agent-clis`), then the
+ * working directory's `node_modules/.bin`, then PATH (the CLI a user already has). Returns
+ * undefined when absent.
  */
 export async function findAgentCli(binary: AgentCliName | string): Promise<string | undefined> {
   if (located.has(binary)) return located.get(binary);
@@ -47,6 +72,7 @@ export async function findAgentCli(binary: AgentCliName | string): Promise<strin
   } catch {
     // Running outside the package (bundled); PATH still works.
   }
+  candidates.push(join(agentCliCachePrefix(binary), "node_modules", ".bin", binary));
   candidates.push(join(process.cwd(), "node_modules", ".bin", binary));
   for (const directory of (process.env.PATH ?? "").split(delimiter)) {
     if (directory !== "") candidates.push(join(directory, binary));

@@ -150,7 +150,7 @@ export function resolveProviderSettings(
   if (url?.[0] === undefined)
     throw new InputError(
       "model.base-url.missing",
-      "no base URL for the openai-compatible provider: give it in the spec (openai-compatible:<model>@<base-url>) or with --base-url",
+      `no base URL for the openai-compatible provider: give it in the spec (openai-compatible:<model>@<base-url>) or as "model.providers.openai-compatible.baseUrl" in ${configFileName}`,
       { field: "model" },
     );
 
@@ -158,7 +158,9 @@ export function resolveProviderSettings(
   if (key === undefined && spec.provider !== "openai-compatible")
     throw new InputError(
       "model.api-key.missing",
-      `no API key for provider "${spec.provider}": pass --api-key or set ${names.apiKey} (or "model.providers.${spec.provider}.apiKey" in ${configFileName})`,
+      // No command-line flag carries a key (it would show in `ps` and shell history), so the
+      // message names only the two places a key can come from.
+      `no API key for provider "${spec.provider}": set ${names.apiKey} (export ${names.apiKey}=…) or "model.providers.${spec.provider}.apiKey" in ${configFileName}`,
       { field: names.apiKey },
     );
 

@@ -3,6 +3,7 @@ import { lstat, readFile, realpath } from "node:fs/promises";
 import { extname, join, relative } from "node:path";
 import { InputError } from "../core/errors.js";
 import { unlessMissing } from "../core/fs.js";
+import { warnsAgainst } from "./audit-negation.js";
 import {
   BASE64_RULE,
   classifyComment,
@@ -273,7 +274,15 @@ export function auditText(text: string, file: string): ScannedFinding[] {
     const context = { downloaded };
     for (const rule of LINE_RULES) {
       if (rule.proseOnly === true && (!isProse || fenced[index] === true)) continue;
-      if (rule.test(visible, context)) add(rule.code, rule.severity, rule.message, lineNumber);
+      if (!rule.test(visible, context)) continue;
+      // Advice against the danger, in prose: a note for the reviewer, not a finding that blocks.
+      const defensive =
+        isProse &&
+        fenced[index] !== true &&
+        warnsAgainst(visible, (text) => rule.test(text, context));
+      if (defensive)
+        add(rule.code, "low", `${rule.message} (in a sentence that warns against it)`, lineNumber);
+      else add(rule.code, rule.severity, rule.message, lineNumber);
     }
     const target = downloadTarget(shellNormalised(visible));
     if (target !== undefined) downloaded.add(target);

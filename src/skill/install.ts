@@ -17,7 +17,7 @@ import { InputError } from "../core/errors.js";
 import { unlessMissing } from "../core/fs.js";
 import { AGENTS, agentFolders, CANONICAL_PROJECT_FOLDER, canonicalGlobalFolder } from "./agents.js";
 import { auditSkillFolder } from "./audit.js";
-import { auditFails, findingFails } from "./baseline.js";
+import { type AuditBaseline, applyBaseline, auditFails, findingFails } from "./baseline.js";
 import { isInside, walkSkillFolder } from "./files.js";
 import { formatFindingList } from "./format.js";
 import type { AuditReport, AuditSeverity } from "./types.js";
@@ -65,6 +65,11 @@ export interface InstallOptions {
   readonly auditFailOn?: AuditSeverity | "off";
   /** Install even when the audit fails (the report is still returned). */
   readonly allowFindings?: boolean;
+  /**
+   * Findings a reviewer accepted (`skill audit --write-baseline`): they are marked suppressed and
+   * do not refuse the install; any other finding still does.
+   */
+  readonly baseline?: AuditBaseline;
   /** Replace a different skill of the same name (for `skill update`) instead of refusing. */
   readonly replace?: boolean;
 }
@@ -146,7 +151,11 @@ export async function installSkill(
     );
   }
   const failOn = options.auditFailOn ?? "high";
-  const audit = failOn === "off" ? undefined : await auditSkillFolder(skillDir);
+  const audited = failOn === "off" ? undefined : await auditSkillFolder(skillDir);
+  const audit =
+    audited === undefined || options.baseline === undefined
+      ? audited
+      : applyBaseline([audited], options.baseline).reports[0];
   if (
     audit !== undefined &&
     failOn !== "off" &&
@@ -156,7 +165,7 @@ export async function installSkill(
     const failing = audit.findings.filter((finding) => findingFails(finding, failOn));
     throw new InputError(
       "skill-audit-failed",
-      `refusing to install: the audit found ${failing.length} finding${failing.length === 1 ? "" : "s"} at or above ${failOn} (review them, then pass --allow-findings to install anyway):\n${formatFindingList(failing)}`,
+      `refusing to install: the audit found ${failing.length} finding${failing.length === 1 ? "" : "s"} at or above ${failOn} (review them, then accept them with --baseline <file> from skill audit --write-baseline, or pass --allow-findings to install anyway):\n${formatFindingList(failing)}`,
       { file: skillDir },
       { data: { audit } },
     );

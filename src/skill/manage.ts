@@ -265,11 +265,13 @@ export interface RemoveResult {
 /**
  * Remove locked skills: their installed folders (or links) for `agents` (all of the entry's
  * when none is given), and the lock entry once no agent keeps it. A name the lock does not know
- * is an error: removing is never a guess at what a folder is.
+ * is an error: removing is never a guess at what a folder is. A copy edited by hand is refused
+ * (`skill-modified-locally`, nothing removed) unless `force`, as `updateSkills` refuses it:
+ * both would discard the edits.
  */
 export async function removeSkills(
   names: readonly string[],
-  options: ManageOptions & { readonly agents?: readonly string[] },
+  options: ManageOptions & { readonly agents?: readonly string[]; readonly force?: boolean },
 ): Promise<RemoveResult> {
   const lockFile = lockFileOf(options);
   const lock = await readLock(lockFile);
@@ -278,6 +280,7 @@ export async function removeSkills(
     throw new InputError("skill-not-locked", `not in ${lockFile}: ${unknown.join(", ")}`, {
       file: lockFile,
     });
+  if (options.force !== true) await refuseEditedCopies(names, lock, options);
   const removed: RemoveResult["removed"] = [];
   for (const name of names) {
     const entry = lock.skills[name] as LockEntry;
@@ -308,6 +311,31 @@ export async function removeSkills(
   }
   await writeLock(lockFile, lock);
   return { lockFile, removed };
+}
+
+/** Checked for every name before anything is removed, so a refusal leaves all copies in place. */
+async function refuseEditedCopies(
+  names: readonly string[],
+  lock: { readonly skills: Record<string, LockEntry | undefined> },
+  options: ManageOptions & { readonly agents?: readonly string[] },
+): Promise<void> {
+  const edited: InstalledCopy[] = [];
+  for (const name of names) {
+    const entry = lock.skills[name];
+    if (entry === undefined) continue;
+    const chosen = options.agents ?? [];
+    for (const copy of await copiesOf(name, entry, options)) {
+      if (copy.state === "modified" && (chosen.length === 0 || chosen.includes(copy.agent)))
+        edited.push(copy);
+    }
+  }
+  if (edited.length > 0)
+    throw new InputError(
+      "skill-modified-locally",
+      `${edited.map((copy) => copy.path).join(", ")} ${edited.length === 1 ? "was" : "were"} edited after installing; removing would discard the edits: pass --force to remove anyway`,
+      { file: edited[0]?.path ?? lockFileOf(options) },
+      { data: { edited } },
+    );
 }
 
 export interface CheckedSkill {

@@ -7,6 +7,7 @@ import type { Command } from "commander";
 // The modules, not the skill barrel: it re-exports the MCP server, whose SDK costs ~0.5 s of
 // start-up that only `skill serve-mcp` needs (it imports the server itself, below).
 import { AGENTS } from "../../skill/agents.js";
+import { readBaseline } from "../../skill/baseline.js";
 import type { AuditSeverity, InstallResult } from "../../skill/index.js";
 import {
   AGENT_SKILL_DIRECTORIES,
@@ -52,9 +53,17 @@ ${wrapList(AGENTS.map((agent) => `${agent.id} (${agent.project})`))}`,
     .addOption(modeOption())
     .addOption(failOnOption())
     .option("--allow-findings", "install even when the audit fails")
+    .option(
+      "--baseline <file>",
+      "accept the reviewed findings in this baseline (from skill audit --write-baseline); others still refuse",
+    )
     .option("--json", "print a JSON document instead of text")
-    .action(async (directory: string, options: InstallFlags) => {
+    .action(async (directory: string, options: InstallFlags & { baseline?: string }) => {
       const { io } = context;
+      const baseline =
+        options.baseline === undefined
+          ? undefined
+          : await readBaseline(resolve(io.cwd, options.baseline));
       const results: InstallResult[] = [];
       for (const agent of options.agent) {
         const result = await refusingOnAudit(context, () =>
@@ -64,6 +73,7 @@ ${wrapList(AGENTS.map((agent) => `${agent.id} (${agent.project})`))}`,
             mode: options.mode,
             auditFailOn: options.failOn,
             allowFindings: options.allowFindings === true,
+            ...(baseline === undefined ? {} : { baseline }),
           }),
         );
         if (result === undefined) return;
@@ -75,7 +85,7 @@ ${wrapList(AGENTS.map((agent) => `${agent.id} (${agent.project})`))}`,
       }
       printLines(
         io,
-        results.map((result) => installLine(result, io)),
+        results.map((result, index) => installLine(result, io, results.slice(0, index))),
       );
     });
 
@@ -127,7 +137,9 @@ content hash: ./skillsmith-lock.json in the project, or below $XDG_STATE_HOME wi
         `${result.source} @ ${result.commit.slice(0, 12)}${result.ref === null ? "" : ` (${result.ref})`}`,
       ];
       for (const added of result.skills) {
-        for (const install of added.installs) lines.push(`  ${installLine(install, io)}`);
+        added.installs.forEach((install, index) => {
+          lines.push(`  ${installLine(install, io, added.installs.slice(0, index))}`);
+        });
       }
       lines.push(
         `locked ${plural(result.skills.length, "skill")} in ${display(result.lockFile, io)}`,
@@ -168,25 +180,32 @@ content hash: ./skillsmith-lock.json in the project, or below $XDG_STATE_HOME wi
     .addOption(agentOption().default([]))
     .option("--into <workspace>", "the project", ".")
     .option("--global", "the global scope instead")
+    .option("--force", "remove copies that were edited by hand too (refused otherwise)")
     .option("--json", "print a JSON document instead of text")
-    .action(async (names: string[], options: ScopeFlags & { agent: string[]; json?: boolean }) => {
-      const { io } = context;
-      const { removeSkills } = await manage();
-      const result = await removeSkills(names, {
-        ...manageOptions(options, io),
-        agents: options.agent,
-      });
-      if (options.json === true) {
-        printJson(io, result);
-        return;
-      }
-      printLines(io, [
-        ...result.removed.map(
-          (each) => `removed  ${each.name}  ${each.agent}  ${display(each.path, io)}`,
-        ),
-        `${plural(result.removed.length, "folder")} removed; lock ${display(result.lockFile, io)}`,
-      ]);
-    });
+    .action(
+      async (
+        names: string[],
+        options: ScopeFlags & { agent: string[]; force?: boolean; json?: boolean },
+      ) => {
+        const { io } = context;
+        const { removeSkills } = await manage();
+        const result = await removeSkills(names, {
+          ...manageOptions(options, io),
+          agents: options.agent,
+          force: options.force === true,
+        });
+        if (options.json === true) {
+          printJson(io, result);
+          return;
+        }
+        printLines(io, [
+          ...result.removed.map(
+            (each) => `removed  ${each.name}  ${each.agent}  ${display(each.path, io)}`,
+          ),
+          `${plural(result.removed.length, "folder")} removed; lock ${display(result.lockFile, io)}`,
+        ]);
+      },
+    );
 
   skill
     .command("check")

@@ -131,8 +131,25 @@ export async function refusingOnAudit<T>(
   }
 }
 
-export function installLine(result: InstallResult, io: CliIo): string {
-  const verb = result.status === "installed" ? "installed" : "already installed (identical)";
+/**
+ * One install's line. `earlier` are the installs this command already made: several agents
+ * share a folder (`.agents/skills`), and the second of them finding the copy the first just
+ * wrote is part of this install, not an earlier one.
+ */
+export function installLine(
+  result: InstallResult,
+  io: CliIo,
+  earlier: readonly InstallResult[] = [],
+): string {
+  const sharedWith = earlier.find(
+    (other) => other.status === "installed" && other.destination === result.destination,
+  );
+  const verb =
+    result.status === "installed"
+      ? "installed"
+      : sharedWith !== undefined
+        ? `installed (the folder ${sharedWith.agent ?? "another agent"} uses too)`
+        : "already installed (identical)";
   const link = result.linkedTo === undefined ? "" : ` -> ${display(result.linkedTo, io)}`;
   return `${verb}  ${result.name}  ${result.agent ?? ""}  ${display(result.destination, io)}${link}`;
 }

@@ -37,6 +37,11 @@ import {
 export { setSkillServeStop } from "./skill-serve.js";
 
 /** `skillsmith skill ...`: validate, inspect, install, add, list, remove, check, update, clean, audit, to-prompt, serve-mcp. */
+/** The folder named on the command line is not there (or is a link to nothing). */
+function missingPath(result: SkillValidationResult): boolean {
+  return result.errors.some((finding) => finding.code === "path-not-found");
+}
+
 export function registerSkill(program: Command, context: CommandContext): void {
   const skill = program
     .command("skill")
@@ -47,7 +52,7 @@ export function registerSkill(program: Command, context: CommandContext): void {
     .description("Check skill folders against every rule of the Agent Skills specification")
     .addHelpText(
       "after",
-      "\nA folder without a SKILL.md that holds skill folders is expanded: each skill in it is\nvalidated. Exit code 1 when any skill is invalid, 0 otherwise (warnings do not fail).",
+      "\nA folder without a SKILL.md that holds skill folders is expanded: each skill in it is\nvalidated. Exit code 1 when any skill is invalid, 2 when a path does not exist, 0 otherwise\n(warnings do not fail).",
     )
     .argument("<dir...>", "skill folders, or folders holding skill folders")
     .option("--json", "print a JSON document instead of text")
@@ -58,6 +63,8 @@ export function registerSkill(program: Command, context: CommandContext): void {
         results.push(await validateSkillFolder(folder));
       }
       if (results.some((result) => !result.valid)) context.exit(1);
+      // A path that is not there is a usage error, as in `skill audit` and `skill inspect`.
+      if (results.some(missingPath)) context.exit(2);
       if (options.json === true) {
         printJson(io, { results });
         return;
@@ -70,7 +77,7 @@ export function registerSkill(program: Command, context: CommandContext): void {
     .description("Show a skill's properties, file tree, body size and modalities")
     .addHelpText(
       "after",
-      "\nTokens are estimated at 4 characters each, rounded up. Modalities: text (a non-empty body),\nscripts, references, assets (files in those folders). Exit code 1 when the skill is invalid.",
+      "\nTokens are estimated at 4 characters each, rounded up. Modalities: text (a non-empty body),\nscripts, references, assets (files in those folders). Exit code 1 when the skill is invalid,\n2 when the path does not exist.",
     )
     .argument("<dir>", "a skill folder")
     .option("--json", "print a JSON document instead of text")
@@ -78,6 +85,14 @@ export function registerSkill(program: Command, context: CommandContext): void {
       const { io } = context;
       const inspection = await inspectSkillFolder(resolve(io.cwd, directory));
       if (!inspection.valid) context.exit(1);
+      if (missingPath(inspection)) {
+        context.exit(2);
+        // Nothing to show of a folder that is not there: no empty body or file list.
+        if (options.json !== true) {
+          io.stderr(`error: ${directory}: no such skill folder\n`);
+          return;
+        }
+      }
       if (options.json === true) {
         printJson(io, inspection);
         return;
