@@ -49,6 +49,10 @@ export class AgentCliMissingError extends InfrastructureError {
   }
 }
 
+function isPinnedCli(binary: string): binary is AgentCliName {
+  return Object.hasOwn(AGENT_CLIS, binary);
+}
+
 async function executable(path: string): Promise<boolean> {
   return access(path, constants.X_OK).then(
     () => true,
@@ -72,7 +76,10 @@ export async function findAgentCli(binary: AgentCliName | string): Promise<strin
   } catch {
     // Running outside the package (bundled); PATH still works.
   }
-  candidates.push(join(agentCliCachePrefix(binary), "node_modules", ".bin", binary));
+  // Only the CLIs we pin have a cached copy; a harness registered by a user names its own binary.
+  if (isPinnedCli(binary)) {
+    candidates.push(join(agentCliCachePrefix(binary), "node_modules", ".bin", binary));
+  }
   candidates.push(join(process.cwd(), "node_modules", ".bin", binary));
   for (const directory of (process.env.PATH ?? "").split(delimiter)) {
     if (directory !== "") candidates.push(join(directory, binary));
