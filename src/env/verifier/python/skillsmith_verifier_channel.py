@@ -863,9 +863,50 @@ def _same_constant(left, right):
     return left == right or (left != left and right != right)
 
 
+def _deopt_table():
+    """CPython 3.11 keeps a code object's bytecode inline and rewrites it as it specialises;
+    ``co_code`` is a copy made once and cached, so a rewrite in place (ctypes) after the first
+    read does not show there. This reads the live bytes and undoes specialisation and inline
+    caches the way CPython's own ``co_code`` does."""
+    try:
+        import ctypes
+        import dis
+        import opcode
+
+        deopt = {}
+        for base, specialised in opcode._specializations.items():
+            for name in specialised:
+                deopt[dis._all_opmap[name]] = opcode.opmap[base]
+        deopt[dis._all_opmap["EXTENDED_ARG_QUICK"]] = opcode.opmap["EXTENDED_ARG"]
+        return ctypes.string_at, deopt, list(opcode._inline_cache_entries)
+    except (ImportError, AttributeError, KeyError):  # another Python: co_code is live there
+        return None
+
+
+_DEOPT = _deopt_table() if sys.version_info[:2] == (3, 11) else None
+
+
+def _live_code(code):
+    if _DEOPT is None:
+        return code.co_code
+    string_at, deopt, caches = _DEOPT
+    length = len(code.co_code)
+    raw = string_at(id(code) + _type(code).__basicsize__, length)
+    out = bytearray()
+    index = 0
+    while index < length:
+        operation = deopt.get(raw[index], raw[index])
+        out.append(operation)
+        out.append(raw[index + 1])
+        count = caches[operation] if operation < len(caches) else 0
+        out.extend(b"\0\0" * count)
+        index += 2 + 2 * count
+    return bytes(out)
+
+
 def _same_code(left, right):
     return (
-        left.co_code == right.co_code
+        _live_code(left) == _live_code(right)
         and left.co_names == right.co_names
         and left.co_varnames == right.co_varnames
         and len(left.co_consts) == len(right.co_consts)
@@ -1059,7 +1100,39 @@ def pytest_collection_finish(session):
     _safely(_collection_finish, session)
 
 
+_verifier_modules = []
+
+
+def _note_verifier_modules(items):
+    """Modules beside the collected test files that are the verifier's own (read-only, so
+    trusted): a planted package, extension or ``sys.modules`` entry of the same name would be
+    imported instead of them."""
+    folders = {os.path.dirname(_abspath(path)) for path in (_path_of(item) for item in items) if path}
+    for folder in sorted(folders):
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(folder, name)
+            if name.endswith(".py") and name != "__init__.py" and not _untrusted_file(path):
+                _verifier_modules.append((name[:-3], path))
+
+
+def _shadowed_verifier_modules():
+    found = []
+    for name, path in _verifier_modules:
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or _abspath(file) != path:
+            found.append("the verifier's module %s was loaded from %s, not from %s" % (name, file, path))
+    return found
+
+
 def _collection_finish(session):
+    _note_verifier_modules(session.items)
     items = []
     declared = set()
     for item in session.items:
@@ -1101,6 +1174,7 @@ def _state(nodeid):
 
 def _probe(item, state):
     problems = ["%s was replaced" % name for name in _replaced_internals()]
+    problems.extend(_shadowed_verifier_modules())
     if "runtest" in vars(item):
         problems.append("the item's runtest was replaced")
     for label, tracer in (("trace", _gettrace()), ("profile", _getprofile())):
@@ -1255,7 +1329,8 @@ def _session_finish(session, exitstatus):
             "shouldfail": str(session.shouldfail) if session.shouldfail else None,
             "maxfail": int(session.config.getoption("maxfail", 0) or 0),
             "replaced": _replaced_internals()
-            + [label for label in _changed_identities() if label not in _identity_reported],
+            + [label for label in _changed_identities() if label not in _identity_reported]
+            + _shadowed_verifier_modules(),
             "unfinished": sorted(_tests),
         }
     )
