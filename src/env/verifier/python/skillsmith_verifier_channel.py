@@ -742,7 +742,7 @@ def _defined_tests(source, module_nodeid, config):
                         "base": prefix + "::" + definition.name + "::" + name,
                         "min": count,
                         "parametrised": parametrised,
-                        "exact": parametrised and _exact_instances(member, decorators, open_ended),
+                        "exact": _exact_instances(member, decorators, open_ended),
                     }
                 )
         for statement in definition.body:
@@ -758,7 +758,7 @@ def _defined_tests(source, module_nodeid, config):
                     "base": module_nodeid + "::" + statement.name,
                     "min": count,
                     "parametrised": parametrised,
-                    "exact": parametrised and _exact_instances(statement, decorators, open_ended),
+                    "exact": _exact_instances(statement, decorators, open_ended),
                 }
             )
         elif isinstance(statement, ast.ImportFrom):
