@@ -310,26 +310,30 @@ class CheckGroup:
         workspaceMountPath: WORKSPACE_MOUNT,
         verifier,
       });
-      // The empty workspace has no calc.py: the module is read from its source, with at least three
-      // instances of the literal parametrisation.
+      // The empty workspace has no calc.py: the module is read from its source, with three
+      // instances of the literal parametrisation, exactly (every argument is one it sets), and
+      // exactly one of each test without marks or arguments.
       expect(inventory.kind === "pytest" ? inventory.defined : inventory).toEqual([
         {
           base: "workspace:test_needs_calc.py::check_add",
           nodeid: "test_needs_calc.py::check_add",
           min: 1,
           parametrised: false,
+          exact: true,
         },
         {
           base: "workspace:test_needs_calc.py::check_sub_is_zero",
           nodeid: "test_needs_calc.py::check_sub_is_zero",
           min: 3,
           parametrised: true,
+          exact: true,
         },
         {
           base: "workspace:test_needs_calc.py::CheckGroup::check_inside",
           nodeid: "test_needs_calc.py::CheckGroup::check_inside",
           min: 1,
           parametrised: false,
+          exact: true,
         },
       ]);
       const result = await run("custom-names", verifier);

@@ -19,17 +19,20 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { reportRunDir } from "../src/bench/analysis/load.js";
 import { renderReportText } from "../src/bench/analysis/render.js";
 import type { BenchReport } from "../src/bench/analysis/report.js";
-import { runSuite } from "../src/bench/run/runner.js";
-import { ResultsStore, type RunResult } from "../src/bench/store/results.js";
+import type { RunResult } from "../src/bench/store/results.js";
 import type { SandboxV1 } from "../src/env/sandbox/types.js";
 import { runVerifier } from "../src/env/verifier/run.js";
 import type { VerifierSpec } from "../src/env/verifier/types.js";
 import {
+  attackPredictionLines,
+  runAttackSuite,
+  stubScores,
+  writeAttackSkill,
+} from "./support/attack-suite.js";
+import {
   ATTACKS,
-  type AttackRow,
   CONTROL_PASSED,
   CONTROLS,
   STUB_INIT,
@@ -39,7 +42,7 @@ import {
   VERIFIER_CHECKS,
 } from "./support/attacks.js";
 import { availableContainerSandbox, usableBubblewrap } from "./support/sandboxes.js";
-import { newFilesPatch, removeRunRoot, TINY_MOUNT, tinyRepository } from "./support/suites.js";
+import { removeRunRoot, TINY_MOUNT, tinyRepository } from "./support/suites.js";
 
 const bubblewrap = await usableBubblewrap();
 const container = await availableContainerSandbox();
@@ -51,55 +54,13 @@ files: [test_package.py, test_calc.py]
 junit: junit.xml
 timeoutSeconds: 60
 `;
-
-async function writeSkill(
-  suite: string,
-  id: string,
-  repository: { repo: string; commit: string },
-  rows: readonly AttackRow[],
-): Promise<void> {
-  const skill = join(suite, "skills", id);
-  await mkdir(join(skill, "agent-skills", id), { recursive: true });
-  await writeFile(
-    join(skill, "skill.yaml"),
-    `repository:\n  path: ${repository.repo}\n  commit: ${repository.commit}\n  name: tiny\n  mountPath: ${TINY_MOUNT}\n`,
-  );
-  await writeFile(
-    join(skill, "agent-skills", id, "SKILL.md"),
-    `---\nname: ${id}\ndescription: Write the tinycalc package. Use when a task asks for tinycalc.\n---\n\n# ${id}\n\nWrite tinycalc.\n`,
-  );
-  for (const row of rows) {
-    const folder = join(skill, "requirements", row.id);
-    await mkdir(join(folder, "verifier"), { recursive: true });
-    await writeFile(
-      join(folder, "requirement.md"),
-      "## Background\n\nA tiny repository.\n\n## Requirement\n\nCreate the package tinycalc with add, sub and __version__.\n\n## File Operations\n\n- `tinycalc/__init__.py`\n- `tinycalc/calc.py`\n\n## Acceptance Criteria\n\n- add and sub compute sums and differences\n- tinycalc.__version__ is a string\n",
-    );
-    await writeFile(join(folder, "verifier.yaml"), VERIFIER_YAML);
-    await writeFile(join(folder, "verifier", "test_package.py"), TEST_PACKAGE);
-    await writeFile(join(folder, "verifier", "test_calc.py"), TEST_CALC);
-  }
-}
-
-function predictionLines(skill: string, rows: readonly AttackRow[]): string[] {
-  return rows.flatMap((row) => [
-    JSON.stringify({
-      skill,
-      requirement: row.id,
-      arm: "without",
-      patch: newFilesPatch({ "tinycalc/__init__.py": STUB_INIT }),
-    }),
-    JSON.stringify({
-      skill,
-      requirement: row.id,
-      arm: "with",
-      patch: newFilesPatch({ "tinycalc/__init__.py": STUB_INIT, ...row.files }),
-    }),
-  ]);
-}
+const VERIFIER = {
+  yaml: VERIFIER_YAML,
+  files: { "test_package.py": TEST_PACKAGE, "test_calc.py": TEST_CALC },
+};
+const STUB = { "tinycalc/__init__.py": STUB_INIT };
 
 let root: string;
-let runDir: string;
 let results: RunResult[] = [];
 let report: BenchReport;
 
@@ -125,29 +86,14 @@ describe.skipIf(bubblewrap === undefined)(
         join(suite, "suite.yaml"),
         "format: skillsmith-suite/1\nname: integrity\nconfigurations:\n  - id: replay\n    agent: replay\n    limits: { timeoutSeconds: 60 }\n",
       );
-      await writeSkill(suite, "attacks", repository, ATTACKS);
-      await writeSkill(suite, "control", repository, CONTROLS);
+      await writeAttackSkill(suite, "attacks", repository, ATTACKS, VERIFIER);
+      await writeAttackSkill(suite, "control", repository, CONTROLS, VERIFIER);
       const predictions = join(root, "predictions.jsonl");
       await writeFile(
         predictions,
-        `${[...predictionLines("attacks", ATTACKS), ...predictionLines("control", CONTROLS)].join("\n")}\n`,
+        `${[...attackPredictionLines("attacks", ATTACKS, STUB), ...attackPredictionLines("control", CONTROLS, STUB)].join("\n")}\n`,
       );
-      runDir = join(root, "run");
-      await runSuite({
-        suite,
-        runDir,
-        predictions,
-        sandbox: bubblewrap ?? "local",
-        cacheDir: join(root, "cache"),
-        concurrency: 2,
-      });
-      const store = ResultsStore.openReadOnly(runDir);
-      try {
-        results = store.results();
-      } finally {
-        store.close();
-      }
-      report = await reportRunDir(runDir);
+      ({ results, report } = await runAttackSuite(root, suite, predictions, bubblewrap ?? "local"));
     }, 600_000);
 
     afterAll(async () => {
@@ -169,15 +115,15 @@ describe.skipIf(bubblewrap === undefined)(
     });
 
     it("scores the stub alone at 2 of 8 checks, unflagged, in every without arm", () => {
-      for (const row of [...ATTACKS, ...CONTROLS]) {
-        const result = resultOf(row.id, "without");
-        expect({
+      const rows = [...ATTACKS, ...CONTROLS];
+      expect(stubScores(results, rows)).toEqual(
+        rows.map((row) => ({
           row: row.id,
-          passed: result.passed,
-          total: result.total,
-          flags: result.flags,
-        }).toEqual({ row: row.id, passed: STUB_PASSED, total: VERIFIER_CHECKS, flags: [] });
-      }
+          passed: STUB_PASSED,
+          total: VERIFIER_CHECKS,
+          flags: [],
+        })),
+      );
     });
 
     it("scores honest deliverables as before, unflagged", () => {

@@ -190,6 +190,39 @@ const HOP_BY_HOP = new Set([
   "host",
 ]);
 
+/**
+ * The model API paths an agent harness calls (after the upstream's own path, with or without a
+ * `/v1` prefix): Anthropic Messages (and its token counter), OpenAI Responses and Chat
+ * Completions, and the model list. Nothing else is forwarded with the real key: the key stays
+ * useful to the agent only for talking to the model, not for the provider's other APIs (files,
+ * batches, organisation and key administration, fine-tuning) or an upstream's other routes.
+ */
+const MODEL_API_PATHS: readonly { readonly method: string; readonly path: RegExp }[] = [
+  { method: "POST", path: /^\/messages$/ },
+  { method: "POST", path: /^\/messages\/count_tokens$/ },
+  { method: "POST", path: /^\/responses$/ },
+  { method: "POST", path: /^\/chat\/completions$/ },
+  { method: "GET", path: /^\/models$/ },
+  { method: "GET", path: /^\/models\/[A-Za-z0-9._:-]+$/ },
+];
+
+/** Whether a request (method, path with query) is a model API call the forwarder passes on. */
+export function isModelApiRequest(
+  method: string | undefined,
+  url: string | undefined,
+  basePath: string,
+): boolean {
+  if (method === undefined || url === undefined) return false;
+  const pathOnly = url.split("?")[0] ?? "";
+  // Encoded or dot segments could be normalised upstream into a path this check never saw.
+  if (pathOnly.includes("%") || pathOnly.includes("//") || /(^|\/)\.\.?(\/|$)/.test(pathOnly)) {
+    return false;
+  }
+  if (!pathOnly.startsWith(`${basePath}/`)) return false;
+  const rest = pathOnly.slice(basePath.length).replace(/^\/v1(?=\/)/, "");
+  return MODEL_API_PATHS.some((allowed) => allowed.method === method && allowed.path.test(rest));
+}
+
 function forwardable(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
   const kept: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(headers)) {
@@ -212,6 +245,7 @@ export async function startCredentialProxy(
   }
   const dummyKey = `skillsmith-run-${randomBytes(16).toString("hex")}`;
   const send = upstream.protocol === "https:" ? httpsRequest : httpRequest;
+  const basePath = upstream.pathname.replace(/\/+$/, "");
   const server: HttpServer = createHttpServer((incoming, outgoing) => {
     const apiKeyHeader = incoming.headers["x-api-key"];
     const authorization = incoming.headers.authorization;
@@ -223,6 +257,20 @@ export async function startCredentialProxy(
         JSON.stringify({
           type: "error",
           error: { type: "authentication_error", message: "skillsmith model bridge: unknown key" },
+        }),
+      );
+      return;
+    }
+    if (!isModelApiRequest(incoming.method, incoming.url, basePath)) {
+      incoming.resume();
+      outgoing.writeHead(403, { "content-type": "application/json" });
+      outgoing.end(
+        JSON.stringify({
+          type: "error",
+          error: {
+            type: "permission_error",
+            message: `skillsmith model bridge: ${incoming.method} ${incoming.url?.split("?")[0]} is not a model API path`,
+          },
         }),
       );
       return;
@@ -270,10 +318,9 @@ export async function startCredentialProxy(
     server.listen(0, "127.0.0.1", () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  const path = upstream.pathname.replace(/\/+$/, "");
   return {
     port,
-    url: `http://127.0.0.1:${port}${path}`,
+    url: `http://127.0.0.1:${port}${basePath}`,
     dummyKey,
     close: () =>
       new Promise<void>((resolve) => {

@@ -31,6 +31,7 @@ import {
   type Locate,
   moduleOf,
   type PytestInventory,
+  tripwireKey,
 } from "./inventory.js";
 
 export type IntegrityFlag = "tampered" | "collection-error" | "timeout" | "no-checks";
@@ -157,6 +158,15 @@ export function assessChannelRun(input: ChannelRunInput): IntegrityAssessment {
         "runner",
         `code from the workspace ran before skillsmith's plugin loaded: ${listed(record.preloaded ?? [])}`,
       );
+    } else if (
+      record.type === "tripwire" &&
+      !(inventory.tripwireBaseline ?? []).includes(tripwireKey(record, input.locate))
+    ) {
+      const detail = record.detail === "" ? "" : ` (${record.detail})`;
+      tamper(
+        "tripwire",
+        `${record.event}${detail} from code under test at ${input.locate(record.file)}:${record.line}`,
+      );
     } else if (record.type === "plugin-error") {
       const last = record.error.trim().split("\n").at(-1) ?? "";
       tamper("plugin", `skillsmith's pytest plugin failed in ${record.where}: ${last}`);
@@ -206,8 +216,12 @@ export function assessChannelRun(input: ChannelRunInput): IntegrityAssessment {
     }
   } else {
     const missing = expectedExact.filter((id) => !collectedSet.has(id) && !excused(id));
+    const inflated: string[] = [];
     for (const test of inventory.defined) {
       const instances = collectedIds.filter((id) => instanceOf(id, test)).length;
+      if (test.exact === true && instances > test.min) {
+        inflated.push(`${test.base} (${instances} instances, its source defines ${test.min})`);
+      }
       if (instances < test.min && !excused(test.base)) {
         missing.push(
           test.min > 1
@@ -220,6 +234,12 @@ export function assessChannelRun(input: ChannelRunInput): IntegrityAssessment {
       tamper(
         "id set",
         `${missing.length} test(s) the verifier defines were not collected: ${listed(missing)}`,
+      );
+    }
+    if (inflated.length > 0) {
+      tamper(
+        "id set",
+        `${inflated.length} test(s) were collected more often than their source parametrises them: ${listed(inflated)}`,
       );
     }
     const extra = collectedIds.filter(

@@ -57,7 +57,14 @@ const recordSchema = z.discriminatedUnion("type", [
     message: z.string().nullable(),
     path: z.string().nullable().optional(),
     defined: z
-      .array(z.object({ base: z.string(), min: z.number(), parametrised: z.boolean() }))
+      .array(
+        z.object({
+          base: z.string(),
+          min: z.number(),
+          parametrised: z.boolean(),
+          exact: z.boolean().optional(),
+        }),
+      )
       .optional(),
     declared_plugins: z.array(z.string()).optional(),
   }),
@@ -100,6 +107,15 @@ const recordSchema = z.discriminatedUnion("type", [
     maxfail: z.number(),
     replaced: z.array(z.string()),
     unfinished: z.array(z.string()),
+  }),
+  z.object({
+    /** The audit hook saw untrusted code do something only tampering needs (`file`:`line`). */
+    type: z.literal("tripwire"),
+    seq: z.number(),
+    event: z.string(),
+    detail: z.string(),
+    file: z.string(),
+    line: z.number(),
   }),
   z.object({
     type: z.literal("plugin-error"),

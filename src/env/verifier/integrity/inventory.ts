@@ -64,6 +64,8 @@ export interface DefinedTest {
   /** Instances the real run must collect at least (parametrised: `base[…]`). */
   readonly min: number;
   readonly parametrised: boolean;
+  /** The literal marks fix the number of instances: more than `min` were added by someone else. */
+  readonly exact?: boolean;
 }
 
 export interface PytestInventory {
@@ -80,6 +82,11 @@ export interface PytestInventory {
   readonly junitWritten: boolean;
   /** Plugin modules the verifier's own test modules load with `pytest_plugins`. */
   readonly declaredPlugins: readonly string[];
+  /**
+   * Tripwire events the untouched repository itself raised while collecting (`event file:line`,
+   * its own code using frames or ctypes at import): not the agent's, so not evidence later.
+   */
+  readonly tripwireBaseline?: readonly string[];
   readonly versions: { readonly python: string; readonly pytest: string };
 }
 
@@ -126,6 +133,21 @@ function tail(text: string): string {
 export function moduleOf(nodeid: string): string {
   const end = nodeid.indexOf("::");
   return end < 0 ? nodeid : nodeid.slice(0, end);
+}
+
+/** A tripwire event by where it happened, the same in the inventory and in a run. */
+export function tripwireKey(
+  record: { readonly event: string; readonly file: string; readonly line: number },
+  locate: Locate,
+): string {
+  return `${record.event} ${locate(record.file)}:${record.line}`;
+}
+
+function tripwireBaselineOf(run: InventoryRun): { tripwireBaseline?: readonly string[] } {
+  const keys = run.outcome.records.flatMap((record) =>
+    record.type === "tripwire" ? [tripwireKey(record, run.locate)] : [],
+  );
+  return keys.length === 0 ? {} : { tripwireBaseline: keys };
 }
 
 export function inventoryFromRun(run: InventoryRun): VerifierInventory {
@@ -197,6 +219,7 @@ export function inventoryFromRun(run: InventoryRun): VerifierInventory {
         nodeid: test.base,
         min: test.min,
         parametrised: test.parametrised,
+        ...(test.exact === true ? { exact: true } : {}),
       });
       // Module-level functions are `<module>::<name>` with no class in between.
       if (!rest.slice(2).includes("::")) entry.functions.add(rest.slice(2));
@@ -219,6 +242,7 @@ export function inventoryFromRun(run: InventoryRun): VerifierInventory {
     functionPatterns: start.python_functions ?? ["test"],
     exitStatusPropagates: run.exitCode === 1,
     junitWritten: run.junit !== undefined,
+    ...tripwireBaselineOf(run),
     declaredPlugins: [
       ...new Set([
         ...(collected.declared_plugins ?? []),

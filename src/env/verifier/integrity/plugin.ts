@@ -53,6 +53,9 @@ export async function openVerifierChannel(
       PYTHONPATH: joinNonEmpty(":", posix.join(inside, "python"), own.PYTHONPATH),
       SKILLSMITH_VERIFIER_CHANNEL: posix.join(inside, SOCKET_NAME),
       PYTHONDONTWRITEBYTECODE: "1",
+      // Bytecode caches are looked up only under this empty, read-only folder: a `.pyc` planted
+      // in a writable `__pycache__` beside a verifier's helper is never loaded instead of it.
+      PYTHONPYCACHEPREFIX: posix.join(inside, "pycache"),
     };
     return {
       env,

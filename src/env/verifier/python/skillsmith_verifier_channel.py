@@ -122,12 +122,23 @@ def _describe(value):
     return name if module == "builtins" else "%s.%s" % (module, name)
 
 
+def _tracer_untrusted(tracer, module):
+    """Whether the tracer's code lives in untrusted files (a name is not a location: a tracer
+    calling its module ``coverage`` but written by the code under test is not coverage's)."""
+    code = getattr(_unwrap(tracer), "__code__", None)
+    if code is not None:
+        return _untrusted_file(code.co_filename)
+    loaded = sys.modules.get(module)
+    file = getattr(loaded, "__file__", None)
+    return file is None or _untrusted_file(file)
+
+
 def _foreign_tracer(tracer):
     """A trace or profile function that is not coverage's or the debugger's, described."""
     if tracer is None:
         return None
     module = str(getattr(tracer, "__module__", None) or type(tracer).__module__)
-    if module.startswith(("coverage", "pdb", "bdb")):
+    if module.startswith(("coverage", "pdb", "bdb")) and not _tracer_untrusted(tracer, module):
         return None
     name = getattr(tracer, "__qualname__", None) or type(tracer).__qualname__
     return "%s (%s)" % (name, module)
@@ -194,6 +205,9 @@ class _Channel:
             self._open = False
             self.error = str(error)
 
+    def ready(self):
+        return self._open
+
     def close(self):
         """No record after the session's last: the socket is shut and closed, not only idle."""
         self._open = False
@@ -254,6 +268,270 @@ def _leave_children_plain():
         else:
             del os.environ["PYTHONPATH"]
 
+
+# ---------------------------------------------------------------------------------------------
+# Layer 1, the tripwire: a PEP 578 audit hook, registered here, before any conftest or test module
+# (and so before the code under test) is imported. Audit hooks cannot be removed. It records, with
+# the file and line of the Python code that asked, the audited operations an honest deliverable
+# almost never performs and tampering needs: frame access, trace and profile functions, ctypes,
+# code objects made or assigned, gc scans, bytecode caches opened. Only operations whose immediate
+# caller is untrusted code count (a file in the workspace that is not one of the verifier's
+# read-only files, or in a temporary folder): the standard library, pytest and site-packages use
+# several of these on their own. CPython 3.11 raises no audit event for attribute writes on
+# modules or classes: the identity snapshots below cover those.
+
+_getframe = sys._getframe
+_abspath = os.path.abspath
+_access = os.access
+_W_OK = os.W_OK
+_sep = os.sep
+_workspace_root = os.environ.get("SKILLSMITH_WORKSPACE")
+_workspace_root = _abspath(_workspace_root) + _sep if _workspace_root else None
+_temporary_roots = tuple(root + _sep for root in ("/tmp", "/var/tmp", "/dev/shm"))
+_here = os.path.dirname(_abspath(__file__))
+# Frames that only pass a request on: the untrusted caller is further up.
+_transparent_files = (_abspath(getattr(sys.modules.get("inspect"), "__file__", None) or "inspect.py"),)
+_FRAME_EVENTS = frozenset(("sys._getframe", "sys._current_frames"))
+_FRAME_ATTRIBUTES = frozenset(("tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"))
+_FUNCTION_ATTRIBUTES = frozenset(("__code__", "__defaults__", "__kwdefaults__", "__globals__"))
+_ALWAYS = frozenset(
+    (
+        "sys.settrace",
+        "sys.setprofile",
+        "code.__new__",
+        "function.__new__",
+        "gc.get_referrers",
+        "gc.get_referents",
+        "gc.get_objects",
+        "ctypes.dlsym",
+        "ctypes.dlsym/handle",
+        "ctypes.cdata",
+        "ctypes.cdata/buffer",
+        "ctypes.addressof",
+        "ctypes.string_at",
+        "ctypes.wstring_at",
+        "ctypes.call_function",
+        "ctypes.dlopen",
+        "marshal.loads",
+        "marshal.load",
+        "sys.addaudithook",
+    )
+)
+_WATCHED_EVENTS = _ALWAYS | _FRAME_EVENTS | frozenset(("object.__getattr__", "object.__setattr__", "open", "os.rename"))
+_TRIPWIRE_LIMIT = 64
+_trusted_files = {}
+_tripwire_seen = set()
+_tripwire_pending = []
+_tripwire_busy = [False]
+_channel = None
+
+
+def _untrusted_file(filename):
+    """Whether code from ``filename`` is the code under test's (cached per file)."""
+    known = _trusted_files.get(filename)
+    if known is not None:
+        return not known
+    path = _abspath(filename)
+    untrusted = False
+    if path.startswith(_here + _sep):
+        untrusted = False
+    elif _workspace_root is not None and path.startswith(_workspace_root):
+        # The verifier's own files are bind-mounted read-only over their copy in the workspace.
+        untrusted = _access(path, _W_OK)
+    elif path.startswith(_temporary_roots):
+        untrusted = True
+    _trusted_files[filename] = not untrusted
+    return untrusted
+
+
+def _untrusted_caller():
+    """``(file, line)`` of the Python code that triggered the event, when it is untrusted."""
+    frame = _getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename.startswith("<frozen"):
+            return None  # the import system, opening bytecode caches on its own
+        if filename.startswith("<") or filename in _transparent_files:
+            frame = frame.f_back
+            continue
+        if _untrusted_file(filename):
+            return filename, frame.f_lineno
+        return None
+    return None
+
+
+def _tripwire_detail(event, arguments):
+    if event in _ALWAYS or event in _FRAME_EVENTS:
+        return "" if event != "ctypes.dlopen" else str(arguments[0])[:200]
+    if event == "object.__getattr__":
+        return arguments[1] if arguments[1] in _FRAME_ATTRIBUTES else None
+    if event == "object.__setattr__":
+        return arguments[1] if arguments[1] in _FUNCTION_ATTRIBUTES else None
+    if event == "open":
+        path = arguments[0]
+        if isinstance(path, bytes):
+            path = path.decode("utf-8", "replace")
+        path = str(path)
+        return path if path.endswith((".pyc", ".pyo")) or "__pycache__" in path else None
+    if event == "os.rename":
+        target = str(arguments[1])
+        return target if target.endswith((".pyc", ".pyo")) or "__pycache__" in target else None
+    return None
+
+
+def _tripwire(event, arguments):
+    if event not in _WATCHED_EVENTS or _tripwire_busy[0]:
+        return
+    _tripwire_busy[0] = True
+    try:
+        detail = _tripwire_detail(event, arguments)
+        if detail is None:
+            return
+        caller = _untrusted_caller()
+        if caller is None:
+            return
+        key = (event, detail, caller[0], caller[1])
+        if key in _tripwire_seen or len(_tripwire_seen) >= _TRIPWIRE_LIMIT:
+            return
+        _tripwire_seen.add(key)
+        record = {"type": "tripwire", "event": event, "detail": detail, "file": caller[0], "line": caller[1]}
+        if _channel is None or not _channel.ready():
+            _tripwire_pending.append(record)
+        else:
+            _channel.send(record)
+    except Exception:  # an audit hook that raises would break the operation it watches
+        pass
+    finally:
+        _tripwire_busy[0] = False
+
+
+sys.addaudithook(_tripwire)
+
+# ---------------------------------------------------------------------------------------------
+# Layer 2, identity snapshots: every callable the tests may reach in the modules below (module
+# attributes, and the members of the classes those modules define), recorded now, before the code
+# under test exists in this process, and compared before each test and at the end. Replacing
+# ``unittest.TestCase.assertEqual``, ``pytest.approx``, ``builtins.open``, ``Path.read_text`` or
+# ``subprocess.run`` shows here whoever did it and however (module and class attribute writes raise
+# no audit event).
+
+_SNAPSHOT_MODULES = (
+    "builtins",
+    "io",
+    "os",
+    "posixpath",
+    "pathlib",
+    "subprocess",
+    "json",
+    "json.decoder",
+    "json.encoder",
+    "re",
+    "shutil",
+    "glob",
+    "fnmatch",
+    "tempfile",
+    "importlib",
+    "importlib.util",
+    "difflib",
+    "filecmp",
+    "math",
+    "operator",
+    "functools",
+    "inspect",
+    "traceback",
+    "types",
+    "hashlib",
+    "hmac",
+    "socket",
+    "ast",
+    "unittest",
+    "unittest.case",
+    "unittest.mock",
+    "pytest",
+    "pluggy",
+)
+# Attributes pytest itself sets and resets around each test.
+_SNAPSHOT_VOLATILE = frozenset(
+    (
+        "_pytest.assertion.util._reprcompare",
+        "_pytest.assertion.util._assertion_pass",
+        "_pytest.assertion.util._config",
+    )
+)
+_callable = callable
+_vars = vars
+_isinstance = isinstance
+_type = type
+
+
+def _snapshot_modules():
+    names = list(_SNAPSHOT_MODULES)
+    names.extend(name for name in sorted(sys.modules) if name.startswith(("_pytest.", "pluggy.")))
+    modules = []
+    for name in names:
+        module = sys.modules.get(name)
+        if module is None:
+            try:
+                module = __import__(name, fromlist=["_"])
+            except Exception:  # not in this Python
+                continue
+        modules.append((name, module))
+    return modules
+
+
+def _snapshot():
+    """``[(module or class, attribute, label, object)]`` of every watched callable."""
+    entries = []
+    seen_classes = set()
+    for name, module in _snapshot_modules():
+        for attribute, value in list(_vars(module).items()):
+            label = name + "." + attribute
+            if label in _SNAPSHOT_VOLATILE:
+                continue
+            if _callable(value) or _isinstance(value, (staticmethod, classmethod, property)):
+                entries.append((module, attribute, label, value))
+            if (
+                _isinstance(value, _type)
+                and id(value) not in seen_classes
+                and getattr(value, "__module__", None) in (name, module.__name__)
+            ):
+                seen_classes.add(id(value))
+                for member, member_value in list(_vars(value).items()):
+                    if member in ("__dict__", "__weakref__", "__doc__", "__module__", "__abstractmethods__"):
+                        continue
+                    if not (_callable(member_value) or _isinstance(member_value, (staticmethod, classmethod, property))):
+                        continue
+                    entries.append((value, member, label + "." + member, member_value))
+    return entries
+
+
+_missing = object()
+
+
+_pytest_folder = os.path.dirname(_abspath(_pytest.main.__file__)) + _sep
+
+
+def _pytest_own(value):
+    """pytest patches a few of its own classes while it configures (``legacypath`` installs
+    ``Config._getini_unknown_type``): a replacement whose code is pytest's own is not evidence."""
+    code = getattr(_unwrap(value), "__code__", None)
+    return code is not None and _abspath(code.co_filename).startswith(_pytest_folder)
+
+
+def _changed_identities():
+    changed = []
+    for owner, attribute, label, value in _IDENTITIES:
+        try:
+            current = _vars(owner).get(attribute, _missing)
+        except TypeError:
+            continue
+        if current is not value and not _pytest_own(current):
+            changed.append(label)
+    return changed
+
+
+_IDENTITIES = _snapshot()
+_identity_reported = set()
 
 _preloaded = _preloaded_from_workspace()
 _channel = _connect()
@@ -346,6 +624,47 @@ def _marks_count(decorators):
     return count, parametrised
 
 
+def _argnames(decorator):
+    """The argument names a literal ``parametrize`` mark sets, or None when not literal."""
+    names = decorator.args[0] if decorator.args else None
+    for keyword in decorator.keywords:
+        if keyword.arg == "argnames":
+            names = keyword.value
+    if isinstance(names, ast.Constant) and isinstance(names.value, str):
+        return {name.strip() for name in names.value.split(",") if name.strip()}
+    if isinstance(names, (ast.List, ast.Tuple)) and all(
+        isinstance(element, ast.Constant) and isinstance(element.value, str) for element in names.elts
+    ):
+        return {element.value for element in names.elts}
+    return None
+
+
+def _exact_instances(definition, decorators, open_ended):
+    """Whether the literal marks fix a test's instances exactly: every mark is a literal list and
+    every argument of the function is one they set (no fixture of the function can multiply it),
+    in a module with no ``pytest_generate_tests`` or autouse fixture (``open_ended``). Tests
+    inflated past that number (read hundreds of times from source) are then caught."""
+    if open_ended:
+        return False
+    covered = set()
+    for decorator in decorators:
+        if _parametrize_count(decorator) is None:
+            continue
+        names = _argnames(decorator)
+        values = decorator.args[1] if len(decorator.args) > 1 else None
+        for keyword in decorator.keywords:
+            if keyword.arg == "argvalues":
+                values = keyword.value
+        literal = isinstance(values, (ast.List, ast.Tuple)) and not any(
+            isinstance(element, ast.Starred) for element in values.elts
+        )
+        if names is None or not literal or decorator.keywords and any(k.arg == "indirect" for k in decorator.keywords):
+            return False
+        covered |= names
+    arguments = {argument.arg for argument in definition.args.args + definition.args.kwonlyargs}
+    return arguments - {"self", "cls"} <= covered
+
+
 def _pytestmark(body):
     marks = []
     for statement in body:
@@ -385,6 +704,8 @@ def _defined_tests(source, module_nodeid, config):
     functions = _python_patterns(config, "python_functions", ["test"])
     classes = _python_patterns(config, "python_classes", ["Test"])
     tree = ast.parse(source)
+    text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
+    open_ended = "pytest_generate_tests" in text or "autouse" in text
     found = []
     module_marks = _pytestmark(tree.body)
     top_classes = {statement.name: statement for statement in tree.body if isinstance(statement, ast.ClassDef)}
@@ -414,9 +735,15 @@ def _defined_tests(source, module_nodeid, config):
         marks = inherited_marks + list(definition.decorator_list) + _pytestmark(definition.body)
         for name, member in sorted(methods_of(definition, {definition.name}).items()):
             if (name.startswith("test") if unittest_case else _matches(name, functions)):
-                count, parametrised = _marks_count(marks + list(member.decorator_list))
+                decorators = marks + list(member.decorator_list)
+                count, parametrised = _marks_count(decorators)
                 found.append(
-                    {"base": prefix + "::" + definition.name + "::" + name, "min": count, "parametrised": parametrised}
+                    {
+                        "base": prefix + "::" + definition.name + "::" + name,
+                        "min": count,
+                        "parametrised": parametrised,
+                        "exact": _exact_instances(member, decorators, open_ended),
+                    }
                 )
         for statement in definition.body:
             if isinstance(statement, ast.ClassDef) and not unittest_case:
@@ -424,8 +751,16 @@ def _defined_tests(source, module_nodeid, config):
 
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and _matches(statement.name, functions):
-            count, parametrised = _marks_count(module_marks + list(statement.decorator_list))
-            found.append({"base": module_nodeid + "::" + statement.name, "min": count, "parametrised": parametrised})
+            decorators = module_marks + list(statement.decorator_list)
+            count, parametrised = _marks_count(decorators)
+            found.append(
+                {
+                    "base": module_nodeid + "::" + statement.name,
+                    "min": count,
+                    "parametrised": parametrised,
+                    "exact": _exact_instances(statement, decorators, open_ended),
+                }
+            )
         elif isinstance(statement, ast.ImportFrom):
             for alias in statement.names:
                 name = alias.asname or alias.name
@@ -460,6 +795,153 @@ def _definition_lines(path):
     return lines
 
 
+# ---------------------------------------------------------------------------------------------
+# Layer 3, what runs is what was written: each collected test's code is compared with this
+# plugin's own compile of the test's read-only source (through pytest's assertion rewriter when
+# pytest rewrote the module), at collection and again before the test runs. Bytecode rewritten in
+# place (ctypes on the same code object), a function swapped at collection or a code object built
+# elsewhere all differ.
+
+_compile = compile
+_read_source_cache = {}
+
+
+def _rewrite_asserts():
+    try:
+        from _pytest.assertion.rewrite import rewrite_asserts
+
+        return rewrite_asserts
+    except ImportError:  # a pytest without the rewriter: nothing is rewritten
+        return None
+
+
+_rewrite = _rewrite_asserts()
+
+
+def _compiled_source(path, rewritten, config):
+    """The module code skillsmith compiles from ``path``'s source (None when it cannot)."""
+    key = (path, rewritten)
+    if key in _read_source_cache:
+        return _read_source_cache[key]
+    code = None
+    try:
+        with open(path, "rb") as handle:
+            source = handle.read()
+        tree = ast.parse(source, filename=path)
+        if rewritten and _rewrite is not None:
+            _rewrite(tree, source, path, config)
+        code = _compile(tree, path, "exec", dont_inherit=True)
+    except (OSError, SyntaxError, ValueError, TypeError):
+        code = None
+    _read_source_cache[key] = code
+    return code
+
+
+def _find_code(module_code, name, line):
+    pending = [module_code]
+    while pending:
+        code = pending.pop()
+        for constant in code.co_consts:
+            if _type(constant) is _type(module_code):
+                if constant.co_name == name and constant.co_firstlineno == line:
+                    return constant
+                pending.append(constant)
+    return None
+
+
+def _same_constant(left, right):
+    if _type(left) is not _type(right):
+        return False
+    if _type(left) is _type(_same_code.__code__):
+        return _same_code(left, right)
+    if _type(left) in (tuple, frozenset):
+        if len(left) != len(right):
+            return False
+        if _type(left) is frozenset:
+            return left == right
+        return all(_same_constant(a, b) for a, b in zip(left, right))
+    return left == right or (left != left and right != right)
+
+
+def _deopt_table():
+    """CPython 3.11 keeps a code object's bytecode inline and rewrites it as it specialises;
+    ``co_code`` is a copy made once and cached, so a rewrite in place (ctypes) after the first
+    read does not show there. This reads the live bytes and undoes specialisation and inline
+    caches the way CPython's own ``co_code`` does."""
+    try:
+        import ctypes
+        import dis
+        import opcode
+
+        deopt = {}
+        for base, specialised in opcode._specializations.items():
+            for name in specialised:
+                deopt[dis._all_opmap[name]] = opcode.opmap[base]
+        deopt[dis._all_opmap["EXTENDED_ARG_QUICK"]] = opcode.opmap["EXTENDED_ARG"]
+        return ctypes.string_at, deopt, list(opcode._inline_cache_entries)
+    except (ImportError, AttributeError, KeyError):  # another Python: co_code is live there
+        return None
+
+
+_DEOPT = _deopt_table() if sys.version_info[:2] == (3, 11) else None
+
+
+def _live_code(code):
+    if _DEOPT is None:
+        return code.co_code
+    string_at, deopt, caches = _DEOPT
+    length = len(code.co_code)
+    raw = string_at(id(code) + _type(code).__basicsize__, length)
+    out = bytearray()
+    index = 0
+    while index < length:
+        operation = deopt.get(raw[index], raw[index])
+        out.append(operation)
+        out.append(raw[index + 1])
+        count = caches[operation] if operation < len(caches) else 0
+        out.extend(b"\0\0" * count)
+        index += 2 + 2 * count
+    return bytes(out)
+
+
+def _same_code(left, right):
+    return (
+        _live_code(left) == _live_code(right)
+        and left.co_names == right.co_names
+        and left.co_varnames == right.co_varnames
+        and len(left.co_consts) == len(right.co_consts)
+        and all(_same_constant(a, b) for a, b in zip(left.co_consts, right.co_consts))
+    )
+
+
+def _expected_code(function, config):
+    """This plugin's compile of the test function's source, or a reason it has none."""
+    code = function.__code__
+    path = code.co_filename
+    if not os.path.isfile(path):
+        return None, "its code comes from %s, which is not a file" % path
+    rewritten = "@py_builtins" in getattr(function, "__globals__", {})
+    module_code = _compiled_source(path, rewritten, config)
+    if module_code is None:
+        return None, None
+    expected = _find_code(module_code, code.co_name, code.co_firstlineno)
+    if expected is None:
+        return None, "its code (%s, line %d) is not in the source of %s" % (code.co_name, code.co_firstlineno, path)
+    return expected, None
+
+
+def _test_callable(item):
+    """The function a test item runs: a plain test function, or a unittest test method."""
+    function = _function_of(item)
+    if function is not None:
+        return function
+    parent = getattr(getattr(item, "parent", None), "obj", None)
+    if _type(item).__name__ == "TestCaseFunction" and parent is not None:
+        method = _unwrap(getattr(parent, str(getattr(item, "originalname", None) or item.name), None))
+        return method if hasattr(method, "__code__") else None
+    return None
+
+
 def _function_of(item):
     if type(item) is not _pytest.python.Function:
         return None
@@ -491,6 +973,8 @@ def _configure(config):
             "preloaded": _preloaded,
         }
     )
+    while _tripwire_pending:
+        _send(_tripwire_pending.pop(0))
 
 
 @pytest.hookimpl(trylast=True)
@@ -549,11 +1033,17 @@ def _item_collected(item):
     # node id's prefix) may differ between the inventory and this run.
     if _channel is not None and "%s::%s" % (_path_of(item), item.name) in _channel.canaries:
         _canary_items[item.nodeid] = item
-    function = _function_of(item)
+    function = _test_callable(item)
     if function is None:
         return
     code = function.__code__
-    record = {"function": function, "code": code, "origin": None}
+    record = {"function": function, "code": code, "origin": None, "expected": None}
+    expected, reason = _expected_code(function, item.config)
+    if expected is not None and not _same_code(code, expected):
+        record["origin"] = "its bytecode is not the compile of its source"
+    elif reason is not None:
+        record["origin"] = reason
+    record["expected"] = expected
     path = _path_of(item)
     if path is not None:
         qualified = getattr(function, "__qualname__", function.__name__)
@@ -610,7 +1100,39 @@ def pytest_collection_finish(session):
     _safely(_collection_finish, session)
 
 
+_verifier_modules = []
+
+
+def _note_verifier_modules(items):
+    """Modules beside the collected test files that are the verifier's own (read-only, so
+    trusted): a planted package, extension or ``sys.modules`` entry of the same name would be
+    imported instead of them."""
+    folders = {os.path.dirname(_abspath(path)) for path in (_path_of(item) for item in items) if path}
+    for folder in sorted(folders):
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(folder, name)
+            if name.endswith(".py") and name != "__init__.py" and not _untrusted_file(path):
+                _verifier_modules.append((name[:-3], path))
+
+
+def _shadowed_verifier_modules():
+    found = []
+    for name, path in _verifier_modules:
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or _abspath(file) != path:
+            found.append("the verifier's module %s was loaded from %s, not from %s" % (name, file, path))
+    return found
+
+
 def _collection_finish(session):
+    _note_verifier_modules(session.items)
     items = []
     declared = set()
     for item in session.items:
@@ -652,6 +1174,7 @@ def _state(nodeid):
 
 def _probe(item, state):
     problems = ["%s was replaced" % name for name in _replaced_internals()]
+    problems.extend(_shadowed_verifier_modules())
     if "runtest" in vars(item):
         problems.append("the item's runtest was replaced")
     for label, tracer in (("trace", _gettrace()), ("profile", _getprofile())):
@@ -662,7 +1185,7 @@ def _probe(item, state):
     if "AssertionError" in module:
         problems.append("the test module's AssertionError was replaced")
     collected = _collected_code.get(item.nodeid)
-    function = _function_of(item)
+    function = _test_callable(item)
     if collected is not None:
         if collected["origin"] is not None:
             problems.append("the test function is not the one defined: " + collected["origin"])
@@ -670,7 +1193,26 @@ def _probe(item, state):
             problems.append("the test function was replaced after collection")
         elif function.__code__ is not collected["code"]:
             problems.append("the test function's code was replaced after collection")
+        elif collected["expected"] is not None and not _same_code(function.__code__, collected["expected"]):
+            problems.append("the test function's bytecode was rewritten after collection")
     state["probes"].extend(problems)
+
+
+def _identity_probe(state):
+    """Layer 2 before a test's fixtures run: each replaced callable reported once."""
+    for label in _changed_identities():
+        if label not in _identity_reported:
+            _identity_reported.add(label)
+            state["probes"].append("%s was replaced (identity snapshot)" % label)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    _safely(_before_setup, item)
+
+
+def _before_setup(item):
+    _identity_probe(_state(item.nodeid))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -786,7 +1328,9 @@ def _session_finish(session, exitstatus):
             "shouldstop": str(session.shouldstop) if session.shouldstop else None,
             "shouldfail": str(session.shouldfail) if session.shouldfail else None,
             "maxfail": int(session.config.getoption("maxfail", 0) or 0),
-            "replaced": _replaced_internals(),
+            "replaced": _replaced_internals()
+            + [label for label in _changed_identities() if label not in _identity_reported]
+            + _shadowed_verifier_modules(),
             "unfinished": sorted(_tests),
         }
     )
