@@ -151,12 +151,13 @@ describe("skill variants", () => {
     expect(page).toMatch(/data-row="with" data-column="variant:v2">\u221237\.5/);
 
     // Variant arms given on the command line (not in the suite) are re-graded too. `bench run`
-    // in-process prepared its base in the default cache (it reads the process environment), and
-    // a base's digest depends on where it was prepared, so the regrade uses that cache too.
+    // prepared its base in the cache its command's environment names, and a base's digest
+    // depends on where it was prepared, so the regrade uses that cache too.
     const variants = await regradeRunDir({
       runDir: out,
       outDir: join(root, "run-variants-regraded"),
       sandbox: "unsafe",
+      cacheDir,
     });
     expect(variants.runs.filter((run) => !run.rescored)).toEqual([]);
     expect(variants.rescored).toBe(3 * REQUIREMENTS);

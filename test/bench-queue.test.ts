@@ -240,8 +240,9 @@ describe("bench run --queue with skillsmith worker processes", () => {
       const url = `redis://127.0.0.1:${redisPort}/4`;
       const secret = "sk-coordinator-secret-0123456789";
       const controller = new AbortController();
-      controller.abort();
-      const summary = await runSuiteOnQueue({
+      // No worker serves this queue: the jobs wait in Redis, where the test reads them, and the
+      // run is then aborted (an already-aborted run rightly enqueues nothing).
+      const running = runSuiteOnQueue({
         suite,
         runDir: join(root, "run-keys"),
         predictions,
@@ -250,28 +251,39 @@ describe("bench run --queue with skillsmith worker processes", () => {
         modelEndpoint: { baseUrl: "http://127.0.0.1:9/v1", apiKey: secret },
         signal: controller.signal,
       });
-      expect(summary.aborted).toBe(true);
       const redis = new Redis({ host: "127.0.0.1", port: redisPort, db: 4 });
       try {
-        const keys = await redis.keys("skillsmith:*");
-        let dump = "";
-        for (const key of keys) {
-          const type = await redis.type(key);
-          if (type === "hash") dump += JSON.stringify(await redis.hgetall(key));
-          else if (type === "string") dump += (await redis.get(key)) ?? "";
-          else if (type === "list") dump += JSON.stringify(await redis.lrange(key, 0, -1));
-          else if (type === "set") dump += JSON.stringify(await redis.smembers(key));
-          else if (type === "zset") dump += JSON.stringify(await redis.zrange(key, "0", "-1"));
+        const dumpQueue = async (): Promise<string> => {
+          let dump = "";
+          for (const key of await redis.keys("skillsmith:*")) {
+            const type = await redis.type(key);
+            if (type === "hash") dump += JSON.stringify(await redis.hgetall(key));
+            else if (type === "string") dump += (await redis.get(key)) ?? "";
+            else if (type === "list") dump += JSON.stringify(await redis.lrange(key, 0, -1));
+            else if (type === "set") dump += JSON.stringify(await redis.smembers(key));
+            else if (type === "zset") dump += JSON.stringify(await redis.zrange(key, "0", "-1"));
+          }
+          return dump;
+        };
+        let dump = await dumpQueue();
+        const deadline = Date.now() + 60_000;
+        while (!dump.includes('\\"requirement\\":\\"r1\\"') && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          dump = await dumpQueue();
         }
+        controller.abort();
+        const summary = await running;
+        expect(summary.aborted).toBe(true);
         // The jobs are there, with the base URL, and the key appears nowhere.
         expect(dump).toContain("http://127.0.0.1:9/v1");
         expect(dump).toContain('\\"requirement\\":\\"r1\\"');
         expect(dump).not.toContain(secret);
       } finally {
+        controller.abort();
         redis.disconnect();
       }
     },
-    30_000,
+    120_000,
   );
 
   it.skipIf(!hasRedisServer)(

@@ -954,6 +954,30 @@ def _function_of(item):
 # function with pytest's parameter names that hands its work to ``_safely``.
 
 
+def _rebaseline_identities():
+    """Accept what the environment's own pytest plugins replaced before any workspace code ran.
+
+    Entry-point plugins (``pytest11``: hypothesis patches ``FixtureFunctionMarker.__call__``, for
+    one) load after this module and before the initial conftests, the first workspace code pytest
+    imports. A replacement made by then whose code is not the workspace's (nor a temporary file's)
+    is the environment's, not the code under test's; later replacements stay evidence."""
+    for index, (owner, attribute, label, value) in enumerate(_IDENTITIES):
+        try:
+            current = _vars(owner).get(attribute, _missing)
+        except TypeError:
+            continue
+        if current is value or current is _missing:
+            continue
+        code = getattr(_unwrap(current), "__code__", None)
+        if code is not None and not _untrusted_file(code.co_filename):
+            _IDENTITIES[index] = (owner, attribute, label, current)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config):
+    _safely(lambda _config: _rebaseline_identities(), early_config)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
     _safely(_configure, config)
