@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runProcess } from "../../core/process.js";
-import { cloneBundle } from "../../env/index.js";
+import { cloneBundle } from "../../env/workspace/bundle.js";
 import type { SuiteRepository } from "./types.js";
 
 /** Whether a pinned commit exists: checked, missing (with git's words), or not checkable here. */

@@ -7,7 +7,8 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { findOnPath, programsStarted } from "../../env/index.js";
+import { findOnPath } from "../../env/sandbox/bubblewrap.js";
+import { programsStarted } from "../../env/setup/test-time-installs.js";
 import type { SuiteRequirement } from "./types.js";
 
 const fixes: Readonly<Record<string, string>> = {
