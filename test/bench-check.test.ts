@@ -139,7 +139,8 @@ describe.skipIf(sandbox === undefined || !hasPytest)(
           // skill.yaml line 3 is `  commit: …` (line 1 `repository:`, line 2 `path:`).
           line: 3,
           field: "repository.commit",
-          message: `commit ${MISSING_COMMIT} does not exist in repository ${join(root, "calc")}`,
+          // The message says what would fix it.
+          message: `commit ${MISSING_COMMIT} does not exist in repository ${join(root, "calc")}: the pinned commit is unreachable — fix: pin a commit the repository has, or point at a copy (--repo-root, a fuller clone or bundle) that holds it`,
           severity: "error",
         },
       ]);

@@ -257,6 +257,17 @@ def _leave_children_plain():
             os.environ["PYTEST_ADDOPTS"] = " ".join(words)
         else:
             del os.environ["PYTEST_ADDOPTS"]
+    # This process keeps its read-only bytecode cache (``sys.pycache_prefix`` was read at start),
+    # so no .pyc written during the run can stand in for a verifier module here. Its children get
+    # a writable cache of their own: a test that runs ``python -m py_compile`` must be able to
+    # write the .pyc it asks for, and what a child writes there is never read by this process.
+    if os.environ.get("PYTHONPYCACHEPREFIX"):
+        try:
+            import tempfile
+
+            os.environ["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="skillsmith-child-pycache-")
+        except OSError:
+            os.environ.pop("PYTHONPYCACHEPREFIX", None)
     path = os.environ.get("PYTHONPATH")
     if path is not None:
         here = os.path.dirname(os.path.abspath(__file__))
