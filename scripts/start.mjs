@@ -5,35 +5,36 @@
 // on PATH wherever npm itself is. SKILLSMITH_NO_LINK=1 skips it.
 import { spawnSync } from "node:child_process";
 import { realpathSync } from "node:fs";
-import { delimiter, dirname, join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const main = join(root, "dist", "cli", "main.js");
 
-/** The `skillsmith` PATH finds now, resolved through links, or undefined. */
-function skillsmithOnPath() {
-  for (const folder of (process.env.PATH ?? "").split(delimiter)) {
-    if (folder === "") continue;
-    try {
-      return realpathSync(join(folder, "skillsmith"));
-    } catch {
-      // not in this folder
-    }
+/** What `skillsmith` in npm's global bin folder resolves to, or undefined. */
+function linkedIn(prefix) {
+  try {
+    return realpathSync(join(prefix, "bin", "skillsmith"));
+  } catch {
+    return undefined;
   }
-  return undefined;
 }
 
 function link() {
   if (process.env.SKILLSMITH_NO_LINK === "1") return;
-  if (skillsmithOnPath() === realpathSync(main)) return;
+  // npm's global prefix (npm_config_prefix and npm's own configuration decide it), not whatever
+  // PATH finds first: another link of this clone elsewhere on PATH does not make this one.
+  const prefix = spawnSync("npm", ["prefix", "-g"], { encoding: "utf8" }).stdout.trim();
+  if (linkedIn(prefix) === realpathSync(main)) {
+    process.stderr.write(`skillsmith is on PATH: ${join(prefix, "bin", "skillsmith")} → ${main}\n`);
+    return;
+  }
   // --ignore-scripts: `npm ci` has just built dist/; linking must not build it again.
   const result = spawnSync(
     "npm",
     ["link", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
     { cwd: root, stdio: ["ignore", "ignore", "pipe"], encoding: "utf8" },
   );
-  const prefix = spawnSync("npm", ["prefix", "-g"], { encoding: "utf8" }).stdout.trim();
   if (result.status === 0) {
     process.stderr.write(`skillsmith is on PATH: ${join(prefix, "bin", "skillsmith")} → ${main}\n`);
     return;
