@@ -282,25 +282,25 @@ export class RunSession {
   ): Promise<OpenedSandbox | undefined> {
     const { scheduler } = this;
     if (!scheduler.executesHere && options.check === false) return undefined;
-    if (typeof scheduler.sandbox === "object") return { sandbox: scheduler.sandbox, own: false };
-    // openSandbox warns only of running without isolation.
-    const sandbox = await openSandbox(
-      scheduler.sandbox,
-      (message) => this.events.warn(message, "danger"),
-      [
-        plan.suite.root,
-        plan.runDir,
-        options.cacheDir ?? defaultCacheDir(),
-        ...(plan.predictions === undefined ? [] : [plan.predictions.file]),
-      ],
-    );
-    if (!scheduler.executesHere) return { sandbox, own: true };
-    // Environment-only tasks whose FROM images are not here: one error naming them all.
+    const own = typeof scheduler.sandbox !== "object";
+    const sandbox =
+      typeof scheduler.sandbox === "object"
+        ? scheduler.sandbox
+        : // openSandbox warns only of running without isolation.
+          await openSandbox(scheduler.sandbox, (message) => this.events.warn(message, "danger"), [
+            plan.suite.root,
+            plan.runDir,
+            options.cacheDir ?? defaultCacheDir(),
+            ...(plan.predictions === undefined ? [] : [plan.predictions.file]),
+          ]);
+    if (!scheduler.executesHere) return { sandbox, own };
+    // Environment-only tasks whose FROM images are not here: one error naming them all, whether
+    // the sandbox was opened here or handed in.
     await requireTaskImages(plan.suite.skills, sandbox, options.baseImages).catch(async (error) => {
-      await sandbox.dispose?.();
+      if (own) await sandbox.dispose?.();
       throw error;
     });
-    return { sandbox, own: true };
+    return { sandbox, own };
   }
 
   private async runWith(
