@@ -189,7 +189,8 @@ describe("CommitChecker", () => {
         await checker.check({ ...base, source: { kind: "bundle", path: bundle }, commit: missing }),
       ).toEqual({
         status: "missing",
-        message: `commit ${missing} does not exist in bundle ${bundle}`,
+        // The message says what would fix it.
+        message: `commit ${missing} does not exist in bundle ${bundle}: the pinned commit is unreachable — fix: pin a commit the repository has, or point at a copy (--repo-root, a fuller clone or bundle) that holds it`,
       });
       expect(
         (
