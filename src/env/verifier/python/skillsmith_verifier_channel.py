@@ -257,14 +257,19 @@ def _leave_children_plain():
             os.environ["PYTEST_ADDOPTS"] = " ".join(words)
         else:
             del os.environ["PYTEST_ADDOPTS"]
-    # This process keeps its read-only bytecode cache (``sys.pycache_prefix`` was read at start),
-    # so no .pyc written during the run can stand in for a verifier module here. Its children get
-    # a writable cache of their own: a test that runs ``python -m py_compile`` must be able to
-    # write the .pyc it asks for, and what a child writes there is never read by this process.
+    # A test may compile on purpose (``py_compile.compile`` here, ``python -m py_compile`` in a
+    # child) and must be able to write the .pyc it asks for; the read-only cache the verifier
+    # starts with would fail it. This process moves to a fresh, empty cache folder of its own
+    # (nothing in it was planted before this point, and code under test that opens a .pyc here
+    # trips the audit hook); its children get another one, never read by this process.
     if os.environ.get("PYTHONPYCACHEPREFIX"):
-        try:
-            import tempfile
+        import tempfile
 
+        try:
+            sys.pycache_prefix = tempfile.mkdtemp(prefix="skillsmith-pycache-")
+        except OSError:
+            pass
+        try:
             os.environ["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="skillsmith-child-pycache-")
         except OSError:
             os.environ.pop("PYTHONPYCACHEPREFIX", None)
