@@ -8,18 +8,18 @@
  * a worker killed with -9 stops renewing, and after `lockDurationMs` another worker's stalled
  * check puts the job back in the queue.
  *
- * One file (about 590 lines): the job handler, its checks of what a job may ask, the registry
- * watcher and the shutdown share the worker's state (open sandboxes, loaded suites, the
- * concurrency permit, the force signal) as closures; split apart they would need that state
- * passed around as an object.
+ * The job handler, its checks of what a job may ask, the registry watcher and the shutdown share
+ * one `WorkerState` (open sandboxes, loaded suites, the concurrency permit, the force signal).
  */
 import { hostname } from "node:os";
 import { resolve } from "node:path";
 // Types only: BullMQ loads when the worker starts (~0.25 s of start-up for every other command).
-import type { Job, Worker } from "bullmq";
+import type { Job, UnrecoverableError as UnrecoverableErrorClass, Worker } from "bullmq";
+import type { Redis as RedisClient } from "ioredis";
 import type { AgentHarnessV1 } from "../../agents/index.js";
 import { InfrastructureError, isSkillsmithError } from "../../core/errors.js";
 import { isAborted, Semaphore } from "../../core/limit.js";
+import { PromiseMemo } from "../../core/memo.js";
 import { parseResult } from "../../core/parse.js";
 import { defaultCacheDir, type PreparedBase, type SandboxV1, treeDigest } from "../../env/index.js";
 import { redactKnownSecrets, registerEnvironmentSecrets } from "../../model/redact.js";
@@ -110,264 +110,155 @@ interface LoadedRun {
   readonly fingerprintOf: (run: PlannedRun) => Promise<RunFingerprint>;
 }
 
+/**
+ * What every job this process takes shares: its settings, the process-wide concurrency permit,
+ * the force signal, and what is opened or loaded once per process (sandboxes, suites,
+ * predictions, agent CLI versions), each forgotten when it failed so a later job tries again.
+ */
+interface WorkerState {
+  readonly options: QueueWorkerOptions;
+  readonly log: (message: string) => void;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cacheDir: string;
+  /** The process-wide concurrency over every queue's BullMQ worker. */
+  readonly slots: Semaphore;
+  /** Aborted by `forceSignal`: running jobs are interrupted and go back to the queue. */
+  readonly force: AbortController;
+  readonly workerEndpoint: ReturnType<typeof endpointFromEnvironment>;
+  readonly UnrecoverableError: typeof UnrecoverableErrorClass;
+  readonly sandboxes: PromiseMemo<SandboxKind, SandboxV1>;
+  readonly runs: PromiseMemo<string, LoadedRun>;
+  readonly predictions: PromiseMemo<string, Predictions>;
+  /** The `--version` of each agent CLI on this worker: the CLI that runs is this machine's. */
+  readonly agentVersions: PromiseMemo<string, Record<string, string>>;
+  readonly counts: { completed: number; failed: number };
+}
+
 /** Run a worker until `signal` aborts; see the module comment. */
 export async function runQueueWorker(options: QueueWorkerOptions): Promise<QueueWorkerSummary> {
   const { connection, label } = queueConnectionOf(options.queue);
   const log = options.onLog ?? (() => undefined);
-  const concurrency = options.concurrency ?? 1;
-  const lockDuration = options.lockDurationMs ?? 30_000;
-  const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
   const env = options.env ?? process.env;
-  const cacheDir = options.cacheDir ?? defaultCacheDir(env);
-  // The process-wide concurrency over every queue's BullMQ worker.
-  const slots = new Semaphore(concurrency);
-  const logOnce = onceAMinute(log);
-  const workerName = options.name ?? `${hostname()}:${process.pid}`;
-  const registry = registryKeys(prefix);
   const { UnrecoverableError, Worker } = await import("bullmq");
   const client = await createRedisClient(connection, label, { onConnectionEvent: log });
-  const workers = new Map<string, Worker>();
-  const sandboxes = new Map<SandboxKind, Promise<SandboxV1>>();
-  const loaded = new Map<string, Promise<LoadedRun>>();
-  const predictionsByDigest = new Map<string, Promise<Predictions>>();
-  const workerEndpoint = endpointFromEnvironment(env);
   // The worker's own keys come from `env`, which need not be this process's environment.
   registerEnvironmentSecrets(env);
-  let completed = 0;
-  let failed = 0;
-
-  const force = new AbortController();
-  options.forceSignal?.addEventListener("abort", () => force.abort(), { once: true });
-
-  const sandboxFor = (kind: SandboxKind): Promise<SandboxV1> => {
-    let promise = sandboxes.get(kind);
-    if (promise === undefined) {
-      promise = openSandbox(kind, log);
-      sandboxes.set(kind, promise);
-      promise.catch(() => sandboxes.delete(kind));
-    }
-    return promise;
+  const state: WorkerState = {
+    options,
+    log,
+    env,
+    cacheDir: options.cacheDir ?? defaultCacheDir(env),
+    slots: new Semaphore(options.concurrency ?? 1),
+    force: new AbortController(),
+    workerEndpoint: endpointFromEnvironment(env),
+    UnrecoverableError,
+    sandboxes: new PromiseMemo(),
+    runs: new PromiseMemo(),
+    predictions: new PromiseMemo(),
+    agentVersions: new PromiseMemo(),
+    counts: { completed: 0, failed: 0 },
   };
+  options.forceSignal?.addEventListener("abort", () => state.force.abort(), { once: true });
+  const workers = new Map<string, Worker>();
+  const attach = workerAttacher(state, { Worker, client, label, workers });
+  try {
+    await pollRegistry(state, { client, label, workers, attach });
+  } finally {
+    await closeWorkers(state, [...workers.values()]);
+    for (const promise of state.sandboxes.values()) {
+      const sandbox = await promise.catch(() => undefined);
+      await sandbox?.dispose?.();
+    }
+    client.disconnect();
+  }
+  return { completed: state.counts.completed, failed: state.counts.failed };
+}
 
-  const predictionsFor = (data: QueueJobData): Promise<Predictions> | undefined => {
-    const recorded = data.predictions;
-    if (recorded === undefined) return undefined;
-    let promise = predictionsByDigest.get(recorded.digest);
-    if (promise === undefined) {
-      promise = Predictions.read(resolve(recorded.path)).then((predictions) => {
-        if (predictions.digest !== recorded.digest) {
-          throw new InfrastructureError(
-            "queue.predictions-differ",
-            `predictions ${recorded.path} on this worker differ from the coordinator's (digest ${predictions.digest.slice(0, 12)}, expected ${recorded.digest.slice(0, 12)})`,
-          );
-        }
-        return predictions;
-      });
-      predictionsByDigest.set(recorded.digest, promise);
-      promise.catch(() => predictionsByDigest.delete(recorded.digest));
-    }
-    return promise;
-  };
+interface RegistryWatch {
+  readonly client: RedisClient;
+  readonly label: string;
+  readonly workers: ReadonlyMap<string, unknown>;
+  readonly attach: (group: string) => Promise<void>;
+}
 
-  /** The `--version` of each agent CLI on this worker: the CLI that runs is this machine's. */
-  const agentVersionOf = new Map<string, Promise<Record<string, string>>>();
-  const versionsFor = (configuration: Configuration): Promise<Record<string, string>> => {
-    let promise = agentVersionOf.get(configuration.agent);
-    if (promise === undefined) {
-      promise = agentVersions([configuration]);
-      agentVersionOf.set(configuration.agent, promise);
-      promise.catch(() => agentVersionOf.delete(configuration.agent));
-    }
-    return promise;
-  };
-
-  const runFor = (data: QueueJobData, sandbox: SandboxV1): Promise<LoadedRun> => {
-    // Everything the loaded suite, its harnesses and bases depend on, so one job's settings
-    // never serve another job that asked for different ones.
-    const settings = JSON.stringify([
-      data.variants ?? [],
-      data.prices ?? {},
-      data.baseImages ?? {},
-      data.setupNetwork ?? "",
-    ]);
-    const cacheKey = `${data.runId}|${data.suite.digest}|${data.predictions?.digest ?? ""}|${sandbox.kind}|${settings}`;
-    let promise = loaded.get(cacheKey);
-    if (promise === undefined) {
-      promise = (async () => {
-        const loadedSuite = await loadSuite(resolve(data.suite.path));
-        const digest = await treeDigest(loadedSuite.root);
-        if (digest !== data.suite.digest) {
-          throw new InfrastructureError(
-            "queue.suite-differs",
-            `suite ${data.suite.path} on this worker differs from the coordinator's (digest ${digest.slice(0, 12)}, expected ${data.suite.digest.slice(0, 12)})`,
-          );
-        }
-        const suite = await withVariants(loadedSuite, await checkedVariants(data.variants ?? []));
-        const predictions = await predictionsFor(data);
-        const harnessOf = harnessesFor(suite, predictions, options.harnessFor, data.prices);
-        const baseFor = skillBases({
-          sandbox,
-          cacheDir,
-          ...(data.baseImages === undefined ? {} : { baseImages: data.baseImages }),
-          ...(data.setupNetwork === undefined ? {} : { setupNetwork: data.setupNetwork }),
-          onLog: log,
-        });
-        const versions = await versionsFor(data.configuration);
-        const fingerprintOf = fingerprints({
-          baseFor,
-          harnessName: (configuration) => harnessOf(configuration).name,
-          modelSpec: modelSpecOf,
-          agentVersions: versions,
-          sandbox: sandbox.kind,
-          ...(predictions === undefined
-            ? {}
-            : { replayPatch: (run: PlannedRun) => predictions.patchFor({ ...run.key }) }),
-        });
-        return { suite, harnessOf, baseFor, fingerprintOf };
-      })();
-      loaded.set(cacheKey, promise);
-      promise.catch(() => loaded.delete(cacheKey));
-    }
-    return promise;
-  };
-
-  const processJob = async (job: Job): Promise<QueueJobResult> => {
-    const parsed = parseResult(queueJobSchema, job.data);
-    if (!parsed.ok)
-      throw new UnrecoverableError(
-        `job ${job.id}: not a skillsmith run job (${parsed.error.message})`,
-      );
-    const data = parsed.value;
-    if (data.sandbox === "unsafe" && options.allowUnsafe !== true) {
-      throw new UnrecoverableError(
-        `job ${job.id} asks for --sandbox unsafe; this worker refuses it (start it with --allow-unsafe to accept)`,
-      );
-    }
-    // Both places a job can name an endpoint: its `endpoint` and an `openai-compatible:…@url`
-    // model spec in its configuration.
-    const own = workerEndpoint(data.configuration);
-    const specBaseUrl = specBaseUrlOf(data.configuration);
-    for (const [where, url] of [
-      ["its endpoint", data.endpoint?.baseUrl],
-      ["its model spec", specBaseUrl],
-    ] as const) {
-      const keyProblem = keyDestinationProblem(url, own, options.acceptBaseUrls ?? []);
-      if (keyProblem !== undefined)
-        throw new UnrecoverableError(`job ${job.id}: ${where} ${keyProblem}`);
-    }
-    const release = await slots.acquire();
-    try {
-      const sandbox = await sandboxFor(data.sandbox);
-      const { suite, harnessOf, baseFor, fingerprintOf } = await runFor(data, sandbox);
-      const skill = suite.skills.find((candidate) => candidate.id === data.key.skill);
-      const requirement = skill?.requirements.find(
-        (candidate) => candidate.id === data.key.requirement,
-      );
-      if (skill === undefined || requirement === undefined) {
-        throw new UnrecoverableError(
-          `job ${job.id}: the suite has no ${data.key.skill}/${data.key.requirement}`,
-        );
-      }
-      const run: PlannedRun = {
-        key: data.key,
-        configuration: data.configuration,
-        skill,
-        requirement,
-      };
-      const infraAttempts: Array<Omit<AttemptRecord, "outcome">> = [];
-      const ledger: AttemptLedger = {
-        attemptCount: () => data.priorAttempts + infraAttempts.length,
-        recordInfraAttempt: (record) => {
-          infraAttempts.push(record);
-        },
-      };
-      const coordinatorBaseUrl = data.endpoint?.baseUrl;
-      const context: ExecutionContext = {
-        sandbox,
-        baseFor,
-        harnessOf,
-        // The key comes from this machine only; the base URL too when this machine sets one.
-        modelEndpoint: (configuration) => {
-          const own = workerEndpoint(configuration);
-          const baseUrl = own?.baseUrl ?? coordinatorBaseUrl;
-          return {
-            ...(baseUrl === undefined ? {} : { baseUrl }),
-            ...(own?.apiKey === undefined ? {} : { apiKey: own.apiKey }),
-          };
-        },
-        ...(data.prices === undefined ? {} : { prices: data.prices }),
-        signal: force.signal,
-      };
-      if (data.reuse !== undefined && run.key.arm === "without") {
-        // Reuse is decided by this worker's fingerprint of the run (its base, its agent CLI), so
-        // an earlier run stands in only for the run this worker would have executed.
-        const fingerprint = await fingerprintOf(run);
-        if (data.reuse.candidates.includes(fingerprint.digest)) {
-          const result: QueueJobResult = {
-            format: QUEUE_RESULT_FORMAT,
-            infraAttempts: [],
-            outcome: { kind: "reusable", fingerprint },
-          };
-          options.onJobDone?.(data, "reusable");
-          return redactKnownSecrets(result, env);
-        }
-      }
-      const outcome = await executeWithRetries(run, context, {
-        ledger,
-        maxAttempts: data.maxAttempts,
-        // Stored with the result, as the in-process runner does: `--reuse` matches on it.
-        record: async (result) => ({ ...result, fingerprint: await fingerprintOf(run) }),
-        onWarning: log,
-      });
-      if (outcome.kind === "aborted") {
-        // Not an outcome of the run: the job goes back to the queue for another worker.
-        throw new InfrastructureError(
-          "queue.worker-stopped",
-          "worker stopped while the run was in progress",
-          { retryable: true },
-        );
-      }
-      const result: QueueJobResult = {
-        format: QUEUE_RESULT_FORMAT,
-        infraAttempts: infraAttempts.map((record) => ({ ...record })),
-        outcome:
-          outcome.kind === "scored"
-            ? { kind: "scored", result: outcome.result }
-            : {
-                kind: "failed",
-                attempts: outcome.failure.attempts,
-                error: outcome.failure.error,
-              },
-      };
-      options.onJobDone?.(data, result.outcome.kind);
-      // The return value is stored in Redis as it is: redacted here, not only when the
-      // coordinator stores it (a failing check's message can quote a key the agent printed).
-      return redactKnownSecrets(result, env);
-    } catch (error) {
-      if (isSkillsmithError(error) && (error.family === "usage" || error.family === "input")) {
-        // The suite or predictions are wrong for everyone: retrying elsewhere cannot help.
-        throw redactedError(new UnrecoverableError(`job ${job.id}: ${error.message}`), env);
-      }
-      // BullMQ keeps the message (failedReason) and the stack trace in the job's hash.
-      throw redactedError(error, env);
-    } finally {
-      release();
+/**
+ * Read the registry of queues every `registryPollMs` and attach a BullMQ worker to each new one,
+ * until `signal` aborts. Commands wait through an outage, so a stop request does not wait for them.
+ */
+async function pollRegistry(state: WorkerState, watch: RegistryWatch): Promise<void> {
+  const { options, log } = state;
+  const registry = registryKeys(options.prefix ?? DEFAULT_QUEUE_PREFIX);
+  const stopped = options.signal === undefined ? undefined : whenAborted(options.signal);
+  const refresh = async (): Promise<void> => {
+    const groups = await watch.client.smembers(registry.groups);
+    for (const group of groups.sort()) {
+      if (/^[A-Za-z0-9._-]+$/.test(group)) await watch.attach(group);
     }
   };
+  const refreshUnlessStopped = async (): Promise<void> => {
+    const refreshed = refresh().catch((error: unknown) =>
+      log(`could not read the queue registry: ${messageOf(error)}`),
+    );
+    await (stopped === undefined ? refreshed : Promise.race([refreshed, stopped]));
+  };
+  await refreshUnlessStopped();
+  if (watch.workers.size === 0)
+    log(`worker on ${watch.label}: waiting for a coordinator to enqueue runs`);
+  const pollMs = options.registryPollMs ?? 2_000;
+  while (!isAborted(options.signal)) {
+    await sleep(pollMs, options.signal);
+    if (isAborted(options.signal)) break;
+    await refreshUnlessStopped();
+  }
+  log("stopping: finishing the runs in progress (interrupt again to abandon them)");
+}
 
-  const attach = async (group: string): Promise<void> => {
-    if (workers.has(group)) return;
-    const limitText = await client.hget(registry.limits, group);
-    let limiter: { max: number; duration: number } | undefined;
-    if (limitText !== null) {
-      const parsed = rateLimitSchema.safeParse(safeJson(limitText));
-      if (parsed.success) limiter = { max: parsed.data.max, duration: parsed.data.durationMs };
-      else log(`ignoring the malformed rate limit of ${group} in the registry: ${limitText}`);
-    }
-    const worker = new Worker(queueNameOf(group), processJob, {
+/**
+ * Graceful: wait for the runs in progress. Forced (second signal, or Redis gone for good): stop
+ * waiting; the interrupted jobs' locks expire and other workers take them over.
+ */
+async function closeWorkers(state: WorkerState, workers: readonly Worker[]): Promise<void> {
+  const { force, log } = state;
+  const closing = Promise.all(workers.map((worker) => worker.close(force.signal.aborted))).catch(
+    (error: unknown) => log(`closing the queue workers: ${messageOf(error)}`),
+  );
+  await Promise.race([closing, whenAborted(force.signal)]);
+  if (!force.signal.aborted) return;
+  log("abandoning the runs in progress (other workers take them over once their locks expire)");
+  await Promise.race([
+    Promise.all(
+      // close() already runs (gracefully) and would return the same promise: drop the
+      // connections instead, which ends the reconnect loops that keep the process alive.
+      workers.map((worker) => worker.disconnect().catch(() => undefined)),
+    ),
+    sleep(2_000),
+  ]);
+}
+
+/** Attaches one BullMQ worker per rate-limit group, with the group's limit from the registry. */
+function workerAttacher(
+  state: WorkerState,
+  bull: {
+    readonly Worker: typeof Worker;
+    readonly client: RedisClient;
+    readonly label: string;
+    readonly workers: Map<string, Worker>;
+  },
+): (group: string) => Promise<void> {
+  const { options, log } = state;
+  const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
+  const registry = registryKeys(prefix);
+  const concurrency = options.concurrency ?? 1;
+  const lockDuration = options.lockDurationMs ?? 30_000;
+  const workerName = options.name ?? `${hostname()}:${process.pid}`;
+  const logOnce = onceAMinute(log);
+  return async (group) => {
+    if (bull.workers.has(group)) return;
+    const limiter = await rateLimitOf(state, bull.client, registry.limits, group);
+    const worker = new bull.Worker(queueNameOf(group), (job) => processJob(state, job), {
       // Stored on each job it takes (`processedBy`): which machine and process ran a key.
       name: workerName,
-      connection: client,
+      connection: bull.client,
       prefix,
       concurrency,
       lockDuration,
@@ -377,68 +268,261 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     });
     worker.on("error", (error) => logOnce(`queue ${group}: ${messageOf(error)}`));
     worker.on("completed", () => {
-      completed += 1;
+      state.counts.completed += 1;
     });
     worker.on("failed", (job, error) => {
-      failed += 1;
+      state.counts.failed += 1;
       log(`job ${job?.id ?? "?"} failed on this worker: ${messageOf(error)}`);
     });
-    workers.set(group, worker);
+    bull.workers.set(group, worker);
     log(
-      `worker on ${label}: queue ${queueNameOf(group)}${limiter === undefined ? "" : ` (at most ${limiter.max} runs per ${limiter.duration / 1000} s over all workers)`}, concurrency ${concurrency}`,
+      `worker on ${bull.label}: queue ${queueNameOf(group)}${limiter === undefined ? "" : ` (at most ${limiter.max} runs per ${limiter.duration / 1000} s over all workers)`}, concurrency ${concurrency}`,
     );
   };
+}
 
-  const refresh = async (): Promise<void> => {
-    const groups = await client.smembers(registry.groups);
-    for (const group of groups.sort()) {
-      if (/^[A-Za-z0-9._-]+$/.test(group)) await attach(group);
-    }
-  };
+/** The group's rate limit from the registry; a malformed one is logged and ignored. */
+async function rateLimitOf(
+  state: WorkerState,
+  client: RedisClient,
+  limitsKey: string,
+  group: string,
+): Promise<{ max: number; duration: number } | undefined> {
+  const limitText = await client.hget(limitsKey, group);
+  if (limitText === null) return undefined;
+  const parsed = rateLimitSchema.safeParse(safeJson(limitText));
+  if (parsed.success) return { max: parsed.data.max, duration: parsed.data.durationMs };
+  state.log(`ignoring the malformed rate limit of ${group} in the registry: ${limitText}`);
+  return undefined;
+}
 
-  try {
-    const stopped = options.signal === undefined ? undefined : whenAborted(options.signal);
-    // Commands wait through an outage, so a stop request must not wait for them.
-    const refreshUnlessStopped = async (): Promise<void> => {
-      const refreshed = refresh().catch((error: unknown) =>
-        log(`could not read the queue registry: ${messageOf(error)}`),
+/** The job's predictions on this worker, only if their digest is the coordinator's. */
+function predictionsFor(state: WorkerState, data: QueueJobData): Promise<Predictions> | undefined {
+  const recorded = data.predictions;
+  if (recorded === undefined) return undefined;
+  return state.predictions.get(recorded.digest, async () => {
+    const predictions = await Predictions.read(resolve(recorded.path));
+    if (predictions.digest !== recorded.digest) {
+      throw new InfrastructureError(
+        "queue.predictions-differ",
+        `predictions ${recorded.path} on this worker differ from the coordinator's (digest ${predictions.digest.slice(0, 12)}, expected ${recorded.digest.slice(0, 12)})`,
       );
-      await (stopped === undefined ? refreshed : Promise.race([refreshed, stopped]));
-    };
-    await refreshUnlessStopped();
-    if (workers.size === 0) log(`worker on ${label}: waiting for a coordinator to enqueue runs`);
-    const pollMs = options.registryPollMs ?? 2_000;
-    while (!isAborted(options.signal)) {
-      await sleep(pollMs, options.signal);
-      if (isAborted(options.signal)) break;
-      await refreshUnlessStopped();
     }
-    log("stopping: finishing the runs in progress (interrupt again to abandon them)");
-  } finally {
-    // Graceful: wait for the runs in progress. Forced (second signal, or Redis gone for good):
-    // stop waiting; the interrupted jobs' locks expire and other workers take them over.
-    const closing = Promise.all(
-      [...workers.values()].map((worker) => worker.close(force.signal.aborted)),
-    ).catch((error: unknown) => log(`closing the queue workers: ${messageOf(error)}`));
-    await Promise.race([closing, whenAborted(force.signal)]);
-    if (force.signal.aborted) {
-      log("abandoning the runs in progress (other workers take them over once their locks expire)");
-      await Promise.race([
-        Promise.all(
-          // close() already runs (gracefully) and would return the same promise: drop the
-          // connections instead, which ends the reconnect loops that keep the process alive.
-          [...workers.values()].map((worker) => worker.disconnect().catch(() => undefined)),
-        ),
-        sleep(2_000),
-      ]);
-    }
-    for (const promise of sandboxes.values()) {
-      const sandbox = await promise.catch(() => undefined);
-      await sandbox?.dispose?.();
-    }
-    client.disconnect();
+    return predictions;
+  });
+}
+
+/** The suite, harnesses, bases and fingerprints of a job's run, loaded once per settings. */
+function loadedRunFor(
+  state: WorkerState,
+  data: QueueJobData,
+  sandbox: SandboxV1,
+): Promise<LoadedRun> {
+  // Everything the loaded suite, its harnesses and bases depend on, so one job's settings
+  // never serve another job that asked for different ones.
+  const settings = JSON.stringify([
+    data.variants ?? [],
+    data.prices ?? {},
+    data.baseImages ?? {},
+    data.setupNetwork ?? "",
+  ]);
+  const cacheKey = `${data.runId}|${data.suite.digest}|${data.predictions?.digest ?? ""}|${sandbox.kind}|${settings}`;
+  return state.runs.get(cacheKey, () => loadRun(state, data, sandbox));
+}
+
+async function loadRun(
+  state: WorkerState,
+  data: QueueJobData,
+  sandbox: SandboxV1,
+): Promise<LoadedRun> {
+  const loadedSuite = await loadSuite(resolve(data.suite.path));
+  const digest = await treeDigest(loadedSuite.root);
+  if (digest !== data.suite.digest) {
+    throw new InfrastructureError(
+      "queue.suite-differs",
+      `suite ${data.suite.path} on this worker differs from the coordinator's (digest ${digest.slice(0, 12)}, expected ${data.suite.digest.slice(0, 12)})`,
+    );
   }
-  return { completed, failed };
+  const suite = await withVariants(loadedSuite, await checkedVariants(data.variants ?? []));
+  const predictions = await predictionsFor(state, data);
+  const harnessOf = harnessesFor(suite, predictions, state.options.harnessFor, data.prices);
+  const baseFor = skillBases({
+    sandbox,
+    cacheDir: state.cacheDir,
+    ...(data.baseImages === undefined ? {} : { baseImages: data.baseImages }),
+    ...(data.setupNetwork === undefined ? {} : { setupNetwork: data.setupNetwork }),
+    onLog: state.log,
+  });
+  const agent = data.configuration.agent;
+  const versions = await state.agentVersions.get(agent, () => agentVersions([data.configuration]));
+  const fingerprintOf = fingerprints({
+    baseFor,
+    harnessName: (configuration) => harnessOf(configuration).name,
+    modelSpec: modelSpecOf,
+    agentVersions: versions,
+    sandbox: sandbox.kind,
+    ...(predictions === undefined
+      ? {}
+      : { replayPatch: (run: PlannedRun) => predictions.patchFor({ ...run.key }) }),
+  });
+  return { suite, harnessOf, baseFor, fingerprintOf };
+}
+
+/**
+ * The job's data, or an unrecoverable error (no other worker would do better): not a run job,
+ * `--sandbox unsafe` without `--allow-unsafe`, or a base URL this worker would send its key to
+ * without having been told to.
+ */
+function acceptedJob(state: WorkerState, job: Job): QueueJobData {
+  const { options, UnrecoverableError } = state;
+  const parsed = parseResult(queueJobSchema, job.data);
+  if (!parsed.ok)
+    throw new UnrecoverableError(
+      `job ${job.id}: not a skillsmith run job (${parsed.error.message})`,
+    );
+  const data = parsed.value;
+  if (data.sandbox === "unsafe" && options.allowUnsafe !== true) {
+    throw new UnrecoverableError(
+      `job ${job.id} asks for --sandbox unsafe; this worker refuses it (start it with --allow-unsafe to accept)`,
+    );
+  }
+  // Both places a job can name an endpoint: its `endpoint` and an `openai-compatible:…@url`
+  // model spec in its configuration.
+  const own = state.workerEndpoint(data.configuration);
+  for (const [where, url] of [
+    ["its endpoint", data.endpoint?.baseUrl],
+    ["its model spec", specBaseUrlOf(data.configuration)],
+  ] as const) {
+    const keyProblem = keyDestinationProblem(url, own, options.acceptBaseUrls ?? []);
+    if (keyProblem !== undefined)
+      throw new UnrecoverableError(`job ${job.id}: ${where} ${keyProblem}`);
+  }
+  return data;
+}
+
+/** One job, under the process-wide concurrency permit; errors redacted before BullMQ keeps them. */
+async function processJob(state: WorkerState, job: Job): Promise<QueueJobResult> {
+  const data = acceptedJob(state, job);
+  const release = await state.slots.acquire();
+  try {
+    const result = await executeJob(state, job, data);
+    state.options.onJobDone?.(data, result.outcome.kind);
+    // The return value is stored in Redis as it is: redacted here, not only when the
+    // coordinator stores it (a failing check's message can quote a key the agent printed).
+    return redactKnownSecrets(result, state.env);
+  } catch (error) {
+    if (isSkillsmithError(error) && (error.family === "usage" || error.family === "input")) {
+      // The suite or predictions are wrong for everyone: retrying elsewhere cannot help.
+      throw redactedError(
+        new state.UnrecoverableError(`job ${job.id}: ${error.message}`),
+        state.env,
+      );
+    }
+    // BullMQ keeps the message (failedReason) and the stack trace in the job's hash.
+    throw redactedError(error, state.env);
+  } finally {
+    release();
+  }
+}
+
+/** The run a job names, in this worker's copy of the suite. */
+async function plannedRunOf(
+  state: WorkerState,
+  job: Job,
+  data: QueueJobData,
+  loaded: LoadedRun,
+): Promise<PlannedRun> {
+  const skill = loaded.suite.skills.find((candidate) => candidate.id === data.key.skill);
+  const requirement = skill?.requirements.find(
+    (candidate) => candidate.id === data.key.requirement,
+  );
+  if (skill === undefined || requirement === undefined) {
+    throw new state.UnrecoverableError(
+      `job ${job.id}: the suite has no ${data.key.skill}/${data.key.requirement}`,
+    );
+  }
+  return { key: data.key, configuration: data.configuration, skill, requirement };
+}
+
+/** Reuse an earlier run, or execute this one with retries, as the in-process runner would. */
+async function executeJob(
+  state: WorkerState,
+  job: Job,
+  data: QueueJobData,
+): Promise<QueueJobResult> {
+  const sandbox = await state.sandboxes.get(data.sandbox, () =>
+    openSandbox(data.sandbox, state.log),
+  );
+  const loaded = await loadedRunFor(state, data, sandbox);
+  const run = await plannedRunOf(state, job, data, loaded);
+  if (data.reuse !== undefined && run.key.arm === "without") {
+    // Reuse is decided by this worker's fingerprint of the run (its base, its agent CLI), so
+    // an earlier run stands in only for the run this worker would have executed.
+    const fingerprint = await loaded.fingerprintOf(run);
+    if (data.reuse.candidates.includes(fingerprint.digest)) {
+      return {
+        format: QUEUE_RESULT_FORMAT,
+        infraAttempts: [],
+        outcome: { kind: "reusable", fingerprint },
+      };
+    }
+  }
+  const infraAttempts: Array<Omit<AttemptRecord, "outcome">> = [];
+  const ledger: AttemptLedger = {
+    attemptCount: () => data.priorAttempts + infraAttempts.length,
+    recordInfraAttempt: (record) => {
+      infraAttempts.push(record);
+    },
+  };
+  const outcome = await executeWithRetries(run, jobContext(state, data, sandbox, loaded), {
+    ledger,
+    maxAttempts: data.maxAttempts,
+    // Stored with the result, as the in-process runner does: `--reuse` matches on it.
+    record: async (result) => ({ ...result, fingerprint: await loaded.fingerprintOf(run) }),
+    onWarning: state.log,
+  });
+  if (outcome.kind === "aborted") {
+    // Not an outcome of the run: the job goes back to the queue for another worker.
+    throw new InfrastructureError(
+      "queue.worker-stopped",
+      "worker stopped while the run was in progress",
+      { retryable: true },
+    );
+  }
+  return {
+    format: QUEUE_RESULT_FORMAT,
+    infraAttempts: infraAttempts.map((record) => ({ ...record })),
+    outcome:
+      outcome.kind === "scored"
+        ? { kind: "scored", result: outcome.result }
+        : { kind: "failed", attempts: outcome.failure.attempts, error: outcome.failure.error },
+  };
+}
+
+/** What executing the job's run needs on this worker. */
+function jobContext(
+  state: WorkerState,
+  data: QueueJobData,
+  sandbox: SandboxV1,
+  loaded: LoadedRun,
+): ExecutionContext {
+  const coordinatorBaseUrl = data.endpoint?.baseUrl;
+  return {
+    sandbox,
+    baseFor: loaded.baseFor,
+    harnessOf: loaded.harnessOf,
+    // The key comes from this machine only; the base URL too when this machine sets one.
+    modelEndpoint: (configuration) => {
+      const own = state.workerEndpoint(configuration);
+      const baseUrl = own?.baseUrl ?? coordinatorBaseUrl;
+      return {
+        ...(baseUrl === undefined ? {} : { baseUrl }),
+        ...(own?.apiKey === undefined ? {} : { apiKey: own.apiKey }),
+      };
+    },
+    ...(data.prices === undefined ? {} : { prices: data.prices }),
+    signal: state.force.signal,
+  };
 }
 
 /**
@@ -447,16 +531,9 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
  * preparation is retried by the next run that needs it.
  */
 function skillBases(options: SkillEnvironmentOptions): ExecutionContext["baseFor"] {
-  const bases = new Map<string, Promise<PreparedBase>>();
-  return (skill) => {
-    let promise = bases.get(skill.id);
-    if (promise === undefined) {
-      promise = prepareSkillBase(skill, options).then((prepared) => prepared.base);
-      bases.set(skill.id, promise);
-      promise.catch(() => bases.delete(skill.id));
-    }
-    return promise;
-  };
+  const bases = new PromiseMemo<string, PreparedBase>();
+  return (skill) =>
+    bases.get(skill.id, () => prepareSkillBase(skill, options).then((prepared) => prepared.base));
 }
 
 /**
