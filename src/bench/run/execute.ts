@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   type AgentHarnessV1,
+  type AgentLimits,
   harnessFacts,
   pricedUsage,
   type Trajectory,
@@ -22,6 +23,7 @@ import {
   materialiseVerified,
   type PreparedBase,
   type SandboxV1,
+  type Workspace,
 } from "../../env/index.js";
 import {
   type ModelPrice,
@@ -169,7 +171,7 @@ export async function executeRun(
   attempt: number,
   startedAt: string,
 ): Promise<RunResult | undefined> {
-  const { key, configuration, skill, requirement } = run;
+  const { skill, requirement } = run;
   const { signal } = context;
   const started = performance.now();
   const base = await context.baseFor(skill);
@@ -181,10 +183,6 @@ export async function executeRun(
   const scratch = await mkdtemp(join(tmpdir(), "skillsmith-run-"));
   try {
     const workspaceDigest = await freshWorkspaceDigest(workspace);
-    const timeoutSeconds = Math.min(
-      configuration.limits.timeoutSeconds,
-      skill.agentLimits?.timeoutSeconds ?? Number.POSITIVE_INFINITY,
-    );
     const verifierTarget = requirementVerifierTarget({
       sandbox,
       skill,
@@ -201,85 +199,17 @@ export async function executeRun(
       if (isUserMistake(error)) throw error;
       throw new InfraFailure(`verifier inventory could not be taken: ${messageOf(error)}`);
     });
-    // The suite's skill in `with`, a variant's folders in `variant:<name>`, none in `without`.
-    const installed = installedFolders(skill, key.arm);
-    const withSkill = installed.length > 0;
-    const skillPath = installed[0];
-    const agentStarted = performance.now();
-    let trajectory: Trajectory;
-    try {
-      trajectory = await context.harnessOf(configuration).run({
-        task: requirement.raw,
-        workspace: workspace.path,
-        workspaceMountPath: workspace.mountPath,
-        ...(skillPath === undefined ? {} : { skillPath }),
-        ...(withSkill ? { skillPaths: installed } : {}),
-        model: modelFor(configuration, context),
-        limits: {
-          timeoutMs: timeoutSeconds * 1000,
-          ...(configuration.limits.maxTurns === undefined
-            ? {}
-            : { maxTurns: configuration.limits.maxTurns }),
-          ...(configuration.limits.memoryMb === undefined
-            ? {}
-            : { memoryBytes: configuration.limits.memoryMb * 1024 * 1024 }),
-          ...(configuration.limits.cpus === undefined ? {} : { cpus: configuration.limits.cpus }),
-          ...(configuration.limits.processes === undefined
-            ? {}
-            : { maxProcesses: configuration.limits.processes }),
-        },
-        sandbox,
-        taskId: `${skill.id}/${requirement.id}`,
-        arm: key.arm,
-        ...(context.agentEnv === undefined ? {} : { env: context.agentEnv }),
-        ...(signal === undefined ? {} : { signal }),
-      });
-    } catch (error) {
-      // User mistakes abort the whole run; anything else the harness throws costs an attempt.
-      if (isUserMistake(error)) throw error;
-      throw new InfraFailure(`agent harness failed: ${messageOf(error)}`);
-    }
-    const agentMs = performance.now() - agentStarted;
-    if (isAborted(signal)) return undefined;
-    // Tokens without a cost (Codex, builtin) are priced here, so the budget counts every agent:
-    // at the provider the model spec names, else the one the harness registration names.
-    trajectory = { ...trajectory, usage: priced(trajectory.usage, configuration, context.prices) };
-    if (trajectory.status === "infra_error") {
-      throw new InfraFailure(
-        `agent run lost to infrastructure: ${trajectory.error ?? "no detail"}`,
-        trajectory.usage.costUsd ?? 0,
-      );
-    }
-
-    const requiredFiles: Record<string, boolean> = {};
-    for (const path of requirement.fileOperations) {
-      const normalised = path.replace(/^\.?\//, "");
-      // A path the agent left unreadable (or not there) is not delivered, whatever the error.
-      requiredFiles[path] =
-        (await stat(join(workspace.path, normalised)).catch(() => undefined)) !== undefined;
-    }
-
+    const agent = await runAgent(run, context, { sandbox, workspace });
+    if (agent === undefined) return undefined;
+    const { trajectory } = agent;
+    const requiredFiles = await deliveredFiles(requirement.fileOperations, workspace.path);
     // The agent's final change, before the verifier touches the workspace (`bench regrade`).
     const secrets = secretsFromEnvironment(process.env);
-    const apiKey = endpointFor(configuration, context)?.apiKey;
+    const apiKey = endpointFor(run.configuration, context)?.apiKey;
     if (apiKey !== undefined) secrets.push(apiKey);
-    // A change that cannot be captured does not stop the run from being scored; the stored patch
-    // says why it is empty, so `bench regrade` reports it instead of re-verifying nothing.
-    const patch = await captureWorkspacePatch(base.tree, workspace, (text) =>
-      redactSecrets(text, secrets),
-    ).catch(
-      (error: unknown): RunPatch => ({
-        diff: "",
-        length: 0,
-        files: 0,
-        truncated: false,
-        redacted: false,
-        incomplete: `the change could not be captured: ${redactSecrets(messageOf(error), secrets)}`,
-      }),
-    );
-
+    const patch = await capturedPatch(base, workspace, secrets);
     const verifierStarted = performance.now();
-    let verification: Awaited<ReturnType<typeof runSuiteVerifier>> | undefined;
+    let verification: Verification | undefined;
     if (trajectory.status !== "timeout") {
       verification = await runSuiteVerifier({
         ...verifierTarget,
@@ -295,92 +225,246 @@ export async function executeRun(
       });
       if (isAborted(signal)) return undefined;
     }
-    const verifierMs = verification === undefined ? 0 : performance.now() - verifierStarted;
-
-    // Secrets of this process's environment never reach the store, whatever the harness did.
-    const redacted = redactSecrets(trajectory, secrets);
-
-    // The agent's process tree ran out of memory or processes: the run scores 0 with the flag.
-    const agentLimit =
-      trajectory.limitHit === undefined ? undefined : flagForLimit(trajectory.limitHit.limit);
-    const timedOut = trajectory.status === "timeout";
-    // A verifier that cannot import what the requirement asks to create measured the agent's
-    // failure to deliver (0), not a verifier fault.
-    let verifierFlags = verification?.flags ?? [];
-    let diagnosisEvidence: string[] = [];
-    if (verification !== undefined && verifierFlags.includes("collection-error")) {
-      const diagnosis = diagnoseCollectionError({
-        output: verification.output,
-        fileOperations: requirement.fileOperations,
-        requirementText: requirement.raw,
-        workspaceMountPath: workspace.mountPath,
-      });
-      if (diagnosis.kind === "deliverable-missing") {
-        verifierFlags = verifierFlags.map((flag) =>
-          flag === "collection-error" ? "deliverable-missing" : flag,
-        );
-      }
-      diagnosisEvidence = [diagnosis.reason];
-    }
-    const result: RunResult = {
-      ...key,
-      status:
-        trajectory.status === "timeout"
-          ? "timeout"
-          : trajectory.status === "agent_error"
-            ? "agent_error"
-            : "completed",
-      passRatio: timedOut || agentLimit !== undefined ? 0 : (verification?.passRatio ?? 0),
-      passed: verification?.passed ?? 0,
-      total: verification?.total ?? 0,
-      checks: verification?.checks ?? [],
-      flags: [
-        ...new Set([
-          ...(timedOut ? ["agent-timeout"] : []),
-          ...(agentLimit === undefined ? [] : [agentLimit]),
-          ...verifierFlags,
-        ]),
-      ],
-      trajectory: redacted,
-      // Harnesses that show no skills (replay, none, oracle) cannot tell: unknown, not "no".
-      skillActivated: trajectory.skillsShownSource === "none" ? null : trajectory.skillActivated,
+    const result = resultOf(run, {
+      trajectory,
+      verification,
+      secrets,
+      workspaceMountPath: workspace.mountPath,
+      timing: {
+        agentMs: agent.agentMs,
+        verifierMs: verification === undefined ? 0 : performance.now() - verifierStarted,
+        totalMs: performance.now() - started,
+        startedAt,
+        attempt,
+      },
       workspaceDigest,
       requiredFiles,
-      usage: {
-        inputTokens: trajectory.usage.inputTokens,
-        cachedInputTokens: trajectory.usage.cachedInputTokens,
-        outputTokens: trajectory.usage.outputTokens,
-        costUsd: trajectory.usage.costUsd ?? 0,
-      },
-      agentMs,
-      verifierMs,
-      totalMs: performance.now() - started,
-      startedAt,
-      finishedAt: new Date().toISOString(),
-      attempts: attempt,
-      ...(patch === undefined ? {} : { patch }),
-      ...(verification === undefined
-        ? {}
-        : {
-            verifier: {
-              output: capVerifierOutput(redactSecrets(verification.output, secrets)),
-              exitCode: verification.exitCode,
-              durationMs: verification.durationMs,
-              source: verification.source,
-              ...(verification.evidence.length + diagnosisEvidence.length === 0
-                ? {}
-                : {
-                    evidence: [...verification.evidence, ...diagnosisEvidence].map((line) =>
-                      redactSecrets(line, secrets),
-                    ),
-                  }),
-            },
-          }),
-    };
+      patch,
+    });
     if (isAborted(signal)) return undefined;
     return result;
   } finally {
     await workspace.dispose().catch(() => undefined);
     await rm(scratch, { recursive: true, force: true });
   }
+}
+
+type Verification = Awaited<ReturnType<typeof runSuiteVerifier>>;
+
+/**
+ * The agent's run in the fresh workspace, its tokens priced; undefined when aborted. Throws an
+ * `InfraFailure` for a harness that throws or a run lost to infrastructure.
+ */
+async function runAgent(
+  run: PlannedRun,
+  context: ExecutionContext,
+  target: { readonly sandbox: SandboxV1; readonly workspace: Workspace },
+): Promise<{ readonly trajectory: Trajectory; readonly agentMs: number } | undefined> {
+  const { key, configuration, skill, requirement } = run;
+  const { signal } = context;
+  const timeoutSeconds = Math.min(
+    configuration.limits.timeoutSeconds,
+    skill.agentLimits?.timeoutSeconds ?? Number.POSITIVE_INFINITY,
+  );
+  // The suite's skill in `with`, a variant's folders in `variant:<name>`, none in `without`.
+  const installed = installedFolders(skill, key.arm);
+  const skillPath = installed[0];
+  const agentStarted = performance.now();
+  let trajectory: Trajectory;
+  try {
+    trajectory = await context.harnessOf(configuration).run({
+      task: requirement.raw,
+      workspace: target.workspace.path,
+      workspaceMountPath: target.workspace.mountPath,
+      ...(skillPath === undefined ? {} : { skillPath, skillPaths: installed }),
+      model: modelFor(configuration, context),
+      limits: agentLimitsOf(configuration, timeoutSeconds),
+      sandbox: target.sandbox,
+      taskId: `${skill.id}/${requirement.id}`,
+      arm: key.arm,
+      ...(context.agentEnv === undefined ? {} : { env: context.agentEnv }),
+      ...(signal === undefined ? {} : { signal }),
+    });
+  } catch (error) {
+    // User mistakes abort the whole run; anything else the harness throws costs an attempt.
+    if (isUserMistake(error)) throw error;
+    throw new InfraFailure(`agent harness failed: ${messageOf(error)}`);
+  }
+  const agentMs = performance.now() - agentStarted;
+  if (isAborted(signal)) return undefined;
+  // Tokens without a cost (Codex, builtin) are priced here, so the budget counts every agent:
+  // at the provider the model spec names, else the one the harness registration names.
+  trajectory = { ...trajectory, usage: priced(trajectory.usage, configuration, context.prices) };
+  if (trajectory.status === "infra_error") {
+    throw new InfraFailure(
+      `agent run lost to infrastructure: ${trajectory.error ?? "no detail"}`,
+      trajectory.usage.costUsd ?? 0,
+    );
+  }
+  return { trajectory, agentMs };
+}
+
+/** The configuration's limits as a harness takes them (the memory in bytes). */
+function agentLimitsOf(configuration: Configuration, timeoutSeconds: number): AgentLimits {
+  const { maxTurns, memoryMb, cpus, processes } = configuration.limits;
+  return {
+    timeoutMs: timeoutSeconds * 1000,
+    ...(maxTurns === undefined ? {} : { maxTurns }),
+    ...(memoryMb === undefined ? {} : { memoryBytes: memoryMb * 1024 * 1024 }),
+    ...(cpus === undefined ? {} : { cpus }),
+    ...(processes === undefined ? {} : { maxProcesses: processes }),
+  };
+}
+
+/** Whether each File Operations path exists after the agent (the misplaced-deliverable signature). */
+async function deliveredFiles(
+  fileOperations: readonly string[],
+  workspace: string,
+): Promise<Record<string, boolean>> {
+  const requiredFiles: Record<string, boolean> = {};
+  for (const path of fileOperations) {
+    const normalised = path.replace(/^\.?\//, "");
+    // A path the agent left unreadable (or not there) is not delivered, whatever the error.
+    requiredFiles[path] =
+      (await stat(join(workspace, normalised)).catch(() => undefined)) !== undefined;
+  }
+  return requiredFiles;
+}
+
+/**
+ * The agent's change, redacted. A change that cannot be captured does not stop the run from being
+ * scored; the stored patch says why it is empty, so `bench regrade` reports it instead of
+ * re-verifying nothing.
+ */
+function capturedPatch(
+  base: PreparedBase,
+  workspace: Workspace,
+  secrets: readonly string[],
+): Promise<RunPatch> {
+  return captureWorkspacePatch(base.tree, workspace, (text) => redactSecrets(text, secrets)).catch(
+    (error: unknown): RunPatch => ({
+      diff: "",
+      length: 0,
+      files: 0,
+      truncated: false,
+      redacted: false,
+      incomplete: `the change could not be captured: ${redactSecrets(messageOf(error), secrets)}`,
+    }),
+  );
+}
+
+/** The verifier's flags, a collection error the agent caused told apart, with the evidence. */
+function judgedVerifierFlags(
+  requirement: PlannedRun["requirement"],
+  verification: Verification | undefined,
+  workspaceMountPath: string,
+): { readonly flags: readonly string[]; readonly evidence: readonly string[] } {
+  const flags = verification?.flags ?? [];
+  if (verification === undefined || !flags.includes("collection-error"))
+    return { flags, evidence: [] };
+  // A verifier that cannot import what the requirement asks to create measured the agent's
+  // failure to deliver (0), not a verifier fault.
+  const diagnosis = diagnoseCollectionError({
+    output: verification.output,
+    fileOperations: requirement.fileOperations,
+    requirementText: requirement.raw,
+    workspaceMountPath,
+  });
+  return {
+    flags:
+      diagnosis.kind === "deliverable-missing"
+        ? flags.map((flag) => (flag === "collection-error" ? "deliverable-missing" : flag))
+        : flags,
+    evidence: [diagnosis.reason],
+  };
+}
+
+interface RunObservations {
+  readonly trajectory: Trajectory;
+  readonly verification: Verification | undefined;
+  readonly secrets: readonly string[];
+  readonly workspaceMountPath: string;
+  readonly timing: {
+    readonly agentMs: number;
+    readonly verifierMs: number;
+    readonly totalMs: number;
+    readonly startedAt: string;
+    readonly attempt: number;
+  };
+  readonly workspaceDigest: string;
+  readonly requiredFiles: Record<string, boolean>;
+  readonly patch: RunPatch;
+}
+
+/** The stored result of a run from what was observed; secrets redacted, limits score 0. */
+function resultOf(run: PlannedRun, observed: RunObservations): RunResult {
+  const { trajectory, verification, secrets, timing } = observed;
+  // The agent's process tree ran out of memory or processes: the run scores 0 with the flag.
+  const agentLimit =
+    trajectory.limitHit === undefined ? undefined : flagForLimit(trajectory.limitHit.limit);
+  const timedOut = trajectory.status === "timeout";
+  const verifierFlags = judgedVerifierFlags(
+    run.requirement,
+    verification,
+    observed.workspaceMountPath,
+  );
+  return {
+    ...run.key,
+    status: timedOut
+      ? "timeout"
+      : trajectory.status === "agent_error"
+        ? "agent_error"
+        : "completed",
+    passRatio: timedOut || agentLimit !== undefined ? 0 : (verification?.passRatio ?? 0),
+    passed: verification?.passed ?? 0,
+    total: verification?.total ?? 0,
+    checks: verification?.checks ?? [],
+    flags: [
+      ...new Set([
+        ...(timedOut ? ["agent-timeout"] : []),
+        ...(agentLimit === undefined ? [] : [agentLimit]),
+        ...verifierFlags.flags,
+      ]),
+    ],
+    // Secrets of this process's environment never reach the store, whatever the harness did.
+    trajectory: redactSecrets(trajectory, secrets),
+    // Harnesses that show no skills (replay, none, oracle) cannot tell: unknown, not "no".
+    skillActivated: trajectory.skillsShownSource === "none" ? null : trajectory.skillActivated,
+    workspaceDigest: observed.workspaceDigest,
+    requiredFiles: observed.requiredFiles,
+    usage: {
+      inputTokens: trajectory.usage.inputTokens,
+      cachedInputTokens: trajectory.usage.cachedInputTokens,
+      outputTokens: trajectory.usage.outputTokens,
+      costUsd: trajectory.usage.costUsd ?? 0,
+    },
+    agentMs: timing.agentMs,
+    verifierMs: timing.verifierMs,
+    totalMs: timing.totalMs,
+    startedAt: timing.startedAt,
+    finishedAt: new Date().toISOString(),
+    attempts: timing.attempt,
+    patch: observed.patch,
+    ...(verification === undefined
+      ? {}
+      : { verifier: storedVerifier(verification, verifierFlags.evidence, secrets) }),
+  };
+}
+
+/** The verifier's side of a stored result: its output capped, everything redacted. */
+function storedVerifier(
+  verification: Verification,
+  diagnosisEvidence: readonly string[],
+  secrets: readonly string[],
+): NonNullable<RunResult["verifier"]> {
+  const evidence = [...verification.evidence, ...diagnosisEvidence];
+  return {
+    output: capVerifierOutput(redactSecrets(verification.output, secrets)),
+    exitCode: verification.exitCode,
+    durationMs: verification.durationMs,
+    source: verification.source,
+    ...(evidence.length === 0
+      ? {}
+      : { evidence: evidence.map((line) => redactSecrets(line, secrets)) }),
+  };
 }
