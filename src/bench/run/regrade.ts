@@ -21,10 +21,10 @@ import { createHarness } from "../../agents/index.js";
 import { UsageError } from "../../core/errors.js";
 import { defaultCacheDir, type SandboxKind, type SandboxV1, treeDigest } from "../../env/index.js";
 import { flagsForceZero } from "../../env/verifier/flags.js";
-import { readManifest, writeManifest } from "../store/manifest.js";
+import { type RunManifest, readManifest, writeManifest } from "../store/manifest.js";
 import { formatRunKey, ResultsStore, type RunResult, variantName } from "../store/results.js";
 import { loadSuite } from "../suite/load.js";
-import type { Configuration } from "../suite/schema.js";
+import type { Suite } from "../suite/types.js";
 import { type ExecutionContext, executeRun, messageOf } from "./execute.js";
 import { openSandbox, preparedBases } from "./prepare.js";
 import { storeRunResult } from "./store-result.js";
@@ -92,40 +92,24 @@ function notRegradable(result: RunResult): string | undefined {
 }
 
 export async function regradeRunDir(options: RegradeOptions): Promise<RegradeSummary> {
-  const runDir = resolve(options.runDir);
-  const outDir = resolve(options.outDir);
-  const manifest = await readManifest(runDir);
-  if (manifest === undefined) {
-    throw new UsageError("regrade-not-a-run", `${options.runDir}: no run there (no manifest.json)`);
-  }
-  if (outDir === runDir || (await readManifest(outDir)) !== undefined) {
-    throw new UsageError(
-      "regrade-out-exists",
-      `--out ${options.outDir}: already holds a run; re-grading writes a new run directory`,
-    );
-  }
-  const suitePath = resolve(options.suite ?? manifest.suite.path);
-  const suite = await loadSuite(suitePath);
-  const source = ResultsStore.openReadOnly(runDir);
-  let old: RunResult[];
-  try {
-    old = source.results();
-  } finally {
-    source.close();
-  }
-
+  const { runDir, outDir, manifest, suite, old } = await regradeInputs(options);
   const cacheDir = options.cacheDir ?? defaultCacheDir();
   const ownSandbox = typeof options.sandbox !== "object";
   const sandbox =
     typeof options.sandbox === "object"
       ? options.sandbox
       : await openSandbox(options.sandbox ?? "local", options.onWarning, [
-          suitePath,
+          suite.root,
           runDir,
           outDir,
           cacheDir,
         ]);
-  const baseFor = preparedBases(sandbox, cacheDir);
+  const target: RegradeTarget = {
+    suite,
+    manifest,
+    sandbox,
+    baseFor: preparedBases(sandbox, cacheDir),
+  };
   const store = ResultsStore.open(outDir);
   const runs: RegradedRun[] = [];
   const stored: RunResult[] = [];
@@ -143,99 +127,9 @@ export async function regradeRunDir(options: RegradeOptions): Promise<RegradeSum
     });
     for (const [index, result] of old.entries()) {
       const key = formatRunKey(result);
-      const skill = suite.skills.find((item) => item.id === result.skill);
-      const requirement = skill?.requirements.find((item) => item.id === result.requirement);
-      const configuration = manifest.configurations.find((item) => item.id === result.config) as
-        | Configuration
-        | undefined;
-      let reason =
-        skill === undefined || requirement === undefined
-          ? "the suite has no such skill or requirement any more"
-          : configuration === undefined
-            ? "the manifest has no such configuration"
-            : notRegradable(result);
-      let regraded: RunResult | undefined;
-      if (
-        reason === undefined &&
-        skill !== undefined &&
-        requirement !== undefined &&
-        configuration !== undefined
-      ) {
-        try {
-          {
-            const diff = result.patch?.diff ?? "";
-            const context: ExecutionContext = {
-              sandbox,
-              baseFor,
-              // The replay harness applies the stored change: no agent, no model.
-              harnessOf: () => createHarness("replay", { patchFor: () => diff }),
-            };
-            // A variant given on the command line is not in the suite; the replay harness
-            // installs nothing anyway (the patch is the agent's output), so any folder will do.
-            const name = variantName(result.arm);
-            const runSkill =
-              name === undefined || skill.variants?.[name] !== undefined
-                ? skill
-                : { ...skill, variants: { ...skill.variants, [name]: skill.skillFolders } };
-            const fresh = await executeRun(
-              { key: result, configuration, skill: runSkill, requirement },
-              context,
-              1,
-              new Date().toISOString(),
-            );
-            if (fresh === undefined) reason = "aborted";
-            else if (fresh.workspaceDigest !== result.workspaceDigest)
-              // The same bytes or it is not the same experiment (new commit, setup, base).
-              reason =
-                "the suite now prepares a different base than the one the agent started from";
-            else if (fresh.status !== "completed")
-              reason = "the stored patch did not apply to a fresh workspace";
-            else regraded = fresh;
-          }
-        } catch (error) {
-          reason = `the re-run failed: ${messageOf(error)}`;
-        }
-      }
-      const copied: RunResult =
-        regraded === undefined
-          ? {
-              ...result,
-              provenance: {
-                kind: "regraded",
-                runDir,
-                key,
-                passRatio: result.passRatio,
-                rescored: false,
-                ...(reason === undefined ? {} : { reason }),
-              },
-            }
-          : {
-              ...result,
-              // The verifier's side is new; the agent's side (trajectory, usage, times) is the run's.
-              passRatio: regraded.passRatio,
-              passed: regraded.passed,
-              total: regraded.total,
-              checks: regraded.checks,
-              flags: regraded.flags,
-              requiredFiles: regraded.requiredFiles,
-              verifierMs: regraded.verifierMs,
-              ...(regraded.verifier === undefined ? {} : { verifier: regraded.verifier }),
-              provenance: {
-                kind: "regraded",
-                runDir,
-                key,
-                passRatio: result.passRatio,
-                rescored: true,
-              },
-            };
-      const { fingerprint: _fingerprint, ...withoutFingerprint } = copied;
-      if (copied.trajectoryFile !== undefined) {
-        const target = join(outDir, copied.trajectoryFile);
-        await mkdir(dirname(target), { recursive: true });
-        await copyFile(join(runDir, copied.trajectoryFile), target);
-      }
-      // A re-graded row is not a fresh run of its fingerprint: none is kept, so it is never reused.
-      stored.push(await storeRunResult(store, outDir, withoutFingerprint));
+      const { reason, regraded } = await regradeOne(result, target);
+      const copied = regradedRow(result, regraded, { runDir, key, reason });
+      stored.push(await storeCopied(copied, runDir, outDir, store));
       runs.push({
         key,
         old: scoreOf(result),
@@ -260,6 +154,147 @@ export async function regradeRunDir(options: RegradeOptions): Promise<RegradeSum
     kept: runs.filter((run) => !run.rescored).length,
     requirements: requirementChanges(old, stored),
   };
+}
+
+/** The run directory's manifest and stored results, and the suite to re-grade them with. */
+async function regradeInputs(options: RegradeOptions): Promise<{
+  readonly runDir: string;
+  readonly outDir: string;
+  readonly manifest: RunManifest;
+  readonly suite: Suite;
+  readonly old: RunResult[];
+}> {
+  const runDir = resolve(options.runDir);
+  const outDir = resolve(options.outDir);
+  const manifest = await readManifest(runDir);
+  if (manifest === undefined) {
+    throw new UsageError("regrade-not-a-run", `${options.runDir}: no run there (no manifest.json)`);
+  }
+  if (outDir === runDir || (await readManifest(outDir)) !== undefined) {
+    throw new UsageError(
+      "regrade-out-exists",
+      `--out ${options.outDir}: already holds a run; re-grading writes a new run directory`,
+    );
+  }
+  const suite = await loadSuite(resolve(options.suite ?? manifest.suite.path));
+  const source = ResultsStore.openReadOnly(runDir);
+  try {
+    return { runDir, outDir, manifest, suite, old: source.results() };
+  } finally {
+    source.close();
+  }
+}
+
+/** What re-grading a run needs: the suite, the old run's configurations, a sandbox and bases. */
+interface RegradeTarget {
+  readonly suite: Suite;
+  readonly manifest: RunManifest;
+  readonly sandbox: SandboxV1;
+  readonly baseFor: ExecutionContext["baseFor"];
+}
+
+/** The stored run re-scored by the suite's verifier, or why it is kept as it was. */
+async function regradeOne(
+  result: RunResult,
+  target: RegradeTarget,
+): Promise<{ readonly reason?: string | undefined; readonly regraded?: RunResult }> {
+  const skill = target.suite.skills.find((item) => item.id === result.skill);
+  const requirement = skill?.requirements.find((item) => item.id === result.requirement);
+  const configuration = target.manifest.configurations.find((item) => item.id === result.config);
+  if (skill === undefined || requirement === undefined)
+    return { reason: "the suite has no such skill or requirement any more" };
+  if (configuration === undefined) return { reason: "the manifest has no such configuration" };
+  const reason = notRegradable(result);
+  if (reason !== undefined) return { reason };
+  try {
+    const diff = result.patch?.diff ?? "";
+    const context: ExecutionContext = {
+      sandbox: target.sandbox,
+      baseFor: target.baseFor,
+      // The replay harness applies the stored change: no agent, no model.
+      harnessOf: () => createHarness("replay", { patchFor: () => diff }),
+    };
+    // A variant given on the command line is not in the suite; the replay harness installs
+    // nothing anyway (the patch is the agent's output), so any folder will do.
+    const name = variantName(result.arm);
+    const runSkill =
+      name === undefined || skill.variants?.[name] !== undefined
+        ? skill
+        : { ...skill, variants: { ...skill.variants, [name]: skill.skillFolders } };
+    const fresh = await executeRun(
+      { key: result, configuration, skill: runSkill, requirement },
+      context,
+      1,
+      new Date().toISOString(),
+    );
+    if (fresh === undefined) return { reason: "aborted" };
+    if (fresh.workspaceDigest !== result.workspaceDigest)
+      // The same bytes or it is not the same experiment (new commit, setup, base).
+      return {
+        reason: "the suite now prepares a different base than the one the agent started from",
+      };
+    if (fresh.status !== "completed")
+      return { reason: "the stored patch did not apply to a fresh workspace" };
+    return { regraded: fresh };
+  } catch (error) {
+    return { reason: `the re-run failed: ${messageOf(error)}` };
+  }
+}
+
+/**
+ * The row the new run directory stores: the run as it was (with why), or with the verifier's side
+ * new and the agent's side (trajectory, usage, times) the run's.
+ */
+function regradedRow(
+  result: RunResult,
+  regraded: RunResult | undefined,
+  origin: { readonly runDir: string; readonly key: string; readonly reason?: string | undefined },
+): RunResult {
+  const provenance = {
+    kind: "regraded" as const,
+    runDir: origin.runDir,
+    key: origin.key,
+    passRatio: result.passRatio,
+  };
+  if (regraded === undefined) {
+    return {
+      ...result,
+      provenance: {
+        ...provenance,
+        rescored: false,
+        ...(origin.reason === undefined ? {} : { reason: origin.reason }),
+      },
+    };
+  }
+  return {
+    ...result,
+    passRatio: regraded.passRatio,
+    passed: regraded.passed,
+    total: regraded.total,
+    checks: regraded.checks,
+    flags: regraded.flags,
+    requiredFiles: regraded.requiredFiles,
+    verifierMs: regraded.verifierMs,
+    ...(regraded.verifier === undefined ? {} : { verifier: regraded.verifier }),
+    provenance: { ...provenance, rescored: true },
+  };
+}
+
+/** Store a copied row in the new run directory, with its raw log file when it has one. */
+async function storeCopied(
+  copied: RunResult,
+  runDir: string,
+  outDir: string,
+  store: ResultsStore,
+): Promise<RunResult> {
+  const { fingerprint: _fingerprint, ...withoutFingerprint } = copied;
+  if (copied.trajectoryFile !== undefined) {
+    const target = join(outDir, copied.trajectoryFile);
+    await mkdir(dirname(target), { recursive: true });
+    await copyFile(join(runDir, copied.trajectoryFile), target);
+  }
+  // A re-graded row is not a fresh run of its fingerprint: none is kept, so it is never reused.
+  return storeRunResult(store, outDir, withoutFingerprint);
 }
 
 /** Mean score per (config, skill, requirement, arm), old against new. */
