@@ -125,9 +125,7 @@ export interface WorkspaceToolsContext {
 
 export async function createWorkspaceTools(context: WorkspaceToolsContext): Promise<ToolSet> {
   const { tool } = await import("ai");
-  const inWorkspace = (path: string) =>
-    resolveInWorkspace(context.workspace, path, context.mountPath);
-  const display = (absolute: string) => relative(context.workspace, absolute) || ".";
+  const scope = toolScope(context);
 
   const tools: ToolSet = {
     read_file: tool({
@@ -138,24 +136,16 @@ export async function createWorkspaceTools(context: WorkspaceToolsContext): Prom
         offset: z.number().int().min(1).optional(),
         limit: z.number().int().min(1).optional(),
       }),
-      execute: async ({ path, offset, limit }) => {
-        const file = await inWorkspace(path);
-        const lines = (await readFile(file, "utf8")).split("\n");
-        const start = (offset ?? 1) - 1;
-        const count = Math.min(limit ?? TOOL_LIMITS.readLines, TOOL_LIMITS.readLines);
-        const shown = lines.slice(start, start + count).join("\n");
-        const rest = lines.length - (start + count);
-        return truncate(rest > 0 ? `${shown}\n[... ${rest} more lines]` : shown);
-      },
+      execute: (input) => readWorkspaceFile(scope, input),
     }),
     write_file: tool({
       description: "Create or overwrite a file of the workspace with the given content.",
       inputSchema: z.object({ path: z.string(), content: z.string() }),
       execute: async ({ path, content }) => {
-        const file = await inWorkspace(path);
+        const file = await scope.inWorkspace(path);
         await mkdir(dirname(file), { recursive: true });
         await writeFile(file, content);
-        return `wrote ${Buffer.byteLength(content)} bytes to ${display(file)}`;
+        return `wrote ${Buffer.byteLength(content)} bytes to ${scope.display(file)}`;
       },
     }),
     edit_file: tool({
@@ -167,21 +157,7 @@ export async function createWorkspaceTools(context: WorkspaceToolsContext): Prom
         new_string: z.string(),
         replace_all: z.boolean().optional(),
       }),
-      execute: async ({ path, old_string, new_string, replace_all }) => {
-        const file = await inWorkspace(path);
-        const text = await readFile(file, "utf8");
-        const occurrences = text.split(old_string).length - 1;
-        if (occurrences === 0)
-          throw new InputError("tool.edit-not-found", `old_string not found in ${display(file)}`);
-        if (occurrences > 1 && replace_all !== true) {
-          throw new InputError(
-            "tool.edit-ambiguous",
-            `old_string occurs ${occurrences} times in ${display(file)}; give more context or set replace_all`,
-          );
-        }
-        await writeFile(file, text.split(old_string).join(new_string));
-        return `replaced ${occurrences} occurrence(s) in ${display(file)}`;
-      },
+      execute: (input) => editWorkspaceFile(scope, input),
     }),
     list_files: tool({
       description:
@@ -190,15 +166,7 @@ export async function createWorkspaceTools(context: WorkspaceToolsContext): Prom
         path: z.string().optional(),
         depth: z.number().int().min(1).max(10).optional(),
       }),
-      execute: async ({ path, depth }) => {
-        const root = await inWorkspace(path ?? ".");
-        const listed: string[] = [];
-        await walk(root, root, depth ?? 2, async (entryPath, entry) => {
-          listed.push(`${display(entryPath)}${entry.isDirectory() ? "/" : ""}`);
-          return listed.length < TOOL_LIMITS.listEntries;
-        });
-        return listed.length === 0 ? "(empty)" : listed.join("\n");
-      },
+      execute: (input) => listWorkspaceFiles(scope, input),
     }),
     search: tool({
       description:
@@ -208,82 +176,13 @@ export async function createWorkspaceTools(context: WorkspaceToolsContext): Prom
         path: z.string().optional(),
         ignore_case: z.boolean().optional(),
       }),
-      execute: async ({ pattern, path, ignore_case }) => {
-        let regex: RegExp;
-        try {
-          regex = new RegExp(pattern, ignore_case === true ? "i" : "");
-        } catch (error) {
-          throw new InputError(
-            "tool.search-pattern-invalid",
-            `invalid regular expression: ${(error as Error).message}`,
-            {},
-            { cause: error },
-          );
-        }
-        const root = await inWorkspace(path ?? ".");
-        const matches: string[] = [];
-        const searchFile = async (file: string) => {
-          // A file gone since the listing is skipped; one that cannot be read is an error.
-          const info = await unlessMissing(file, stat(file));
-          if (info === undefined || info.size > TOOL_LIMITS.searchFileBytes) return;
-          const text = (await unlessMissing(file, readFile(file, "utf8"))) ?? "";
-          if (text.includes("\u0000")) return;
-          for (const [index, line] of text.split("\n").entries()) {
-            if (regex.test(line)) matches.push(`${display(file)}:${index + 1}: ${line}`);
-            if (matches.length >= TOOL_LIMITS.searchMatches) return;
-          }
-        };
-        const info = await stat(root);
-        if (info.isFile()) await searchFile(root);
-        else {
-          await walk(root, root, 64, async (entryPath, entry) => {
-            if (entry.isFile()) await searchFile(entryPath);
-            return matches.length < TOOL_LIMITS.searchMatches;
-          });
-        }
-        return matches.length === 0 ? "(no matches)" : truncate(matches.join("\n"));
-      },
+      execute: (input) => searchWorkspace(scope, input),
     }),
     run_command: tool({
       description:
         "Run a shell command (sh -c) in the workspace, inside the sandbox. Returns the exit code and output.",
       inputSchema: z.object({ command: z.string() }),
-      execute: async ({ command }) => {
-        const remaining = context.deadline - Date.now();
-        if (remaining <= 0) {
-          throw new InfrastructureError("tool.deadline-passed", "no time left for commands");
-        }
-        const result = await context.sandbox.exec({
-          command: ["sh", "-c", command],
-          workspace: context.workspace,
-          workspaceMountPath: context.mountPath,
-          cwd: context.mountPath,
-          ...(context.env === undefined ? {} : { env: context.env }),
-          network: context.network,
-          limits: {
-            ...(context.resourceLimits?.memoryBytes === undefined
-              ? {}
-              : { memoryBytes: context.resourceLimits.memoryBytes }),
-            ...(context.resourceLimits?.maxProcesses === undefined
-              ? {}
-              : { maxProcesses: context.resourceLimits.maxProcesses }),
-            ...(context.resourceLimits?.cpus === undefined
-              ? {}
-              : { cpus: context.resourceLimits.cpus }),
-            timeoutMs: Math.min(TOOL_LIMITS.commandTimeoutMs, remaining),
-          },
-          signal: context.signal,
-        });
-        const hit = result.limitHit?.limit === "time" ? undefined : result.limitHit;
-        if (hit !== undefined) context.onLimitHit?.(hit);
-        const parts = [
-          result.timedOut ? "timed out" : `exit code: ${result.exitCode}`,
-          hit === undefined ? "" : `sandbox: ${hit.detail}`,
-          result.stdout === "" ? "" : `stdout:\n${result.stdout}`,
-          result.stderr === "" ? "" : `stderr:\n${result.stderr}`,
-        ];
-        return truncate(parts.filter((part) => part !== "").join("\n"));
-      },
+      execute: ({ command }) => runWorkspaceCommand(context, command),
     }),
   };
 
@@ -292,29 +191,182 @@ export async function createWorkspaceTools(context: WorkspaceToolsContext): Prom
       description:
         "Load the full instructions of one of the available skills (listed in the system prompt) by name.",
       inputSchema: z.object({ name: z.string() }),
-      execute: async ({ name }) => {
-        const skill = context.skills.find((candidate) => candidate.name === name);
-        if (skill === undefined) {
-          throw new InputError(
-            "tool.skill-unknown",
-            `no skill named "${name}"; available: ${context.skills.map((s) => s.name).join(", ")}`,
-          );
-        }
-        const folder = join(context.workspace, skill.relativePath);
-        const files: string[] = [];
-        await walk(folder, folder, 8, async (entryPath, entry) => {
-          if (entry.isFile() && relative(folder, entryPath) !== "SKILL.md") {
-            files.push(`${skill.relativePath}/${relative(folder, entryPath)}`);
-          }
-          return files.length < TOOL_LIMITS.listEntries;
-        });
-        const listing =
-          files.length === 0
-            ? ""
-            : `\n\nFiles of this skill (read them with read_file when the instructions call for them):\n${files.join("\n")}`;
-        return truncate(`Skill folder: ${skill.relativePath}\n\n${skill.body.trim()}${listing}`);
-      },
+      execute: ({ name }) => loadSkill(context, name),
     });
   }
   return tools;
+}
+
+/** What every file tool needs: a path of the workspace checked, and one shown relative to it. */
+interface ToolScope {
+  inWorkspace(path: string): Promise<string>;
+  display(absolute: string): string;
+}
+
+function toolScope(context: WorkspaceToolsContext): ToolScope {
+  return {
+    inWorkspace: (path) => resolveInWorkspace(context.workspace, path, context.mountPath),
+    display: (absolute) => relative(context.workspace, absolute) || ".",
+  };
+}
+
+async function readWorkspaceFile(
+  { inWorkspace }: ToolScope,
+  {
+    path,
+    offset,
+    limit,
+  }: { path: string; offset?: number | undefined; limit?: number | undefined },
+): Promise<string> {
+  const file = await inWorkspace(path);
+  const lines = (await readFile(file, "utf8")).split("\n");
+  const start = (offset ?? 1) - 1;
+  const count = Math.min(limit ?? TOOL_LIMITS.readLines, TOOL_LIMITS.readLines);
+  const shown = lines.slice(start, start + count).join("\n");
+  const rest = lines.length - (start + count);
+  return truncate(rest > 0 ? `${shown}\n[... ${rest} more lines]` : shown);
+}
+
+async function editWorkspaceFile(
+  { inWorkspace, display }: ToolScope,
+  input: {
+    path: string;
+    old_string: string;
+    new_string: string;
+    replace_all?: boolean | undefined;
+  },
+): Promise<string> {
+  const { path, old_string, new_string, replace_all } = input;
+  const file = await inWorkspace(path);
+  const text = await readFile(file, "utf8");
+  const occurrences = text.split(old_string).length - 1;
+  if (occurrences === 0)
+    throw new InputError("tool.edit-not-found", `old_string not found in ${display(file)}`);
+  if (occurrences > 1 && replace_all !== true) {
+    throw new InputError(
+      "tool.edit-ambiguous",
+      `old_string occurs ${occurrences} times in ${display(file)}; give more context or set replace_all`,
+    );
+  }
+  await writeFile(file, text.split(old_string).join(new_string));
+  return `replaced ${occurrences} occurrence(s) in ${display(file)}`;
+}
+
+async function listWorkspaceFiles(
+  { inWorkspace, display }: ToolScope,
+  { path, depth }: { path?: string | undefined; depth?: number | undefined },
+): Promise<string> {
+  const root = await inWorkspace(path ?? ".");
+  const listed: string[] = [];
+  await walk(root, root, depth ?? 2, async (entryPath, entry) => {
+    listed.push(`${display(entryPath)}${entry.isDirectory() ? "/" : ""}`);
+    return listed.length < TOOL_LIMITS.listEntries;
+  });
+  return listed.length === 0 ? "(empty)" : listed.join("\n");
+}
+
+async function searchWorkspace(
+  { inWorkspace, display }: ToolScope,
+  {
+    pattern,
+    path,
+    ignore_case,
+  }: { pattern: string; path?: string | undefined; ignore_case?: boolean | undefined },
+): Promise<string> {
+  let regex: RegExp;
+  try {
+    regex = new RegExp(pattern, ignore_case === true ? "i" : "");
+  } catch (error) {
+    throw new InputError(
+      "tool.search-pattern-invalid",
+      `invalid regular expression: ${(error as Error).message}`,
+      {},
+      { cause: error },
+    );
+  }
+  const root = await inWorkspace(path ?? ".");
+  const matches: string[] = [];
+  const searchFile = async (file: string) => {
+    // A file gone since the listing is skipped; one that cannot be read is an error.
+    const info = await unlessMissing(file, stat(file));
+    if (info === undefined || info.size > TOOL_LIMITS.searchFileBytes) return;
+    const text = (await unlessMissing(file, readFile(file, "utf8"))) ?? "";
+    if (text.includes("\u0000")) return;
+    for (const [index, line] of text.split("\n").entries()) {
+      if (regex.test(line)) matches.push(`${display(file)}:${index + 1}: ${line}`);
+      if (matches.length >= TOOL_LIMITS.searchMatches) return;
+    }
+  };
+  const info = await stat(root);
+  if (info.isFile()) await searchFile(root);
+  else {
+    await walk(root, root, 64, async (entryPath, entry) => {
+      if (entry.isFile()) await searchFile(entryPath);
+      return matches.length < TOOL_LIMITS.searchMatches;
+    });
+  }
+  return matches.length === 0 ? "(no matches)" : truncate(matches.join("\n"));
+}
+
+/** A shell command in the sandbox, with the agent's limits and the time left. */
+async function runWorkspaceCommand(
+  context: WorkspaceToolsContext,
+  command: string,
+): Promise<string> {
+  const remaining = context.deadline - Date.now();
+  if (remaining <= 0) {
+    throw new InfrastructureError("tool.deadline-passed", "no time left for commands");
+  }
+  const result = await context.sandbox.exec({
+    command: ["sh", "-c", command],
+    workspace: context.workspace,
+    workspaceMountPath: context.mountPath,
+    cwd: context.mountPath,
+    ...(context.env === undefined ? {} : { env: context.env }),
+    network: context.network,
+    limits: {
+      ...(context.resourceLimits?.memoryBytes === undefined
+        ? {}
+        : { memoryBytes: context.resourceLimits.memoryBytes }),
+      ...(context.resourceLimits?.maxProcesses === undefined
+        ? {}
+        : { maxProcesses: context.resourceLimits.maxProcesses }),
+      ...(context.resourceLimits?.cpus === undefined ? {} : { cpus: context.resourceLimits.cpus }),
+      timeoutMs: Math.min(TOOL_LIMITS.commandTimeoutMs, remaining),
+    },
+    signal: context.signal,
+  });
+  const hit = result.limitHit?.limit === "time" ? undefined : result.limitHit;
+  if (hit !== undefined) context.onLimitHit?.(hit);
+  const parts = [
+    result.timedOut ? "timed out" : `exit code: ${result.exitCode}`,
+    hit === undefined ? "" : `sandbox: ${hit.detail}`,
+    result.stdout === "" ? "" : `stdout:\n${result.stdout}`,
+    result.stderr === "" ? "" : `stderr:\n${result.stderr}`,
+  ];
+  return truncate(parts.filter((part) => part !== "").join("\n"));
+}
+
+/** One offered skill's instructions, with the list of its other files. */
+async function loadSkill(context: WorkspaceToolsContext, name: string): Promise<string> {
+  const skill = context.skills.find((candidate) => candidate.name === name);
+  if (skill === undefined) {
+    throw new InputError(
+      "tool.skill-unknown",
+      `no skill named "${name}"; available: ${context.skills.map((s) => s.name).join(", ")}`,
+    );
+  }
+  const folder = join(context.workspace, skill.relativePath);
+  const files: string[] = [];
+  await walk(folder, folder, 8, async (entryPath, entry) => {
+    if (entry.isFile() && relative(folder, entryPath) !== "SKILL.md") {
+      files.push(`${skill.relativePath}/${relative(folder, entryPath)}`);
+    }
+    return files.length < TOOL_LIMITS.listEntries;
+  });
+  const listing =
+    files.length === 0
+      ? ""
+      : `\n\nFiles of this skill (read them with read_file when the instructions call for them):\n${files.join("\n")}`;
+  return truncate(`Skill folder: ${skill.relativePath}\n\n${skill.body.trim()}${listing}`);
 }
