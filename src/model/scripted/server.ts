@@ -242,139 +242,188 @@ function answerEmbeddings(
   });
 }
 
+/** What every request of one server shares: the script's cursor, its faults and the record. */
+interface ServerState {
+  readonly script: Script;
+  readonly cursor: ScriptCursor;
+  readonly faults: NonNullable<Script["faults"]>;
+  readonly random: () => number;
+  readonly record: (entry: RecordedRequest) => void;
+}
+
+/** `GET /v1/models`: the ids clients check before they send anything. */
+function answerModels(response: ServerResponse): void {
+  const created = Math.floor(Date.now() / 1000);
+  const ids = ["scripted-model", "claude-haiku-4-5", "gpt-5-mini"];
+  sendJson(response, 200, {
+    object: "list",
+    data: ids.map((id) => ({
+      id,
+      object: "model",
+      type: "model",
+      created,
+      owned_by: "skillsmith",
+      display_name: id,
+    })),
+  });
+}
+
+/** A request's JSON body; undefined once malformed JSON was answered with a 400, as the real APIs do. */
+function jsonBodyOr400(
+  raw: string,
+  api: RecordedRequest["api"],
+  response: ServerResponse,
+): { readonly body: unknown } | undefined {
+  try {
+    return { body: JSON.parse(raw) };
+  } catch {
+    sendJson(
+      response,
+      400,
+      errorBody(
+        api === "openai-embeddings" ? "openai-chat" : api,
+        400,
+        "request body is not valid JSON",
+      ),
+    );
+    return undefined;
+  }
+}
+
+/** Answers with the script's injected fault when the draw says so; true when it did. */
+async function injectedFault(
+  state: ServerState,
+  entry: RecordedRequest & { api: ScriptedApi },
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<boolean> {
+  const { faults } = state;
+  if ((faults.latencyMs ?? 0) > 0) await delay(faults.latencyMs ?? 0);
+  const draw = state.random();
+  const rate429 = faults.rate429 ?? 0;
+  const rate500 = faults.rate500 ?? 0;
+  const rateDrop = faults.rateDrop ?? 0;
+  if (draw < rate429) {
+    state.record({ ...entry, fault: "429" });
+    sendJson(response, 429, errorBody(entry.api, 429, "scripted rate limit"), {
+      "retry-after": String(faults.retryAfterSeconds ?? 1),
+    });
+    return true;
+  }
+  if (draw < rate429 + rate500) {
+    state.record({ ...entry, fault: "500" });
+    sendJson(response, 500, errorBody(entry.api, 500, "scripted server error"));
+    return true;
+  }
+  if (draw < rate429 + rate500 + rateDrop) {
+    state.record({ ...entry, fault: "drop" });
+    request.socket.destroy();
+    return true;
+  }
+  return false;
+}
+
+/** The scripted reply in the wire format of the request's API, streamed when it asked. */
+function sendReply(
+  response: ServerResponse,
+  entry: RecordedRequest & { api: ScriptedApi },
+  reply: ScriptedReply,
+  rawLength: number,
+): void {
+  const usage = usageFor(reply, rawLength);
+  const model = entry.model === "" ? "scripted-model" : entry.model;
+  const { body, stream } = entry;
+  switch (entry.api) {
+    case "anthropic":
+      if (stream) sendSse(response, anthropicEvents(reply, model, usage));
+      else sendJson(response, 200, anthropicMessage(reply, model, usage));
+      return;
+    case "openai-chat": {
+      if (stream) {
+        const streamOptions = (body as { stream_options?: { include_usage?: unknown } })
+          .stream_options;
+        sendSse(response, chatEvents(reply, model, usage, streamOptions?.include_usage === true));
+      } else sendJson(response, 200, chatCompletion(reply, model, usage));
+      return;
+    }
+    case "openai-responses": {
+      const custom = customToolNames(body);
+      if (stream) sendSse(response, responsesEvents(reply, model, usage, custom));
+      else sendJson(response, 200, responsesResponse(reply, model, usage, custom));
+      return;
+    }
+  }
+}
+
+async function handleRequest(
+  state: ServerState,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
+  const path = new URL(request.url ?? "/", "http://localhost").pathname.replace(/\/+$/, "");
+  if (request.method === "GET" && (path === "/v1/models" || path === "/models")) {
+    answerModels(response);
+    return;
+  }
+  const api = routes[path];
+  if (request.method !== "POST" || api === undefined) {
+    await readBody(request);
+    sendJson(response, 404, {
+      error: { message: `no route for ${request.method} ${path}`, type: "not_found" },
+    });
+    return;
+  }
+  const raw = await readBody(request);
+  const parsed = jsonBodyOr400(raw, api, response);
+  if (parsed === undefined) return;
+  const { body } = parsed;
+  if (api === "openai-embeddings") {
+    answerEmbeddings(body, path, request, response, state.script, state.record);
+    return;
+  }
+  const matchable = normaliseRequest(api === "anthropic-count-tokens" ? "anthropic" : api, body);
+  const entry: RecordedRequest = {
+    api,
+    path,
+    model: matchable.model,
+    stream:
+      typeof body === "object" && body !== null && (body as { stream?: unknown }).stream === true,
+    headers: recordHeaders(request),
+    body,
+    system: matchable.system,
+    toolNames: matchable.toolNames,
+    lastUserMessage: matchable.lastUserMessage,
+    toolResults: matchable.toolResults,
+  };
+  if (api === "anthropic-count-tokens") {
+    state.record(entry);
+    sendJson(response, 200, { input_tokens: Math.ceil(raw.length / 4) });
+    return;
+  }
+  const modelEntry = { ...entry, api };
+  if (await injectedFault(state, modelEntry, request, response)) return;
+  const reply = withIds(state.cursor.next(matchable), api === "anthropic" ? "toolu_" : "call_");
+  state.record({ ...entry, reply });
+  sendReply(response, modelEntry, reply, raw.length);
+}
+
 /** Start a scripted model server; resolves once it listens. Port 0 (default) picks a free port. */
 export function startScriptedServer(options: ScriptedServerOptions): Promise<ScriptedServer> {
-  const cursor = new ScriptCursor(options.script);
-  const faults = options.script.faults ?? {};
-  const random = seededRandom(faults.seed ?? 1);
   const requests: RecordedRequest[] = [];
   const host = options.host ?? "127.0.0.1";
-
-  const record = (entry: RecordedRequest) => {
-    requests.push(entry);
-    options.onRequest?.(entry);
+  const faults = options.script.faults ?? {};
+  const state: ServerState = {
+    script: options.script,
+    cursor: new ScriptCursor(options.script),
+    faults,
+    random: seededRandom(faults.seed ?? 1),
+    record: (entry) => {
+      requests.push(entry);
+      options.onRequest?.(entry);
+    },
   };
-
-  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const path = new URL(request.url ?? "/", "http://localhost").pathname.replace(/\/+$/, "");
-    if (request.method === "GET" && (path === "/v1/models" || path === "/models")) {
-      const created = Math.floor(Date.now() / 1000);
-      const ids = ["scripted-model", "claude-haiku-4-5", "gpt-5-mini"];
-      sendJson(response, 200, {
-        object: "list",
-        data: ids.map((id) => ({
-          id,
-          object: "model",
-          type: "model",
-          created,
-          owned_by: "skillsmith",
-          display_name: id,
-        })),
-      });
-      return;
-    }
-    const api = routes[path];
-    if (request.method !== "POST" || api === undefined) {
-      await readBody(request);
-      sendJson(response, 404, {
-        error: { message: `no route for ${request.method} ${path}`, type: "not_found" },
-      });
-      return;
-    }
-    const raw = await readBody(request);
-    let body: unknown;
-    try {
-      body = JSON.parse(raw);
-    } catch {
-      // The client sent malformed JSON: answered as a 400, the way the real APIs do.
-      sendJson(
-        response,
-        400,
-        errorBody(
-          api === "openai-embeddings" ? "openai-chat" : api,
-          400,
-          "request body is not valid JSON",
-        ),
-      );
-      return;
-    }
-    if (api === "openai-embeddings") {
-      answerEmbeddings(body, path, request, response, options.script, record);
-      return;
-    }
-    const matchable = normaliseRequest(api === "anthropic-count-tokens" ? "anthropic" : api, body);
-    const stream =
-      typeof body === "object" && body !== null && (body as { stream?: unknown }).stream === true;
-    const entry: RecordedRequest = {
-      api,
-      path,
-      model: matchable.model,
-      stream,
-      headers: recordHeaders(request),
-      body,
-      system: matchable.system,
-      toolNames: matchable.toolNames,
-      lastUserMessage: matchable.lastUserMessage,
-      toolResults: matchable.toolResults,
-    };
-
-    if (api === "anthropic-count-tokens") {
-      record(entry);
-      sendJson(response, 200, { input_tokens: Math.ceil(raw.length / 4) });
-      return;
-    }
-
-    if ((faults.latencyMs ?? 0) > 0) await delay(faults.latencyMs ?? 0);
-    const draw = random();
-    const rate429 = faults.rate429 ?? 0;
-    const rate500 = faults.rate500 ?? 0;
-    const rateDrop = faults.rateDrop ?? 0;
-    if (draw < rate429) {
-      record({ ...entry, fault: "429" });
-      sendJson(response, 429, errorBody(api, 429, "scripted rate limit"), {
-        "retry-after": String(faults.retryAfterSeconds ?? 1),
-      });
-      return;
-    }
-    if (draw < rate429 + rate500) {
-      record({ ...entry, fault: "500" });
-      sendJson(response, 500, errorBody(api, 500, "scripted server error"));
-      return;
-    }
-    if (draw < rate429 + rate500 + rateDrop) {
-      record({ ...entry, fault: "drop" });
-      request.socket.destroy();
-      return;
-    }
-
-    const reply = withIds(cursor.next(matchable), api === "anthropic" ? "toolu_" : "call_");
-    record({ ...entry, reply });
-    const usage = usageFor(reply, raw.length);
-    const model = matchable.model === "" ? "scripted-model" : matchable.model;
-    switch (api) {
-      case "anthropic":
-        if (stream) sendSse(response, anthropicEvents(reply, model, usage));
-        else sendJson(response, 200, anthropicMessage(reply, model, usage));
-        return;
-      case "openai-chat": {
-        if (stream) {
-          const streamOptions = (body as { stream_options?: { include_usage?: unknown } })
-            .stream_options;
-          sendSse(response, chatEvents(reply, model, usage, streamOptions?.include_usage === true));
-        } else sendJson(response, 200, chatCompletion(reply, model, usage));
-        return;
-      }
-      case "openai-responses": {
-        const custom = customToolNames(body);
-        if (stream) sendSse(response, responsesEvents(reply, model, usage, custom));
-        else sendJson(response, 200, responsesResponse(reply, model, usage, custom));
-        return;
-      }
-    }
-  };
-
   const server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
+    handleRequest(state, request, response).catch((error: unknown) => {
       if (!response.headersSent)
         sendJson(response, 500, {
           error: {
