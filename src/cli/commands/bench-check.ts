@@ -22,6 +22,7 @@ import { type CommandContext, log, printJson, printLines } from "../context.js";
 import {
   collect,
   positiveInteger,
+  sandboxKindHelp,
   sandboxKindOf,
   selectionOf,
   setupNetworkOf,
@@ -51,7 +52,7 @@ export function registerCheck(bench: Command, context: CommandContext): void {
     )
     .argument("<suite>", "the suite folder");
   withSelectionOptions(command, "check")
-    .option("--sandbox <kind>", "local (bubblewrap) | container | unsafe", "local")
+    .option("--sandbox <kind>", sandboxKindHelp(), "local")
     .option("--unsafe-no-sandbox", "run verifiers without isolation (same as --sandbox unsafe)")
     .option(
       "--weak-threshold <share>",

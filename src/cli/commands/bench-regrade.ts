@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { regradeRunDir, renderReportText, reportRunDir } from "../../bench/index.js";
 import { defaultCacheDir } from "../../env/index.js";
 import { type CommandContext, log, printJson, printLines } from "../context.js";
-import { sandboxKindOf } from "./bench-options.js";
+import { sandboxKindHelp, sandboxKindOf } from "./bench-options.js";
 
 export function registerRegrade(bench: Command, context: CommandContext): void {
   const { io } = context;
@@ -16,7 +16,7 @@ export function registerRegrade(bench: Command, context: CommandContext): void {
     .argument("<run-dir>", "the run directory to re-grade (left as it is)")
     .requiredOption("--out <run-dir>", "the new run directory")
     .option("--suite <dir>", "a suite with new verifiers (default: the suite the run used)")
-    .option("--sandbox <kind>", "local (bubblewrap) | container | unsafe", "local")
+    .option("--sandbox <kind>", sandboxKindHelp(), "local")
     .option("--json", "print {regrade, report} as JSON on stdout")
     .action(
       async (

@@ -12,6 +12,7 @@ import {
   parseRepoFlag,
   positiveInteger,
   repositoryLocation,
+  sandboxKindHelp,
   sandboxKindOf,
 } from "./bench-options.js";
 
@@ -121,7 +122,7 @@ export function registerEval(program: Command, context: CommandContext): void {
     )
     .option("--concurrency <n>", "runs at once", positiveInteger("--concurrency"))
     .option("--budget-usd <dollars>", "stop scheduling runs once the evaluation cost this much")
-    .option("--sandbox <kind>", "local (bubblewrap), container or unsafe", "local")
+    .option("--sandbox <kind>", sandboxKindHelp(), "local")
     .option("--json", "print the evaluation result as JSON (progress stays on stderr)")
     .action(async (skillDir: string, options: EvalOptions) => {
       const { repository, commit } = parseRepoFlag(options.repo);
