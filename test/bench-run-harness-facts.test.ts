@@ -4,7 +4,7 @@
  * prints its version — nothing is known by a harness's name. Before, a harness registered by a
  * user was priced as OpenAI, got no endpoint and recorded no version.
  */
-import { chmod, mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,6 +12,7 @@ import { registerHarness, unregisterHarness } from "../src/agents/registry.js";
 import { NoneHarness } from "../src/agents/replay.js";
 import type { AgentModel, AgentRunRequest } from "../src/agents/types.js";
 import { endpointFromEnvironment, modelSpecOf } from "../src/bench/run/model-endpoint.js";
+import type { RunSuiteOptions } from "../src/bench/run/options.js";
 import { agentVersions } from "../src/bench/run/plan.js";
 import { runSuite } from "../src/bench/run/runner.js";
 import { ResultsStore } from "../src/bench/store/results.js";
@@ -65,6 +66,30 @@ afterAll(async () => {
 
 const configuration = { id: "facts", agent: NAME, limits: { timeoutSeconds: 30 } };
 
+/** The tiny suite with one configuration running `agent`, written under `folder`. */
+function writeFactsSuite(folder: string, agent: string): Promise<string> {
+  return writeTinySuite(folder, {
+    suiteYaml: `format: skillsmith-suite/1\nname: facts\nconfigurations:\n  - id: facts\n    agent: ${agent}\n    limits: { timeoutSeconds: 30 }\n`,
+    skillMarkdown:
+      "---\nname: alpha\ndescription: Writes result files. Use when a task asks for a result file.\n---\n\n# Alpha\n\nWrite good.\n",
+    checkScript: () =>
+      'echo \'<testsuite name="r"><testcase classname="r" name="x"/></testsuite>\' > junit.xml\n',
+  });
+}
+
+/** `runSuite` of requirement r1 in the unsafe sandbox, without the check, plus `extra`. */
+function runFirstRequirement(suite: string, runDir: string, extra: Partial<RunSuiteOptions> = {}) {
+  return runSuite({
+    suite,
+    runDir,
+    sandbox: "unsafe",
+    cacheDir: join(root, "cache"),
+    check: false,
+    selection: { requirements: ["r1"] },
+    ...extra,
+  });
+}
+
 describe("a registered harness's facts", () => {
   it("name its default model, its client's variables and its version command", async () => {
     expect(modelSpecOf(configuration)).toBe("facts-model");
@@ -88,23 +113,11 @@ describe("a registered harness's facts", () => {
   });
 
   it("reach a run: priced at its provider, given its endpoint, its version recorded", async () => {
-    const suite = await writeTinySuite(root, {
-      suiteYaml: `format: skillsmith-suite/1\nname: facts\nconfigurations:\n  - id: facts\n    agent: ${NAME}\n    limits: { timeoutSeconds: 30 }\n`,
-      skillMarkdown:
-        "---\nname: alpha\ndescription: Writes result files. Use when a task asks for a result file.\n---\n\n# Alpha\n\nWrite good.\n",
-      checkScript: () =>
-        'echo \'<testsuite name="r"><testcase classname="r" name="x"/></testsuite>\' > junit.xml\n',
-    });
+    const suite = await writeFactsSuite(root, NAME);
     const runDir = join(root, "run");
     // $4 / $40 per million tokens, for the model at the anthropic provider only.
     const prices = { "anthropic:facts-model": { input: 4, output: 40 } };
-    const summary = await runSuite({
-      suite,
-      runDir,
-      sandbox: "unsafe",
-      cacheDir: join(root, "cache"),
-      check: false,
-      selection: { requirements: ["r1"] },
+    const summary = await runFirstRequirement(suite, runDir, {
       prices,
       modelEndpoint: endpointFromEnvironment({
         FACTS_BASE_URL: "http://127.0.0.1:9/v1",
@@ -130,4 +143,62 @@ describe("a registered harness's facts", () => {
       expect(agent?.version).toBe("facts-agent 9.9.9");
     }
   }, 60_000);
+
+  it("install the skill where its registration says it reads skills, in the skill's arm only", async () => {
+    const name = "folders-test-agent";
+    const folder = ".folders-agent/skills";
+    /** Per arm: the SKILL.md files the agent found under its folder while it ran. */
+    const seen = new Map<string, string[]>();
+    registerHarness(
+      name,
+      () => ({
+        specificationVersion: "v1",
+        name,
+        async run(request: AgentRunRequest) {
+          const skills = join(request.workspace, folder);
+          const names = await readdir(skills).catch(() => []);
+          const found: string[] = [];
+          for (const entry of names) {
+            const text = await readFile(join(skills, entry, "SKILL.md"), "utf8").catch(() => "");
+            if (text.includes("# Alpha")) found.push(entry);
+          }
+          seen.set(request.arm ?? "", found);
+          // The agent's own work, so the stored change is not empty.
+          await writeFile(join(request.workspace, "result-r1.txt"), "good\n");
+          return new NoneHarness().run(request);
+        },
+      }),
+      { facts: { skillFolders: [folder] } },
+    );
+    try {
+      await mkdir(join(root, "folders"));
+      const suite = await writeFactsSuite(join(root, "folders"), name);
+      const runDir = join(root, "folders", "run");
+      const summary = await runFirstRequirement(suite, runDir);
+      expect(summary.failed).toEqual([]);
+      expect(seen.get("with")).toEqual(["alpha"]);
+      expect(seen.get("without")).toEqual([]);
+      const store = ResultsStore.openReadOnly(runDir);
+      const results = store.results();
+      store.close();
+      // The installed copy was removed before the change was captured: only the agent's file.
+      for (const result of results) {
+        expect(result.patch?.diff).toContain("result-r1.txt");
+        expect(result.patch?.diff).not.toContain(".folders-agent");
+      }
+    } finally {
+      unregisterHarness(name);
+    }
+  }, 60_000);
+
+  it.each([["../outside"], ["/etc/skills"], ["a/./b"], [""], ["a//b"]])(
+    "refuse a skill folder outside the workspace: %j",
+    (folder) => {
+      expect(() =>
+        registerHarness("bad-folders-agent", () => new NoneHarness(), {
+          facts: { skillFolders: [folder] },
+        }),
+      ).toThrow(/must be a relative path inside the workspace/);
+    },
+  );
 });

@@ -31,5 +31,11 @@ export {
   SOLUTION_MOUNT_PATH,
   solutionsFromDirectory,
 } from "./replay.js";
-export { type InstalledSkill, installSkillFor } from "./skill-install.js";
+export {
+  type InstalledSkill,
+  type InstalledSkills,
+  installSkillFor,
+  installSkillsFor,
+  type SkillFolder,
+} from "./skill-install.js";
 export { addUsage, emptyUsage, parseTrajectory } from "./trajectory.js";

@@ -83,7 +83,11 @@ export interface HarnessFacts {
   readonly keyVariables?: (modelSpec: string | undefined) => KeyVariables;
   /** The CLI whose `<binary> --version` is recorded in the manifest and the run's fingerprint. */
   readonly versionCommand?: { readonly binary: string; readonly args: readonly string[] };
-  /** Where it reads a project's skills, relative to the working directory. */
+  /**
+   * Where it reads a project's skills, relative to the working directory (`/`-separated, no `..`).
+   * The run path installs the skills under test into the first, in the arms that have them, and
+   * removes them again before the agent's change is captured.
+   */
   readonly skillFolders?: readonly string[];
   /** Its factory takes the run's price overrides (`{ prices }`): it prices its own tokens. */
   readonly takesPrices?: boolean;
@@ -132,8 +136,25 @@ export function registerHarness<Options = unknown>(
       `a harness named "${name}" is already registered; pass { replace: true } to replace it`,
     );
   }
+  checkSkillFolders(name, options.facts?.skillFolders);
   factories.set(name, factory as HarnessFactory);
   factsByName.set(name, options.facts ?? {});
+}
+
+/**
+ * A registration's skill folders must stay inside the workspace: relative, `/`-separated, no
+ * empty, `.` or `..` part (the installer checks again, after resolving links, at install time).
+ */
+function checkSkillFolders(name: string, folders: readonly string[] | undefined): void {
+  for (const folder of folders ?? []) {
+    const parts = typeof folder === "string" ? folder.split("/") : [""];
+    if (parts.some((part) => part === "" || part === "." || part === ".." || part.includes("\\"))) {
+      throw new UsageError(
+        "harness-skill-folder-invalid",
+        `registerHarness("${name}"): skill folder ${JSON.stringify(folder)} must be a relative path inside the workspace, "/"-separated, with no empty, "." or ".." part`,
+      );
+    }
+  }
 }
 
 /** What the registration of `name` tells about it; nothing for a name not registered. */

@@ -18,19 +18,28 @@ export interface InstalledSkill {
   uninstall(): Promise<void>;
 }
 
+/** A folder a harness reads a project's skills from (its registration's `skillFolders`). */
+export interface SkillFolder {
+  /** The harness's registered name (recorded as the install's agent). */
+  readonly harness: string;
+  /** Relative to the workspace, `/`-separated. */
+  readonly folder: string;
+}
+
 /**
  * Validates the skill and installs a copy where `agent` discovers project skills (through
  * `src/skill`'s installer, which refuses invalid skills and name conflicts), then reads back
  * what a harness shows the model.
  */
 export async function installSkillFor(
-  agent: SkillAgent,
+  agent: SkillAgent | SkillFolder,
   skillPath: string,
   workspace: string,
 ): Promise<InstalledSkill> {
   const root = await realpath(workspace);
+  const folder = typeof agent === "string" ? AGENT_INSTALL_DIRECTORY[agent] : agent.folder;
   // Folders the install will create, outermost first (e.g. `.claude`, `.claude/skills`).
-  const parts = AGENT_INSTALL_DIRECTORY[agent].split("/");
+  const parts = folder.split("/");
   const created: string[] = [];
   for (let depth = 1; depth <= parts.length; depth += 1) {
     const folder = join(root, ...parts.slice(0, depth));
@@ -38,7 +47,12 @@ export async function installSkillFor(
   }
   // The benchmark installs untrusted skills into a sandboxed workspace on purpose; their audit
   // is a report of its own, not a reason to refuse the run.
-  const installed = await installSkill(skillPath, { agent, workspace, auditFailOn: "off" });
+  const installed = await installSkill(skillPath, {
+    agent: typeof agent === "string" ? agent : agent.harness,
+    workspace,
+    auditFailOn: "off",
+    ...(typeof agent === "string" ? {} : { projectFolder: agent.folder }),
+  });
   const file = join(installed.destination, SKILL_FILE_NAME);
   const parsed = parseSkillMarkdown(await readFile(file, "utf8"), file);
   const description = parsed.frontmatter?.description;
@@ -74,7 +88,7 @@ export interface InstalledSkills {
  * refused request never leaves skills behind in the workspace.
  */
 export async function installSkillsFor(
-  agent: SkillAgent,
+  agent: SkillAgent | SkillFolder,
   skillPaths: readonly string[],
   workspace: string,
 ): Promise<InstalledSkills> {

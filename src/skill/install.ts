@@ -12,7 +12,7 @@ import {
   symlink,
   writeFile,
 } from "node:fs/promises";
-import { join, relative, resolve } from "node:path";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import { InputError } from "../core/errors.js";
 import { unlessMissing } from "../core/fs.js";
 import { AGENTS, agentFolders, CANONICAL_PROJECT_FOLDER, canonicalGlobalFolder } from "./agents.js";
@@ -72,6 +72,11 @@ export interface InstallOptions {
   readonly baseline?: AuditBaseline;
   /** Replace a different skill of the same name (for `skill update`) instead of refusing. */
   readonly replace?: boolean;
+  /**
+   * Project scope only: the folder to install into, relative to the workspace, instead of the
+   * agent's (a harness registered with its own `skillFolders`). Must stay inside the workspace.
+   */
+  readonly projectFolder?: string;
 }
 
 export interface InstallResult {
@@ -95,6 +100,7 @@ export async function agentSkillsFolder(options: InstallOptions): Promise<{
   readonly folder: string;
   readonly relativeFolder: string | undefined;
 }> {
+  if (options.projectFolder !== undefined) return projectFolderTarget(options);
   const agent = agentFolders(options.agent);
   if (agent === undefined) {
     throw new InputError(
@@ -111,6 +117,16 @@ export async function agentSkillsFolder(options: InstallOptions): Promise<{
     const folder = agent.global(options.home, options.env ?? {});
     return { base: options.home, folder, relativeFolder: undefined };
   }
+  const workspaceReal = await projectWorkspace(options);
+  return {
+    base: workspaceReal,
+    folder: join(workspaceReal, agent.project),
+    relativeFolder: agent.project,
+  };
+}
+
+/** The workspace of a project-scope install, its real path; it must be an existing folder. */
+async function projectWorkspace(options: InstallOptions): Promise<string> {
   if (options.workspace === undefined)
     throw new InputError("workspace-missing", "project scope needs a workspace", { field: "into" });
   const workspaceReal = await unlessMissing(options.workspace, realpath(options.workspace));
@@ -119,11 +135,31 @@ export async function agentSkillsFolder(options: InstallOptions): Promise<{
       file: options.workspace,
     });
   }
-  return {
-    base: workspaceReal,
-    folder: join(workspaceReal, agent.project),
-    relativeFolder: agent.project,
-  };
+  return workspaceReal;
+}
+
+/** `agentSkillsFolder` for an explicit project folder: relative, no `..`, inside the workspace. */
+async function projectFolderTarget(options: InstallOptions): Promise<{
+  readonly base: string;
+  readonly folder: string;
+  readonly relativeFolder: string;
+}> {
+  const relativeFolder = options.projectFolder ?? "";
+  const parts = relativeFolder.split("/");
+  if (
+    (options.scope ?? "project") !== "project" ||
+    relativeFolder === "" ||
+    isAbsolute(relativeFolder) ||
+    parts.some((part) => part === "" || part === "." || part === "..")
+  ) {
+    throw new InputError(
+      "skill-folder-invalid",
+      `skill folder ${JSON.stringify(relativeFolder)} must be a relative path inside the project (no "..", ".", empty or absolute parts)`,
+      { field: "projectFolder" },
+    );
+  }
+  const workspaceReal = await projectWorkspace(options);
+  return { base: workspaceReal, folder: join(workspaceReal, ...parts), relativeFolder };
 }
 
 /**

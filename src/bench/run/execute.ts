@@ -11,6 +11,8 @@ import {
   type AgentHarnessV1,
   type AgentLimits,
   harnessFacts,
+  type InstalledSkills,
+  installSkillsFor,
   pricedUsage,
   type Trajectory,
 } from "../../agents/index.js";
@@ -271,7 +273,13 @@ async function runAgent(
   const skillPath = installed[0];
   const agentStarted = performance.now();
   let trajectory: Trajectory;
+  let harnessInstalled: InstalledSkills | undefined;
   try {
+    harnessInstalled = await installWhereHarnessReads(
+      configuration.agent,
+      installed,
+      target.workspace.path,
+    );
     trajectory = await context.harnessOf(configuration).run({
       task: requirement.raw,
       workspace: target.workspace.path,
@@ -289,6 +297,9 @@ async function runAgent(
     // User mistakes abort the whole run; anything else the harness throws costs an attempt.
     if (isUserMistake(error)) throw error;
     throw new InfraFailure(`agent harness failed: ${messageOf(error)}`);
+  } finally {
+    // Before the agent's change is captured: the installed skill is not the agent's work.
+    await harnessInstalled?.uninstall();
   }
   const agentMs = performance.now() - agentStarted;
   if (isAborted(signal)) return undefined;
@@ -302,6 +313,22 @@ async function runAgent(
     );
   }
   return { trajectory, agentMs };
+}
+
+/**
+ * The arm's skill folders installed into the first folder the harness's registration says it
+ * reads skills from (`skillFolders`), so a harness registered by a program finds them where it
+ * looks; undefined when the arm has none or the registration names no folder. A harness that
+ * installs `skillPaths` itself into the same folder finds an identical copy there and leaves it.
+ */
+async function installWhereHarnessReads(
+  harness: string,
+  skillPaths: readonly string[],
+  workspace: string,
+): Promise<InstalledSkills | undefined> {
+  const folder = harnessFacts(harness).skillFolders?.[0];
+  if (folder === undefined || skillPaths.length === 0) return undefined;
+  return installSkillsFor({ harness, folder }, skillPaths, workspace);
 }
 
 /** The configuration's limits as a harness takes them (the memory in bytes). */
