@@ -57,8 +57,17 @@ export {
   overriddenConfigurationId,
   resolveConfigurations,
 } from "./run/configurations.js";
+export type { RunEvent, RunListeners } from "./run/events.js";
 export type { ModelEndpoint } from "./run/model-endpoint.js";
-export type { RunSuiteOptions, RunSuiteSummary, SandboxKind } from "./run/options.js";
+export type {
+  LoadedSuiteSelection,
+  RunEnvironment,
+  RunInputs,
+  RunPolicy,
+  RunSuiteOptions,
+  RunSuiteSummary,
+  SandboxKind,
+} from "./run/options.js";
 export { Predictions } from "./run/predictions.js";
 export type { RunProgress } from "./run/progress.js";
 export {

@@ -6,7 +6,7 @@ import { UsageError } from "../../core/errors.js";
 import type { Configuration } from "../suite/schema.js";
 import type { Suite } from "../suite/types.js";
 import { modelSpecOf } from "./model-endpoint.js";
-import type { RunSuiteOptions } from "./options.js";
+import type { RunInputs } from "./options.js";
 
 /**
  * Where a configuration renamed by `--agent`/`--model` came from; recorded beside it in the
@@ -61,7 +61,7 @@ export function overriddenConfigurationId(
  */
 export function resolveConfigurations(
   suite: Suite,
-  options: Pick<RunSuiteOptions, "configs" | "agentOverride" | "modelOverride">,
+  options: Pick<RunInputs, "configs" | "agentOverride" | "modelOverride">,
 ): EffectiveConfiguration[] {
   let selected = suite.configurations;
   if (options.configs !== undefined && options.configs.length > 0) {
@@ -117,7 +117,7 @@ export function resolveConfigurations(
 /** The configurations `resolveConfigurations` gives, without where they came from. */
 export function effectiveConfigurations(
   suite: Suite,
-  options: Pick<RunSuiteOptions, "configs" | "agentOverride" | "modelOverride">,
+  options: Pick<RunInputs, "configs" | "agentOverride" | "modelOverride">,
 ): Configuration[] {
   return resolveConfigurations(suite, options).map((item) => item.configuration);
 }

@@ -23,7 +23,12 @@ import type { Configuration } from "../suite/schema.js";
 import type { ExcludedPart, Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
 import { withVariants } from "../suite/variants.js";
 import { type ConfigurationOrigin, resolveConfigurations } from "./configurations.js";
-import type { RunSuiteOptions } from "./options.js";
+import {
+  isLoadedSelection,
+  type RunEnvironment,
+  type RunInputs,
+  type RunPolicy,
+} from "./options.js";
 import { Predictions } from "./predictions.js";
 import { defaultTimeoutMs as defaultVerifierTimeoutMs } from "./verifier.js";
 
@@ -110,11 +115,14 @@ export interface RunPlan {
   readonly excluded: readonly ExcludedPart[];
 }
 
+/** What planning reads: the inputs, the policy, and of the environment the images and harnesses. */
+type PlanOptions = RunInputs & RunPolicy & Pick<RunEnvironment, "baseImages" | "harnessFor">;
+
 /**
  * Load and check what `options` ask for: the suite, the configurations with their overrides,
  * the predictions, the option values. Shared by the in-process runner and the queue coordinator.
  */
-export async function planRun(options: RunSuiteOptions): Promise<RunPlan> {
+export async function planRun(options: PlanOptions): Promise<RunPlan> {
   // A skill or requirement with broken files is left out (and reported), never the whole suite.
   const loaded =
     typeof options.suite === "string"
@@ -122,7 +130,12 @@ export async function planRun(options: RunSuiteOptions): Promise<RunPlan> {
           ...options.selection,
           partial: true,
         })
-      : { suite: selectFromSuite(options.suite, options.selection ?? {}), excluded: [] };
+      : isLoadedSelection(options.suite)
+        ? {
+            suite: selectFromSuite(options.suite.suite, options.selection ?? {}),
+            excluded: options.suite.excluded,
+          }
+        : { suite: selectFromSuite(options.suite, options.selection ?? {}), excluded: [] };
   // Variants named on the command line join the loaded suite here, so a suite given by path
   // (loaded with its selection and partial errors) gets them as well as a suite object.
   const suite = await withVariants(loaded.suite, options.variants ?? []);
@@ -202,7 +215,7 @@ export interface OpenRun {
 /** Merge this invocation into the manifest, open the store and find what is left to run. */
 export async function openRunDirectory(
   plan: RunPlan,
-  options: RunSuiteOptions,
+  options: PlanOptions,
   sandboxKind: string,
   enforcement?: LimitEnforcement,
 ): Promise<OpenRun> {

@@ -162,12 +162,12 @@ export function registerRun(bench: Command, context: CommandContext): void {
       const selection = selectionOf(options);
       const budgetUsd = budgetUsdOf(options.budgetUsd);
       // Skills and requirements with broken files are left out and reported; the rest runs.
-      const { suite: selected } = await loadSuiteSelection(resolve(io.cwd, suitePath), {
+      const loaded = await loadSuiteSelection(resolve(io.cwd, suitePath), {
         ...selection,
         partial: true,
       });
       const variants = (options.variant ?? []).map((text) => parseVariantOption(text, io.cwd));
-      const suite = await withVariants(selected, variants);
+      const suite = await withVariants(loaded.suite, variants);
       const runDir =
         options.out === undefined ? defaultRunDir(io.cwd, suite) : resolve(io.cwd, options.out);
       const terminal = io.stderrIsTerminal === true;
@@ -189,7 +189,8 @@ export function registerRun(bench: Command, context: CommandContext): void {
       const baseImages = parseBaseImageMap(options.baseImage ?? []);
       let summary: Awaited<ReturnType<typeof runSuite>>;
       const common = {
-        suite: resolve(io.cwd, suitePath),
+        // Loaded once, here: the run reports the parts left out as if it had loaded the folder.
+        suite: loaded,
         runDir,
         selection,
         ...(variants.length === 0 ? {} : { variants }),
