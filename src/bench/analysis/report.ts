@@ -12,6 +12,7 @@ import {
   isProfilePair,
   unadjustedArmMatrices,
 } from "./arms.js";
+import { controlConfigurations, controlOutcomes } from "./controls.js";
 import {
   armUsage,
   countFlags,
@@ -52,11 +53,20 @@ export * from "./report-types.js";
  * to infrastructure appear as unmeasured, their skill as unscorable when nothing else is left).
  */
 export function buildReport(
-  results: readonly RunResult[],
+  allResults: readonly RunResult[],
   options: BuildReportOptions = {},
 ): BenchReport {
   const statistics = statisticsOf(options);
-  const attempts = options.attempts ?? [];
+  // Control configurations get control rows; only the others' arms are compared.
+  const controlConfigs = controlConfigurations(options.manifest);
+  const controls = controlOutcomes(
+    allResults.filter((run) => controlConfigs.has(run.config)),
+    controlConfigs,
+  );
+  const results = allResults.filter((run) => !controlConfigs.has(run.config));
+  const attempts = (options.attempts ?? []).filter(
+    (attempt) => !controlConfigs.has(attempt.config),
+  );
   const lost = lostRuns(results, attempts);
   const { profiles, matrices, multiplicity } = adjustedProfiles(
     unadjustedProfiles(results, attempts, lost, statistics.alpha),
@@ -89,6 +99,8 @@ export function buildReport(
     profiles,
     multiplicity,
     configs,
+    ...(controls.length === 0 ? {} : { controls }),
+    ...(options.completeness === undefined ? {} : { completeness: options.completeness }),
     pooled: pooledOf(measurable),
     measurement: {
       pairs: measurable.length + unmeasured.length,

@@ -21,6 +21,7 @@ import {
   runSuite,
   runSuiteOnQueue,
   type SandboxKind,
+  unmeasuredRunsOf,
   type VariantOption,
   withVariants,
 } from "../../bench/index.js";
@@ -28,6 +29,7 @@ import { UsageError } from "../../core/errors.js";
 import { defaultCacheDir, parseBaseImageMap } from "../../env/index.js";
 import { loadModelConfig } from "../../model/index.js";
 import { type CommandContext, log, printJson, printLines } from "../context.js";
+import { interruptGracefully } from "../interrupt.js";
 import {
   agentKindOf,
   budgetUsdOf,
@@ -185,10 +187,13 @@ async function runCommand(
   const progress = createProgressRenderer(io.stderr, terminal && options.json !== true);
   log(io, `run directory: ${runDir}`);
   const common = runSuiteOptions(suitePath, options, io, flags, { runDir, variants, progress });
+  // Ctrl-C stops scheduling, ends the runs in flight and still says what was stored.
+  const interrupt = new AbortController();
+  const release = interruptGracefully(() => interrupt.abort());
   let summary: RunSummary;
   try {
     if (options.queue === undefined) {
-      summary = await runSuite(common);
+      summary = await runSuite({ ...common, signal: interrupt.signal });
     } else {
       log(
         io,
@@ -196,25 +201,43 @@ async function runCommand(
       );
       summary = await runSuiteOnQueue({
         ...common,
+        signal: interrupt.signal,
         queue: options.queue,
         rateLimits: flags.rateLimits,
         ...(options.pollInterval === undefined ? {} : { pollIntervalMs: options.pollInterval }),
       });
     }
   } finally {
+    release();
     progress.finish();
   }
   const report = await reportRunDir(runDir);
+  if (summary.aborted) {
+    const stored = report.completeness;
+    log(
+      io,
+      `interrupted: ${stored === undefined ? `${summary.executed} runs scored now` : `${stored.stored} of ${stored.planned} runs stored`} in ${runDir}; the runs in flight were stopped and are not scored. Resume with: ${resumeCommand(suitePath, options, runDir)}`,
+    );
+  }
+  const unmeasured = unmeasuredRunsOf(report);
   if (options.json === true) printJson(io, { run: summary, report });
-  else printLines(io, [...renderReportText(report), "", ...summaryLines(summary, runDir)]);
+  else
+    printLines(io, [
+      ...renderReportText(report),
+      "",
+      ...summaryLines(summary, runDir),
+      ...(unmeasured === undefined ? [] : [unmeasured.line]),
+    ]);
   if (summary.stoppedByBudget) {
     log(
       io,
       `budget reached ($${summary.costUsd.toFixed(2)} ≥ $${common.budgetUsd}): ${summary.notScheduled} runs not started; raise --budget-usd and re-run to continue`,
     );
   }
-  // Skills that could not be measured at all are findings: said above, and in the exit code.
-  if ((summary.environmentFailures ?? []).length > 0) context.exit(1);
+  // Runs that measured nothing (and skills that could not be measured at all) are findings:
+  // said above, and in the exit code, whatever the store held before this invocation.
+  if (unmeasured !== undefined && options.json === true) log(io, unmeasured.line);
+  if ((summary.environmentFailures ?? []).length > 0 || unmeasured !== undefined) context.exit(1);
   if (summary.failed.length > 0) {
     for (const failure of summary.failed) {
       log(
@@ -349,6 +372,20 @@ function summaryLines(summary: RunSummary, runDir: string): string[] {
     ),
     `${summary.executed} run${summary.executed === 1 ? "" : "s"} scored now${(summary.reused ?? 0) === 0 ? "" : ` (${summary.reused} unassisted reused from --reuse)`}, ${summary.unmeasured ?? 0} stored unmeasured, ${summary.alreadyDone} already stored, ${summary.failed.length} failed; results in ${runDir}`,
   ];
+}
+
+/** The command that continues this run where it stopped (shell-quoted where needed). */
+function resumeCommand(suitePath: string, options: RunOptions, runDir: string): string {
+  const argv = [
+    "skillsmith",
+    "bench",
+    "run",
+    suitePath,
+    ...commandLineOptions({ ...options, out: runDir, resume: true }),
+  ];
+  return argv
+    .map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`))
+    .join(" ");
 }
 
 function commandLineOptions(options: RunOptions): string[] {
