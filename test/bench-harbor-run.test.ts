@@ -68,6 +68,18 @@ function checksScript(reward: "json" | "txt" | "none"): string {
   ].join("\n");
 }
 
+/** A sound task (reward.json) and one whose test.sh writes no reward, from the local base. */
+async function soundAndSilentTasks(root: string): Promise<void> {
+  await makeTask(root, "greet-json", {
+    from: "localhost/skillsmith-base:bookworm",
+    reward: "json",
+  });
+  await makeTask(root, "greet-silent", {
+    from: "localhost/skillsmith-base:bookworm",
+    reward: "none",
+  });
+}
+
 async function makeTask(
   root: string,
   name: string,
@@ -278,14 +290,7 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
 
   it("bench run's gate runs the task controls first: a task whose oracle cannot pass is stored broken-verifier, not scored", async () => {
     const tasks = join(scratch, "gate-tasks");
-    await makeTask(tasks, "greet-json", {
-      from: "localhost/skillsmith-base:bookworm",
-      reward: "json",
-    });
-    await makeTask(tasks, "greet-silent", {
-      from: "localhost/skillsmith-base:bookworm",
-      reward: "none",
-    });
+    await soundAndSilentTasks(tasks);
     // The deliverable lives outside the working directory, as in SkillsBench's syzkaller task
     // (/opt/syzkaller/...): the agent's container writes it, the verifier's fresh container
     // never sees it, so no agent could pass, and both arms failing alike would read as
@@ -356,14 +361,7 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
 
   it("--no-check: an oracle whose solve.sh exits 1 and a test.sh that writes no reward are controls that could not be measured, exit 1", async () => {
     const tasks = join(scratch, "no-check-tasks");
-    await makeTask(tasks, "greet-json", {
-      from: "localhost/skillsmith-base:bookworm",
-      reward: "json",
-    });
-    await makeTask(tasks, "greet-silent", {
-      from: "localhost/skillsmith-base:bookworm",
-      reward: "none",
-    });
+    await soundAndSilentTasks(tasks);
     const stub = await makeTask(tasks, "greet-stub", {
       from: "localhost/skillsmith-base:bookworm",
       reward: "json",
