@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness } from "../src/agents/index.js";
+import type { BenchReport } from "../src/bench/analysis/report-types.js";
 import { importHarbor, ResultsStore, reportRunDir, runSuite } from "../src/bench/index.js";
 import type { RunResult } from "../src/bench/store/results.js";
 import { buildTaskImage, type ContainerSandbox } from "../src/env/index.js";
@@ -65,6 +66,18 @@ function checksScript(reward: "json" | "txt" | "none"): string {
     write,
     "",
   ].join("\n");
+}
+
+/** A sound task (reward.json) and one whose test.sh writes no reward, from the local base. */
+async function soundAndSilentTasks(root: string): Promise<void> {
+  await makeTask(root, "greet-json", {
+    from: "localhost/skillsmith-base:bookworm",
+    reward: "json",
+  });
+  await makeTask(root, "greet-silent", {
+    from: "localhost/skillsmith-base:bookworm",
+    reward: "none",
+  });
 }
 
 async function makeTask(
@@ -277,14 +290,7 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
 
   it("bench run's gate runs the task controls first: a task whose oracle cannot pass is stored broken-verifier, not scored", async () => {
     const tasks = join(scratch, "gate-tasks");
-    await makeTask(tasks, "greet-json", {
-      from: "localhost/skillsmith-base:bookworm",
-      reward: "json",
-    });
-    await makeTask(tasks, "greet-silent", {
-      from: "localhost/skillsmith-base:bookworm",
-      reward: "none",
-    });
+    await soundAndSilentTasks(tasks);
     // The deliverable lives outside the working directory, as in SkillsBench's syzkaller task
     // (/opt/syzkaller/...): the agent's container writes it, the verifier's fresh container
     // never sees it, so no agent could pass, and both arms failing alike would read as
@@ -339,10 +345,12 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
       expect(unreachable.verifier?.evidence?.join(" ")).toMatch(/the oracle reaches 0\.5, not 1/);
     }
     const report = await reportRunDir(runDir);
-    const profile = (skill: string) => report.profiles.find((entry) => entry.skill === skill);
-    // No verdict from a task that measures nothing.
-    expect(profile("greet-outside")?.measured.measurable).toBe(0);
-    expect(profile("greet-json")?.measured.measurable).toBe(1);
+    // The oracle reads no skill: its runs are controls, never a skill verdict.
+    expect(report.profiles).toEqual([]);
+    const control = (skill: string) => report.controls?.find((entry) => entry.skill === skill);
+    expect(control("greet-json")?.status).toBe("as-expected");
+    expect(control("greet-outside")?.status).toBe("unmeasured");
+    expect(control("greet-outside")?.says).toMatch(/broken verifier/);
     expect(lines.filter((line) => line.includes("[cached]"))).toEqual([]);
 
     // The next invocation reads each task's check from the cache instead of running it again.
@@ -350,6 +358,49 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
     await run(join(scratch, "run-gate-again"));
     expect(lines.filter((line) => /^check-tasks .*\[cached\]$/.test(line))).toHaveLength(3);
   }, 180_000);
+
+  it("--no-check: an oracle whose solve.sh exits 1 and a test.sh that writes no reward are controls that could not be measured, exit 1", async () => {
+    const tasks = join(scratch, "no-check-tasks");
+    await soundAndSilentTasks(tasks);
+    const stub = await makeTask(tasks, "greet-stub", {
+      from: "localhost/skillsmith-base:bookworm",
+      reward: "json",
+    });
+    await writeTree(stub, {
+      "solution/solve.sh": "#!/bin/bash\necho 'TODO: write the solution' >&2\nexit 1\n",
+    });
+    const noCheckSuite = join(scratch, "no-check-suite");
+    expect((await importHarbor([tasks], { out: noCheckSuite })).skills).toBe(3);
+    const cli = await runInProcess(
+      [
+        "bench",
+        "run",
+        noCheckSuite,
+        "--sandbox",
+        "container",
+        "--config",
+        "oracle",
+        "--no-check",
+        "--out",
+        join(scratch, "run-no-check"),
+        "--json",
+      ],
+      { cwd: scratch, env: { SKILLSMITH_CACHE_DIR: join(scratch, "cache") } },
+    );
+    expect(cli.code, cli.stderr).toBe(1);
+    const { report } = JSON.parse(cli.stdout) as { report: BenchReport };
+    // No verdict at all: the oracle is a control.
+    expect(report.profiles).toEqual([]);
+    const control = (skill: string) => report.controls?.find((entry) => entry.skill === skill);
+    expect(control("greet-json")).toMatchObject({ status: "as-expected", score: 1 });
+    expect(control("greet-stub")).toMatchObject({ status: "unmeasured", score: null });
+    expect(control("greet-stub")?.says).toMatch(
+      /the control agent failed: solve\.sh exited with 1/,
+    );
+    expect(control("greet-silent")).toMatchObject({ status: "unmeasured", score: null });
+    expect(control("greet-silent")?.says).toMatch(/reward missing/);
+    expect(cli.stderr).toMatch(/4 of 6 runs could not be measured: control oracle failed \(4\)/);
+  }, 240_000);
 
   it("bench check-tasks: the oracle reaches 1 and the untouched directory does not; a silent test.sh fails the check", async () => {
     const result = await runInProcess(

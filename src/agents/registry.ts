@@ -91,6 +91,16 @@ export interface HarnessFacts {
   readonly skillFolders?: readonly string[];
   /** Its factory takes the run's price overrides (`{ prices }`): it prices its own tokens. */
   readonly takesPrices?: boolean;
+  /**
+   * A control, not an agent: it never reads a skill, so its runs check the task (the oracle must
+   * reach `expectedScore` 1, the untouched working directory 0) and never give a skill a verdict.
+   * Reports show its runs as controls. Absent: an agent whose arms are compared.
+   */
+  readonly control?: {
+    readonly expectedScore: 0 | 1;
+    /** What meeting the expectation says, for a report ("the reference solution passes"). */
+    readonly means: string;
+  };
 }
 
 export interface RegisterOptions {
@@ -284,8 +294,20 @@ registerHarness<ReplayOptions>(
   "replay",
   (options) => new ReplayHarness(requireOptions("replay", options)),
 );
-registerHarness("none", () => new NoneHarness());
+registerHarness("none", () => new NoneHarness(), {
+  facts: {
+    control: {
+      expectedScore: 0,
+      means: "the untouched working directory must not pass the verifier",
+    },
+  },
+});
 registerHarness<OracleOptions>(
   "oracle",
   (options) => new OracleHarness(requireOptions("oracle", options)),
+  {
+    facts: {
+      control: { expectedScore: 1, means: "the reference solution must pass the verifier" },
+    },
+  },
 );

@@ -1,6 +1,8 @@
 import { killStartedProcessGroups } from "../core/process.js";
 
 let installed = false;
+/** Who takes the first SIGINT instead of ending the process (`interruptGracefully`). */
+let graceful: (() => void) | undefined;
 
 /**
  * The CLI's process-wide clean-up: when skillsmith exits or is interrupted (Ctrl-C, SIGTERM,
@@ -14,11 +16,32 @@ export function killChildrenOnExit(): void {
   installed = true;
   process.once("exit", killStartedProcessGroups);
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    process.once(signal, () => {
+    const stop = () => {
       killStartedProcessGroups();
+      const handler = graceful;
+      if (signal === "SIGINT" && handler !== undefined) {
+        // The command stops on its own and says what it kept; a second Ctrl-C ends it at once.
+        graceful = undefined;
+        process.once(signal, stop);
+        handler();
+        return;
+      }
       process.kill(process.pid, signal);
-    });
+    };
+    process.once(signal, stop);
   }
+}
+
+/**
+ * Let the first Ctrl-C stop a long command gracefully: its children are killed as always, then
+ * `handler` runs (it aborts the command's work, which then reports what it kept) instead of the
+ * process ending; a second Ctrl-C ends the process. Returns the function that gives it back.
+ */
+export function interruptGracefully(handler: () => void): () => void {
+  graceful = handler;
+  return () => {
+    if (graceful === handler) graceful = undefined;
+  };
 }
 
 /**

@@ -335,6 +335,29 @@ ${flagCountsTable(report.flagCounts, "Flags over all runs", "flag-counts")}
 </section>`;
 }
 
+/** A report of part of a run says so before anything else: its verdicts are provisional. */
+function completenessBanner(report: BenchReport): string {
+  const completeness = report.completeness;
+  if (completeness === undefined || completeness.complete) return "";
+  return `<p class="meta" role="status" data-testid="incomplete"><strong>incomplete: ${completeness.stored} of ${plural(completeness.planned, "run")}</strong> stored — every verdict on this page is provisional until the run finishes.</p>`;
+}
+
+/** Control configurations (none, oracle): what each reached per task; they give no verdict. */
+function controlsSection(report: BenchReport): string {
+  const controls = report.controls ?? [];
+  if (controls.length === 0) return "";
+  const rows = controls
+    .map(
+      (control) =>
+        `<tr data-testid="control" data-config="${escapeHtml(control.config)}" data-skill="${escapeHtml(control.skill)}" data-requirement="${escapeHtml(control.requirement)}" data-status="${control.status}"><td>${escapeHtml(control.config)}</td><td>${escapeHtml(control.skill)}</td><td>${escapeHtml(control.requirement)}</td><td>${control.score === null ? "-" : escapeHtml(String(Math.round(control.score * 1000) / 1000))}</td><td>${control.expectedScore}</td><td>${escapeHtml(control.says)}</td></tr>`,
+    )
+    .join("");
+  return `<section id="controls"><h2>Controls</h2>
+<p>These configurations run agents that read no skill (${escapeHtml([...new Set(controls.map((control) => control.agent))].join(", "))}): they check the tasks and give no skill a verdict.</p>
+<table data-testid="controls"><thead><tr><th scope="col">configuration</th><th scope="col">task</th><th scope="col">requirement</th><th scope="col">score</th><th scope="col">expected</th><th scope="col">what it says</th></tr></thead><tbody>${rows}</tbody></table>
+</section>`;
+}
+
 function scatterSection(report: BenchReport, charts: Chart[]): string {
   const configs = report.configs.map((config) => config.config);
   if (configs.length < 2) {
@@ -483,6 +506,7 @@ export function renderHtmlReport(report: BenchReport, options: HtmlReportOptions
 <h1>${escapeHtml(title)}</h1>
 <p class="meta">${options.source === undefined ? "" : `Run directory ${escapeHtml(options.source)} · `}${options.live === undefined ? "generated" : "read"} ${escapeHtml(generated)} · ${report.configs.length} configuration${report.configs.length === 1 ? "" : "s"}, ${skills.length} skill${skills.length === 1 ? "" : "s"}, ${report.pooled.pairs} measured pairs of ${report.measurement.pairs}</p>
 ${report.filter === undefined ? "" : `<p class="meta" data-testid="filter">Filtered to ${escapeHtml([...(report.filter.skills === undefined ? [] : [`skills ${report.filter.skills.join(", ")}`]), ...(report.filter.requirements === undefined ? [] : [`requirements ${report.filter.requirements.join(", ")}`])].join("; "))}: the verdicts cover these runs only.</p>`}
+${completenessBanner(report)}
 ${options.live === undefined ? "" : `<p class="meta" id="live-status" role="status" data-testid="live-status">live: the page updates while the run is in progress</p>`}
 </header>
 <main data-report="true">
@@ -491,6 +515,7 @@ ${options.live === undefined ? "" : `<p class="meta" id="live-status" role="stat
 <div class="pair">${chartContainer(heatmap, "Heatmap of skill-level Δ, skills by configurations")}
 ${heatmapTable(report, skills, alpha)}</div>
 </section>
+${controlsSection(report)}
 ${multiplicitySection(report)}
 ${armsSection(report)}
 ${provenanceSection(report)}

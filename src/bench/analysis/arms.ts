@@ -8,10 +8,10 @@
  * not the with-versus-none pair (that one *is* the profile's test, so it takes the profile's q
  * and is not counted twice), with the same guard against a q equal to α up to rounding.
  */
-import { pairMeasurement } from "../../env/verifier/flags.js";
 import { benjaminiHochberg, type SkillClass, summarizeDeltas } from "../../stats/index.js";
 import { type Arm, type RunResult, variantName } from "../store/results.js";
-import { armMeasurementFlags, type RunDetail, runDetail } from "./report.js";
+import { armsMeasurement } from "./profile.js";
+import { type RunDetail, runDetail } from "./report.js";
 import { classUnderFdr } from "./statistics.js";
 
 export interface ArmLabel {
@@ -74,7 +74,7 @@ function comparePair(
       unmeasured.push({ requirement, reason: `${missing} not run` });
       continue;
     }
-    const verdict = pairMeasurement(armMeasurementFlags(left), armMeasurementFlags(right));
+    const verdict = armsMeasurement(left, right);
     if (!verdict.measurable) {
       unmeasured.push({ requirement, reason: verdict.reason });
       continue;

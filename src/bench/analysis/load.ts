@@ -1,14 +1,19 @@
 import { join, resolve } from "node:path";
 import { UsageError } from "../../core/errors.js";
 import { pathExists } from "../../core/fs.js";
-import { readManifest } from "../store/manifest.js";
+import { type RunManifest, readManifest } from "../store/manifest.js";
 import {
   type AttemptRecord,
   RESULTS_FILE,
   ResultsStore,
   type RunResult,
 } from "../store/results.js";
-import { type BenchReport, type BuildReportOptions, buildReport } from "./report.js";
+import {
+  type BenchReport,
+  type BuildReportOptions,
+  buildReport,
+  type Completeness,
+} from "./report.js";
 
 /** Which part of a run a report covers (`bench report --skill … --requirement …`). */
 export interface ReportFilter {
@@ -74,6 +79,34 @@ export function filterRuns(
   };
 }
 
+/**
+ * How many of the runs the manifest plans (within the filter) have a result: a report of part
+ * of a run must say so. Undefined when the manifest records no plan (older run directories).
+ */
+export function completenessOf(
+  manifest: RunManifest | undefined,
+  results: readonly RunResult[],
+  filter: ReportFilter,
+): Completeness | undefined {
+  const plan = manifest?.plannedRuns;
+  if (plan === undefined) return undefined;
+  const storedBy = new Map<string, number>();
+  for (const result of results) {
+    const id = `${result.config}/${result.skill}/${result.requirement}`;
+    storedBy.set(id, (storedBy.get(id) ?? 0) + 1);
+  }
+  let planned = 0;
+  let stored = 0;
+  for (const [id, count] of Object.entries(plan)) {
+    const [config = "", skill = "", ...rest] = id.split("/");
+    if (!matches(filter, { skill, requirement: rest.join("/") })) continue;
+    if (config === "") continue;
+    planned += count;
+    stored += Math.min(count, storedBy.get(id) ?? 0);
+  }
+  return { complete: stored >= planned, stored, planned };
+}
+
 export interface ReportRunDirOptions
   extends Omit<BuildReportOptions, "manifest" | "attempts" | "filter"> {
   readonly filter?: ReportFilter;
@@ -101,9 +134,11 @@ export async function reportRunDir(
     const selected = active
       ? filterRuns(store.results(), store.attempts(), filter)
       : { results: store.results(), attempts: store.attempts() };
+    const completeness = completenessOf(manifest, selected.results, active ? filter : {});
     return buildReport(selected.results, {
       ...rest,
       ...(manifest === undefined ? {} : { manifest }),
+      ...(completeness === undefined ? {} : { completeness }),
       attempts: selected.attempts,
       ...(active
         ? {

@@ -234,9 +234,35 @@ function measure(
       flags: [],
     };
   }
-  const verdict = pairMeasurement(armMeasurementFlags(without), armMeasurementFlags(assisted));
-  if (verdict.measurable) return { measurable: true };
-  return { measurable: false, cause: "flags", reason: verdict.reason, flags: verdict.flags };
+  return armsMeasurement(without, assisted);
+}
+
+/**
+ * Whether two arms' runs of one requirement make a measurable pair: the one rule for a profile's
+ * pair and for every pair of the arm matrix (`arms.ts`). The flags decide by `pairMeasurement`;
+ * and an agent that failed (exited non-zero or crashed) in every repeat of both arms measured
+ * nothing about the skill — whatever the verifier then scored is the untouched work of two
+ * failed agents, so the pair is left out (with `--no-check` nothing else would stop it). An
+ * agent failing in one arm only may be the skill's doing: that arm's score stands.
+ */
+export function armsMeasurement(
+  left: readonly RunDetail[],
+  right: readonly RunDetail[],
+): Exclude<RequirementMeasurement, { readonly cause: "infrastructure" | "not-run" }> {
+  const verdict = pairMeasurement(armMeasurementFlags(left), armMeasurementFlags(right));
+  if (!verdict.measurable)
+    return { measurable: false, cause: "flags", reason: verdict.reason, flags: verdict.flags };
+  const failed = (runs: readonly RunDetail[]) =>
+    runs.length > 0 && runs.every((run) => run.status === "agent_error");
+  if (failed(left) && failed(right)) {
+    return {
+      measurable: false,
+      cause: "agent",
+      reason: "the agent failed (exited non-zero) in every run of both arms",
+      flags: [],
+    };
+  }
+  return { measurable: true };
 }
 
 function requirementOutcome(

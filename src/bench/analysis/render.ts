@@ -316,22 +316,15 @@ function designLines(config: BenchReport["configs"][number]): string[] {
 
 /** Lines of the text report: the verdict table first, then the views behind it. */
 export function renderReportText(report: BenchReport): string[] {
-  const lines: string[] = [];
-  if (report.suite !== undefined)
-    lines.push(`suite ${report.suite.name} (${report.suite.path})`, "");
-  if (report.filter !== undefined) {
-    const parts = [
-      ...(report.filter.skills === undefined ? [] : [`skills ${report.filter.skills.join(", ")}`]),
-      ...(report.filter.requirements === undefined
-        ? []
-        : [`requirements ${report.filter.requirements.join(", ")}`]),
-    ];
-    lines.push(`filtered to ${parts.join("; ")}: verdicts cover these runs only`, "");
-  }
+  const lines: string[] = headerLines(report);
+  lines.push(...controlLines(report));
   if (report.profiles.length === 0) {
-    lines.push("no results yet");
-    return lines;
+    lines.push(
+      report.controls === undefined ? "no results yet" : "no skill verdicts: controls only",
+    );
+    return lines.map(printable);
   }
+  const provisional = report.completeness?.complete === false;
   lines.push(
     ...table([
       [
@@ -356,9 +349,13 @@ export function renderReportText(report: BenchReport): string[] {
         percent(profile.with),
         points(profile.delta),
         profileP(profile),
-        verdict(profile),
+        provisional && profile.class !== null
+          ? `${verdict(profile)} (provisional)`
+          : verdict(profile),
         pValue(profile.q),
-        profile.classFdr === null ? "-" : CLASS_NAMES[profile.classFdr],
+        profile.classFdr === null
+          ? "-"
+          : `${CLASS_NAMES[profile.classFdr]}${provisional ? " (provisional)" : ""}`,
         activation(profile),
         profile.unscorable === null ? sensitivity(profile) : "-",
       ]),
@@ -440,6 +437,97 @@ export function renderReportText(report: BenchReport): string[] {
       `attempts lost to infrastructure (re-run, never scored): ${report.runs.infraAttempts}${report.measurement.lostRuns === 0 ? "" : `; ${plural(report.measurement.lostRuns, "run")} never scored, every attempt lost`}`,
     );
   }
+  if (provisional) lines.push(incompleteLine(report));
   // Everything above can hold run text (reasons name unknown flags, errors, skill ids).
   return lines.map(printable);
+}
+
+/**
+ * The runs of a report that measured nothing: runs of pairs left out of the verdicts, runs whose
+ * every attempt was lost, and control runs that failed or missed what they must reach. `line` is
+ * "N of M runs could not be measured: reason (k), …"; undefined when every run measured.
+ */
+export function unmeasuredRunsOf(
+  report: BenchReport,
+): { count: number; total: number; line: string } | undefined {
+  const reasons = new Map<string, number>();
+  const add = (reason: string, runs: number) => {
+    if (runs > 0) reasons.set(reason, (reasons.get(reason) ?? 0) + runs);
+  };
+  let total = report.measurement.lostRuns;
+  for (const profile of report.profiles) {
+    for (const outcome of profile.requirements) {
+      const runs = outcome.detail.without.length + outcome.detail.with.length;
+      total += runs;
+      if (!outcome.measurement.measurable) add(outcome.measurement.reason, runs);
+    }
+  }
+  add("every attempt lost to infrastructure", report.measurement.lostRuns);
+  for (const control of report.controls ?? []) {
+    total += control.runs.length;
+    if (control.status === "unmeasured")
+      add(`control ${control.agent} failed`, control.runs.length);
+    if (control.status === "not-as-expected")
+      add(`control ${control.agent} did not reach ${control.expectedScore}`, control.runs.length);
+  }
+  const count = [...reasons.values()].reduce((sum, value) => sum + value, 0);
+  if (count === 0) return undefined;
+  return {
+    count,
+    total,
+    line: `${count} of ${plural(total, "run")} could not be measured: ${[...reasons.entries()].map(([reason, runs]) => `${reason} (${runs})`).join("; ")}`,
+  };
+}
+
+/** "incomplete: k of n runs …", for a report of part of a run. */
+export function incompleteLine(report: BenchReport): string {
+  const completeness = report.completeness;
+  if (completeness === undefined || completeness.complete) return "";
+  return `incomplete: ${completeness.stored} of ${plural(completeness.planned, "run")} stored — every verdict is provisional until the run finishes (re-run the same bench run command to continue)`;
+}
+
+/** The suite, the filter, and whether the run is incomplete: what the report covers. */
+function headerLines(report: BenchReport): string[] {
+  const lines: string[] = [];
+  if (report.suite !== undefined)
+    lines.push(`suite ${report.suite.name} (${report.suite.path})`, "");
+  if (report.filter !== undefined) {
+    const parts = [
+      ...(report.filter.skills === undefined ? [] : [`skills ${report.filter.skills.join(", ")}`]),
+      ...(report.filter.requirements === undefined
+        ? []
+        : [`requirements ${report.filter.requirements.join(", ")}`]),
+    ];
+    lines.push(`filtered to ${parts.join("; ")}: verdicts cover these runs only`, "");
+  }
+  if (report.completeness?.complete === false) lines.push(incompleteLine(report), "");
+  return lines;
+}
+
+/** Control configurations (none, oracle): per task what the control reached; no verdicts. */
+function controlLines(report: BenchReport): string[] {
+  const controls = report.controls ?? [];
+  if (controls.length === 0) return [];
+  const failing = controls.filter((control) => control.status !== "as-expected").length;
+  return [
+    `controls (agents that read no skill: they check the tasks and give no skill a verdict): ${controls.length - failing} of ${controls.length} as expected`,
+    ...table([
+      ["config", "task", "requirement", "score", "expected", "status"],
+      ...controls.map((control) => [
+        control.config,
+        control.skill,
+        control.requirement,
+        control.score === null ? "-" : String(Math.round(control.score * 1000) / 1000),
+        String(control.expectedScore),
+        control.status,
+      ]),
+    ]),
+    ...controls
+      .filter((control) => control.status !== "as-expected")
+      .map(
+        (control) =>
+          `  ${control.config} / ${control.skill}/${control.requirement}: ${control.says}`,
+      ),
+    "",
+  ];
 }

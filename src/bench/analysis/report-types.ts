@@ -58,7 +58,8 @@ export type RequirementMeasurement =
 
 /** Why a requirement's pair stays out of the verdict, and the flags that put it there. */
 export interface UnmeasuredCause {
-  readonly cause: "flags" | "infrastructure" | "not-run";
+  /** `agent`: the agent failed (exited non-zero) in every repeat of both arms. */
+  readonly cause: "flags" | "agent" | "infrastructure" | "not-run";
   readonly reason: string;
   readonly flags: readonly string[];
 }
@@ -216,6 +217,35 @@ export interface ConfigSummary {
   readonly usage: Readonly<Record<Arm, ArmUsage>>;
 }
 
+/**
+ * One control configuration's runs of one task requirement (`controls.ts`): what the control
+ * reached against what it must reach. Never a class, never in the BH family.
+ */
+export interface ControlOutcome {
+  readonly config: string;
+  readonly agent: string;
+  readonly skill: string;
+  readonly requirement: string;
+  /** What the control must reach: 1 (the oracle), 0 (the untouched working directory). */
+  readonly expectedScore: 0 | 1;
+  readonly means: string;
+  /** Mean score over its runs; null when a run could not be measured. */
+  readonly score: number | null;
+  readonly status: "as-expected" | "not-as-expected" | "unmeasured";
+  /** In words, e.g. "the oracle reaches 1 as it must (…)". */
+  readonly says: string;
+  readonly runs: readonly RunDetail[];
+}
+
+/** A report made of part of a run: how many of the planned runs are stored. */
+export interface Completeness {
+  readonly complete: boolean;
+  /** Run keys with a result. */
+  readonly stored: number;
+  /** Run keys the run plans (configurations × skills × requirements × arms × repeats). */
+  readonly planned: number;
+}
+
 export interface PairKey {
   readonly config: string;
   readonly skill: string;
@@ -260,6 +290,16 @@ export interface BenchReport {
     }>;
   };
   readonly configs: readonly ConfigSummary[];
+  /**
+   * Control configurations (harnesses registered as controls: none, oracle): per task what the
+   * control reached; they give no skill a verdict. Absent when the run has none.
+   */
+  readonly controls?: readonly ControlOutcome[];
+  /**
+   * How much of the planned run the report covers; when not complete, every verdict is
+   * provisional. Absent when the run directory records no plan.
+   */
+  readonly completeness?: Completeness;
   readonly pooled: {
     readonly pairs: number;
     readonly without: number | null;
@@ -343,4 +383,6 @@ export interface BuildReportOptions {
   readonly attempts?: readonly AttemptRecord[];
   /** Recorded in the report when the results were filtered. */
   readonly filter?: BenchReport["filter"];
+  /** How many of the planned runs are stored (`reportRunDir` counts them from the manifest). */
+  readonly completeness?: Completeness;
 }

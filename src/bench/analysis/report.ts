@@ -1,6 +1,18 @@
 import { pearson, spearman } from "../../stats/index.js";
-import { formatRunKey, type RunProvenance, type RunResult } from "../store/results.js";
-import { adjustArmMatrices, familyPairs, isProfilePair, unadjustedArmMatrices } from "./arms.js";
+import {
+  type AttemptRecord,
+  formatRunKey,
+  type RunProvenance,
+  type RunResult,
+} from "../store/results.js";
+import {
+  type ArmMatrix,
+  adjustArmMatrices,
+  familyPairs,
+  isProfilePair,
+  unadjustedArmMatrices,
+} from "./arms.js";
+import { controlConfigurations, controlOutcomes } from "./controls.js";
 import {
   armUsage,
   countFlags,
@@ -22,6 +34,7 @@ import {
 import {
   DEFAULT_STATISTICS,
   designRecommendation,
+  type Multiplicity,
   multiplicityOf,
   type StatisticsSettings,
 } from "./statistics.js";
@@ -40,22 +53,101 @@ export * from "./report-types.js";
  * to infrastructure appear as unmeasured, their skill as unscorable when nothing else is left).
  */
 export function buildReport(
-  results: readonly RunResult[],
+  allResults: readonly RunResult[],
   options: BuildReportOptions = {},
 ): BenchReport {
-  const alpha = options.alpha ?? 0.05;
-  const statistics: StatisticsSettings = {
-    alpha,
+  const statistics = statisticsOf(options);
+  // Control configurations get control rows; only the others' arms are compared.
+  const controlConfigs = controlConfigurations(options.manifest);
+  const controls = controlOutcomes(
+    allResults.filter((run) => controlConfigs.has(run.config)),
+    controlConfigs,
+  );
+  const results = allResults.filter((run) => !controlConfigs.has(run.config));
+  const attempts = (options.attempts ?? []).filter(
+    (attempt) => !controlConfigs.has(attempt.config),
+  );
+  const lost = lostRuns(results, attempts);
+  const { profiles, matrices, multiplicity } = adjustedProfiles(
+    unadjustedProfiles(results, attempts, lost, statistics.alpha),
+    results,
+    statistics.alpha,
+  );
+  const configIds = [...new Set(profiles.map((profile) => profile.config))];
+  const configs = configIds.map((config) =>
+    configSummary(config, profiles, results, options, statistics),
+  );
+  const measurable = measurablePairs(profiles);
+  const unmeasured = profiles.flatMap((profile) =>
+    profile.measured.unmeasured.map(({ requirement, ...rest }) => ({
+      config: profile.config,
+      skill: profile.skill,
+      requirement,
+      ...rest,
+    })),
+  );
+  const provenance = provenanceOf(results);
+  return {
+    format: REPORT_FORMAT,
+    ...(options.manifest === undefined
+      ? {}
+      : { suite: { name: options.manifest.suite.name, path: options.manifest.suite.path } }),
+    ...(matrices.length === 0 ? {} : { arms: matrices }),
+    ...(provenance === undefined ? {} : { provenance }),
+    ...(options.filter === undefined ? {} : { filter: options.filter }),
+    statistics,
+    profiles,
+    multiplicity,
+    configs,
+    ...(controls.length === 0 ? {} : { controls }),
+    ...(options.completeness === undefined ? {} : { completeness: options.completeness }),
+    pooled: pooledOf(measurable),
+    measurement: {
+      pairs: measurable.length + unmeasured.length,
+      measurable: measurable.length,
+      unmeasured,
+      lostRuns: [...lost.values()].reduce((sum, list) => sum + list.length, 0),
+    },
+    unscorable: profiles.flatMap((profile) =>
+      profile.unscorable === null
+        ? []
+        : [{ config: profile.config, skill: profile.skill, reason: profile.unscorable }],
+    ),
+    flagCounts: countFlags(
+      profiles.flatMap((profile) =>
+        profile.requirements.map((outcome) => ({
+          id: JSON.stringify([profile.config, profile.skill, outcome.id]),
+          runs: [...outcome.detail.without, ...outcome.detail.with],
+        })),
+      ),
+    ),
+    pairs: pairFigures(profiles, measurable, options.largeChange ?? 0.5),
+    ...betweenConfigurations(configIds, profiles),
+    runs: {
+      scored: results.length,
+      infraAttempts: attempts.filter((attempt) => attempt.outcome === "infra_error").length,
+    },
+  };
+}
+
+/** α and the design recommendation's settings, every default written out. */
+function statisticsOf(options: BuildReportOptions): StatisticsSettings {
+  return {
+    alpha: options.alpha ?? 0.05,
     detectEffect: options.detectEffect ?? DEFAULT_STATISTICS.detectEffect,
     targetPower: options.targetPower ?? DEFAULT_STATISTICS.targetPower,
     powerDraws: options.powerDraws ?? DEFAULT_STATISTICS.powerDraws,
     seed: options.seed ?? DEFAULT_STATISTICS.seed,
   };
-  const threshold = options.largeChange ?? 0.5;
-  const attempts = options.attempts ?? [];
-  const lost = lostRuns(results, attempts);
+}
 
-  // Every (config, skill) and its requirement ids, from results and from attempts alike.
+/** Every (config, skill) known from results and from attempts alike, its profile before BH. */
+function unadjustedProfiles(
+  results: readonly RunResult[],
+  attempts: readonly AttemptRecord[],
+  lost: ReturnType<typeof lostRuns>,
+  alpha: number,
+): Profile[] {
   const requirementIds = new Map<string, Set<string>>();
   const note = (key: { config: string; skill: string; requirement: string }) => {
     const profileKey = JSON.stringify([key.config, key.skill]);
@@ -67,16 +159,26 @@ export function buildReport(
   for (const attempt of attempts) note(attempt);
 
   const byProfile = groupBy(results, (run) => JSON.stringify([run.config, run.skill]));
-  const unadjusted: Profile[] = [...requirementIds.entries()].map(([key, ids]) => {
+  const profiles = [...requirementIds.entries()].map(([key, ids]) => {
     const [config, skill] = JSON.parse(key) as [string, string];
     return profileOf(config, skill, byProfile.get(key) ?? [], lost, [...ids], alpha);
   });
-  unadjusted.sort((left, right) =>
+  return profiles.sort((left, right) =>
     left.config === right.config
       ? left.skill.localeCompare(right.skill)
       : left.config.localeCompare(right.config),
   );
-  // One BH family per report: the profiles and the arm pairs that are not a profile's test.
+}
+
+/**
+ * One BH family per report: the profiles and the arm pairs that are not a profile's test. The
+ * profiles and matrices come back with their q and class under FDR control.
+ */
+function adjustedProfiles(
+  unadjusted: readonly Profile[],
+  results: readonly RunResult[],
+  alpha: number,
+): { profiles: Profile[]; matrices: ArmMatrix[]; multiplicity: Multiplicity } {
   const unadjustedMatrices = unadjustedArmMatrices(results, alpha);
   const otherPairs = familyPairs(unadjustedMatrices);
   const multiplicity = multiplicityOf(
@@ -102,93 +204,134 @@ export function buildReport(
     );
     return profile === undefined ? undefined : { q: profile.q, classFdr: profile.classFdr };
   });
+  return { profiles, matrices, multiplicity: multiplicity.table };
+}
 
-  const configIds = [...new Set(profiles.map((profile) => profile.config))];
-  const configs: ConfigSummary[] = configIds.map((config) => {
-    const own = profiles.filter((profile) => profile.config === config);
-    const pairs = own.flatMap((profile) =>
-      profile.requirements.filter((outcome) => outcome.delta !== null),
-    );
-    const y0 = mean(pairs.map((outcome) => outcome.without as number));
-    const y1 = mean(pairs.map((outcome) => outcome.with as number));
-    const configuration = options.manifest?.configurations.find(
-      (candidate) => candidate.id === config,
-    );
-    const runs = results.filter((run) => run.config === config);
-    return {
-      config,
-      ...(configuration === undefined ? {} : { agent: configuration.agent }),
-      ...(configuration?.model === undefined ? {} : { model: configuration.model }),
-      skills: own.length,
-      pairs: pairs.length,
-      unmeasuredPairs: own.reduce((sum, profile) => sum + profile.measured.unmeasured.length, 0),
-      without: y0,
-      with: y1,
-      delta: y0 === null || y1 === null ? null : 100 * (y1 - y0),
-      classes: {
-        golden: own.filter((profile) => profile.class === "golden").length,
-        harmful: own.filter((profile) => profile.class === "harmful").length,
-        ineffective: own.filter((profile) => profile.class === "ineffective").length,
-        ...(own.some((profile) => profile.class === "undecided")
-          ? { undecided: own.filter((profile) => profile.class === "undecided").length }
-          : {}),
-      },
-      unscorable: own.filter((profile) => profile.unscorable !== null).length,
-      classesFdr: {
-        golden: own.filter((profile) => profile.classFdr === "golden").length,
-        harmful: own.filter((profile) => profile.classFdr === "harmful").length,
-        ineffective: own.filter((profile) => profile.classFdr === "ineffective").length,
-      },
-      ...(configuration?.derivedFrom === undefined
-        ? {}
-        : {
-            derivedFrom: {
-              id: configuration.derivedFrom.id,
-              agent: configuration.derivedFrom.agent,
-              ...(configuration.derivedFrom.model === undefined
-                ? {}
-                : { model: configuration.derivedFrom.model }),
-            },
-          }),
-      design: designRecommendation(
-        own.map((profile) => ({
-          deltas: profile.requirements.flatMap((outcome) =>
-            outcome.delta === null ? [] : [outcome.delta],
-          ),
-          variability: profile.variability,
-          baseline: profile.requirements.flatMap((outcome) =>
-            outcome.delta === null || outcome.without === null ? [] : [outcome.without],
-          ),
-          trials: profile.requirements.flatMap((outcome) => {
-            const runs = outcome.detail.without;
-            if (outcome.delta === null || runs.length === 0) return [];
-            const checks = runs.reduce((sum, run) => sum + run.total, 0) / runs.length;
-            return checks > 0 ? [checks * runs.length] : [];
-          }),
-        })),
-        statistics,
-      ),
-      usage: {
-        without: armUsage(runs.filter((run) => run.arm === "without")),
-        with: armUsage(runs.filter((run) => run.arm === "with")),
-      },
-    };
-  });
+/** Profiles of one configuration per class, counted (the raw classes and the FDR ones). */
+function classCounts(own: readonly Profile[]): Pick<ConfigSummary, "classes" | "classesFdr"> {
+  const count = (test: (profile: Profile) => boolean) => own.filter(test).length;
+  return {
+    classes: {
+      golden: count((profile) => profile.class === "golden"),
+      harmful: count((profile) => profile.class === "harmful"),
+      ineffective: count((profile) => profile.class === "ineffective"),
+      ...(own.some((profile) => profile.class === "undecided")
+        ? { undecided: count((profile) => profile.class === "undecided") }
+        : {}),
+    },
+    classesFdr: {
+      golden: count((profile) => profile.classFdr === "golden"),
+      harmful: count((profile) => profile.classFdr === "harmful"),
+      ineffective: count((profile) => profile.classFdr === "ineffective"),
+    },
+  };
+}
 
-  const allPairs = profiles.flatMap((profile) =>
+/** What the design recommendation needs of each profile: its measurable deltas and baselines. */
+function designInput(profile: Profile) {
+  return {
+    deltas: profile.requirements.flatMap((outcome) =>
+      outcome.delta === null ? [] : [outcome.delta],
+    ),
+    variability: profile.variability,
+    baseline: profile.requirements.flatMap((outcome) =>
+      outcome.delta === null || outcome.without === null ? [] : [outcome.without],
+    ),
+    trials: profile.requirements.flatMap((outcome) => {
+      const runs = outcome.detail.without;
+      if (outcome.delta === null || runs.length === 0) return [];
+      const checks = runs.reduce((sum, run) => sum + run.total, 0) / runs.length;
+      return checks > 0 ? [checks * runs.length] : [];
+    }),
+  };
+}
+
+function configSummary(
+  config: string,
+  profiles: readonly Profile[],
+  results: readonly RunResult[],
+  options: BuildReportOptions,
+  statistics: StatisticsSettings,
+): ConfigSummary {
+  const own = profiles.filter((profile) => profile.config === config);
+  const pairs = own.flatMap((profile) =>
+    profile.requirements.filter((outcome) => outcome.delta !== null),
+  );
+  const y0 = mean(pairs.map((outcome) => outcome.without as number));
+  const y1 = mean(pairs.map((outcome) => outcome.with as number));
+  const configuration = options.manifest?.configurations.find(
+    (candidate) => candidate.id === config,
+  );
+  const derivedFrom = configuration?.derivedFrom;
+  const runs = results.filter((run) => run.config === config);
+  const { classes, classesFdr } = classCounts(own);
+  return {
+    config,
+    ...(configuration === undefined ? {} : { agent: configuration.agent }),
+    ...(configuration?.model === undefined ? {} : { model: configuration.model }),
+    skills: own.length,
+    pairs: pairs.length,
+    unmeasuredPairs: own.reduce((sum, profile) => sum + profile.measured.unmeasured.length, 0),
+    without: y0,
+    with: y1,
+    delta: y0 === null || y1 === null ? null : 100 * (y1 - y0),
+    classes,
+    unscorable: own.filter((profile) => profile.unscorable !== null).length,
+    classesFdr,
+    ...(derivedFrom === undefined
+      ? {}
+      : {
+          derivedFrom: {
+            id: derivedFrom.id,
+            agent: derivedFrom.agent,
+            ...(derivedFrom.model === undefined ? {} : { model: derivedFrom.model }),
+          },
+        }),
+    design: designRecommendation(own.map(designInput), statistics),
+    usage: {
+      without: armUsage(runs.filter((run) => run.arm === "without")),
+      with: armUsage(runs.filter((run) => run.arm === "with")),
+    },
+  };
+}
+
+interface MeasurablePair {
+  readonly profile: Profile;
+  readonly outcome: RequirementOutcome;
+}
+
+/** Every pair that entered a verdict, with its profile. */
+function measurablePairs(profiles: readonly Profile[]): MeasurablePair[] {
+  return profiles.flatMap((profile) =>
     profile.requirements
       .filter((outcome) => outcome.delta !== null)
       .map((outcome) => ({ profile, outcome })),
   );
-  const pooledWithout = mean(allPairs.map(({ outcome }) => outcome.without as number));
-  const pooledWith = mean(allPairs.map(({ outcome }) => outcome.with as number));
-  const pairKey = (profile: Profile, outcome: RequirementOutcome): PairKey => ({
-    config: profile.config,
-    skill: profile.skill,
-    requirement: outcome.id,
-  });
-  const identical = allPairs.filter(({ outcome }) => outcome.identical);
-  const large = allPairs.filter(
+}
+
+function pooledOf(measurable: readonly MeasurablePair[]): BenchReport["pooled"] {
+  const without = mean(measurable.map(({ outcome }) => outcome.without as number));
+  const assisted = mean(measurable.map(({ outcome }) => outcome.with as number));
+  return {
+    pairs: measurable.length,
+    without,
+    with: assisted,
+    delta: without === null || assisted === null ? null : 100 * (assisted - without),
+  };
+}
+
+function pairKey(profile: Profile, outcome: RequirementOutcome): PairKey {
+  return { config: profile.config, skill: profile.skill, requirement: outcome.id };
+}
+
+/** Identical outcomes, large changes, misplaced deliverables and timeouts among the pairs. */
+function pairFigures(
+  profiles: readonly Profile[],
+  measurable: readonly MeasurablePair[],
+  threshold: number,
+): BenchReport["pairs"] {
+  const identical = measurable.filter(({ outcome }) => outcome.identical);
+  const large = measurable.filter(
     ({ outcome }) => Math.abs((outcome.delta as number) / 100) >= threshold - 1e-12,
   );
   const misplaced = profiles.flatMap((profile) =>
@@ -200,7 +343,31 @@ export function buildReport(
         deltaY: outcome.delta === null ? null : outcome.delta / 100,
       })),
   );
+  return {
+    total: measurable.length,
+    identical: {
+      count: identical.length,
+      share: measurable.length === 0 ? null : identical.length / measurable.length,
+      keys: identical.map(({ profile, outcome }) => pairKey(profile, outcome)),
+    },
+    largeChanges: {
+      threshold,
+      count: large.length,
+      keys: large.map(({ profile, outcome }) => ({
+        ...pairKey(profile, outcome),
+        deltaY: (outcome.delta as number) / 100,
+      })),
+    },
+    misplacedDeliverables: { count: misplaced.length, keys: misplaced },
+    timeouts: measurable.filter(({ outcome }) => outcome.timeout).length,
+  };
+}
 
+/** Between each two configurations: correlation of the skills' Δ (≥ 3 shared) and sign changes. */
+function betweenConfigurations(
+  configIds: readonly string[],
+  profiles: readonly Profile[],
+): Pick<BenchReport, "correlations" | "signChanges"> {
   const correlations: BenchReport["correlations"][number][] = [];
   const signChanges: BenchReport["signChanges"][number][] = [];
   for (let left = 0; left < configIds.length; left += 1) {
@@ -235,19 +402,15 @@ export function buildReport(
       });
     }
   }
+  return { correlations, signChanges };
+}
 
-  const unmeasured = profiles.flatMap((profile) =>
-    profile.measured.unmeasured.map(({ requirement, ...rest }) => ({
-      config: profile.config,
-      skill: profile.skill,
-      requirement,
-      ...rest,
-    })),
-  );
-  const reusedRuns = results.flatMap((result) =>
+/** Results this run directory did not execute (reused, re-graded); undefined when none. */
+function provenanceOf(results: readonly RunResult[]): BenchReport["provenance"] {
+  const reused = results.flatMap((result) =>
     result.provenance?.kind === "reused" ? [takenFrom(result, result.provenance)] : [],
   );
-  const regradedRuns = results.flatMap((result) => {
+  const regraded = results.flatMap((result) => {
     const provenance = result.provenance;
     if (provenance?.kind !== "regraded") return [];
     return [
@@ -258,71 +421,7 @@ export function buildReport(
       },
     ];
   });
-  return {
-    format: REPORT_FORMAT,
-    ...(options.manifest === undefined
-      ? {}
-      : { suite: { name: options.manifest.suite.name, path: options.manifest.suite.path } }),
-    ...(matrices.length === 0 ? {} : { arms: matrices }),
-    ...(reusedRuns.length === 0 && regradedRuns.length === 0
-      ? {}
-      : { provenance: { reused: reusedRuns, regraded: regradedRuns } }),
-    ...(options.filter === undefined ? {} : { filter: options.filter }),
-    statistics,
-    profiles,
-    multiplicity: multiplicity.table,
-    configs,
-    pooled: {
-      pairs: allPairs.length,
-      without: pooledWithout,
-      with: pooledWith,
-      delta:
-        pooledWithout === null || pooledWith === null ? null : 100 * (pooledWith - pooledWithout),
-    },
-    measurement: {
-      pairs: allPairs.length + unmeasured.length,
-      measurable: allPairs.length,
-      unmeasured,
-      lostRuns: [...lost.values()].reduce((sum, list) => sum + list.length, 0),
-    },
-    unscorable: profiles.flatMap((profile) =>
-      profile.unscorable === null
-        ? []
-        : [{ config: profile.config, skill: profile.skill, reason: profile.unscorable }],
-    ),
-    flagCounts: countFlags(
-      profiles.flatMap((profile) =>
-        profile.requirements.map((outcome) => ({
-          id: JSON.stringify([profile.config, profile.skill, outcome.id]),
-          runs: [...outcome.detail.without, ...outcome.detail.with],
-        })),
-      ),
-    ),
-    pairs: {
-      total: allPairs.length,
-      identical: {
-        count: identical.length,
-        share: allPairs.length === 0 ? null : identical.length / allPairs.length,
-        keys: identical.map(({ profile, outcome }) => pairKey(profile, outcome)),
-      },
-      largeChanges: {
-        threshold,
-        count: large.length,
-        keys: large.map(({ profile, outcome }) => ({
-          ...pairKey(profile, outcome),
-          deltaY: (outcome.delta as number) / 100,
-        })),
-      },
-      misplacedDeliverables: { count: misplaced.length, keys: misplaced },
-      timeouts: allPairs.filter(({ outcome }) => outcome.timeout).length,
-    },
-    correlations,
-    signChanges,
-    runs: {
-      scored: results.length,
-      infraAttempts: attempts.filter((attempt) => attempt.outcome === "infra_error").length,
-    },
-  };
+  return reused.length === 0 && regraded.length === 0 ? undefined : { reused, regraded };
 }
 
 /** A run this run directory did not execute: its key here, and the run directory and key it came from. */

@@ -84,7 +84,7 @@ export interface GateOptions {
 }
 
 export async function gateRuns(gate: GateOptions): Promise<Gate> {
-  const { suite, store, options } = gate;
+  const { store, options } = gate;
   const log = (line: string) => options.onLog?.(line);
   const environmentFor = skillEnvironments({
     sandbox: gate.sandbox,
@@ -93,46 +93,11 @@ export async function gateRuns(gate: GateOptions): Promise<Gate> {
     ...(options.baseImages === undefined ? {} : { baseImages: options.baseImages }),
     onLog: log,
   });
-  // Only what still has to run needs a verdict on its environment and verifier: a resumed run
-  // whose results are all stored checks nothing again.
-  const toDecide = (run: PlannedRun) => {
-    const stored = store.flagsOf(run.key);
-    return stored === undefined || stored.some((flag) => PREPARATION_FLAGS.has(flag));
-  };
-  const open = new Set(
-    gate.planned.filter(toDecide).map((run) => `${run.skill.id}/${run.requirement.id}`),
-  );
-  const skillsWithRuns = suite.skills
-    .map((skill) => ({
-      ...skill,
-      requirements: skill.requirements.filter((requirement) =>
-        open.has(`${skill.id}/${requirement.id}`),
-      ),
-    }))
-    .filter((skill) => skill.requirements.length > 0);
-
-  let check: SuiteCheck | undefined;
-  if (options.check !== false) {
-    log(`checking the verifiers of ${open.size} requirement(s) first (--no-check skips this)`);
-    check = await checkSuite({
-      // Environment-only tasks have no untouched repository: `bench check-tasks` checks them.
-      suite: { ...suite, skills: skillsWithRuns.filter((skill) => skill.repository !== undefined) },
-      excluded: gate.excluded,
-      environmentFor,
-      cacheDir: gate.cacheDir,
-      ...(options.weakThreshold === undefined ? {} : { weakThreshold: options.weakThreshold }),
-      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
-      onProgress: (progress) => {
-        if (progress.activity !== undefined) return;
-        const last = progress.last;
-        if (last === undefined) return;
-        log(
-          `check ${progress.done}/${progress.total} ${last.skill}/${last.requirement}: ${last.status}${last.untouchedPassRatio === null ? "" : ` (${Math.round(last.untouchedPassRatio * 1000) / 10}% untouched)`}${last.cached ? " [cached]" : ""}${last.status === "ok" ? "" : ` — ${last.reason}`}`,
-        );
-      },
-    });
-  }
+  const skillsWithRuns = skillsToDecide(gate);
+  const check =
+    options.check === false
+      ? undefined
+      : await checkVerifiers(skillsWithRuns, environmentFor, gate);
   const outcomes = new Map<string, EnvironmentOutcome>();
   for (const skill of skillsWithRuns) outcomes.set(skill.id, await environmentFor(skill));
   const taskProblems =
@@ -154,17 +119,121 @@ export async function gateRuns(gate: GateOptions): Promise<Gate> {
       .filter((requirement) => requirement.status === "weak")
       .map((requirement) => `${requirement.skill}/${requirement.requirement}`),
   );
+  const unmeasuredNow = unmeasuredKeys(gate, outcomes, checks, taskProblems);
+  const unmeasured = await storeUnmeasured(gate, unmeasuredNow);
+  const pending: PlannedRun[] = [];
+  for (const run of gate.planned) {
+    if (unmeasuredNow.has(keyText(run.key))) continue;
+    const stored = store.flagsOf(run.key);
+    if (stored?.some((flag) => PREPARATION_FLAGS.has(flag))) {
+      // Measured nothing before; measurable now (the environment or verifier was fixed).
+      store.deleteResult(run.key);
+      pending.push(run);
+    } else if (stored === undefined) {
+      pending.push(run);
+    }
+  }
+  const environmentFailures = [...outcomes.values()]
+    .filter((outcome): outcome is Extract<EnvironmentOutcome, { ok: false }> => !outcome.ok)
+    .map((outcome) => ({ skill: outcome.skill, reason: outcome.reason }));
+  for (const failure of environmentFailures) {
+    options.onWarning?.(
+      `skill ${failure.skill} not run: ${failure.reason} (its runs are stored flagged environment-failure; the rest run)`,
+    );
+  }
+  return {
+    pending,
+    weak,
+    ...(check === undefined ? {} : { check }),
+    environmentFor,
+    environmentFailures,
+    unmeasured,
+    manifest: gateManifest(options, outcomes, check),
+  };
+}
 
-  // Every key that measures nothing now, with its flag and what to store as evidence.
-  const unmeasuredNow = new Map<
-    string,
-    { key: RunKey; flag: string; reason: string; output: string; exitCode: number | null }
-  >();
-  const keyText = (key: RunKey) =>
-    `${key.config}/${key.skill}/${key.requirement}/${key.arm}/${key.repeat}`;
+/**
+ * The skills with runs still to decide, each with only those requirements: a resumed run whose
+ * results are all stored checks nothing again.
+ */
+function skillsToDecide(gate: GateOptions): SuiteSkill[] {
+  const toDecide = (run: PlannedRun) => {
+    const stored = gate.store.flagsOf(run.key);
+    return stored === undefined || stored.some((flag) => PREPARATION_FLAGS.has(flag));
+  };
+  const open = new Set(
+    gate.planned.filter(toDecide).map((run) => `${run.skill.id}/${run.requirement.id}`),
+  );
+  return gate.suite.skills
+    .map((skill) => ({
+      ...skill,
+      requirements: skill.requirements.filter((requirement) =>
+        open.has(`${skill.id}/${requirement.id}`),
+      ),
+    }))
+    .filter((skill) => skill.requirements.length > 0);
+}
+
+/** The verifier check of the requirements still to run, its progress told line by line. */
+async function checkVerifiers(
+  skillsWithRuns: readonly SuiteSkill[],
+  environmentFor: (skill: SuiteSkill) => Promise<EnvironmentOutcome>,
+  gate: GateOptions,
+): Promise<SuiteCheck> {
+  const { options } = gate;
+  const count = skillsWithRuns.reduce((sum, skill) => sum + skill.requirements.length, 0);
+  options.onLog?.(
+    `checking the verifiers of ${count} requirement(s) first (--no-check skips this)`,
+  );
+  return await checkSuite({
+    // Environment-only tasks have no untouched repository: `bench check-tasks` checks them.
+    suite: {
+      ...gate.suite,
+      skills: skillsWithRuns.filter((skill) => skill.repository !== undefined),
+    },
+    excluded: gate.excluded,
+    environmentFor,
+    cacheDir: gate.cacheDir,
+    ...(options.weakThreshold === undefined ? {} : { weakThreshold: options.weakThreshold }),
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    onProgress: (progress) => {
+      if (progress.activity !== undefined) return;
+      const last = progress.last;
+      if (last === undefined) return;
+      options.onLog?.(
+        `check ${progress.done}/${progress.total} ${last.skill}/${last.requirement}: ${last.status}${last.untouchedPassRatio === null ? "" : ` (${Math.round(last.untouchedPassRatio * 1000) / 10}% untouched)`}${last.cached ? " [cached]" : ""}${last.status === "ok" ? "" : ` — ${last.reason}`}`,
+      );
+    },
+  });
+}
+
+/** A key that measures nothing now, with its flag and what to store as evidence. */
+interface UnmeasuredEntry {
+  readonly key: RunKey;
+  readonly flag: string;
+  readonly reason: string;
+  readonly output: string;
+  readonly exitCode: number | null;
+}
+
+function keyText(key: RunKey): string {
+  return `${key.config}/${key.skill}/${key.requirement}/${key.arm}/${key.repeat}`;
+}
+
+/** Every key that measures nothing now: failed environments, failed task controls, broken verifiers. */
+function unmeasuredKeys(
+  gate: GateOptions,
+  outcomes: ReadonlyMap<string, EnvironmentOutcome>,
+  checks: ReadonlyMap<string, RequirementCheck>,
+  taskProblems: ReadonlyMap<string, string>,
+): Map<string, UnmeasuredEntry> {
+  const unmeasuredNow = new Map<string, UnmeasuredEntry>();
   for (const run of gate.planned) {
     const outcome = outcomes.get(run.skill.id);
-    const requirementCheck = checks.get(`${run.skill.id}/${run.requirement.id}`);
+    const id = `${run.skill.id}/${run.requirement.id}`;
+    const requirementCheck = checks.get(id);
+    const taskProblem = taskProblems.get(id);
     if (outcome !== undefined && !outcome.ok) {
       unmeasuredNow.set(keyText(run.key), {
         key: run.key,
@@ -173,11 +242,11 @@ export async function gateRuns(gate: GateOptions): Promise<Gate> {
         output: outcome.log,
         exitCode: null,
       });
-    } else if (taskProblems.has(`${run.skill.id}/${run.requirement.id}`)) {
+    } else if (taskProblem !== undefined) {
       unmeasuredNow.set(keyText(run.key), {
         key: run.key,
         flag: "broken-verifier",
-        reason: `bench check-tasks: ${taskProblems.get(`${run.skill.id}/${run.requirement.id}`)}`,
+        reason: `bench check-tasks: ${taskProblem}`,
         output: "",
         exitCode: null,
       });
@@ -222,7 +291,18 @@ export async function gateRuns(gate: GateOptions): Promise<Gate> {
       }
     }
   }
+  return unmeasuredNow;
+}
 
+/**
+ * Store each unmeasured key (replacing an earlier unmeasured result, never a measured one);
+ * returns how many were stored.
+ */
+async function storeUnmeasured(
+  gate: GateOptions,
+  unmeasuredNow: ReadonlyMap<string, UnmeasuredEntry>,
+): Promise<number> {
+  const { store } = gate;
   const now = new Date().toISOString();
   let unmeasured = 0;
   for (const entry of unmeasuredNow.values()) {
@@ -232,66 +312,47 @@ export async function gateRuns(gate: GateOptions): Promise<Gate> {
     await gate.record(unmeasuredResult(entry, now, store.attemptCount(entry.key) + 1));
     unmeasured += 1;
   }
-  const pending: PlannedRun[] = [];
-  for (const run of gate.planned) {
-    if (unmeasuredNow.has(keyText(run.key))) continue;
-    const stored = store.flagsOf(run.key);
-    if (stored?.some((flag) => PREPARATION_FLAGS.has(flag))) {
-      // Measured nothing before; measurable now (the environment or verifier was fixed).
-      store.deleteResult(run.key);
-      pending.push(run);
-    } else if (stored === undefined) {
-      pending.push(run);
-    }
-  }
-  const environmentFailures = [...outcomes.values()]
-    .filter((outcome): outcome is Extract<EnvironmentOutcome, { ok: false }> => !outcome.ok)
-    .map((outcome) => ({ skill: outcome.skill, reason: outcome.reason }));
-  for (const failure of environmentFailures) {
-    options.onWarning?.(
-      `skill ${failure.skill} not run: ${failure.reason} (its runs are stored flagged environment-failure; the rest run)`,
-    );
-  }
+  return unmeasured;
+}
+
+/** What the manifest records of the gate: environments, the check, the selection. */
+function gateManifest(
+  options: RunSuiteOptions,
+  outcomes: ReadonlyMap<string, EnvironmentOutcome>,
+  check: SuiteCheck | undefined,
+): Gate["manifest"] {
   const selection = options.selection;
   return {
-    pending,
-    weak,
-    ...(check === undefined ? {} : { check }),
-    environmentFor,
-    environmentFailures,
-    unmeasured,
-    manifest: {
-      environments: [...outcomes.values()].map((outcome) => ({ ...environmentRecord(outcome) })),
-      check:
-        check === undefined
-          ? {
-              format: CHECK_FORMAT,
-              weakThreshold: options.weakThreshold ?? DEFAULT_WEAK_THRESHOLD,
-              skipped: true,
-              requirements: [],
-            }
-          : {
-              format: check.format,
-              weakThreshold: check.weakThreshold,
-              requirements: check.requirements.map((requirement) => ({
-                ...requirementCheckJson(requirement),
-                ...(requirement.digest === undefined ? {} : { digest: requirement.digest }),
-                cached: requirement.cached,
-              })),
-            },
-      ...(selection === undefined ||
-      ((selection.skills ?? []).length === 0 && (selection.requirements ?? []).length === 0)
-        ? {}
+    environments: [...outcomes.values()].map((outcome) => ({ ...environmentRecord(outcome) })),
+    check:
+      check === undefined
+        ? {
+            format: CHECK_FORMAT,
+            weakThreshold: options.weakThreshold ?? DEFAULT_WEAK_THRESHOLD,
+            skipped: true,
+            requirements: [],
+          }
         : {
-            selection: {
-              ...(selection.skills === undefined ? {} : { skills: [...selection.skills] }),
-              ...(selection.requirements === undefined
-                ? {}
-                : { requirements: [...selection.requirements] }),
-            },
-          }),
-      setupNetwork: options.setupNetwork ?? "auto",
-    },
+            format: check.format,
+            weakThreshold: check.weakThreshold,
+            requirements: check.requirements.map((requirement) => ({
+              ...requirementCheckJson(requirement),
+              ...(requirement.digest === undefined ? {} : { digest: requirement.digest }),
+              cached: requirement.cached,
+            })),
+          },
+    ...(selection === undefined ||
+    ((selection.skills ?? []).length === 0 && (selection.requirements ?? []).length === 0)
+      ? {}
+      : {
+          selection: {
+            ...(selection.skills === undefined ? {} : { skills: [...selection.skills] }),
+            ...(selection.requirements === undefined
+              ? {}
+              : { requirements: [...selection.requirements] }),
+          },
+        }),
+    setupNetwork: options.setupNetwork ?? "auto",
   };
 }
 
@@ -332,11 +393,7 @@ async function checkTaskControls(
 }
 
 /** A result stored without running: nothing measured, the flag and its evidence kept. */
-function unmeasuredResult(
-  entry: { key: RunKey; flag: string; reason: string; output: string; exitCode: number | null },
-  now: string,
-  attempt: number,
-): RunResult {
+function unmeasuredResult(entry: UnmeasuredEntry, now: string, attempt: number): RunResult {
   return {
     ...entry.key,
     // No agent ran; the flag (effect `unmeasured`) keeps the pair out of the verdict.

@@ -221,6 +221,12 @@ export async function openRunDirectory(
 ): Promise<OpenRun> {
   const { suite, runDir, configurations, predictions, repeats, concurrency, maxAttempts } = plan;
   const now = new Date().toISOString();
+  const planned = plannedKeys(suite, configurations, repeats);
+  const plannedRuns: Record<string, number> = {};
+  for (const { key } of planned) {
+    const id = `${key.config}/${key.skill}/${key.requirement}`;
+    plannedRuns[id] = (plannedRuns[id] ?? 0) + 1;
+  }
   const currentManifest: RunManifest = {
     format: MANIFEST_FORMAT,
     createdAt: now,
@@ -264,6 +270,7 @@ export async function openRunDirectory(
         }),
     seeds: {},
     commandLines: options.commandLine === undefined ? [] : [[...options.commandLine]],
+    plannedRuns,
   };
   const manifest =
     plan.existingManifest === undefined
@@ -277,7 +284,6 @@ export async function openRunDirectory(
     store.close();
     throw error;
   }
-  const planned = plannedKeys(suite, configurations, repeats);
   const pending = planned.filter((run) => !store.has(run.key));
   return { manifest, store, planned, pending, alreadyDone: planned.length - pending.length };
 }

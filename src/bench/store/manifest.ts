@@ -87,6 +87,11 @@ export const manifestSchema = z.object({
       requirements: z.array(z.string()).optional(),
     })
     .optional(),
+  /**
+   * Runs planned per `config/skill/requirement` (arms × repeats), over every invocation: what a
+   * report counts its stored runs against ("incomplete: k of n runs").
+   */
+  plannedRuns: z.record(z.string(), z.number().int().nonnegative()).optional(),
   /** How setup treated the network (`auto`, `on`, `off`) in the latest invocation. */
   setupNetwork: z.string().optional(),
   /** Each skill's environment as the latest invocation found or prepared it. */
@@ -216,5 +221,8 @@ export function mergeManifest(
       repeats: Math.max(existing.limits.repeats, current.limits.repeats),
     },
     commandLines: [...existing.commandLines, ...current.commandLines],
+    ...(existing.plannedRuns === undefined && current.plannedRuns === undefined
+      ? {}
+      : { plannedRuns: { ...existing.plannedRuns, ...current.plannedRuns } }),
   };
 }

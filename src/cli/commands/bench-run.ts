@@ -21,12 +21,15 @@ import {
   runSuite,
   runSuiteOnQueue,
   type SandboxKind,
+  unmeasuredRunsOf,
+  type VariantOption,
   withVariants,
 } from "../../bench/index.js";
 import { UsageError } from "../../core/errors.js";
 import { defaultCacheDir, parseBaseImageMap } from "../../env/index.js";
 import { loadModelConfig } from "../../model/index.js";
 import { type CommandContext, log, printJson, printLines } from "../context.js";
+import { interruptGracefully } from "../interrupt.js";
 import {
   agentKindOf,
   budgetUsdOf,
@@ -70,9 +73,14 @@ interface RunOptions {
 }
 
 export function registerRun(bench: Command, context: CommandContext): void {
-  const { io } = context;
-  const command = bench
-    .command("run")
+  runOptions(bench.command("run")).action((suitePath: string, options: RunOptions) =>
+    runCommand(suitePath, options, context),
+  );
+}
+
+/** The options of `bench run`. */
+function runOptions(run: Command): Command {
+  const command = run
     .description(
       "Run every configuration × skill × requirement × arm (without, with) not yet stored, and print the verdicts; re-running resumes",
     )
@@ -136,7 +144,7 @@ export function registerRun(bench: Command, context: CommandContext): void {
       "--weak-threshold <share>",
       "a verifier passing at least this share of its checks untouched is weak (default 0.5)",
     );
-  withSetupNetworkOptions(command)
+  return withSetupNetworkOptions(command)
     .option(
       "--variant <[skill:]name=dir>",
       "also run this version of the skill (an Agent Skills folder) as its own arm; the report compares every pair of arms (repeatable)",
@@ -153,159 +161,232 @@ export function registerRun(bench: Command, context: CommandContext): void {
       "build environment-only (Harbor) tasks whose Dockerfile starts FROM <image> from a local image instead, e.g. ubuntu:24.04=localhost/skillsmith-base:bookworm (repeatable; recorded in the manifest)",
       collect,
     )
-    .option("--json", "print {run, report} as JSON on stdout")
-    .action(async (suitePath: string, options: RunOptions) => {
-      const agentOverride = options.agent === undefined ? undefined : agentKindOf(options.agent);
-      const sandboxKind = sandboxKindOf(options);
-      const weakThreshold = weakThresholdOf(options.weakThreshold, io.env);
-      const setupNetwork = setupNetworkOf(options.setupNetwork, io.env);
-      const selection = selectionOf(options);
-      const budgetUsd = budgetUsdOf(options.budgetUsd);
-      // Skills and requirements with broken files are left out and reported; the rest runs.
-      const loaded = await loadSuiteSelection(resolve(io.cwd, suitePath), {
-        ...selection,
-        partial: true,
+    .option("--json", "print {run, report} as JSON on stdout");
+}
+
+/** One `bench run`: the runs, then the report, the summary and the exit code. */
+async function runCommand(
+  suitePath: string,
+  options: RunOptions,
+  context: CommandContext,
+): Promise<void> {
+  const { io } = context;
+  // Every flag is checked before the suite is read: a typo is reported as such.
+  const flags = flagSettings(options, io);
+  const selection = selectionOf(options);
+  // Skills and requirements with broken files are left out and reported; the rest runs.
+  const loaded = await loadSuiteSelection(resolve(io.cwd, suitePath), {
+    ...selection,
+    partial: true,
+  });
+  const variants = (options.variant ?? []).map((text) => parseVariantOption(text, io.cwd));
+  const suite = await withVariants(loaded.suite, variants);
+  const runDir =
+    options.out === undefined ? defaultRunDir(io.cwd, suite) : resolve(io.cwd, options.out);
+  const terminal = io.stderrIsTerminal === true;
+  const progress = createProgressRenderer(io.stderr, terminal && options.json !== true);
+  log(io, `run directory: ${runDir}`);
+  const common = runSuiteOptions(loaded, options, io, flags, { runDir, variants, progress });
+  // Ctrl-C stops scheduling, ends the runs in flight and still says what was stored.
+  const interrupt = new AbortController();
+  const release = interruptGracefully(() => interrupt.abort());
+  let summary: RunSummary;
+  try {
+    if (options.queue === undefined) {
+      summary = await runSuite({ ...common, signal: interrupt.signal });
+    } else {
+      log(
+        io,
+        `queue: ${redactRedisUrl(options.queue)} (start workers with: skillsmith worker --queue <url>)`,
+      );
+      summary = await runSuiteOnQueue({
+        ...common,
+        signal: interrupt.signal,
+        queue: options.queue,
+        rateLimits: flags.rateLimits,
+        ...(options.pollInterval === undefined ? {} : { pollIntervalMs: options.pollInterval }),
       });
-      const variants = (options.variant ?? []).map((text) => parseVariantOption(text, io.cwd));
-      const suite = await withVariants(loaded.suite, variants);
-      const runDir =
-        options.out === undefined ? defaultRunDir(io.cwd, suite) : resolve(io.cwd, options.out);
-      const terminal = io.stderrIsTerminal === true;
-      const progress = createProgressRenderer(io.stderr, terminal && options.json !== true);
-      log(io, `run directory: ${runDir}`);
-      if (options.queue === undefined) {
-        for (const [flag, value] of [
-          ["--rate-limit", options.rateLimit],
-          ["--poll-interval", options.pollInterval],
-        ] as const) {
-          if (value !== undefined) throw new UsageError("option-invalid", `${flag} needs --queue`);
-        }
-      }
-      const rateLimits: Record<string, RateLimit> = {};
-      for (const text of options.rateLimit ?? []) {
-        const { group, limit } = parseRateLimit(text);
-        rateLimits[group] = limit;
-      }
-      const baseImages = parseBaseImageMap(options.baseImage ?? []);
-      let summary: Awaited<ReturnType<typeof runSuite>>;
-      const common = {
-        // Loaded once, here: the run reports the parts left out as if it had loaded the folder.
-        suite: loaded,
-        runDir,
-        selection,
-        ...(variants.length === 0 ? {} : { variants }),
-        ...(options.check === false ? { check: false } : {}),
-        weakThreshold,
-        setupNetwork,
-        // Progress rewrites its line; every other event ends it and prints a line of its own.
-        onEvent: (event: RunEvent) => {
-          if (event.type === "progress") return progress.update(event.progress);
-          const line =
-            event.type === "warning"
+    }
+  } finally {
+    release();
+    progress.finish();
+  }
+  const report = await reportRunDir(runDir);
+  if (summary.aborted) {
+    const stored = report.completeness;
+    log(
+      io,
+      `interrupted: ${stored === undefined ? `${summary.executed} runs scored now` : `${stored.stored} of ${stored.planned} runs stored`} in ${runDir}; the runs in flight were stopped and are not scored. Resume with: ${resumeCommand(suitePath, options, runDir)}`,
+    );
+  }
+  const unmeasured = unmeasuredRunsOf(report);
+  if (options.json === true) printJson(io, { run: summary, report });
+  else
+    printLines(io, [
+      ...renderReportText(report),
+      "",
+      ...summaryLines(summary, runDir),
+      ...(unmeasured === undefined ? [] : [unmeasured.line]),
+    ]);
+  if (summary.stoppedByBudget) {
+    log(
+      io,
+      `budget reached ($${summary.costUsd.toFixed(2)} ≥ $${common.budgetUsd}): ${summary.notScheduled} runs not started; raise --budget-usd and re-run to continue`,
+    );
+  }
+  // Runs that measured nothing (and skills that could not be measured at all) are findings:
+  // said above, and in the exit code, whatever the store held before this invocation.
+  if (unmeasured !== undefined && options.json === true) log(io, unmeasured.line);
+  if ((summary.environmentFailures ?? []).length > 0 || unmeasured !== undefined) context.exit(1);
+  if (summary.failed.length > 0) {
+    for (const failure of summary.failed) {
+      log(
+        io,
+        `failed after ${failure.attempts} attempts: ${failure.key.config}/${failure.key.skill}/${failure.key.requirement}/${failure.key.arm}#${failure.key.repeat}: ${failure.error}`,
+      );
+    }
+    context.exit(3);
+  }
+}
+
+type RunSummary = Awaited<ReturnType<typeof runSuite>>;
+
+/** `--rate-limit` parsed, by provider:model group. */
+function rateLimitsOf(options: RunOptions): Record<string, RateLimit> {
+  const rateLimits: Record<string, RateLimit> = {};
+  for (const text of options.rateLimit ?? []) {
+    const { group, limit } = parseRateLimit(text);
+    rateLimits[group] = limit;
+  }
+  return rateLimits;
+}
+
+/** The flags whose values need parsing, parsed (a bad one is a usage error). */
+function flagSettings(options: RunOptions, io: CommandContext["io"]) {
+  if (options.queue === undefined) {
+    for (const [flag, value] of [
+      ["--rate-limit", options.rateLimit],
+      ["--poll-interval", options.pollInterval],
+    ] as const) {
+      if (value !== undefined) throw new UsageError("option-invalid", `${flag} needs --queue`);
+    }
+  }
+  return {
+    agentOverride: options.agent === undefined ? undefined : agentKindOf(options.agent),
+    budgetUsd: budgetUsdOf(options.budgetUsd),
+    sandbox: sandboxKindOf(options) as SandboxKind,
+    weakThreshold: weakThresholdOf(options.weakThreshold, io.env),
+    setupNetwork: setupNetworkOf(options.setupNetwork, io.env),
+    baseImages: parseBaseImageMap(options.baseImage ?? []),
+    rateLimits: rateLimitsOf(options),
+  };
+}
+
+/** What `runSuite` (and `runSuiteOnQueue`) are asked for, from the flags and the environment. */
+function runSuiteOptions(
+  loaded: Awaited<ReturnType<typeof loadSuiteSelection>>,
+  options: RunOptions,
+  io: CommandContext["io"],
+  flags: ReturnType<typeof flagSettings>,
+  run: {
+    readonly runDir: string;
+    readonly variants: readonly VariantOption[];
+    readonly progress: ReturnType<typeof createProgressRenderer>;
+  },
+) {
+  const { agentOverride, budgetUsd, baseImages } = flags;
+  const { progress } = run;
+  return {
+    // Loaded once, by the command: the run reports the parts left out as if it had loaded the folder.
+    suite: loaded,
+    runDir: run.runDir,
+    selection: selectionOf(options),
+    ...(run.variants.length === 0 ? {} : { variants: run.variants }),
+    ...(options.check === false ? { check: false } : {}),
+    weakThreshold: flags.weakThreshold,
+    setupNetwork: flags.setupNetwork,
+    // Progress rewrites its line; every other event ends it and prints a line of its own.
+    onEvent: (event: RunEvent) => {
+      if (event.type === "progress") return progress.update(event.progress);
+      const line =
+        event.type === "warning"
+          ? event.message
+          : event.type === "log"
+            ? event.line
+            : event.type === "connection"
               ? event.message
-              : event.type === "log"
-                ? event.line
-                : event.type === "connection"
-                  ? event.message
-                  : undefined;
-          if (line === undefined) return;
-          progress.finish();
-          log(io, line);
-        },
-        ...(options.config === undefined ? {} : { configs: options.config }),
-        ...(agentOverride === undefined ? {} : { agentOverride }),
-        ...(options.model === undefined ? {} : { modelOverride: options.model }),
-        ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-        ...(options.repeats === undefined ? {} : { repeats: options.repeats }),
-        ...(budgetUsd === undefined ? {} : { budgetUsd }),
-        ...(options.predictions === undefined
-          ? {}
-          : { predictions: resolve(io.cwd, options.predictions) }),
-        ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
-        ...(options.resume === true ? { resume: true } : {}),
-        ...(options.reuse === undefined
-          ? {}
-          : { reuse: options.reuse.map((dir) => resolve(io.cwd, dir)) }),
-        ...(options.freshBaseline === true ? { freshBaseline: true } : {}),
-        sandbox: sandboxKind as SandboxKind,
-        // This invocation's environment, not the process's (they differ when run in-process).
-        cacheDir: defaultCacheDir(io.env),
-        ...(Object.keys(baseImages).length === 0 ? {} : { baseImages }),
-        modelEndpoint: endpointFromEnvironment(io.env),
-        // The config's price overrides: Codex and builtin runs cost their tokens at these prices.
-        prices: loadModelConfig({ cwd: io.cwd, env: io.env }).config.prices ?? {},
-        commandLine: ["skillsmith", "bench", "run", suitePath, ...commandLineOptions(options)],
-      };
-      try {
-        if (options.queue === undefined) {
-          summary = await runSuite(common);
-        } else {
-          log(
-            io,
-            `queue: ${redactRedisUrl(options.queue)} (start workers with: skillsmith worker --queue <url>)`,
-          );
-          summary = await runSuiteOnQueue({
-            ...common,
-            queue: options.queue,
-            rateLimits,
-            ...(options.pollInterval === undefined ? {} : { pollIntervalMs: options.pollInterval }),
-          });
-        }
-      } finally {
-        progress.finish();
-      }
-      const report = await reportRunDir(runDir);
-      if (options.json === true) {
-        printJson(io, { run: summary, report });
-      } else {
-        printLines(io, renderReportText(report));
-        const check = summary.check;
-        const counts = { ok: 0, weak: 0, broken: 0 };
-        for (const requirement of check?.requirements ?? []) counts[requirement.status] += 1;
-        // A broken requirement of a skill whose environment failed is stored as that failure.
-        const failedSkills = new Set(
-          (summary.environmentFailures ?? []).map((entry) => entry.skill),
-        );
-        const brokenBySetup = (check?.requirements ?? []).filter(
-          (requirement) => requirement.status === "broken" && failedSkills.has(requirement.skill),
-        ).length;
-        const brokenParts = [
-          ...(counts.broken - brokenBySetup > 0 || brokenBySetup === 0
-            ? [`${counts.broken - brokenBySetup} flagged broken-verifier`]
-            : []),
-          ...(brokenBySetup > 0 ? [`${brokenBySetup} flagged environment-failure`] : []),
-        ];
-        printLines(io, [
-          "",
-          ...(check === undefined
-            ? ["verifier check skipped (--no-check)"]
-            : [
-                `verifier check: ${counts.ok} ok, ${counts.weak} weak (run, flagged weak-verifier), ${counts.broken} broken (not run: ${brokenParts.join(", ")})`,
-              ]),
-          ...(summary.environmentFailures ?? []).map(
-            (failure) => `environment of ${failure.skill} failed (not run): ${failure.reason}`,
-          ),
-          `${summary.executed} run${summary.executed === 1 ? "" : "s"} scored now${(summary.reused ?? 0) === 0 ? "" : ` (${summary.reused} unassisted reused from --reuse)`}, ${summary.unmeasured ?? 0} stored unmeasured, ${summary.alreadyDone} already stored, ${summary.failed.length} failed; results in ${runDir}`,
-        ]);
-      }
-      if (summary.stoppedByBudget) {
-        log(
-          io,
-          `budget reached ($${summary.costUsd.toFixed(2)} ≥ $${budgetUsd}): ${summary.notScheduled} runs not started; raise --budget-usd and re-run to continue`,
-        );
-      }
-      // Skills that could not be measured at all are findings: said above, and in the exit code.
-      if ((summary.environmentFailures ?? []).length > 0) context.exit(1);
-      if (summary.failed.length > 0) {
-        for (const failure of summary.failed) {
-          log(
-            io,
-            `failed after ${failure.attempts} attempts: ${failure.key.config}/${failure.key.skill}/${failure.key.requirement}/${failure.key.arm}#${failure.key.repeat}: ${failure.error}`,
-          );
-        }
-        context.exit(3);
-      }
-    });
+              : undefined;
+      if (line === undefined) return;
+      progress.finish();
+      log(io, line);
+    },
+    ...(options.config === undefined ? {} : { configs: options.config }),
+    ...(agentOverride === undefined ? {} : { agentOverride }),
+    ...(options.model === undefined ? {} : { modelOverride: options.model }),
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    ...(options.repeats === undefined ? {} : { repeats: options.repeats }),
+    ...(budgetUsd === undefined ? {} : { budgetUsd }),
+    ...(options.predictions === undefined
+      ? {}
+      : { predictions: resolve(io.cwd, options.predictions) }),
+    ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
+    ...(options.resume === true ? { resume: true } : {}),
+    ...(options.reuse === undefined
+      ? {}
+      : { reuse: options.reuse.map((dir) => resolve(io.cwd, dir)) }),
+    ...(options.freshBaseline === true ? { freshBaseline: true } : {}),
+    sandbox: flags.sandbox,
+    // This invocation's environment, not the process's (they differ when run in-process).
+    cacheDir: defaultCacheDir(io.env),
+    ...(Object.keys(baseImages).length === 0 ? {} : { baseImages }),
+    modelEndpoint: endpointFromEnvironment(io.env),
+    // The config's price overrides: Codex and builtin runs cost their tokens at these prices.
+    prices: loadModelConfig({ cwd: io.cwd, env: io.env }).config.prices ?? {},
+    commandLine: ["skillsmith", "bench", "run", suitePath, ...commandLineOptions(options)],
+  };
+}
+
+/** The lines after the report: the check, failed environments, and what this invocation did. */
+function summaryLines(summary: RunSummary, runDir: string): string[] {
+  const check = summary.check;
+  const counts = { ok: 0, weak: 0, broken: 0 };
+  for (const requirement of check?.requirements ?? []) counts[requirement.status] += 1;
+  // A broken requirement of a skill whose environment failed is stored as that failure.
+  const failedSkills = new Set((summary.environmentFailures ?? []).map((entry) => entry.skill));
+  const brokenBySetup = (check?.requirements ?? []).filter(
+    (requirement) => requirement.status === "broken" && failedSkills.has(requirement.skill),
+  ).length;
+  const brokenParts = [
+    ...(counts.broken - brokenBySetup > 0 || brokenBySetup === 0
+      ? [`${counts.broken - brokenBySetup} flagged broken-verifier`]
+      : []),
+    ...(brokenBySetup > 0 ? [`${brokenBySetup} flagged environment-failure`] : []),
+  ];
+  return [
+    ...(check === undefined
+      ? ["verifier check skipped (--no-check)"]
+      : [
+          `verifier check: ${counts.ok} ok, ${counts.weak} weak (run, flagged weak-verifier), ${counts.broken} broken (not run: ${brokenParts.join(", ")})`,
+        ]),
+    ...(summary.environmentFailures ?? []).map(
+      (failure) => `environment of ${failure.skill} failed (not run): ${failure.reason}`,
+    ),
+    `${summary.executed} run${summary.executed === 1 ? "" : "s"} scored now${(summary.reused ?? 0) === 0 ? "" : ` (${summary.reused} unassisted reused from --reuse)`}, ${summary.unmeasured ?? 0} stored unmeasured, ${summary.alreadyDone} already stored, ${summary.failed.length} failed; results in ${runDir}`,
+  ];
+}
+
+/** The command that continues this run where it stopped (shell-quoted where needed). */
+function resumeCommand(suitePath: string, options: RunOptions, runDir: string): string {
+  const argv = [
+    "skillsmith",
+    "bench",
+    "run",
+    suitePath,
+    ...commandLineOptions({ ...options, out: runDir, resume: true }),
+  ];
+  return argv
+    .map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`))
+    .join(" ");
 }
 
 function commandLineOptions(options: RunOptions): string[] {

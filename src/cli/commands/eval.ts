@@ -64,7 +64,14 @@ function verdictLines(result: EvaluateSkillResult): string[] {
   } else {
     const delta = verdict.delta === null ? "–" : verdict.delta.toFixed(1);
     lines.push(
-      `verdict: ${verdict.class.toUpperCase()} (Δ = ${delta} points, p = ${verdict.p?.toPrecision(3) ?? "–"}, n = ${verdict.n}; under FDR control: ${verdict.classFdr ?? "–"})`,
+      `verdict: ${verdict.class.toUpperCase()} (Δ = ${delta} points, p = ${verdict.p?.toPrecision(3) ?? "–"}, n = ${verdict.n}; under FDR control: ${verdict.classFdr ?? "–"})${result.complete ? "" : " — provisional"}`,
+    );
+  }
+  const run = result.run;
+  if (!result.complete && run !== undefined) {
+    const stored = run.alreadyDone + run.executed + (run.unmeasured ?? 0);
+    lines.push(
+      `incomplete: ${stored} of ${run.total} runs stored — the verdict is provisional; run the same command again to continue`,
     );
   }
   for (const line of verdict?.evidence ?? []) lines.push(`  ${line}`);
