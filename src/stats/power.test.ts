@@ -96,7 +96,7 @@ describe("power under the paired binomial model (issue 31, item 7)", () => {
     );
     expect(new Set(found).size).toBe(1);
     expect(found[0]).toBeGreaterThan(5);
-    // Four searches at the default 20 000 draws: about 10 s of CPU, the unit tier's heaviest
-    // test; 141 s of wall time at load 23 with two busy loops beside it (it failed at 60 s).
+    // Four searches at the default 20 000 draws (the whole file is about 3 s of CPU): 141 s of
+    // wall time at load 23 with two busy loops beside it, where it failed at 60 s.
   }, 300_000);
 });
