@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
 
 /**
@@ -46,8 +47,22 @@ const unitLimitMs = 30_000;
 const endToEndLimitMs = 120_000;
 const slowLimitMs = 300_000;
 
+/**
+ * Workers per tier. Vitest's default is one fewer than the cores, so a two-core machine ran every
+ * file one after another, and an end-to-end file spends much of its time waiting on the git,
+ * pytest, bubblewrap and server processes it starts, leaving a core idle. One worker more than
+ * the cores keeps both cores busy while a file waits. The tiers run one after
+ * another (`sequence.groupOrder`): the unit tier first, so a broken change fails in a minute.
+ * `SKILLSMITH_TEST_E2E_WORKERS=1` runs the end-to-end files one at a time again.
+ */
+const endToEndWorkers =
+  Number.parseInt(process.env.SKILLSMITH_TEST_E2E_WORKERS ?? "", 10) || availableParallelism() + 1;
+
 function slowTier(name: string, include: string[]): TestProjectInlineConfiguration {
-  return { extends: true, test: { name, include, testTimeout: slowLimitMs } };
+  return {
+    extends: true,
+    test: { name, include, testTimeout: slowLimitMs, sequence: { groupOrder: 2 } },
+  };
 }
 
 export default defineConfig({
@@ -55,6 +70,8 @@ export default defineConfig({
     testTimeout: unitLimitMs,
     hookTimeout: 120_000,
     reporters: ["default", "./test/support/slowest-files-reporter.ts"],
+    // One folder per run for fixtures that test files share (test/support/shared-fixtures.ts).
+    globalSetup: ["./test/support/shared-fixtures.ts"],
     projects: [
       {
         extends: true,
@@ -62,6 +79,13 @@ export default defineConfig({
           name: "unit",
           include: ["src/**/*.test.ts", "test/support/**/*.test.ts"],
           exclude: [...configDefaults.exclude, ...besideTheCodeEndToEndFiles],
+          // A worker runs many unit files and imports the code under test once: a fresh process
+          // per file spent half the tier's CPU time starting Node and importing the same modules
+          // again (43 s → 21 s for 28 files). Spies are restored after each test so none leaks
+          // into the next file; no unit test changes process.env, the working folder or globals.
+          isolate: false,
+          restoreMocks: true,
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -71,6 +95,8 @@ export default defineConfig({
           include: ["test/**/*.test.ts", ...besideTheCodeEndToEndFiles],
           testTimeout: endToEndLimitMs,
           exclude: [...configDefaults.exclude, "test/support/**", ...slowFiles],
+          maxWorkers: endToEndWorkers,
+          sequence: { groupOrder: 1 },
         },
       },
       slowTier("slow-agent-cli", agentCliFiles),

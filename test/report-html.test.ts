@@ -14,11 +14,11 @@ import { pathToFileURL } from "node:url";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BenchReport } from "../src/bench/analysis/report.js";
-import { runQuickstartEvaluation } from "../src/bench/run/quickstart.js";
 import { ResultsStore } from "../src/bench/store/results.js";
 import { loadPairViews, type PairView, renderHtmlReport } from "../src/report/index.js";
 import { CHROMIUM, hasChromium, launchOfflineChromium } from "./support/browser.js";
 import { runInProcess } from "./support/cli.js";
+import { quickstartRunCopy } from "./support/quickstart-run.js";
 
 const MINUS = "\u2212";
 /** Where screenshots are left for a person to look at (outside the removed temp folder). */
@@ -45,10 +45,8 @@ async function openReport(file: string): Promise<void> {
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), "report-html-"));
-  const evaluation = await runQuickstartEvaluation({
-    runDir: join(root, "run"),
-    cacheDir: join(root, "cache"),
-  });
+  // A copy of the quickstart evaluation this test run made once (test/support/quickstart-run.ts).
+  const { evaluation } = await quickstartRunCopy(root);
   report = evaluation.report;
   runDir = evaluation.runDir;
   await mkdir(SCREENSHOTS, { recursive: true });

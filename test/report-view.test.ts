@@ -15,11 +15,11 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runQuickstartEvaluation } from "../src/bench/run/quickstart.js";
 import { ResultsStore, type RunResult } from "../src/bench/store/results.js";
 import { type Dashboard, pairPath, startDashboard } from "../src/report/index.js";
 import { CHROMIUM, hasChromium, launchOfflineChromium } from "./support/browser.js";
 import { runInProcess } from "./support/cli.js";
+import { quickstartRunCopy } from "./support/quickstart-run.js";
 
 const REPO = resolve(import.meta.dirname, "..");
 /** Screenshots are left here for a person to look at (see the lead's .gitignore entry). */
@@ -51,8 +51,8 @@ async function waitForCharts(): Promise<void> {
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), "report-view-"));
-  runDir = join(root, "run");
-  await runQuickstartEvaluation({ runDir, cacheDir: join(root, "cache") });
+  // A copy of the quickstart evaluation this test run made once (test/support/quickstart-run.ts).
+  ({ runDir } = (await quickstartRunCopy(root)).evaluation);
   dashboard = await startDashboard({ runDir });
   await mkdir(SCREENSHOTS, { recursive: true });
   if (hasChromium) {
