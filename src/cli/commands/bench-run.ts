@@ -186,7 +186,11 @@ async function runCommand(
   const terminal = io.stderrIsTerminal === true;
   const progress = createProgressRenderer(io.stderr, terminal && options.json !== true);
   log(io, `run directory: ${runDir}`);
-  const common = runSuiteOptions(loaded, options, io, flags, { runDir, variants, progress });
+  const common = runSuiteOptions(suitePath, loaded, options, io, flags, {
+    runDir,
+    variants,
+    progress,
+  });
   // Ctrl-C stops scheduling, ends the runs in flight and still says what was stored.
   const interrupt = new AbortController();
   const release = interruptGracefully(() => interrupt.abort());
@@ -284,6 +288,7 @@ function flagSettings(options: RunOptions, io: CommandContext["io"]) {
 
 /** What `runSuite` (and `runSuiteOnQueue`) are asked for, from the flags and the environment. */
 function runSuiteOptions(
+  suitePath: string,
   loaded: Awaited<ReturnType<typeof loadSuiteSelection>>,
   options: RunOptions,
   io: CommandContext["io"],
