@@ -42,6 +42,7 @@ import { loadSuite } from "../suite/load.js";
 import type { Configuration } from "../suite/schema.js";
 import type { Suite } from "../suite/types.js";
 import { checkVariantFolder, type VariantOption, withVariants } from "../suite/variants.js";
+import { loadBullmq } from "./bullmq.js";
 import { createRedisClient, queueConnectionOf, type RedisConnectionOptions } from "./connection.js";
 import {
   DEFAULT_QUEUE_PREFIX,
@@ -124,7 +125,7 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   const logOnce = onceAMinute(log);
   const workerName = options.name ?? `${hostname()}:${process.pid}`;
   const registry = registryKeys(prefix);
-  const { UnrecoverableError, Worker } = await import("bullmq");
+  const { UnrecoverableError, Worker } = await loadBullmq();
   const client = await createRedisClient(connection, label, { onConnectionEvent: log });
   const workers = new Map<string, Worker>();
   const sandboxes = new Map<SandboxKind, Promise<SandboxV1>>();
