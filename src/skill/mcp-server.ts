@@ -11,6 +11,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { packageVersion } from "../core/paths.js";
 import { auditSkillFolder } from "./audit.js";
 import { auditFails } from "./baseline.js";
+import { mcpServerModule, mcpStdioModule, mcpStreamableHttpModule } from "./mcp-sdk.js";
 import {
   isServedSkill,
   loadServedSkill,
@@ -18,7 +19,6 @@ import {
   type ServedSkill,
   type SkippedSkill,
 } from "./mcp-skills.js";
-import { mcpServerModule, mcpStdioModule, mcpStreamableHttpModule } from "./mcp-sdk.js";
 import type { AuditSeverity } from "./types.js";
 import { validateSkillFolder } from "./validate.js";
 
