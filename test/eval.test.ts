@@ -9,7 +9,6 @@
  * same command without the budget: the suite is reused (no generation request) and only the two
  * missing runs execute. Third call: nothing runs, the verdict is unchanged (no double count).
  */
-import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -19,16 +18,8 @@ import type { ScriptedReply } from "../src/model/scripted/script.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
 import { runInProcess, writeTree } from "./support/cli.js";
 import { gitSync } from "./support/git.js";
-import { usableBubblewrap } from "./support/sandboxes.js";
+import { hasPytest, usableBubblewrap } from "./support/sandboxes.js";
 
-const hasPytest = (() => {
-  try {
-    execFileSync("python3", ["-m", "pytest", "--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 const bubblewrap = await usableBubblewrap();
 
 let scratch: string;

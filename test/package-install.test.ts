@@ -1,9 +1,14 @@
 /**
  * skillsmith as a user's dependency: `npm pack` the package (dist/ as built by `npm test`'s
  * pretest), install the tarball in a fresh project from the npm cache, and use it there by name:
+ * - what a user gets by default (npm installs non-optional peers, never optional ones) weighs at
+ *   most 120 MB: the heavy packages are optional peers, absent here, and the root validates a
+ *   skill and runs the statistics without them, while a feature that needs one says which to
+ *   install;
  * - Node imports the root and every subpath; the root loads no heavy package;
  * - `tsc` (strict) compiles a file against the package's declarations, with type errors where
- *   the types must refuse a call (so declarations that degraded to `any` fail the test);
+ *   the types must refuse a call (so declarations that degraded to `any` fail the test), and
+ *   the root's declarations check with `skipLibCheck: false`;
  * - a harness and a sandbox written in the user's project, registered from outside the package,
  *   run a tiny suite end to end (real git repository, the suite's verifier in bubblewrap);
  * - an error made by a second copy of the package is recognised by the first: the runner takes
@@ -42,7 +47,36 @@ const HEAVY = [
   "playwright-core",
 ];
 
+/** The optional peer dependencies: package.json must declare each one optional, and a default
+ * install must not bring it. */
+const OPTIONAL_PEERS = [
+  "@modelcontextprotocol/sdk",
+  "@mozilla/readability",
+  "bullmq",
+  "dockerode",
+  "linkedom",
+  "playwright-core",
+  "tree-sitter-wasms",
+  "vega",
+  "vega-embed",
+  "vega-lite",
+  "web-tree-sitter",
+];
+/** The issue's limit for someone importing skillsmith for validation or statistics. */
+const INSTALL_LIMIT_MB = 120;
+
 let work: string;
+
+/** `tsc -p .` in `folder` with this checkout's TypeScript: its exit code and what it printed. */
+function typecheck(
+  folder: string,
+): Promise<{ code: number | undefined; output: string | undefined }> {
+  const tsc = join(root, "node_modules", ".bin", "tsc");
+  return run(tsc, ["-p", "."], { cwd: folder }).then(
+    () => ({ code: 0, output: "" }),
+    (error: { code?: number; stdout?: string }) => ({ code: error.code, output: error.stdout }),
+  );
+}
 let project: string;
 
 async function node(
@@ -118,6 +152,57 @@ describe.skipIf(!built)("the packed package (dist/ built by `npm test`'s pretest
       expect(files).toContain(`package/dist/${entry}.d.ts`);
     }
     expect(files.filter((file) => file.endsWith(".map") || /\.test\./.test(file))).toEqual([]);
+  });
+
+  it("installs at most 120 MB by default, with none of the optional peers", async () => {
+    const manifest = JSON.parse(await readFile(join(root, "package.json"), "utf8"));
+    for (const name of OPTIONAL_PEERS) {
+      expect(manifest.peerDependenciesMeta?.[name], name).toEqual({ optional: true });
+      expect(manifest.dependencies?.[name], name).toBeUndefined();
+      // This repository's own install still gets it, for its tests.
+      expect(manifest.devDependencies?.[name], name).toBeDefined();
+      expect(existsSync(join(project, "node_modules", name)), name).toBe(false);
+    }
+    // Before the copy of the package made in beforeAll, which a user does not have.
+    const { stdout } = await run("du", ["-sk", "--exclude=skillsmith-copy", "node_modules"], {
+      cwd: project,
+    });
+    const megabytes = Number(stdout.split("\t")[0]) / 1024;
+    console.log(`default install of the packed package: ${megabytes.toFixed(1)} MB`);
+    expect(megabytes).toBeLessThanOrEqual(INSTALL_LIMIT_MB);
+  });
+
+  it("validates a skill and runs the statistics without the heavy packages; a heavy feature names what to install", async () => {
+    await mkdir(join(project, "skills", "alpha"), { recursive: true });
+    await writeFile(
+      join(project, "skills", "alpha", "SKILL.md"),
+      "---\nname: alpha\ndescription: Format dates as ISO 8601. Use when a task prints or parses dates.\n---\n\n# Alpha\n\nWrite dates as `YYYY-MM-DD`.\n",
+    );
+    const result = await node(`
+import { signFlipTest, validateSkillFolder } from "skillsmith";
+import { buildReport } from "skillsmith/bench";
+import { renderHtmlReport } from "skillsmith/report";
+const validation = await validateSkillFolder("skills/alpha");
+const flips = signFlipTest([10, 20, 30, 40, 50, 60]);
+let report;
+try {
+  renderHtmlReport(buildReport([]));
+  report = "rendered";
+} catch (error) {
+  report = { name: error.name, code: error.code, message: error.message, packages: error.data.packages };
+}
+console.log(JSON.stringify({ valid: validation.valid, p: flips.p, report }));
+`);
+    expect(result.valid).toBe(true);
+    expect(result.p).toBeCloseTo(2 / 64, 12);
+    expect(result.report).toEqual({
+      name: "DependencyMissingError",
+      code: "core.dependency-missing",
+      message: expect.stringMatching(
+        /^install vega, vega-lite and vega-embed to use the HTML report's charts \(npm install vega@"\^[\d.]+" vega-lite@"\^[\d.]+" vega-embed@"\^[\d.]+"\)$/,
+      ),
+      packages: ["vega", "vega-lite", "vega-embed"],
+    });
   });
 
   it("imports by name in Node: the root with what a user needs, every subpath", async () => {
@@ -282,14 +367,44 @@ void main;
         files: ["consumer.ts"],
       }),
     );
-    const tsc = join(root, "node_modules", ".bin", "tsc");
-    const compiled = await run(tsc, ["-p", "."], { cwd: project }).then(
-      () => ({ code: 0, output: "" }),
-      (error: { code?: number; stdout?: string }) => ({ code: error.code, output: error.stdout }),
-    );
-    expect(compiled).toEqual({ code: 0, output: "" });
+    expect(await typecheck(project)).toEqual({ code: 0, output: "" });
     // tsc over the installed package: sized for a loaded machine.
   }, 300_000);
+
+  it("checks the root's declarations with skipLibCheck: false", async () => {
+    await mkdir(join(project, "strict"), { recursive: true });
+    await writeFile(
+      join(project, "strict", "consumer.ts"),
+      `import * as skillsmith from "skillsmith";
+import { type AgentHarnessV1, type BenchReport, signFlipTest, validateSkillFolder } from "skillsmith";
+const p: number = signFlipTest([1, 2, 3]).p;
+const report: BenchReport | undefined = undefined;
+const harness: AgentHarnessV1 | undefined = undefined;
+console.log(p, report, harness, validateSkillFolder, Object.keys(skillsmith));
+`,
+    );
+    await writeFile(
+      join(project, "strict", "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          target: "ES2022",
+          // No "lib": the default for the target, which has the DOM's fetch types that the AI
+          // SDK's own declarations (reached through the model types) refer to.
+          noEmit: true,
+          skipLibCheck: false,
+          types: ["node"],
+          typeRoots: [join(root, "node_modules", "@types")],
+        },
+        files: ["consumer.ts"],
+      }),
+    );
+    expect(await typecheck(join(project, "strict"))).toEqual({ code: 0, output: "" });
+    // tsc over the package and everything its root's types reach (the AI SDK, zod, Node's
+    // types), every declaration checked: 238 s and 250 s at load 6-10 on two cores.
+  }, 480_000);
 
   it.skipIf(!bubblewrap)(
     "runs a tiny suite with a harness and a sandbox registered from the user's project",

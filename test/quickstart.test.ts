@@ -77,6 +77,16 @@ describe("skillsmith quickstart (the README's main job)", () => {
     );
     expect(again.stdout).toMatch(/release-notes-writer\s+NO/);
     expect(again.stdout).toContain(`HTML report: ${join("run", "report.html")}`);
+    // Every phase says so on stderr as it starts, in order: nothing is silent.
+    const phases = again.stderr
+      .split("\n")
+      .filter((line) => /^\[\d\/4\]/.test(line))
+      .map((line) => line.slice(0, 5));
+    expect(phases).toEqual(["[1/4]", "[2/4]", "[3/4]", "[4/4]"]);
+    // The preparation's own lines come between: the environment and the verifier check.
+    expect(again.stderr).toMatch(/\[2\/4\][\s\S]*environment (reused|prepared)[\s\S]*\[3\/4\]/);
+    expect(again.stderr).toMatch(/\[2\/4\][\s\S]*check \d+\/\d+ [\s\S]*\[3\/4\]/);
+    expect(again.stderr).toMatch(/\[3\/4\] running 0 paired runs \(40 already stored\)/);
   });
 
   it("writes the self-contained HTML report beside the results", async () => {

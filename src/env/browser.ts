@@ -11,6 +11,7 @@
 import { existsSync } from "node:fs";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { InfrastructureError } from "../core/errors.js";
+import { importOptional } from "../core/optional.js";
 
 /** Overrides where Chromium is looked for (an absolute path to the binary). */
 export const CHROMIUM_VARIABLE = "SKILLSMITH_CHROMIUM";
@@ -63,15 +64,11 @@ type Chromium = typeof import("playwright-core").chromium;
 
 /** playwright-core, loaded on first use so commands that never render do not pay for it. */
 export async function loadChromiumDriver(): Promise<Chromium> {
-  try {
-    return (await import("playwright-core")).chromium;
-  } catch (cause) {
-    throw new InfrastructureError(
-      "env.browser.driver-missing",
-      "playwright-core is not installed (npm install playwright-core)",
-      { cause },
-    );
-  }
+  const driver = await importOptional<typeof import("playwright-core")>(
+    "playwright-core",
+    "the Chromium driver (rendering pages, the report's browser checks)",
+  );
+  return driver.chromium;
 }
 
 export interface RequestFilter {

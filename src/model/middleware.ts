@@ -40,7 +40,29 @@ export interface CallPolicy {
  * The settings that can change an answer. Listed explicitly (not "everything but headers"), so
  * credentials or transport details added to the call options later cannot leak into the key.
  */
-export function callIdentity(params: CallOptions) {
+/** The fields of a call that can change its answer (see `callIdentity`). */
+type CallIdentity = Pick<
+  CallOptions,
+  | "prompt"
+  | "tools"
+  | "toolChoice"
+  | "responseFormat"
+  | "maxOutputTokens"
+  | "temperature"
+  | "topP"
+  | "topK"
+  | "presencePenalty"
+  | "frequencyPenalty"
+  | "stopSequences"
+  | "seed"
+  | "providerOptions"
+>;
+
+// The return type is named, not inferred: an inferred one printed `JSONSchema7` (a type of
+// @ai-sdk/provider's) into our declarations without its import, failing skipLibCheck: false.
+export function callIdentity(params: CallOptions): {
+  [Key in keyof CallIdentity]-?: CallIdentity[Key] | undefined;
+} {
   return {
     prompt: params.prompt,
     tools: params.tools,

@@ -13,8 +13,9 @@
  * state passed in.
  */
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { readFile, realpath } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
+import { harnessFacts } from "../agents/index.js";
 import {
   type AgentKind,
   type BenchReport,
@@ -31,7 +32,9 @@ import {
   reportRunDir,
   runSuite,
   type SandboxKind,
+  type Suite,
   type SuiteProblem,
+  type SuiteSkill,
   validateSuite,
 } from "../bench/index.js";
 import { InputError } from "../core/errors.js";
@@ -49,8 +52,10 @@ import {
   type ModelPrice,
   parseModelSpec,
   priceFor,
+  providerNames,
   writeRedactedFile,
 } from "../model/index.js";
+import { parseSkillMarkdown } from "../skill/index.js";
 import { describeShiftInterval, INEFFECTIVE_DEFINITION } from "../stats/index.js";
 import { renderHtmlReport } from "./html.js";
 
@@ -71,9 +76,12 @@ export const ESTIMATE_DEFAULTS = {
 export interface EvaluateSkillOptions {
   /** The Agent Skills folder under evaluation. */
   readonly skill: string;
-  /** A URL, folder or bundle path, and the commit to pin. */
-  readonly repository: string;
-  readonly commit: string;
+  /**
+   * A URL, folder or bundle path, and the commit to pin. Optional with a given `suite` that pins
+   * its skill's repository (then the suite's is used).
+   */
+  readonly repository?: string;
+  readonly commit?: string;
   readonly agent: AgentKind;
   /** The agent's model spec (`anthropic:claude-haiku-4-5`). */
   readonly model: string;
@@ -115,8 +123,11 @@ export interface CostEstimate {
     readonly missing: number;
     readonly stored: number;
     readonly usdPerRun: number | null;
-    /** `measured`: mean of the stored runs; `assumed`: `ESTIMATE_DEFAULTS.agentRun` tokens. */
-    readonly basis: "measured" | "assumed";
+    /**
+     * `measured`: mean of the stored runs; `assumed`: `ESTIMATE_DEFAULTS.agentRun` tokens at the
+     * model's price; `no-model`: the harness calls no model (replay, oracle), so runs cost nothing.
+     */
+    readonly basis: "measured" | "assumed" | "no-model";
     readonly usd: number | null;
   };
   /** The budget is below the estimate: the run will stop early and the verdict may be missing. */
@@ -214,6 +225,26 @@ function priceOf(
   }
 }
 
+/**
+ * The price of an agent run's tokens, found as the run prices them (`bench/run/execute.ts`): a
+ * spec naming no provider takes the harness's pricing provider. "no model" for a harness that
+ * talks to no model endpoint.
+ */
+function agentPriceOf(
+  agent: AgentKind,
+  spec: string,
+  prices: Readonly<Record<string, ModelPrice>>,
+): ModelPrice | "no model" | undefined {
+  const facts = harnessFacts(agent);
+  if (facts.keyVariables === undefined && facts.pricingProvider === undefined) return "no model";
+  const named = spec.slice(0, Math.max(0, spec.indexOf(":")));
+  const withProvider =
+    (providerNames as readonly string[]).includes(named) || facts.pricingProvider === undefined
+      ? spec
+      : `${facts.pricingProvider}:${spec}`;
+  return priceOf(withProvider, prices);
+}
+
 function requirementCount(suite: Awaited<ReturnType<typeof loadSuite>>): number {
   return suite.skills.reduce((total, skill) => total + skill.requirements.length, 0);
 }
@@ -224,6 +255,7 @@ function estimateCost(parts: {
   readonly generatorSpec: string | undefined;
   readonly plannedRuns: number;
   readonly stored: { readonly runs: number; readonly costUsd: number };
+  readonly agent: AgentKind;
   readonly agentModel: string;
   readonly prices: Readonly<Record<string, ModelPrice>>;
   readonly budgetUsd: number | undefined;
@@ -243,12 +275,14 @@ function estimateCost(parts: {
         };
   const missing = Math.max(0, parts.plannedRuns - parts.stored.runs);
   const measured = parts.stored.runs > 0 && parts.stored.costUsd > 0;
-  const agentPrice = priceOf(parts.agentModel, parts.prices);
+  const agentPrice = agentPriceOf(parts.agent, parts.agentModel, parts.prices);
   const usdPerRun = measured
     ? parts.stored.costUsd / parts.stored.runs
-    : agentPrice === undefined
-      ? null
-      : costOf(ESTIMATE_DEFAULTS.agentRun, agentPrice);
+    : agentPrice === "no model"
+      ? 0
+      : agentPrice === undefined
+        ? null
+        : costOf(ESTIMATE_DEFAULTS.agentRun, agentPrice);
   const runsUsd = usdPerRun === null ? null : missing * usdPerRun;
   const totalUsd =
     runsUsd === null || (generation !== null && generation.usd === null)
@@ -261,7 +295,7 @@ function estimateCost(parts: {
       missing,
       stored: parts.stored.runs,
       usdPerRun,
-      basis: measured ? "measured" : "assumed",
+      basis: measured ? "measured" : agentPrice === "no model" ? "no-model" : "assumed",
       usd: runsUsd,
     },
     exceedsBudget:
@@ -286,8 +320,10 @@ function percent(value: number | null): string {
   return value === null ? "–" : `${(100 * value).toFixed(1)}%`;
 }
 
-function verdictOf(report: BenchReport, config: string): SkillVerdict | undefined {
-  const profile = report.profiles.find((candidate) => candidate.config === config);
+function verdictOf(report: BenchReport, config: string, skill: string): SkillVerdict | undefined {
+  const profile = report.profiles.find(
+    (candidate) => candidate.config === config && candidate.skill === skill,
+  );
   if (profile === undefined) return undefined;
   const evidence: string[] = [];
   for (const requirement of profile.requirements) {
@@ -347,6 +383,189 @@ function verdictOf(report: BenchReport, config: string): SkillVerdict | undefine
   };
 }
 
+/** The suite's skill this evaluation runs: the one given, in place of the suite's own folders. */
+interface SelectedSkill {
+  readonly suite: Suite;
+  readonly skill: SuiteSkill;
+}
+
+/**
+ * The part of a given suite that evaluates the given skill: the suite skill whose folder it is,
+ * else the one named like it (its SKILL.md name or folder name), else a suite's only skill. The
+ * given folder replaces the suite's skill folders, so the skill on the command line is the one
+ * evaluated, on that skill's requirements only. A suite of several other skills is refused.
+ */
+export async function selectSuiteSkill(suite: Suite, skillPath: string): Promise<SelectedSkill> {
+  const real = await realpath(skillPath);
+  const folders = await Promise.all(
+    suite.skills.map(async (skill) =>
+      Promise.all(skill.skillFolders.map((folder) => realpath(folder).catch(() => folder))),
+    ),
+  );
+  const file = join(skillPath, "SKILL.md");
+  const declared = parseSkillMarkdown(await readFile(file, "utf8"), file).frontmatter?.["name"];
+  const names = new Set([basename(skillPath), ...(typeof declared === "string" ? [declared] : [])]);
+  const match =
+    suite.skills.find((_, index) => folders[index]?.includes(real) === true) ??
+    suite.skills.find((skill) => names.has(skill.id)) ??
+    (suite.skills.length === 1 ? suite.skills[0] : undefined);
+  if (match === undefined) {
+    throw new InputError(
+      "eval-skill-not-in-suite",
+      `the suite has no skill ${[...names].map((name) => `"${name}"`).join(" or ")} (its skills: ${suite.skills.map((skill) => skill.id).join(", ")}); pass one of their folders or a suite of this skill`,
+      { file: join(suite.root, "suite.yaml") },
+    );
+  }
+  const skill: SuiteSkill = { ...match, skillFolders: [skillPath] };
+  return { suite: { ...suite, skills: [skill] }, skill };
+}
+
+/** The repository of an evaluation, as recorded: the one given, else the one the suite pins. */
+function repositoryOf(
+  options: EvaluateSkillOptions,
+  pinned: SuiteSkill["repository"],
+  suiteFile: string,
+): { readonly repository: string; readonly commit: string } {
+  if (options.repository !== undefined && options.commit !== undefined) {
+    if (pinned !== undefined && !pinned.commit.startsWith(options.commit)) {
+      throw new InputError(
+        "eval-repository-conflict",
+        `--repo asks for commit ${options.commit}, the suite pins ${pinned.commit}; drop --repo to use the suite's`,
+        { file: suiteFile },
+      );
+    }
+    return { repository: options.repository, commit: options.commit };
+  }
+  if (pinned === undefined) {
+    throw new InputError(
+      "eval-repository-missing",
+      "the suite's skill pins no repository: pass --repo <url|path>@<commit>",
+      { file: suiteFile },
+    );
+  }
+  const source = pinned.source;
+  return {
+    repository: source.kind === "url" ? source.url : source.path,
+    commit: pinned.commit,
+  };
+}
+
+/** Refuse a work folder that holds an evaluation of other inputs. */
+function refuseChangedInputs(
+  previous: EvaluationState | undefined,
+  current: Pick<EvaluationState, "repository" | "commit"> & { readonly digest: string },
+  statePath: string,
+): void {
+  if (previous === undefined) return;
+  const changed = [
+    previous.skill.digest !== current.digest ? "the skill's files" : undefined,
+    previous.repository !== current.repository ? "the repository" : undefined,
+    previous.commit !== current.commit ? "the commit" : undefined,
+  ].filter((item) => item !== undefined);
+  if (changed.length > 0) {
+    throw new InputError(
+      "eval-inputs-changed",
+      `${dirname(statePath)} holds an evaluation of other inputs (${changed.join(", ")} changed); choose another --out to evaluate these`,
+      { file: statePath },
+    );
+  }
+}
+
+/** The suite of the evaluation: given, reused from the work folder, or generated now. */
+async function suiteOf(
+  options: EvaluateSkillOptions,
+  workDir: string,
+): Promise<{ path: string; source: EvaluateSkillResult["suite"]["source"] }> {
+  if (options.suite !== undefined) return { path: resolve(options.suite), source: "given" };
+  const path = join(workDir, "suite");
+  return {
+    path,
+    source: (await pathExists(join(path, "suite.yaml"))) ? "reused" : "generated",
+  };
+}
+
+/** Generate the suite (requirements and verifiers) into `suitePath`, after the estimate. */
+async function generateInto(
+  options: EvaluateSkillOptions,
+  target: { readonly skillPath: string; readonly suitePath: string },
+  inputs: { readonly repository: string; readonly commit: string },
+  estimateFor: EstimateFor,
+): Promise<{ estimate: CostEstimate; generation: NonNullable<EvaluateSkillResult["generation"]> }> {
+  if (options.generator === undefined) {
+    throw new InputError(
+      "eval-needs-generator",
+      "no suite to reuse: a model to write requirements and verifiers is needed",
+      { field: "generator model" },
+    );
+  }
+  const count = options.requirements ?? ESTIMATE_DEFAULTS.requirements;
+  const rounds = options.maxRounds ?? ESTIMATE_DEFAULTS.maxRounds;
+  const estimate = estimateFor(
+    // One requirement-engineer call (plus one re-ask), then up to 1 + rounds per verifier.
+    { calls: 2 + count * (1 + rounds), spec: specOf(options.generator) },
+    count * 2,
+  );
+  options.onEstimate?.(estimate);
+  options.onLog?.(`generating requirements and verifiers into ${target.suitePath}`);
+  const generated = await generateSuite({
+    skill: target.skillPath,
+    repository: inputs.repository,
+    commit: inputs.commit,
+    out: target.suitePath,
+    model: options.generator,
+    sandbox: options.generationSandbox ?? (await localOrUnsafe(options)),
+    ...(options.requirements === undefined ? {} : { requirements: options.requirements }),
+    ...(options.minTests === undefined ? {} : { minTests: options.minTests }),
+    ...(options.maxRounds === undefined ? {} : { maxRounds: options.maxRounds }),
+    ...(options.cacheDir === undefined ? {} : { cacheDir: options.cacheDir }),
+    ...(options.onLog === undefined ? {} : { onLog: options.onLog }),
+  });
+  const spent = Object.values(generated.usage).reduce((total, role) => total + role.costUsd, 0);
+  return {
+    estimate,
+    generation: {
+      requirements: generated.requirements,
+      weak: generated.weak,
+      requirementFindings: generated.requirementFindings,
+      costUsd: spent,
+    },
+  };
+}
+
+type EstimateFor = (
+  generating: { readonly calls: number; readonly spec: string } | undefined,
+  plannedRuns: number,
+) => CostEstimate;
+
+/** The check: the whole suite validated, and the verifiers the generation found weak named. */
+async function checkSuite(
+  suitePath: string,
+  onLog: ((line: string) => void) | undefined,
+): Promise<{ check: EvaluateSkillResult["check"]; suite: Suite | undefined }> {
+  const validation = await validateSuite(suitePath);
+  const suite = validation.suite;
+  const weakVerifiers =
+    suite?.skills.flatMap((skill) =>
+      skill.requirements
+        .filter((requirement) => requirement.verifier.source?.["weak"] === true)
+        .map((requirement) => `${skill.id}/${requirement.id}`),
+    ) ?? [];
+  for (const problem of validation.problems) onLog?.(formatSuiteProblem(problem));
+  return {
+    check: { valid: validation.valid, problems: validation.problems, weakVerifiers },
+    suite,
+  };
+}
+
+/** Runs a suite plans for its skills: both arms and every variant, `repeats` times. */
+function plannedRunsOf(suite: Suite, repeats: number): number {
+  return suite.skills.reduce(
+    (total, skill) =>
+      total + skill.requirements.length * (2 + Object.keys(skill.variants ?? {}).length) * repeats,
+    0,
+  );
+}
+
 /**
  * Evaluate one skill on one repository with one agent and model, end to end; the same call again
  * continues where the last one stopped. See the module comment.
@@ -359,30 +578,19 @@ export async function evaluateSkill(options: EvaluateSkillOptions): Promise<Eval
     throw new InputError("skill-missing", "no SKILL.md in the skill folder", { file: skillPath });
   }
   const skillDigest = await treeDigest(skillPath);
-  const prices = options.prices ?? {};
   const previous = await readState(statePath);
-  if (previous !== undefined) {
-    const changed = [
-      previous.skill.digest !== skillDigest ? "the skill's files" : undefined,
-      previous.repository !== options.repository ? "the repository" : undefined,
-      previous.commit !== options.commit ? "the commit" : undefined,
-    ].filter((item) => item !== undefined);
-    if (changed.length > 0) {
-      throw new InputError(
-        "eval-inputs-changed",
-        `${workDir} holds an evaluation of other inputs (${changed.join(", ")} changed); choose another --out to evaluate these`,
-        { file: statePath },
-      );
-    }
-  }
-
-  const suitePath = options.suite !== undefined ? resolve(options.suite) : join(workDir, "suite");
-  const suiteSource: EvaluateSkillResult["suite"]["source"] =
-    options.suite !== undefined
-      ? "given"
-      : (await pathExists(join(suitePath, "suite.yaml")))
-        ? "reused"
-        : "generated";
+  const suiteAt = await suiteOf(options, workDir);
+  // A given suite is checked first: it names the skill to run and may pin the repository.
+  let given =
+    suiteAt.source === "given" ? await checkSuite(suiteAt.path, options.onLog) : undefined;
+  const selected =
+    given?.suite === undefined ? undefined : await selectSuiteSkill(given.suite, skillPath);
+  const inputs = repositoryOf(
+    options,
+    selected?.skill.repository,
+    join(suiteAt.path, "suite.yaml"),
+  );
+  refuseChangedInputs(previous, { ...inputs, digest: skillDigest }, statePath);
   let generationCostUsd = previous?.generationCostUsd ?? 0;
 
   // The configuration this evaluation runs, named after what runs (as `bench run --agent` does).
@@ -393,110 +601,91 @@ export async function evaluateSkill(options: EvaluateSkillOptions): Promise<Eval
   const runDir = join(workDir, "runs", configId);
   const repeats = options.repeats ?? 1;
   const stored = storedRuns(runDir);
-
-  let generation: EvaluateSkillResult["generation"];
-  let estimate: CostEstimate | undefined;
-  // Both arms of every requirement, `repeats` times; generation only when the suite is written.
-  const estimateFor = (
-    generating: { readonly calls: number; readonly spec: string } | undefined,
-    requirementsPlanned: number,
-  ): CostEstimate =>
+  const estimateFor: EstimateFor = (generating, plannedRuns) =>
     estimateCost({
       generationCalls: generating?.calls ?? null,
       generatorSpec: generating?.spec,
-      plannedRuns: requirementsPlanned * 2 * repeats,
+      plannedRuns: plannedRuns * repeats,
       stored,
+      agent: options.agent,
       agentModel: options.model,
-      prices,
+      prices: options.prices ?? {},
       budgetUsd: options.budgetUsd,
       spentUsd: generationCostUsd,
     });
-  if (suiteSource === "generated") {
-    if (options.generator === undefined) {
-      throw new InputError(
-        "eval-needs-generator",
-        "no suite to reuse: a model to write requirements and verifiers is needed",
-        { field: "generator model" },
-      );
-    }
-    const count = options.requirements ?? ESTIMATE_DEFAULTS.requirements;
-    const rounds = options.maxRounds ?? ESTIMATE_DEFAULTS.maxRounds;
-    estimate = estimateFor(
-      // One requirement-engineer call (plus one re-ask), then up to 1 + rounds per verifier.
-      { calls: 2 + count * (1 + rounds), spec: specOf(options.generator) },
-      count,
+
+  let generated: Awaited<ReturnType<typeof generateInto>> | undefined;
+  if (suiteAt.source === "generated") {
+    generated = await generateInto(
+      options,
+      { skillPath, suitePath: suiteAt.path },
+      inputs,
+      estimateFor,
     );
-    options.onEstimate?.(estimate);
-    options.onLog?.(`generating requirements and verifiers into ${suitePath}`);
-    const generated = await generateSuite({
-      skill: skillPath,
-      repository: options.repository,
-      commit: options.commit,
-      out: suitePath,
-      model: options.generator,
-      sandbox: options.generationSandbox ?? (await localOrUnsafe(options)),
-      ...(options.requirements === undefined ? {} : { requirements: options.requirements }),
-      ...(options.minTests === undefined ? {} : { minTests: options.minTests }),
-      ...(options.maxRounds === undefined ? {} : { maxRounds: options.maxRounds }),
-      ...(options.cacheDir === undefined ? {} : { cacheDir: options.cacheDir }),
-      ...(options.onLog === undefined ? {} : { onLog: options.onLog }),
-    });
-    const spent = Object.values(generated.usage).reduce((total, role) => total + role.costUsd, 0);
-    generationCostUsd += spent;
-    generation = {
-      requirements: generated.requirements,
-      weak: generated.weak,
-      requirementFindings: generated.requirementFindings,
-      costUsd: spent,
-    };
+    generationCostUsd += generated.generation.costUsd;
   }
   const state: EvaluationState = {
     format: EVALUATION_FORMAT,
     skill: { path: skillPath, digest: skillDigest },
-    repository: options.repository,
-    commit: options.commit,
-    suite: { path: suitePath, source: suiteSource === "given" ? "given" : "generated" },
+    ...inputs,
+    suite: { path: suiteAt.path, source: suiteAt.source === "given" ? "given" : "generated" },
     generationCostUsd,
   };
   await writeFileAtomic(statePath, `${JSON.stringify(state, null, 2)}\n`);
 
-  // The check: the whole suite validated, and the verifiers the generation found weak named.
-  const validation = await validateSuite(suitePath);
-  const suite = validation.suite;
-  const weakVerifiers =
-    suite?.skills.flatMap((skill) =>
-      skill.requirements
-        .filter((requirement) => requirement.verifier.source?.["weak"] === true)
-        .map((requirement) => `${skill.id}/${requirement.id}`),
-    ) ?? [];
-  const check = { valid: validation.valid, problems: validation.problems, weakVerifiers };
-  for (const problem of validation.problems) options.onLog?.(formatSuiteProblem(problem));
+  given ??= await checkSuite(suiteAt.path, options.onLog);
+  const suite =
+    selected?.suite ??
+    (given.suite === undefined
+      ? undefined
+      : (await selectSuiteSkill(given.suite, skillPath)).suite);
   const requirements = suite === undefined ? 0 : requirementCount(suite);
-  if (estimate === undefined) {
-    estimate = estimateFor(undefined, requirements);
-    options.onEstimate?.(estimate);
-  }
+  const estimate =
+    generated?.estimate ??
+    estimateFor(undefined, suite === undefined ? 0 : plannedRunsOf(suite, 1));
+  if (generated === undefined) options.onEstimate?.(estimate);
   const base = {
     format: EVALUATION_FORMAT,
     workDir,
-    suite: { path: suitePath, source: suiteSource, requirements },
-    check,
+    suite: { path: suiteAt.path, source: suiteAt.source, requirements },
+    check: given.check,
     estimate,
-    ...(generation === undefined ? {} : { generation }),
+    ...(generated === undefined ? {} : { generation: generated.generation }),
   } as const;
-  if (!validation.valid || suite === undefined) {
+  if (!given.check.valid || suite === undefined) {
+    const total = generationCostUsd + stored.costUsd;
     return {
       ...base,
-      costUsd: {
-        generation: generationCostUsd,
-        runs: stored.costUsd,
-        total: generationCostUsd + stored.costUsd,
-      },
+      costUsd: { generation: generationCostUsd, runs: stored.costUsd, total },
       complete: false,
     };
   }
+  const outcome = await runAndReport(options, {
+    suite,
+    runDir,
+    configId,
+    repeats,
+    generationCostUsd,
+  });
+  return { ...base, ...outcome };
+}
 
-  options.onLog?.(`running ${configId} (${options.agent}, ${options.model}) into ${runDir}`);
+/** The paired runs of the selected skill, the report files and the verdict. */
+async function runAndReport(
+  options: EvaluateSkillOptions,
+  plan: {
+    readonly suite: Suite;
+    readonly runDir: string;
+    readonly configId: string;
+    readonly repeats: number;
+    readonly generationCostUsd: number;
+  },
+): Promise<Pick<EvaluateSkillResult, "run" | "costUsd" | "report" | "verdict" | "complete">> {
+  const { suite, runDir, configId, generationCostUsd } = plan;
+  const skillId = suite.skills[0]?.id ?? "";
+  options.onLog?.(
+    `running ${skillId} with ${configId} (${options.agent}, ${options.model}) into ${runDir}`,
+  );
   const runBudget =
     options.budgetUsd === undefined
       ? undefined
@@ -506,14 +695,14 @@ export async function evaluateSkill(options: EvaluateSkillOptions): Promise<Eval
     runDir,
     agentOverride: options.agent,
     modelOverride: options.model,
-    repeats,
+    repeats: plan.repeats,
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     ...(runBudget === undefined ? {} : { budgetUsd: runBudget }),
     ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
     ...(options.cacheDir === undefined ? {} : { cacheDir: options.cacheDir }),
     ...(options.modelEndpoint === undefined ? {} : { modelEndpoint: options.modelEndpoint }),
     ...(options.agentEnv === undefined ? {} : { agentEnv: options.agentEnv }),
-    prices,
+    prices: options.prices ?? {},
     ...(options.harnessFor === undefined ? {} : { harnessFor: options.harnessFor }),
     ...(options.commandLine === undefined ? {} : { commandLine: options.commandLine }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
@@ -522,18 +711,17 @@ export async function evaluateSkill(options: EvaluateSkillOptions): Promise<Eval
   });
 
   const report = await reportRunDir(runDir);
-  const jsonPath = join(workDir, "report.json");
-  const htmlPath = join(workDir, "report.html");
+  const jsonPath = join(options.workDir, "report.json");
+  const htmlPath = join(options.workDir, "report.html");
   // Through the redacting writer, as every store write: keys never reach a report file.
   await writeRedactedFile(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
   await writeRedactedFile(htmlPath, renderHtmlReport(report, { source: runDir }));
-  const verdict = verdictOf(report, configId);
+  const verdict = verdictOf(report, configId, skillId);
   const runsCost = storedRuns(runDir).costUsd;
   return {
-    ...base,
     run,
     costUsd: { generation: generationCostUsd, runs: runsCost, total: generationCostUsd + runsCost },
-    report: { json: jsonPath, html: htmlPath },
+    report: { json: resolve(jsonPath), html: resolve(htmlPath) },
     ...(verdict === undefined ? {} : { verdict }),
     complete: run.failed.length === 0 && !run.stoppedByBudget && !run.aborted,
   };

@@ -1,11 +1,12 @@
 /**
  * The chart libraries inlined into the HTML report, read from the installed packages so the
- * report opens with no network and always matches the versions in the lockfile.
+ * report opens with no network and always matches the versions in the lockfile. They are
+ * optional peer dependencies: only rendering a report needs them.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { InternalError } from "../core/errors.js";
+import { assertInstalled, resolveOptional } from "../core/optional.js";
 
 export interface InlineLibrary {
   readonly name: string;
@@ -16,7 +17,7 @@ export interface InlineLibrary {
 /** Load order matters: vega-lite needs the `vega` global, vega-embed needs both. */
 export const CHART_LIBRARIES = ["vega", "vega-lite", "vega-embed"] as const;
 
-const requireFromHere = createRequire(import.meta.url);
+const CHARTS_FEATURE = "the HTML report's charts";
 let cached: readonly InlineLibrary[] | undefined;
 
 /**
@@ -24,7 +25,7 @@ let cached: readonly InlineLibrary[] | undefined;
  * package's entry point and walk up to the folder whose package.json carries its name.
  */
 function packageFolder(name: string): string {
-  let directory = dirname(requireFromHere.resolve(name));
+  let directory = dirname(resolveOptional(name, CHARTS_FEATURE));
   for (;;) {
     const manifest = join(directory, "package.json");
     if (existsSync(manifest)) {
@@ -47,6 +48,7 @@ function packageFolder(name: string): string {
 /** The minified browser builds of Vega, Vega-Lite and vega-embed, in load order. */
 export function chartLibraries(): readonly InlineLibrary[] {
   if (cached !== undefined) return cached;
+  assertInstalled(CHART_LIBRARIES, CHARTS_FEATURE);
   cached = CHART_LIBRARIES.map((name) => {
     const folder = packageFolder(name);
     const manifest = JSON.parse(readFileSync(join(folder, "package.json"), "utf8")) as {

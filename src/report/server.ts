@@ -9,7 +9,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { statSync } from "node:fs";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { reportRunDir } from "../bench/analysis/load.js";
@@ -158,11 +158,8 @@ interface Snapshot {
   readonly html?: string;
 }
 
-/** Starts the dashboard; resolves once it listens. */
-export async function startDashboard(options: DashboardOptions): Promise<Dashboard> {
-  const runDir = resolve(options.runDir);
-  const host = options.host ?? DEFAULT_DASHBOARD_HOST;
-  const token = options.token;
+/** The run directory, the token and the host, checked before anything listens. */
+function checkDashboardOptions(runDir: string, host: string, token: string | undefined): void {
   let isDirectory = false;
   try {
     isDirectory = statSync(runDir).isDirectory();
@@ -188,6 +185,32 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       `binding the dashboard to ${host} (not loopback) requires an access token`,
     );
   }
+}
+
+/** Listen on `bindHost:port`; a port taken or refused is the user's to change. */
+async function listen(server: Server, host: string, bindHost: string, port: number): Promise<void> {
+  await new Promise<void>((resolveListen, rejectListen) => {
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      rejectListen(
+        error.code === "EADDRINUSE" || error.code === "EACCES" || error.code === "EADDRNOTAVAIL"
+          ? new UsageError(
+              "view-listen",
+              `cannot listen on ${host}:${port} (${error.code}); choose another --port or --host`,
+              { cause: error },
+            )
+          : new InfrastructureError("view-listen", `cannot listen on ${host}`, { cause: error }),
+      ),
+    );
+    server.listen(port, bindHost, () => resolveListen());
+  });
+}
+
+/** Starts the dashboard; resolves once it listens. */
+export async function startDashboard(options: DashboardOptions): Promise<Dashboard> {
+  const runDir = resolve(options.runDir);
+  const host = options.host ?? DEFAULT_DASHBOARD_HOST;
+  const token = options.token;
+  checkDashboardOptions(runDir, host, token);
   const loopback = isLoopbackHost(host);
   const bindHost = host.replace(/^\[(.*)\]$/, "$1");
   let cookieName = "skillsmith_dashboard";
@@ -309,20 +332,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       else response.destroy();
     });
   });
-  await new Promise<void>((resolveListen, rejectListen) => {
-    server.once("error", (error: NodeJS.ErrnoException) =>
-      rejectListen(
-        error.code === "EADDRINUSE" || error.code === "EACCES" || error.code === "EADDRNOTAVAIL"
-          ? new UsageError(
-              "view-listen",
-              `cannot listen on ${host}:${options.port ?? 0} (${error.code}); choose another --port or --host`,
-              { cause: error },
-            )
-          : new InfrastructureError("view-listen", `cannot listen on ${host}`, { cause: error }),
-      ),
-    );
-    server.listen(options.port ?? 0, bindHost, () => resolveListen());
-  });
+  await listen(server, host, bindHost, options.port ?? 0);
   const address = server.address() as AddressInfo;
   // Cookies are not scoped by port: two dashboards on one host must not share a cookie name.
   cookieName = `skillsmith_dashboard_${address.port}`;

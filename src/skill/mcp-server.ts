@@ -7,12 +7,11 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { basename } from "node:path";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { packageVersion } from "../core/paths.js";
 import { auditSkillFolder } from "./audit.js";
 import { auditFails } from "./baseline.js";
+import { mcpServerModule, mcpStdioModule, mcpStreamableHttpModule } from "./mcp-sdk.js";
 import {
   isServedSkill,
   loadServedSkill,
@@ -77,6 +76,7 @@ export async function loadSkillsToServe(
 
 /** A fresh MCP server serving `skills` (one per HTTP request in stateless mode). */
 export function createSkillsMcpServer(skills: readonly ServedSkill[]): McpServer {
+  const { McpServer } = mcpServerModule();
   const server = new McpServer(
     { name: "skillsmith-skills", version: packageVersion() },
     {
@@ -91,7 +91,7 @@ export function createSkillsMcpServer(skills: readonly ServedSkill[]): McpServer
 /** Serve on this process's stdin/stdout until the client closes the stream. */
 export async function serveMcpStdio(factory: () => McpServer): Promise<void> {
   const server = factory();
-  const transport = new StdioServerTransport();
+  const transport = new (mcpStdioModule().StdioServerTransport)();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
     process.stdin.once("end", () => resolve());
@@ -132,7 +132,7 @@ export async function serveMcpHttp(
     }
     const server = factory();
     // Stateless: no `sessionIdGenerator` (the SDK reads an absent one as undefined).
-    const transport = new StreamableHTTPServerTransport({});
+    const transport = new (mcpStreamableHttpModule().StreamableHTTPServerTransport)({});
     response.on("close", () => {
       void transport.close();
       void server.close();

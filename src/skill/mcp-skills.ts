@@ -11,10 +11,16 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { extname, join } from "node:path";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { walkSkillFolder } from "./files.js";
+import { mcpTypesModule } from "./mcp-sdk.js";
 import { parseSkillMarkdown, SKILL_FILE_NAME } from "./parse.js";
+
+/** A JSON-RPC "invalid params" error, as the SDK's own handlers reply. */
+function invalidParams(message: string): Error {
+  const { ErrorCode, McpError } = mcpTypesModule();
+  return new McpError(ErrorCode.InvalidParams, message);
+}
 
 export const SKILLS_EXTENSION = "io.modelcontextprotocol/skills";
 /** The extension's per-skill limits: hosts must accept up to these, servers should not exceed them. */
@@ -162,7 +168,7 @@ function pageOffset(cursor: string | undefined): number {
   if (cursor === undefined) return 0;
   const offset = Number.parseInt(cursor, 10);
   if (!Number.isInteger(offset) || offset < 0 || String(offset) !== cursor)
-    throw new McpError(ErrorCode.InvalidParams, `invalid cursor "${cursor}"`);
+    throw invalidParams(`invalid cursor "${cursor}"`);
   return offset;
 }
 
@@ -248,18 +254,14 @@ export function registerSkillsExtension(server: McpServer, skills: readonly Serv
   });
   server.server.setRequestHandler(getRequest, async (request) => {
     const entry = byUri.get(request.params.uri);
-    if (entry === undefined)
-      throw new McpError(ErrorCode.InvalidParams, `No skill is served at ${request.params.uri}`);
+    if (entry === undefined) throw invalidParams(`No skill is served at ${request.params.uri}`);
     return { resultType: "complete", skill: entry, ...cacheable };
   });
   const directories = directoryTree(skills);
   server.server.setRequestHandler(directoryRequest, async (request) => {
     const children = directories.get(request.params.uri);
     if (children === undefined)
-      throw new McpError(
-        ErrorCode.InvalidParams,
-        `${request.params.uri} is not a directory resource of this server`,
-      );
+      throw invalidParams(`${request.params.uri} is not a directory resource of this server`);
     const offset = pageOffset(request.params.cursor);
     const all = [...children.values()].sort((left, right) => (left.name < right.name ? -1 : 1));
     const next =

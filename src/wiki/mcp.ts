@@ -9,10 +9,11 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { packageVersion } from "../core/paths.js";
 import type { ModelClient } from "../model/index.js";
+import { mcpServerModule } from "../skill/mcp-sdk.js";
 import { type HttpMcpServer, serveMcpHttp, serveMcpStdio } from "../skill/mcp-server.js";
 import {
   isServedSkill,
@@ -126,6 +127,7 @@ function failure(message: string) {
 
 /** A fresh MCP server over the shared state (one per HTTP request in stateless mode). */
 export function createWikiMcpServer(state: WikiServerState): McpServer {
+  const { McpServer } = mcpServerModule();
   const server = new McpServer({ name: "skillsmith-wiki", version: packageVersion() });
   registerSkillsExtension(server, state.skills);
   const byId = new Map(state.search.entries.map((entry) => [entry.meta.skill_id, entry]));

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { BubblewrapSandbox } from "../../src/env/sandbox/bubblewrap.js";
 import { ContainerSandbox, DEFAULT_BASE_IMAGE } from "../../src/env/sandbox/container.js";
 import type { ResourceLimits, SandboxV1 } from "../../src/env/sandbox/types.js";
@@ -63,3 +64,13 @@ export function present<T>(value: T | undefined, what: string): T {
   if (value === undefined) throw new Error(`${what} is not available; this test should be skipped`);
   return value;
 }
+
+/** Whether `python3 -m pytest` runs here (the verifiers of the examples need it). */
+export const hasPytest: boolean = (() => {
+  try {
+    execFileSync("python3", ["-m", "pytest", "--version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();

@@ -34,6 +34,7 @@ import { RunSession, type ScheduledWork, type Scheduler } from "../run/session.j
 import { formatRunKey, ResultsStore, type RunFingerprint } from "../store/results.js";
 import type { Configuration } from "../suite/schema.js";
 import type { SuiteRequirement } from "../suite/types.js";
+import { loadBullmq } from "./bullmq.js";
 import { createRedisClient, queueConnectionOf, type RedisConnectionOptions } from "./connection.js";
 import {
   DEFAULT_QUEUE_PREFIX,
@@ -142,7 +143,7 @@ export class QueueScheduler implements Scheduler {
     try {
       const runId = await queueRunId(work.plan.runDir);
       const jobs = await this.jobBuilder(work, runId);
-      const { Queue } = await import("bullmq");
+      const { Queue } = await loadBullmq();
       client = await createRedisClient(connection, label, {
         onConnectionEvent: (message) => work.events.emit({ type: "connection", message }),
       });

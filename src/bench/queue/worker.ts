@@ -42,6 +42,7 @@ import { loadSuite } from "../suite/load.js";
 import type { Configuration } from "../suite/schema.js";
 import type { Suite } from "../suite/types.js";
 import { checkVariantFolder, type VariantOption, withVariants } from "../suite/variants.js";
+import { loadBullmq } from "./bullmq.js";
 import { createRedisClient, queueConnectionOf, type RedisConnectionOptions } from "./connection.js";
 import {
   DEFAULT_QUEUE_PREFIX,
@@ -139,7 +140,7 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   const { connection, label } = queueConnectionOf(options.queue);
   const log = options.onLog ?? (() => undefined);
   const env = options.env ?? process.env;
-  const { UnrecoverableError, Worker } = await import("bullmq");
+  const { UnrecoverableError, Worker } = await loadBullmq();
   const client = await createRedisClient(connection, label, { onConnectionEvent: log });
   // The worker's own keys come from `env`, which need not be this process's environment.
   registerEnvironmentSecrets(env);

@@ -44,7 +44,7 @@ describe("progress rendering", () => {
     });
     plain.finish();
     expect(lines).toEqual([
-      "c/s/r1/with#1: completed 50% (10/40 done, 2 running, 1 failed, $0.13, ETA 1m05s)\n",
+      "c/s/r1/with#1: completed, 50% of checks passed (10/40 done, 2 running, 1 failed, $0.13, ETA 1m05s)\n",
     ]);
   });
 });

@@ -97,7 +97,8 @@ export function createProgressRenderer(
         const outcome =
           progress.last.passRatio === undefined
             ? progress.last.status
-            : `${progress.last.status} ${(100 * progress.last.passRatio).toFixed(0)}%`;
+            : // A pass ratio, not progress: "completed 100%" read as "finished".
+              `${progress.last.status}, ${(100 * progress.last.passRatio).toFixed(0)}% of checks passed`;
         write(`${formatRunKey(progress.last)}: ${outcome} (${formatProgress(progress)})\n`);
       }
     },

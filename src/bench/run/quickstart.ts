@@ -1,7 +1,9 @@
 /**
  * The embedded default evaluation: `examples/quickstart` (two skills on a small bundled
  * repository, ten requirements each) replayed from recorded patches, so the main job of
- * skillsmith runs offline with no model in seconds.
+ * skillsmith runs offline with no model: about a minute and a half the first time (the
+ * environment is prepared and every verifier checked on the untouched repository), seconds once
+ * those are cached and the runs stored.
  */
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
@@ -20,6 +22,11 @@ export interface QuickstartEvaluationOptions {
   readonly onProgress?: (progress: RunProgress) => void;
   /** Notes for a person (the unsafe fallback warning among them). */
   readonly onWarning?: (message: string) => void;
+  /**
+   * Each phase as it starts (sandbox, environment and verifier check, runs, report), then the
+   * run's own lines for the long preparation work, so nothing is silent.
+   */
+  readonly onLog?: (line: string) => void;
   /** Default: the number of CPUs, at least 2. */
   readonly concurrency?: number;
   /** Where bases and workspaces are cached (default: the user's skillsmith cache). */
@@ -63,8 +70,14 @@ export async function runQuickstartEvaluation(
   const folder = quickstartFolder();
   const suite = join(folder, "suite");
   const predictions = join(folder, "predictions.jsonl");
+  const log = options.onLog;
+  log?.("[1/4] opening the sandbox (bubblewrap)");
   const sandbox = await quickstartSandbox(options.onWarning);
   try {
+    let running = false;
+    log?.(
+      "[2/4] preparing the environment and checking every verifier on the untouched repository (cached after the first time)",
+    );
     const summary = await runSuite({
       suite,
       runDir: options.runDir,
@@ -74,9 +87,24 @@ export async function runQuickstartEvaluation(
       commandLine: ["skillsmith", "quickstart"],
       ...(options.cacheDir === undefined ? {} : { cacheDir: options.cacheDir }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
-      ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+      onProgress: (progress: RunProgress) => {
+        // The first progress of the runs themselves marks the end of the preparation.
+        if (!running) {
+          running = true;
+          log?.(
+            `[3/4] running ${progress.total} paired runs (${progress.alreadyDone} already stored): each replays a recorded patch and runs the verifier`,
+          );
+        }
+        options.onProgress?.(progress);
+      },
       ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
+      ...(log === undefined
+        ? {}
+        : {
+            onLog: (line: string) => log(`  ${line}`),
+          }),
     });
+    log?.("[4/4] reading the results and computing the verdicts");
     const report = await reportRunDir(options.runDir);
     return { suite, predictions, runDir: summary.runDir, sandbox: sandbox.kind, summary, report };
   } finally {

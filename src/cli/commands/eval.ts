@@ -4,7 +4,12 @@ import { AGENT_KINDS, createProgressRenderer, endpointFromEnvironment } from "..
 import { UsageError } from "../../core/errors.js";
 import { defaultCacheDir } from "../../env/index.js";
 import { loadModelConfig, ModelClient } from "../../model/index.js";
-import { type CostEstimate, type EvaluateSkillResult, evaluateSkill } from "../../report/index.js";
+import {
+  type CostEstimate,
+  ESTIMATE_DEFAULTS,
+  type EvaluateSkillResult,
+  evaluateSkill,
+} from "../../report/index.js";
 import { type CommandContext, log, printJson, printLines } from "../context.js";
 import {
   agentKindOf,
@@ -17,7 +22,7 @@ import {
 } from "./bench-options.js";
 
 interface EvalOptions {
-  repo: string;
+  repo?: string;
   agent: string;
   model: string;
   generatorModel?: string;
@@ -37,13 +42,20 @@ function dollars(value: number | null): string {
   return value === null ? "unknown (no price for the model)" : `$${value.toFixed(4)}`;
 }
 
+/** What a per-run figure rests on, in words. */
+const BASIS: Record<CostEstimate["runs"]["basis"], string> = {
+  measured: "the mean of the stored runs",
+  assumed: `assumed: ${ESTIMATE_DEFAULTS.agentRun.inputTokens / 1000}k input and ${ESTIMATE_DEFAULTS.agentRun.outputTokens / 1000}k output tokens at the model's price, until a run is measured`,
+  "no-model": "the agent calls no model",
+};
+
 function estimateLine(estimate: CostEstimate, budgetUsd: number | undefined): string {
   const parts = [
     `estimated cost ${dollars(estimate.totalUsd)}`,
     ...(estimate.generation === null
       ? []
       : [`generation ≤ ${estimate.generation.calls} calls ${dollars(estimate.generation.usd)}`]),
-    `${estimate.runs.missing} runs to do (${estimate.runs.stored} stored) at ${dollars(estimate.runs.usdPerRun)} each (${estimate.runs.basis})`,
+    `${estimate.runs.missing} runs to do (${estimate.runs.stored} stored) at ${dollars(estimate.runs.usdPerRun)} each (${BASIS[estimate.runs.basis]})`,
   ];
   const budget =
     budgetUsd === undefined
@@ -57,14 +69,15 @@ function estimateLine(estimate: CostEstimate, budgetUsd: number | undefined): st
 function verdictLines(result: EvaluateSkillResult): string[] {
   const lines: string[] = [];
   const verdict = result.verdict;
+  const skill = verdict?.skill ?? "the skill";
   if (verdict === undefined || verdict.class === null) {
     lines.push(
-      `no verdict: ${verdict?.unscorable ?? (result.check.valid ? "nothing was measurable" : "the suite did not pass its check")}`,
+      `no verdict for ${skill}: ${verdict?.unscorable ?? (result.check.valid ? "nothing was measurable" : "the suite did not pass its check")}`,
     );
   } else {
     const delta = verdict.delta === null ? "–" : verdict.delta.toFixed(1);
     lines.push(
-      `verdict: ${verdict.class.toUpperCase()} (Δ = ${delta} points, p = ${verdict.p?.toPrecision(3) ?? "–"}, n = ${verdict.n}; under FDR control: ${verdict.classFdr ?? "–"})${result.complete ? "" : " — provisional"}`,
+      `verdict for ${skill} (${verdict.config}): ${verdict.class.toUpperCase()} (Δ = ${delta} points, p = ${verdict.p?.toPrecision(3) ?? "–"}, n = ${verdict.n}; under FDR control: ${verdict.classFdr ?? "–"})${result.complete ? "" : " — provisional"}`,
     );
   }
   const run = result.run;
@@ -93,7 +106,10 @@ export function registerEval(program: Command, context: CommandContext): void {
       "Evaluate a skill on a repository in one command: generate (or reuse) requirements and verifiers, check them, run the paired evaluation, report the verdict; run again to continue",
     )
     .argument("<skill-dir>", "the Agent Skills folder under evaluation")
-    .requiredOption("--repo <url|path>@<commit>", "the repository and the commit to pin")
+    .option(
+      "--repo <url|path>@<commit>",
+      "the repository and the commit to pin (default with --suite: the one the suite pins)",
+    )
     .requiredOption("--agent <agent>", `the agent harness (${AGENT_KINDS.join(", ")})`)
     .requiredOption("--model <spec>", "the agent's model (e.g. anthropic:claude-haiku-4-5)")
     .option(
@@ -132,7 +148,13 @@ export function registerEval(program: Command, context: CommandContext): void {
     .option("--sandbox <kind>", sandboxKindHelp(), "local")
     .option("--json", "print the evaluation result as JSON (progress stays on stderr)")
     .action(async (skillDir: string, options: EvalOptions) => {
-      const { repository, commit } = parseRepoFlag(options.repo);
+      if (options.repo === undefined && options.suite === undefined) {
+        throw new UsageError(
+          "option-missing",
+          "--repo <url|path>@<commit> is required unless --suite gives a suite that pins the repository",
+        );
+      }
+      const pinned = options.repo === undefined ? undefined : parseRepoFlag(options.repo);
       const agent = agentKindOf(options.agent);
       const sandbox = sandboxKindOf(options);
       const budgetUsd = budgetUsdOf(options.budgetUsd);
@@ -154,17 +176,23 @@ export function registerEval(program: Command, context: CommandContext): void {
       try {
         result = await evaluateSkill({
           skill,
-          repository: repositoryLocation(repository, io.cwd),
-          commit,
+          ...(pinned === undefined
+            ? {}
+            : { repository: repositoryLocation(pinned.repository, io.cwd), commit: pinned.commit }),
           agent,
           model: options.model,
           workDir,
           ...(options.suite === undefined ? {} : { suite: resolve(io.cwd, options.suite) }),
-          generator: new ModelClient({
-            spec: options.generatorModel ?? options.model,
-            env: io.env,
-            cwd: io.cwd,
-          }),
+          // A given suite needs no generator (nor its key).
+          ...(options.suite === undefined
+            ? {
+                generator: new ModelClient({
+                  spec: options.generatorModel ?? options.model,
+                  env: io.env,
+                  cwd: io.cwd,
+                }),
+              }
+            : {}),
           ...(options.requirements === undefined ? {} : { requirements: options.requirements }),
           ...(options.minTests === undefined ? {} : { minTests: options.minTests }),
           ...(options.maxRounds === undefined ? {} : { maxRounds: options.maxRounds }),
@@ -179,8 +207,8 @@ export function registerEval(program: Command, context: CommandContext): void {
             "skillsmith",
             "eval",
             skillDir,
-            "--repo",
-            options.repo,
+            ...(options.repo === undefined ? [] : ["--repo", options.repo]),
+            ...(options.suite === undefined ? [] : ["--suite", options.suite]),
             "--agent",
             options.agent,
             "--model",

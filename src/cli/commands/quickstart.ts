@@ -97,6 +97,14 @@ export function registerQuickstart(program: Command, context: CommandContext): v
             progress.finish();
             log(io, `warning: ${message}`);
           },
+          ...(options.json === true
+            ? {}
+            : {
+                onLog: (line: string) => {
+                  progress.finish();
+                  log(io, line);
+                },
+              }),
         });
       } finally {
         progress.finish();

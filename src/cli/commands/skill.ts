@@ -118,6 +118,11 @@ export function registerSkill(program: Command, context: CommandContext): void {
     });
 
   registerSkillClean(skill, context);
+  registerSkillAudit(skill, context);
+}
+
+/** `skill audit`: the static safety review, with baselines of reviewed findings. */
+function registerSkillAudit(skill: Command, context: CommandContext): void {
   skill
     .command("audit")
     .description("Static safety review of skill folders")

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
-import { createRequire } from "node:module";
 import type Docker from "dockerode";
+import { requireOptional } from "../../core/optional.js";
 import { SandboxUnavailableError } from "./errors.js";
 
 /**
@@ -29,10 +29,11 @@ export function candidateEndpoints(env: NodeJS.ProcessEnv = process.env): string
 
 /**
  * dockerode, loaded on first connection rather than with this module: it costs ~0.4 s of
- * start-up that only the container sandbox needs. CommonJS (`export =`), hence `require`.
+ * start-up that only the container sandbox needs, and an optional peer dependency. CommonJS
+ * (`export =`), hence `require`.
  */
 function dockerode(): typeof Docker {
-  return createRequire(import.meta.url)("dockerode") as typeof Docker;
+  return requireOptional<typeof Docker>("dockerode", "the container sandbox");
 }
 
 function dockerFor(endpoint: string): Docker {

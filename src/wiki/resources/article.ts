@@ -4,7 +4,7 @@
  * list items, headings, definition terms (API signatures in generated docs), quotes and code
  * blocks, each whitespace-normalised (code keeps its lines).
  */
-import { createRequire } from "node:module";
+import { assertInstalled, requireOptional } from "../../core/optional.js";
 import { fenceLanguage } from "./document.js";
 import { recogniseLicence } from "./licence.js";
 import type { ExtractedUnit } from "./types.js";
@@ -21,10 +21,11 @@ function htmlLibraries(): {
   Readability: ReadabilityModule["Readability"];
   parseHTML: LinkedomModule["parseHTML"];
 } {
-  const require = createRequire(import.meta.url);
+  const feature = "article resources in the wiki (reading HTML pages)";
+  assertInstalled(["@mozilla/readability", "linkedom"], feature);
   return {
-    Readability: (require("@mozilla/readability") as ReadabilityModule).Readability,
-    parseHTML: (require("linkedom") as LinkedomModule).parseHTML,
+    Readability: requireOptional<ReadabilityModule>("@mozilla/readability", feature).Readability,
+    parseHTML: requireOptional<LinkedomModule>("linkedom", feature).parseHTML,
   };
 }
 

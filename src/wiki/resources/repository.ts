@@ -6,8 +6,8 @@
  */
 import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { dirname, extname, join, relative } from "node:path";
+import { assertInstalled, requireOptional, resolveOptional } from "../../core/optional.js";
 import { markdownUnits } from "./document.js";
 import type { ExtractedUnit } from "./types.js";
 
@@ -71,10 +71,15 @@ const README_CONTEXT_CHARS = 4_000;
 type ParserClass = typeof import("web-tree-sitter");
 type Language = import("web-tree-sitter").Language;
 type SyntaxNode = import("web-tree-sitter").SyntaxNode;
-// Required on first use, not with this module: only code resources need the parser.
+// Required on first use, not with this module: only code resources need the parser, and the
+// parser and its grammars are optional peer dependencies.
+const CODE_FEATURE = "code resources in the wiki (tree-sitter parsing)";
 let parserClass: ParserClass | undefined;
 function treeSitter(): ParserClass {
-  parserClass ??= createRequire(import.meta.url)("web-tree-sitter") as ParserClass;
+  if (parserClass === undefined) {
+    assertInstalled(["web-tree-sitter", "tree-sitter-wasms/package.json"], CODE_FEATURE);
+    parserClass = requireOptional<ParserClass>("web-tree-sitter", CODE_FEATURE);
+  }
   return parserClass;
 }
 
@@ -82,9 +87,8 @@ let initialised: Promise<void> | undefined;
 const languages = new Map<string, Promise<Language>>();
 
 function grammarPath(name: string): string {
-  const require = createRequire(import.meta.url);
   return join(
-    dirname(require.resolve("tree-sitter-wasms/package.json")),
+    dirname(resolveOptional("tree-sitter-wasms/package.json", CODE_FEATURE)),
     "out",
     `tree-sitter-${name}.wasm`,
   );
