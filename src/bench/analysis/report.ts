@@ -9,6 +9,7 @@ import {
   lostRuns,
   mean,
   profileOf,
+  weakReasonsOf,
 } from "./profile.js";
 import {
   type BenchReport,
@@ -66,10 +67,13 @@ export function buildReport(
   for (const result of results) note(result);
   for (const attempt of attempts) note(attempt);
 
+  const weakReasons = weakReasonsOf(options.manifest ?? {});
   const byProfile = groupBy(results, (run) => JSON.stringify([run.config, run.skill]));
   const unadjusted: Profile[] = [...requirementIds.entries()].map(([key, ids]) => {
     const [config, skill] = JSON.parse(key) as [string, string];
-    return profileOf(config, skill, byProfile.get(key) ?? [], lost, [...ids], alpha);
+    return profileOf(config, skill, byProfile.get(key) ?? [], lost, [...ids], alpha, {
+      weakReasons,
+    });
   });
   unadjusted.sort((left, right) =>
     left.config === right.config

@@ -176,6 +176,7 @@ export async function validateSuite(
     name: suiteFile.name,
     ...(suiteFile.description === undefined ? {} : { description: suiteFile.description }),
     configurations: suiteFile.configurations,
+    ...(suiteFile.protocol === undefined ? {} : { protocol: suiteFile.protocol }),
     skills: skills.filter((skill) => skill.requirements.length > 0),
     warnings: problems.list.filter((problem) => problem.severity === "warning"),
   };

@@ -10,6 +10,7 @@ import {
   createProgressRenderer,
   defaultRunDir,
   endpointFromEnvironment,
+  estimateSuiteCost,
   loadSuiteSelection,
   parseRateLimit,
   parseVariantOption,
@@ -17,6 +18,7 @@ import {
   type RunEvent,
   redactRedisUrl,
   renderReportText,
+  renderSuiteEstimate,
   reportRunDir,
   runSuite,
   runSuiteOnQueue,
@@ -173,6 +175,14 @@ export function registerRun(bench: Command, context: CommandContext): void {
       const terminal = io.stderrIsTerminal === true;
       const progress = createProgressRenderer(io.stderr, terminal && options.json !== true);
       log(io, `run directory: ${runDir}`);
+      // What the whole suite would cost, before anything is spent (issue 32).
+      const estimate = estimateSuiteCost(suite, {
+        ...(options.repeats === undefined ? {} : { repeats: options.repeats }),
+        prices: loadModelConfig({ cwd: io.cwd, env: io.env }).config.prices ?? {},
+        ...(agentOverride === undefined ? {} : { agentOverride }),
+        ...(options.model === undefined ? {} : { modelOverride: options.model }),
+      });
+      for (const line of renderSuiteEstimate(estimate)) log(io, line);
       if (options.queue === undefined) {
         for (const [flag, value] of [
           ["--rate-limit", options.rateLimit],
