@@ -16,6 +16,7 @@ import { runSuite } from "../src/bench/run/runner.js";
 import { ResultsStore } from "../src/bench/store/results.js";
 import { runInProcess } from "./support/cli.js";
 import { git } from "./support/git.js";
+import { signFlipByHand } from "./support/signflip.js";
 import { newFilePatch, removeRunRoot, writeReplaySuite } from "./support/suites.js";
 
 const REQUIREMENTS = 4;
@@ -24,21 +25,6 @@ let suite: string;
 let predictions: string;
 let cacheDir: string;
 let variantFolder: string;
-
-/** Exact two-sided sign-flip p by brute force: share of the 2^n sign vectors with |Σ| ≥ |Σ observed|. */
-function signFlipByHand(deltas: readonly number[]): number {
-  const observed = Math.abs(deltas.reduce((sum, value) => sum + value, 0));
-  let extreme = 0;
-  const total = 2 ** deltas.length;
-  for (let mask = 0; mask < total; mask += 1) {
-    let sum = 0;
-    deltas.forEach((value, index) => {
-      sum += (mask >> index) & 1 ? -value : value;
-    });
-    if (Math.abs(sum) >= observed - 1e-9) extreme += 1;
-  }
-  return extreme / total;
-}
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), "bench-arms-"));

@@ -28,6 +28,7 @@ import { runProcess } from "../src/core/process.js";
 import { type CliRun, runInProcess } from "./support/cli.js";
 import { usableBubblewrap } from "./support/sandboxes.js";
 import { removeRunRoot } from "./support/suites.js";
+import { demo as demoPatch, edgeCases } from "./support/v1-patches.js";
 
 const shared = resolve(import.meta.dirname, "..", "..", "shared", "fixtures");
 const dataset = join(shared, "swe-skills-bench-v1");
@@ -82,16 +83,6 @@ function cli(argv: string[]): Promise<CliRun> {
     cwd: root,
     env: { ...process.env, SKILLSMITH_CACHE_DIR: join(root, "cache") },
   });
-}
-
-/** A unified diff creating each file with the given lines. */
-function newFiles(files: Record<string, string[]>): string {
-  return Object.entries(files)
-    .map(
-      ([path, lines]) =>
-        `diff --git a/${path} b/${path}\nnew file mode 100644\n--- /dev/null\n+++ b/${path}\n@@ -0,0 +1,${lines.length} @@\n${lines.map((line) => `+${line}`).join("\n")}\n`,
-    )
-    .join("");
 }
 
 beforeAll(async () => {
@@ -266,35 +257,8 @@ describe.skipIf(!runnable)(
       // of the 11 checks the demo exists, compiles, runs and shows a comparison (4 of 11); the
       // assisted patch adds tests/test_version_edge_cases.py covering pre-releases, epochs,
       // local and post/dev versions, passing: 11 of 11.
-      const demo = newFiles({
-        "scripts/demo_packaging.py": [
-          "from packaging.version import Version",
-          "",
-          'for left, right in [("1.0a1", "1.0"), ("1!1.0", "2.0")]:',
-          '    print(f"Version({left!r}) < Version({right!r}):", Version(left) < Version(right))',
-        ],
-      });
-      const tests = newFiles({
-        "tests/test_version_edge_cases.py": [
-          "from packaging.version import Version",
-          "",
-          "",
-          "def test_prerelease_order():",
-          '    assert Version("1.0a1") < Version("1.0b2") < Version("1.0rc1") < Version("1.0")',
-          "",
-          "",
-          "def test_epoch_wins():",
-          '    assert Version("1!2.0") > Version("3.0")',
-          "",
-          "",
-          "def test_local_version():",
-          '    assert Version("1.0+local.7").local == "local.7"',
-          "",
-          "",
-          "def test_post_and_dev():",
-          '    assert Version("1.0.dev1") < Version("1.0") < Version("1.0.post1")',
-        ],
-      });
+      const demo = demoPatch;
+      const tests = edgeCases;
       const predictions = join(root, "predictions.jsonl");
       const line = (skill: string, requirement: string, arm: string, patch: string) =>
         JSON.stringify({ skill, requirement, arm, patch });

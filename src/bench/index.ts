@@ -1,6 +1,8 @@
 /** Skill evaluation: suites (load, validate) and importers of public benchmark layouts. */
 
 export * from "./analysis/index.js";
+export * from "./analysis/study.js";
+export * from "./analysis/study-render.js";
 export * from "./check/index.js";
 export * from "./generate/index.js";
 export type {
@@ -16,6 +18,8 @@ export {
 } from "./import/harbor.js";
 export {
   importSweSkillsBench,
+  STUDY_CONFIGURATIONS,
+  STUDY_PROTOCOL,
   type SweSkillsBenchImportOptions,
   testFileName,
 } from "./import/swe-skills-bench.js";
@@ -23,6 +27,7 @@ export { parseToml, TomlSyntaxError, type TomlTable, type TomlValue } from "./im
 export * from "./queue/index.js";
 export * from "./run/index.js";
 export * from "./store/index.js";
+export * from "./suite/estimate.js";
 export * from "./suite/layout.js";
 export {
   formatSuiteProblem,
@@ -53,6 +58,7 @@ export {
   type SkillFile,
   SUITE_FORMAT,
   type SuiteFile,
+  type SuiteProtocol,
   type VerifierFile,
 } from "./suite/schema.js";
 export type {

@@ -183,6 +183,115 @@ function test(deltas: readonly number[], alpha: number): Tested | undefined {
   };
 }
 
+/** What a profile is judged against beyond its runs: the protocol and the verifier check. */
+export interface ProfileContext {
+  /** Requirements per skill of the protocol (10 when absent). */
+  readonly requirementsPerSkill?: number;
+  /** Why the check found a verifier weak, keyed by `JSON.stringify([skill, requirement])`. */
+  readonly weakReasons?: ReadonlyMap<string, string>;
+}
+
+/** The check's reason for every weak verifier recorded in a run's manifest. */
+export function weakReasonsOf(manifest: {
+  readonly check?:
+    | {
+        readonly requirements: ReadonlyArray<{
+          readonly skill: string;
+          readonly requirement: string;
+          readonly status: string;
+          readonly reason: string;
+        }>;
+      }
+    | undefined;
+}): Map<string, string> {
+  return new Map(
+    (manifest.check?.requirements ?? [])
+      .filter((requirement) => requirement.status === "weak")
+      .map((requirement) => [
+        JSON.stringify([requirement.skill, requirement.requirement]),
+        requirement.reason,
+      ]),
+  );
+}
+
+/** Requirements per skill the protocol writes (A.2): a class from far fewer is labelled. */
+export const PROTOCOL_REQUIREMENTS = 10;
+
+export const UNTREATED_REASON =
+  "no class: no agent changed the repository in either arm (both arms untouched, e.g. --agent none), so the deltas measure the verifier's own variation, not the skill";
+
+/**
+ * Whether every run of both arms left the repository as it was (an empty captured change).
+ * Runs from stores older than captured patches do not tell, and count as treated.
+ */
+function untouchedInBothArms(runs: readonly RunResult[]): boolean {
+  const arms = new Set(runs.map((run) => run.arm));
+  return (
+    arms.has("with") &&
+    arms.has("without") &&
+    runs.every(
+      (run) =>
+        run.patch !== undefined &&
+        run.patch.diff === "" &&
+        run.patch.files === 0 &&
+        run.patch.incomplete === undefined,
+    )
+  );
+}
+
+/**
+ * The label of a class resting on fewer than half the protocol's requirements; with so few the
+ * smallest attainable sign-flip p, 2^(1−n), may not even reach α.
+ */
+export function fewRequirementsNote(
+  n: number,
+  requirementsPerSkill: number,
+  alpha: number,
+): string | undefined {
+  if (n * 2 >= requirementsPerSkill) return undefined;
+  const reachable = 2 ** (1 - n) < alpha;
+  return `class from ${n} of the protocol's ${requirementsPerSkill} requirements${reachable ? "" : ` (with ${n}, no p below α = ${alpha} is attainable: only Ineffective was possible)`}`;
+}
+
+function profileNotes(parts: {
+  readonly activation: number | null;
+  readonly unmeasured: readonly UnmeasuredRequirement[];
+  readonly unscorable: string | null;
+  readonly weakMeasured: ReadonlyArray<{
+    readonly id: string;
+    readonly reason?: string | undefined;
+  }>;
+  readonly partlyLost: readonly RequirementOutcome[];
+  readonly disagreements: readonly string[];
+  readonly few: string | undefined;
+}): string[] {
+  const notes: string[] = [];
+  if (parts.few !== undefined) notes.push(parts.few);
+  if (parts.activation === 0) {
+    notes.push(
+      "the agent never activated the skill in the assisted arm: the skill cannot have helped, and any difference is noise or the skill's mere presence",
+    );
+  }
+  if (parts.unmeasured.length > 0 && parts.unscorable === null) {
+    notes.push(
+      `left out of the verdict (not measurable): ${parts.unmeasured.map((item) => `${item.requirement} (${item.reason})`).join(", ")}`,
+    );
+  }
+  if (parts.weakMeasured.length > 0) {
+    notes.push(
+      `weak verifier: ${parts.weakMeasured.map((item) => `${item.id} (${item.reason ?? "found weak by bench check; its reason is not in this run's manifest"})`).join(", ")}: counted in the verdict, where it can only shrink a difference between the arms`,
+    );
+  }
+  if (parts.partlyLost.length > 0) {
+    notes.push(
+      `repeats lost to infrastructure, left out of their arm's mean: ${parts.partlyLost.flatMap((outcome) => outcome.lost.map((run) => run.key)).join(", ")}`,
+    );
+  }
+  if (parts.disagreements.length > 0)
+    notes.push(`sensitivity disagrees with the primary class: ${parts.disagreements.join(", ")}`);
+  return notes;
+}
+
 /**
  * The flags an arm brings to `pairMeasurement`, over its repeats: every flag of every repeat,
  * except that a verifier-side flag counts only when *every* repeat of the arm has one. With one
@@ -408,7 +517,9 @@ export function profileOf(
   lost: ReadonlyMap<string, LostRun[]>,
   requirementIds: readonly string[],
   alpha: number,
+  context: ProfileContext = {},
 ): Profile {
+  const requirementsPerSkill = context.requirementsPerSkill ?? PROTOCOL_REQUIREMENTS;
   const byRequirement = groupBy(runs, (run) => run.requirement);
   const requirements = requirementIds
     .map((id) =>
@@ -421,7 +532,9 @@ export function profileOf(
     .sort((left, right) => left.id.localeCompare(right.id, "en", { numeric: true }));
   const complete = requirements.filter((outcome) => outcome.delta !== null);
   const deltas = complete.map((outcome) => outcome.delta as number);
-  const primary = test(deltas, alpha);
+  // Neither arm changed the repository: the pairs measure the verifier, not the skill.
+  const untreated = complete.length > 0 && untouchedInBothArms(runs);
+  const primary = untreated ? undefined : test(deltas, alpha);
   const noTimeouts = complete.filter((outcome) => !outcome.timeout);
   const withoutTimeouts = test(
     noTimeouts.map((outcome) => outcome.delta as number),
@@ -462,35 +575,24 @@ export function profileOf(
     .filter((outcome) => outcome.weakVerifier)
     .map((outcome) => outcome.id);
   const lostCount = requirements.reduce((sum, outcome) => sum + outcome.lost.length, 0);
-  const unscorable = complete.length === 0 ? unscorableReason(unmeasured) : null;
-
-  const notes: string[] = [];
-  if (activation === 0) {
-    notes.push(
-      "the agent never activated the skill in the assisted arm: the skill cannot have helped, and any difference is noise or the skill's mere presence",
-    );
-  }
-  if (unmeasured.length > 0 && unscorable === null) {
-    notes.push(
-      `left out of the verdict (not measurable): ${unmeasured.map((item) => `${item.requirement} (${item.reason})`).join(", ")}`,
-    );
-  }
-  const weakMeasured = weakVerifiers.filter((id) => complete.some((outcome) => outcome.id === id));
-  if (weakMeasured.length > 0) {
-    notes.push(
-      `weak verifier (passes at least half its checks on the untouched repository) on ${weakMeasured.join(", ")}: counted in the verdict, where it can only shrink a difference between the arms`,
-    );
-  }
-  const partlyLost = requirements.filter(
-    (outcome) => outcome.measurement.measurable && outcome.lost.length > 0,
-  );
-  if (partlyLost.length > 0) {
-    notes.push(
-      `repeats lost to infrastructure, left out of their arm's mean: ${partlyLost.flatMap((outcome) => outcome.lost.map((run) => run.key)).join(", ")}`,
-    );
-  }
-  if (disagreements.length > 0)
-    notes.push(`sensitivity disagrees with the primary class: ${disagreements.join(", ")}`);
+  const unscorable =
+    complete.length === 0 ? unscorableReason(unmeasured) : untreated ? UNTREATED_REASON : null;
+  const notes = profileNotes({
+    activation,
+    unmeasured,
+    unscorable,
+    weakMeasured: weakVerifiers
+      .filter((id) => complete.some((outcome) => outcome.id === id))
+      .map((id) => ({ id, reason: context.weakReasons?.get(JSON.stringify([skill, id])) })),
+    partlyLost: requirements.filter(
+      (outcome) => outcome.measurement.measurable && outcome.lost.length > 0,
+    ),
+    disagreements,
+    few:
+      primary === undefined
+        ? undefined
+        : fewRequirementsNote(complete.length, requirementsPerSkill, alpha),
+  });
 
   return {
     skill,
@@ -512,7 +614,8 @@ export function profileOf(
     // Filled in by buildReport, which sees every profile.
     q: null,
     classFdr: null,
-    detectable: deltas.length === 0 ? null : detectableEffect(deltas, alpha),
+    // No treatment: no interval or size to state (they would describe the verifier's noise).
+    detectable: deltas.length === 0 || untreated ? null : detectableEffect(deltas, alpha),
     variability: repeatVariability(
       complete.map((outcome) => ({
         without: outcome.detail.without.map((run) => run.score),

@@ -21,6 +21,7 @@ import {
   lostRuns,
   mean,
   profileOf,
+  weakReasonsOf,
 } from "./profile.js";
 import {
   type BenchReport,
@@ -69,7 +70,13 @@ export function buildReport(
   );
   const lost = lostRuns(results, attempts);
   const { profiles, matrices, multiplicity } = adjustedProfiles(
-    unadjustedProfiles(results, attempts, lost, statistics.alpha),
+    unadjustedProfiles(
+      results,
+      attempts,
+      lost,
+      statistics.alpha,
+      weakReasonsOf(options.manifest ?? {}),
+    ),
     results,
     statistics.alpha,
   );
@@ -147,6 +154,7 @@ function unadjustedProfiles(
   attempts: readonly AttemptRecord[],
   lost: ReturnType<typeof lostRuns>,
   alpha: number,
+  weakReasons: ReturnType<typeof weakReasonsOf>,
 ): Profile[] {
   const requirementIds = new Map<string, Set<string>>();
   const note = (key: { config: string; skill: string; requirement: string }) => {
@@ -161,7 +169,9 @@ function unadjustedProfiles(
   const byProfile = groupBy(results, (run) => JSON.stringify([run.config, run.skill]));
   const profiles = [...requirementIds.entries()].map(([key, ids]) => {
     const [config, skill] = JSON.parse(key) as [string, string];
-    return profileOf(config, skill, byProfile.get(key) ?? [], lost, [...ids], alpha);
+    return profileOf(config, skill, byProfile.get(key) ?? [], lost, [...ids], alpha, {
+      weakReasons,
+    });
   });
   return profiles.sort((left, right) =>
     left.config === right.config

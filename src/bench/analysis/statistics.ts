@@ -310,13 +310,17 @@ function passRatioDesign(
   };
 }
 
+/** Relative size below which a pooled standard deviation is rounding, not spread. */
+const VARIANCE_TOLERANCE = 1e-9;
+
 export const DESIGN_MODEL =
   "requirement deltas independent Normal(δ, σ²); σ² = τ² + (s²₀ + s²₁)/R, with s²₀, s²₁ the within-requirement variances of the arms over R repeats and τ² the variance of the requirements' true deltas; power of the exact sign-flip test (normal approximation of its null distribution beyond 20 requirements) by simulation with a fixed seed";
 
 /**
  * How many requirements would detect `settings.detectEffect` points with `targetPower`, at the
  * repeats used and (when repeats were used) at more of them. Null when no profile of the
- * configuration has two measurable requirements (no spread to estimate σ from).
+ * configuration has two measurable requirements, or when their deltas have no spread at all
+ * (σ = 0 would make any effect look detectable from nothing).
  */
 export function designRecommendation(
   profiles: ReadonlyArray<{
@@ -340,6 +344,16 @@ export function designRecommendation(
   }
   if (df === 0) return null;
   const sd = Math.sqrt(squares / df);
+  // No spread at all (every delta of every profile equal, e.g. both arms untouched): a power
+  // figure would come from σ = 0, a statement about nothing measured, so none is given.
+  if (
+    !(
+      sd >
+      VARIANCE_TOLERANCE *
+        Math.max(1, ...profiles.flatMap((profile) => profile.deltas.map(Math.abs)))
+    )
+  )
+    return null;
 
   // Within-requirement variance, pooled over profiles (weighted by degrees of freedom).
   let withinSquares = { without: 0, with: 0 };

@@ -23,10 +23,12 @@ import {
 import { naturalCompare, repositoryName } from "../suite/load.js";
 import { parseRequirementMarkdown } from "../suite/requirement.js";
 import {
+  type Configuration,
   idSchema,
   type SkillFile,
   SUITE_FORMAT,
   type SuiteFile,
+  type SuiteProtocol,
   type VerifierFile,
 } from "../suite/schema.js";
 import { parseYamlMergingDuplicates } from "../suite/yaml.js";
@@ -64,6 +66,8 @@ export interface SweSkillsBenchImportOptions {
    * `<owner>-<name>.bundle` or `<owner>/<name>.bundle` (the first that exists).
    */
   readonly repoRoot?: string;
+  /** Add the paper's four agent–model configurations and its protocol (`--study`). */
+  readonly study?: boolean;
 }
 
 /** Where a repository may sit under `--repo-root`, in the order they are tried. */
@@ -294,11 +298,66 @@ function unitTestStep(entry: Entry): { command?: string; timeout?: number } {
   return {};
 }
 
-export async function importSweSkillsBench(
+/**
+ * The paper's four agent–model configurations (SWE-Skills-Bench §4.1: Codex with GPT-5.4-mini
+ * or Kimi-K2.6, Claude Code with Kimi-K2.6 or Haiku 4.5). Kimi is served by Moonshot's API:
+ * its configurations name that endpoint and the variable holding its key, so one run reaches
+ * both providers of one harness. Model ids are the providers'; edit `suite.yaml` if they move.
+ */
+export const STUDY_CONFIGURATIONS: readonly Omit<Configuration, "limits">[] = [
+  { id: "codex-gpt-5.4-mini", agent: "codex", model: "openai:gpt-5.4-mini" },
+  {
+    id: "codex-kimi-k2.6",
+    agent: "codex",
+    model: "openai:kimi-k2.6",
+    endpoint: { baseUrl: "https://api.moonshot.ai/v1", apiKeyVariable: "MOONSHOT_API_KEY" },
+  },
+  {
+    id: "claude-code-kimi-k2.6",
+    agent: "claude-code",
+    model: "anthropic:kimi-k2.6",
+    endpoint: {
+      baseUrl: "https://api.moonshot.ai/anthropic",
+      apiKeyVariable: "MOONSHOT_API_KEY",
+    },
+  },
+  { id: "claude-code-haiku-4.5", agent: "claude-code", model: "anthropic:claude-haiku-4-5" },
+];
+
+/**
+ * The paper's protocol (protocols.md A.5–A.6): one run per arm, infrastructure losses re-run
+ * (bounded here: a run that keeps failing is reported, never scored), timeouts scored zero,
+ * α = 0.05 over ten requirements per skill.
+ */
+export const STUDY_PROTOCOL: SuiteProtocol = {
+  source: "SWE-Skills-Bench (arXiv 2603.15401), protocol A of skillsmith's protocols",
+  repeats: 1,
+  maxAttempts: 5,
+  alpha: 0.05,
+  requirementsPerSkill: 10,
+  timeouts: "score-zero",
+};
+
+type ParsedConfig = ReturnType<typeof parseYamlMergingDuplicates>;
+
+/** What one import shares across its skills: the input, where it writes, what it found. */
+interface ImportContext {
+  readonly input: string;
+  readonly options: SweSkillsBenchImportOptions;
+  readonly parsed: ParsedConfig;
+  readonly tasks: Map<string, TaskFile[]>;
+  readonly hasTests: boolean;
+  readonly staging: SuiteStaging;
+  readonly problems: ImportProblem[];
+  readonly copied: CopiedHelper[];
+  readonly repositories: { local: number; remote: string[] };
+}
+
+/** The benchmark config, read; a folder that is not SWE-Skills-Bench is an `InputError`. */
+async function readBenchmarkConfig(
+  input: string,
   inputDirectory: string,
-  options: SweSkillsBenchImportOptions,
-): Promise<ImportResult> {
-  const input = resolve(inputDirectory);
+): Promise<{ parsed: ParsedConfig; skills: unknown[] }> {
   const configPath = join(input, CONFIG_FILE);
   if ((await pathKind(configPath)) !== "file") {
     throw new InputError(
@@ -308,8 +367,8 @@ export async function importSweSkillsBench(
     );
   }
   const parsed = parseYamlMergingDuplicates(await readFile(configPath, "utf8"));
-  const configuredSkills = record(parsed.value).skills;
-  if (parsed.problems.length > 0 || !Array.isArray(configuredSkills)) {
+  const skills = record(parsed.value).skills;
+  if (parsed.problems.length > 0 || !Array.isArray(skills)) {
     const first = parsed.problems[0];
     throw new InputError(
       "not-swe-skills-bench",
@@ -323,16 +382,11 @@ export async function importSweSkillsBench(
       },
     );
   }
+  return { parsed, skills };
+}
 
-  const problems: ImportProblem[] = [];
-  const notes: string[] = [];
-  const copied: CopiedHelper[] = [];
-  const repositories = { local: 0, remote: [] as string[] };
-  const { tasks, problems: taskProblems } = await listTasks(input);
-  problems.push(...taskProblems);
-  const testsRoot = join(input, "tests");
-  const hasTests = (await pathKind(testsRoot)) === "directory";
-
+/** Repeated keys of the config: merged maps are a note, conflicting values a problem. */
+function duplicateKeyFindings(parsed: ParsedConfig, notes: string[], problems: ImportProblem[]) {
   const merged = parsed.duplicates.filter((duplicate) => duplicate.resolution === "merged");
   if (merged.length > 0) {
     const keys = [...new Set(merged.map((duplicate) => duplicate.key))].join(", ");
@@ -346,248 +400,350 @@ export async function importSweSkillsBench(
       message: `line ${duplicate.secondLine}: key "${duplicate.key}" repeats line ${duplicate.firstLine} with a different value; the later one was kept (${duplicate.detail ?? ""})`,
     });
   }
+}
+
+/** Why a config entry cannot be imported (empty when it can), and its repository. */
+async function skillReasons(
+  context: ImportContext,
+  id: string,
+  entry: Entry,
+  index: number,
+): Promise<{ reasons: string[]; repository: ResolvedRepository | undefined }> {
+  const reasons: string[] = [];
+  const skillSource = join(context.input, "skills", id);
+  if ((await pathKind(join(skillSource, "SKILL.md"))) !== "file") {
+    reasons.push(`no skills/${id}/SKILL.md`);
+  } else {
+    const validation = await validateSkillFolder(skillSource);
+    if (!validation.valid) {
+      const first = validation.errors
+        .slice(0, 3)
+        .map((finding) => finding.message)
+        .join("; ");
+      reasons.push(`skills/${id} is not a valid Agent Skill (${first})`);
+    }
+  }
+  if ((context.tasks.get(id) ?? []).length === 0)
+    reasons.push(`no task files tasks/batch*/${id}.md`);
+  const repository = await resolveRepository(
+    context.input,
+    record(entry.repo),
+    context.options.repoRoot,
+    (field) => context.parsed.lineOf(["skills", index, "repo", field]),
+    reasons,
+  );
+  if (repository !== undefined && context.options.repoRoot !== undefined) {
+    if (repository.local !== undefined) context.repositories.local += 1;
+    else if (repository.spec.url !== undefined && !repository.spec.url.startsWith("file:")) {
+      context.repositories.remote.push(id);
+    }
+  }
+  return { reasons, repository };
+}
+
+/** Write one requirement (its text, verifier and helpers); false when its task file is unusable. */
+async function importRequirement(
+  context: ImportContext,
+  id: string,
+  task: TaskFile,
+  step: { command?: string; timeout?: number },
+): Promise<boolean> {
+  const { input, staging } = context;
+  const markdown = await readFile(join(input, task.path), "utf8");
+  const requirement = parseRequirementMarkdown(task.batch, markdown);
+  const errors = requirement.problems.filter((problem) => problem.severity === "error");
+  if (errors.length > 0) {
+    context.problems.push({
+      path: task.path,
+      message: `requirement not imported: ${errors.map((problem) => problem.message).join("; ")}`,
+    });
+    return false;
+  }
+  const folder = join(SKILLS_FOLDER, id, REQUIREMENTS_FOLDER, task.batch);
+  await staging.writeText(join(folder, REQUIREMENT_FILE), markdown);
+  const testFile = testFileName(id);
+  const testSource = `tests/${task.batch}/${testFile}`;
+  const verifierFiles = [testFile];
+  if ((await pathKind(join(input, testSource))) === "file") {
+    await staging.copy(join(input, testSource), join(folder, VERIFIER_FOLDER, testFile));
+    const testsFolder = join(input, "tests", task.batch);
+    for (const helper of await verifierHelpers(testsFolder, testFile)) {
+      await staging.copy(join(testsFolder, helper), join(folder, VERIFIER_FOLDER, helper));
+      verifierFiles.push(helper);
+      context.copied.push({
+        path: `tests/${task.batch}/${helper}`,
+        into: `${folder}/${VERIFIER_FOLDER}/${helper}`,
+        for: `${id}/${task.batch}`,
+      });
+    }
+  } else {
+    context.problems.push({
+      path: testSource,
+      message: `no verifier: ${context.hasTests ? "file missing" : "the input has no tests/ folder"}; requirement ${id}/${task.batch} imported without it (validate-suite reports it until ${folder}/${VERIFIER_FOLDER}/${testFile} exists)`,
+    });
+  }
+  const verifier: VerifierFile = {
+    command: `python -m pytest ${testFile} -v --tb=short --junitxml=junit.xml`,
+    files: verifierFiles,
+    mountPath: VERIFIER_MOUNT,
+    ...(step.timeout === undefined ? {} : { timeoutSeconds: step.timeout }),
+    junit: "junit.xml",
+    source: {
+      path: testSource,
+      ...(step.command === undefined ? {} : { testCommand: step.command }),
+    },
+  };
+  await staging.writeYaml(
+    join(folder, VERIFIER_FILE),
+    verifier,
+    `Verifier of ${id} ${task.batch}, imported from SWE-Skills-Bench.\nThe file(s) under "files" live in the verifier/ folder beside this file.`,
+  );
+  return true;
+}
+
+/** The `skill.yaml` of an imported skill: repository, environment, limits, where it came from. */
+function skillFileOf(
+  id: string,
+  entry: Entry,
+  line: number | undefined,
+  repository: ResolvedRepository,
+): SkillFile {
+  const environment = record(entry.environment);
+  const limits = record(environment.limits);
+  const setup = Array.isArray(environment.setup_commands)
+    ? environment.setup_commands.filter((command): command is string => typeof command === "string")
+    : [];
+  const cpus = positiveNumber(limits.cpus);
+  const memoryMb = memoryToMegabytes(limits.memory);
+  const commandTimeoutSeconds = positiveNumber(limits.timeout_per_command);
+  const totalTimeout = positiveNumber(limits.total_timeout_sec);
+  const maxIterations = positiveNumber(limits.max_iterations);
+  const image = text(environment.base_image);
+  const optional = (key: string, value: unknown) => (value === undefined ? {} : { [key]: value });
+  return {
+    repository: { ...repository.spec, ...(setup.length > 0 ? { setup } : {}) },
+    environment: {
+      ...optional("image", image),
+      limits: {
+        ...optional("cpus", cpus),
+        ...optional("memoryMb", memoryMb),
+        ...optional("commandTimeoutSeconds", commandTimeoutSeconds),
+      },
+    },
+    agentLimits: {
+      ...optional("timeoutSeconds", totalTimeout),
+      ...(maxIterations === undefined || !Number.isInteger(maxIterations) ? {} : { maxIterations }),
+    },
+    source: {
+      benchmark: "SWE-Skills-Bench",
+      id,
+      ...optional("name", text(entry.name)),
+      ...optional("description", text(entry.description)),
+      ...optional("type", text(entry.type)),
+      ...optional("url", text(record(entry.repo).url)),
+      config: `${CONFIG_FILE}:${line}`,
+    },
+  };
+}
+
+/**
+ * Import one config entry: its requirements, then its skill folder and `skill.yaml`. Returns
+ * the requirements written and the agent time limit it asks for; 0 requirements when nothing
+ * of it was written (its problems say why).
+ */
+async function importSkill(
+  context: ImportContext,
+  id: string,
+  entry: Entry,
+  index: number,
+): Promise<{ requirements: number; agentTimeout: number }> {
+  const line = context.parsed.lineOf(["skills", index]);
+  const { reasons, repository } = await skillReasons(context, id, entry, index);
+  if (reasons.length > 0 || repository === undefined) {
+    context.problems.push({
+      path: CONFIG_FILE,
+      message: `line ${line}: skill "${id}" not imported: ${reasons.join("; ")}`,
+    });
+    return { requirements: 0, agentTimeout: 0 };
+  }
+  const step = unitTestStep(entry);
+  let requirements = 0;
+  for (const task of context.tasks.get(id) ?? []) {
+    if (await importRequirement(context, id, task, step)) requirements++;
+  }
+  if (requirements === 0) {
+    context.problems.push({
+      path: CONFIG_FILE,
+      message: `line ${line}: skill "${id}" not imported: none of its task files is usable`,
+    });
+    // Nothing of this skill was written: unusable requirements are skipped before writing.
+    return { requirements: 0, agentTimeout: 0 };
+  }
+  await context.staging.copy(
+    join(context.input, "skills", id),
+    join(SKILLS_FOLDER, id, AGENT_SKILLS_FOLDER, id),
+  );
+  const skillFile = skillFileOf(id, entry, line, repository);
+  await context.staging.writeYaml(
+    join(SKILLS_FOLDER, id, SKILL_FILE),
+    skillFile,
+    `Skill ${id}, imported from SWE-Skills-Bench.`,
+  );
+  return { requirements, agentTimeout: skillFile.agentLimits?.timeoutSeconds ?? 0 };
+}
+
+/** The config entry's id when it is usable and not seen before; otherwise a problem and undefined. */
+function entryId(
+  entry: Entry,
+  index: number,
+  line: number | undefined,
+  seen: Set<string>,
+  problems: ImportProblem[],
+): string | undefined {
+  const id = text(entry.id);
+  if (id === undefined || !idSchema.safeParse(id).success) {
+    problems.push({
+      path: CONFIG_FILE,
+      message: `line ${line}: skill entry ${index + 1} has ${id === undefined ? "no id" : `an unusable id "${id}"`}; not imported`,
+    });
+    return undefined;
+  }
+  if (seen.has(id)) {
+    problems.push({
+      path: CONFIG_FILE,
+      message: `line ${line}: skill "${id}" appears twice; the second entry is ignored`,
+    });
+    return undefined;
+  }
+  seen.add(id);
+  return id;
+}
+
+/** Tasks and skill folders that no config entry claims. */
+async function unclaimedProblems(
+  input: string,
+  tasks: Map<string, TaskFile[]>,
+  configIds: Set<string>,
+): Promise<ImportProblem[]> {
+  const problems: ImportProblem[] = [];
+  for (const [id, files] of tasks) {
+    if (configIds.has(id)) continue;
+    for (const file of files) {
+      problems.push({
+        path: file.path,
+        message: `task has no skill: "${id}" is not in ${CONFIG_FILE}; not imported`,
+      });
+    }
+  }
+  if ((await pathKind(join(input, "skills"))) === "directory") {
+    for (const folder of await readdir(join(input, "skills"), { withFileTypes: true })) {
+      if (folder.isDirectory() && !configIds.has(folder.name)) {
+        problems.push({
+          path: `skills/${folder.name}`,
+          message: `skill is not in ${CONFIG_FILE}; not imported`,
+        });
+      }
+    }
+  }
+  return problems;
+}
+
+/** The notes of a finished import: where repositories came from, which helpers were copied. */
+function closingNotes(context: ImportContext): string[] {
+  const notes: string[] = [];
+  if (context.options.repoRoot !== undefined) {
+    const { local, remote } = context.repositories;
+    notes.push(
+      `--repo-root: ${local} skill${local === 1 ? "" : "s"} use a local copy, ${remote.length} the remote URL${remote.length === 0 ? "" : ` (${remote.join(", ")}); for https://host/<owner>/<name> it looks for <name>, <name>.git, <owner>/<name>, <owner>-<name> (folders) and <name>.bundle, <owner>-<name>.bundle, <owner>/<name>.bundle`}`,
+    );
+  }
+  if (context.copied.length > 0) {
+    const byFile = new Map<string, number>();
+    for (const helper of context.copied)
+      byFile.set(helper.path, (byFile.get(helper.path) ?? 0) + 1);
+    notes.push(
+      `copied helper files next to the verifiers that import them: ${[...byFile]
+        .map(([path, count]) => `${path} (${count} verifier${count === 1 ? "" : "s"})`)
+        .join(", ")}`,
+    );
+  }
+  return notes;
+}
+
+/**
+ * The suite file: one Claude Code configuration, or with `study` the paper's four
+ * configurations and its protocol. Every configuration gets the longest agent limit the
+ * config asks for (each skill's own limit still applies to its runs).
+ */
+function suiteFileOf(input: string, agentTimeout: number, study: boolean): SuiteFile {
+  const limits = {
+    timeoutSeconds: agentTimeout > 0 ? agentTimeout : DEFAULT_AGENT_TIMEOUT_SECONDS,
+  };
+  return {
+    format: SUITE_FORMAT,
+    name: basename(input),
+    description: `Imported from ${input} by skillsmith bench import swe-skills-bench${study ? " --study" : ""}.`,
+    configurations: study
+      ? STUDY_CONFIGURATIONS.map((configuration) => ({ ...configuration, limits }))
+      : [{ id: "claude-code", agent: "claude-code", limits }],
+    ...(study ? { protocol: STUDY_PROTOCOL } : {}),
+  };
+}
+
+export async function importSweSkillsBench(
+  inputDirectory: string,
+  options: SweSkillsBenchImportOptions,
+): Promise<ImportResult> {
+  const input = resolve(inputDirectory);
+  const { parsed, skills: configuredSkills } = await readBenchmarkConfig(input, inputDirectory);
+  const problems: ImportProblem[] = [];
+  const notes: string[] = [];
+  const copied: CopiedHelper[] = [];
+  const { tasks, problems: taskProblems } = await listTasks(input);
+  problems.push(...taskProblems);
+  duplicateKeyFindings(parsed, notes, problems);
 
   const staging = await SuiteStaging.open(options.out);
+  const context: ImportContext = {
+    input,
+    options,
+    parsed,
+    tasks,
+    hasTests: (await pathKind(join(input, "tests"))) === "directory",
+    staging,
+    problems,
+    copied,
+    repositories: { local: 0, remote: [] },
+  };
   let importedSkills = 0;
   let importedRequirements = 0;
-  const seenIds = new Set<string>();
   const configIds = new Set<string>();
   let agentTimeout = 0;
   try {
     for (const [index, rawEntry] of configuredSkills.entries()) {
       const entry = record(rawEntry);
       const line = parsed.lineOf(["skills", index]);
-      const id = text(entry.id);
-      if (id === undefined || !idSchema.safeParse(id).success) {
-        problems.push({
-          path: CONFIG_FILE,
-          message: `line ${line}: skill entry ${index + 1} has ${id === undefined ? "no id" : `an unusable id "${id}"`}; not imported`,
-        });
-        continue;
-      }
-      if (seenIds.has(id)) {
-        problems.push({
-          path: CONFIG_FILE,
-          message: `line ${line}: skill "${id}" appears twice; the second entry is ignored`,
-        });
-        continue;
-      }
-      seenIds.add(id);
-      configIds.add(id);
-
-      const reasons: string[] = [];
-      const skillSource = join(input, "skills", id);
-      if ((await pathKind(join(skillSource, "SKILL.md"))) !== "file") {
-        reasons.push(`no skills/${id}/SKILL.md`);
-      } else {
-        const validation = await validateSkillFolder(skillSource);
-        if (!validation.valid) {
-          const first = validation.errors
-            .slice(0, 3)
-            .map((finding) => finding.message)
-            .join("; ");
-          reasons.push(`skills/${id} is not a valid Agent Skill (${first})`);
-        }
-      }
-      const taskFiles = tasks.get(id) ?? [];
-      if (taskFiles.length === 0) reasons.push(`no task files tasks/batch*/${id}.md`);
-      const repository = await resolveRepository(
-        input,
-        record(entry.repo),
-        options.repoRoot,
-        (field) => parsed.lineOf(["skills", index, "repo", field]),
-        reasons,
-      );
-      if (repository !== undefined && options.repoRoot !== undefined) {
-        if (repository.local !== undefined) repositories.local += 1;
-        else if (repository.spec.url !== undefined && !repository.spec.url.startsWith("file:")) {
-          repositories.remote.push(id);
-        }
-      }
-      if (reasons.length > 0 || repository === undefined) {
-        problems.push({
-          path: CONFIG_FILE,
-          message: `line ${line}: skill "${id}" not imported: ${reasons.join("; ")}`,
-        });
-        continue;
-      }
-
-      const environment = record(entry.environment);
-      const limits = record(environment.limits);
-      const step = unitTestStep(entry);
-      const skillRoot = join(SKILLS_FOLDER, id);
-      let requirementCount = 0;
-      for (const task of taskFiles) {
-        const markdown = await readFile(join(input, task.path), "utf8");
-        const requirement = parseRequirementMarkdown(task.batch, markdown);
-        const errors = requirement.problems.filter((problem) => problem.severity === "error");
-        if (errors.length > 0) {
-          problems.push({
-            path: task.path,
-            message: `requirement not imported: ${errors.map((problem) => problem.message).join("; ")}`,
-          });
-          continue;
-        }
-        const folder = join(skillRoot, REQUIREMENTS_FOLDER, task.batch);
-        await staging.writeText(join(folder, REQUIREMENT_FILE), markdown);
-        const testFile = testFileName(id);
-        const testSource = `tests/${task.batch}/${testFile}`;
-        const verifierFiles = [testFile];
-        if ((await pathKind(join(input, testSource))) === "file") {
-          await staging.copy(join(input, testSource), join(folder, VERIFIER_FOLDER, testFile));
-          const testsFolder = join(input, "tests", task.batch);
-          for (const helper of await verifierHelpers(testsFolder, testFile)) {
-            await staging.copy(join(testsFolder, helper), join(folder, VERIFIER_FOLDER, helper));
-            verifierFiles.push(helper);
-            copied.push({
-              path: `tests/${task.batch}/${helper}`,
-              into: `${folder}/${VERIFIER_FOLDER}/${helper}`,
-              for: `${id}/${task.batch}`,
-            });
-          }
-        } else {
-          problems.push({
-            path: testSource,
-            message: `no verifier: ${hasTests ? "file missing" : "the input has no tests/ folder"}; requirement ${id}/${task.batch} imported without it (validate-suite reports it until ${folder}/${VERIFIER_FOLDER}/${testFile} exists)`,
-          });
-        }
-        const verifier: VerifierFile = {
-          command: `python -m pytest ${testFile} -v --tb=short --junitxml=junit.xml`,
-          files: verifierFiles,
-          mountPath: VERIFIER_MOUNT,
-          ...(step.timeout === undefined ? {} : { timeoutSeconds: step.timeout }),
-          junit: "junit.xml",
-          source: {
-            path: testSource,
-            ...(step.command === undefined ? {} : { testCommand: step.command }),
-          },
-        };
-        await staging.writeYaml(
-          join(folder, VERIFIER_FILE),
-          verifier,
-          `Verifier of ${id} ${task.batch}, imported from SWE-Skills-Bench.\nThe file(s) under "files" live in the verifier/ folder beside this file.`,
-        );
-        requirementCount++;
-      }
-      if (requirementCount === 0) {
-        problems.push({
-          path: CONFIG_FILE,
-          message: `line ${line}: skill "${id}" not imported: none of its task files is usable`,
-        });
-        // Nothing of this skill was written: unusable requirements are skipped before writing.
-        continue;
-      }
-
-      await staging.copy(skillSource, join(skillRoot, AGENT_SKILLS_FOLDER, id));
-      const setup = Array.isArray(environment.setup_commands)
-        ? environment.setup_commands.filter(
-            (command): command is string => typeof command === "string",
-          )
-        : [];
-      const cpus = positiveNumber(limits.cpus);
-      const memoryMb = memoryToMegabytes(limits.memory);
-      const commandTimeoutSeconds = positiveNumber(limits.timeout_per_command);
-      const totalTimeout = positiveNumber(limits.total_timeout_sec);
-      const maxIterations = positiveNumber(limits.max_iterations);
-      agentTimeout = Math.max(agentTimeout, totalTimeout ?? 0);
-      const image = text(environment.base_image);
-      const skillFile: SkillFile = {
-        repository: { ...repository.spec, ...(setup.length > 0 ? { setup } : {}) },
-        environment: {
-          ...(image === undefined ? {} : { image }),
-          limits: {
-            ...(cpus === undefined ? {} : { cpus }),
-            ...(memoryMb === undefined ? {} : { memoryMb }),
-            ...(commandTimeoutSeconds === undefined ? {} : { commandTimeoutSeconds }),
-          },
-        },
-        agentLimits: {
-          ...(totalTimeout === undefined ? {} : { timeoutSeconds: totalTimeout }),
-          ...(maxIterations === undefined || !Number.isInteger(maxIterations)
-            ? {}
-            : { maxIterations }),
-        },
-        source: {
-          benchmark: "SWE-Skills-Bench",
-          id,
-          ...(text(entry.name) === undefined ? {} : { name: text(entry.name) }),
-          ...(text(entry.description) === undefined
-            ? {}
-            : { description: text(entry.description) }),
-          ...(text(entry.type) === undefined ? {} : { type: text(entry.type) }),
-          ...(text(record(entry.repo).url) === undefined
-            ? {}
-            : { url: text(record(entry.repo).url) }),
-          config: `${CONFIG_FILE}:${line}`,
-        },
-      };
-      await staging.writeYaml(
-        join(skillRoot, SKILL_FILE),
-        skillFile,
-        `Skill ${id}, imported from SWE-Skills-Bench.`,
-      );
+      const id = entryId(entry, index, line, configIds, problems);
+      if (id === undefined) continue;
+      const imported = await importSkill(context, id, entry, index);
+      if (imported.requirements === 0) continue;
+      agentTimeout = Math.max(agentTimeout, imported.agentTimeout);
       importedSkills++;
-      importedRequirements += requirementCount;
+      importedRequirements += imported.requirements;
     }
-
-    // Tasks and skill folders that no config entry claims.
-    for (const [id, files] of tasks) {
-      if (configIds.has(id)) continue;
-      for (const file of files) {
-        problems.push({
-          path: file.path,
-          message: `task has no skill: "${id}" is not in ${CONFIG_FILE}; not imported`,
-        });
-      }
-    }
-    if ((await pathKind(join(input, "skills"))) === "directory") {
-      for (const folder of await readdir(join(input, "skills"), { withFileTypes: true })) {
-        if (folder.isDirectory() && !configIds.has(folder.name)) {
-          problems.push({
-            path: `skills/${folder.name}`,
-            message: `skill is not in ${CONFIG_FILE}; not imported`,
-          });
-        }
-      }
-    }
-
-    if (options.repoRoot !== undefined) {
-      const remote = repositories.remote;
-      notes.push(
-        `--repo-root: ${repositories.local} skill${repositories.local === 1 ? "" : "s"} use a local copy, ${remote.length} the remote URL${remote.length === 0 ? "" : ` (${remote.join(", ")}); for https://host/<owner>/<name> it looks for <name>, <name>.git, <owner>/<name>, <owner>-<name> (folders) and <name>.bundle, <owner>-<name>.bundle, <owner>/<name>.bundle`}`,
-      );
-    }
-    if (copied.length > 0) {
-      const byFile = new Map<string, number>();
-      for (const helper of copied) byFile.set(helper.path, (byFile.get(helper.path) ?? 0) + 1);
-      notes.push(
-        `copied helper files next to the verifiers that import them: ${[...byFile]
-          .map(([path, count]) => `${path} (${count} verifier${count === 1 ? "" : "s"})`)
-          .join(", ")}`,
-      );
-    }
+    problems.push(...(await unclaimedProblems(input, tasks, configIds)));
+    notes.push(...closingNotes(context));
     if (importedSkills === 0) {
       await staging.discard();
       return { skills: 0, requirements: 0, problems, notes, copied };
     }
-    const suite: SuiteFile = {
-      format: SUITE_FORMAT,
-      name: basename(input),
-      description: `Imported from ${input} by skillsmith bench import swe-skills-bench.`,
-      configurations: [
-        {
-          id: "claude-code",
-          agent: "claude-code",
-          limits: {
-            timeoutSeconds: agentTimeout > 0 ? agentTimeout : DEFAULT_AGENT_TIMEOUT_SECONDS,
-          },
-        },
-      ],
-    };
+    const study = options.study === true;
     await staging.writeYaml(
       SUITE_FILE,
-      suite,
-      "Suite imported from SWE-Skills-Bench. Add configurations (agent x model) to compare.",
+      suiteFileOf(input, agentTimeout, study),
+      study
+        ? "Suite imported from SWE-Skills-Bench with the paper's four configurations and protocol (docs/swe-skills-bench.md)."
+        : "Suite imported from SWE-Skills-Bench. Add configurations (agent x model) to compare, or import with --study for the paper's four.",
     );
     const out = await staging.commit();
     return {

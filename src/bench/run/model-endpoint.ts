@@ -36,8 +36,9 @@ export function endpointFromEnvironment(
     // The harness's registration names its client's variables; none: it talks to no endpoint.
     const names = harnessFacts(configuration.agent).keyVariables?.(configuration.model);
     if (names === undefined) return undefined;
-    const baseUrl = env[names.baseUrl];
-    const apiKey = env[names.apiKey];
+    // A configuration served elsewhere names its URL and its key's variable in the suite.
+    const baseUrl = configuration.endpoint?.baseUrl ?? env[names.baseUrl];
+    const apiKey = env[configuration.endpoint?.apiKeyVariable ?? names.apiKey];
     return {
       ...(baseUrl === undefined || baseUrl === "" ? {} : { baseUrl }),
       ...(apiKey === undefined || apiKey === "" ? {} : { apiKey }),

@@ -140,9 +140,10 @@ export async function planRun(options: PlanOptions): Promise<RunPlan> {
   // (loaded with its selection and partial errors) gets them as well as a suite object.
   const suite = await withVariants(loaded.suite, options.variants ?? []);
   const runDir = resolve(options.runDir);
-  const repeats = options.repeats ?? 1;
+  // The suite's protocol sets the defaults; the command line still overrides them.
+  const repeats = options.repeats ?? suite.protocol?.repeats ?? 1;
   const concurrency = options.concurrency ?? 1;
-  const maxAttempts = options.maxAttempts ?? 3;
+  const maxAttempts = options.maxAttempts ?? suite.protocol?.maxAttempts ?? 3;
   for (const [name, value] of [
     ["--repeats", repeats],
     ["--concurrency", concurrency],

@@ -30,7 +30,13 @@ import {
 } from "./layout.js";
 import { errorsSince, type Problems, readText } from "./problems.js";
 import { parseRequirementMarkdown } from "./requirement.js";
-import { idSchema, type RepositorySpec, skillFileSchema, verifierFileSchema } from "./schema.js";
+import {
+  idSchema,
+  type RepositorySpec,
+  type SkillFile,
+  skillFileSchema,
+  verifierFileSchema,
+} from "./schema.js";
 import { describeMissingTool, missingVerifierTools } from "./tools.js";
 import type {
   ReferenceSolution,
@@ -126,64 +132,9 @@ export async function inspectSkill(
   }
   const skillFile = checked?.ok === true ? checked.value : undefined;
 
-  // Agent Skills folders: validated with the skill package model, so the rules live in one place.
-  const skillPaths =
-    skillFile?.skills ??
-    (await subfolders(join(folder, AGENT_SKILLS_FOLDER))).map((name) =>
-      join(AGENT_SKILLS_FOLDER, name),
-    );
-  if (skillPaths.length === 0 && selection.controlsOnly !== true) {
-    problems.error(
-      skillFile?.skills === undefined ? join(skillRelative, AGENT_SKILLS_FOLDER) : fileRelative,
-      `no skill: the with-skill and without-skill arms would be identical; add an Agent Skills folder under ${AGENT_SKILLS_FOLDER}/`,
-      skillFile?.skills === undefined ? {} : { field: "skills" },
-    );
-  }
-  const skillFolders: string[] = [];
-  for (const skillPath of skillPaths) {
-    const relativeSkill = join(skillRelative, skillPath);
-    const absolute = join(root, relativeSkill);
-    if ((await pathKind(absolute)) !== "directory") {
-      problems.error(relativeSkill, "no skill: missing Agent Skills folder (with SKILL.md)", {
-        ...(skillFile?.skills === undefined ? {} : { field: "skills" }),
-      });
-      continue;
-    }
-    skillFolders.push(absolute);
-    const result = await validateSkillFolder(absolute);
-    for (const finding of [...result.errors, ...result.warnings]) {
-      const level = result.errors.includes(finding) ? "error" : "warning";
-      const findingPath = relative(
-        root,
-        isAbsolute(finding.file) ? finding.file : resolve(finding.file),
-      );
-      problems[level](
-        findingPath.startsWith("..") ? relativeSkill : findingPath,
-        `${finding.message} [${finding.code}]`,
-        {
-          ...(finding.line === undefined ? {} : { line: finding.line }),
-          ...(finding.field === undefined ? {} : { field: finding.field }),
-        },
-      );
-    }
-  }
-
-  const variants: Record<string, string[]> = {};
-  for (const [name, paths] of Object.entries(skillFile?.variants ?? {})) {
-    variants[name] = paths.map((path) => join(folder, path));
-    for (const path of paths) {
-      const relativeVariant = join(skillRelative, path);
-      if ((await pathKind(join(root, relativeVariant))) !== "directory") {
-        problems.error(fileRelative, `variant ${name}: missing Agent Skills folder ${path}`, {
-          field: `variants.${name}`,
-        });
-      } else if (!(await validateSkillFolder(join(root, relativeVariant))).valid) {
-        problems.error(relativeVariant, `variant ${name}: not a valid Agent Skills folder`, {
-          field: `variants.${name}`,
-        });
-      }
-    }
-  }
+  const where = { root, skillRelative, folder, fileRelative };
+  const skillFolders = await inspectSkillFolders(where, skillFile, selection, problems);
+  const variants = await inspectVariants(where, skillFile, problems);
 
   const errorsBeforeRepository = problems.errorCount;
   const repository =
@@ -263,6 +214,94 @@ export async function inspectSkill(
     requirements,
   };
   return { skill, excludedRequirements, requirementProblems, requirementIds };
+}
+
+/** Where a skill's files are: the suite root, the skill's folder (relative and absolute), its skill.yaml. */
+interface SkillPlace {
+  readonly root: string;
+  readonly skillRelative: string;
+  readonly folder: string;
+  readonly fileRelative: string;
+}
+
+/**
+ * The skill's Agent Skills folders, each validated with the skill package model (so the rules
+ * live in one place); their findings become the suite's problems.
+ */
+async function inspectSkillFolders(
+  place: SkillPlace,
+  skillFile: SkillFile | undefined,
+  selection: SuiteSelection,
+  problems: Problems,
+): Promise<string[]> {
+  const { root, skillRelative, folder, fileRelative } = place;
+  const skillPaths =
+    skillFile?.skills ??
+    (await subfolders(join(folder, AGENT_SKILLS_FOLDER))).map((name) =>
+      join(AGENT_SKILLS_FOLDER, name),
+    );
+  if (skillPaths.length === 0 && selection.controlsOnly !== true) {
+    problems.error(
+      skillFile?.skills === undefined ? join(skillRelative, AGENT_SKILLS_FOLDER) : fileRelative,
+      `no skill: the with-skill and without-skill arms would be identical; add an Agent Skills folder under ${AGENT_SKILLS_FOLDER}/`,
+      skillFile?.skills === undefined ? {} : { field: "skills" },
+    );
+  }
+  const skillFolders: string[] = [];
+  for (const skillPath of skillPaths) {
+    const relativeSkill = join(skillRelative, skillPath);
+    const absolute = join(root, relativeSkill);
+    if ((await pathKind(absolute)) !== "directory") {
+      problems.error(relativeSkill, "no skill: missing Agent Skills folder (with SKILL.md)", {
+        ...(skillFile?.skills === undefined ? {} : { field: "skills" }),
+      });
+      continue;
+    }
+    skillFolders.push(absolute);
+    const result = await validateSkillFolder(absolute);
+    for (const finding of [...result.errors, ...result.warnings]) {
+      const level = result.errors.includes(finding) ? "error" : "warning";
+      const findingPath = relative(
+        root,
+        isAbsolute(finding.file) ? finding.file : resolve(finding.file),
+      );
+      problems[level](
+        findingPath.startsWith("..") ? relativeSkill : findingPath,
+        `${finding.message} [${finding.code}]`,
+        {
+          ...(finding.line === undefined ? {} : { line: finding.line }),
+          ...(finding.field === undefined ? {} : { field: finding.field }),
+        },
+      );
+    }
+  }
+  return skillFolders;
+}
+
+/** The skill's variants (`variants:` of skill.yaml): each an existing, valid Agent Skills folder. */
+async function inspectVariants(
+  place: SkillPlace,
+  skillFile: SkillFile | undefined,
+  problems: Problems,
+): Promise<Record<string, string[]>> {
+  const { root, skillRelative, folder, fileRelative } = place;
+  const variants: Record<string, string[]> = {};
+  for (const [name, paths] of Object.entries(skillFile?.variants ?? {})) {
+    variants[name] = paths.map((path) => join(folder, path));
+    for (const path of paths) {
+      const relativeVariant = join(skillRelative, path);
+      if ((await pathKind(join(root, relativeVariant))) !== "directory") {
+        problems.error(fileRelative, `variant ${name}: missing Agent Skills folder ${path}`, {
+          field: `variants.${name}`,
+        });
+      } else if (!(await validateSkillFolder(join(root, relativeVariant))).valid) {
+        problems.error(relativeVariant, `variant ${name}: not a valid Agent Skills folder`, {
+          field: `variants.${name}`,
+        });
+      }
+    }
+  }
+  return variants;
 }
 
 export async function resolveRepository(

@@ -57,32 +57,7 @@ export async function validateSuite(
     else
       for (const problem of checked.problems) problems.error(SUITE_FILE, problem.message, problem);
     // Checked on the raw data too, so it is reported alongside schema problems.
-    const raw = checked.ok ? checked.value : checked.raw;
-    const configurations = (raw as { configurations?: unknown } | undefined)?.configurations;
-    const seen = new Set<string>();
-    (Array.isArray(configurations) ? configurations : []).forEach((configuration, index) => {
-      const agent = (configuration as { agent?: unknown } | null)?.agent;
-      if (typeof agent === "string" && idSchema.safeParse(agent).success && !isHarnessName(agent)) {
-        const path = ["configurations", index, "agent"];
-        const line = checked.lineOf(path);
-        problems.error(
-          SUITE_FILE,
-          `unknown agent harness "${agent}"; expected one of: ${harnessNames().join(", ")} (a program can add its own with registerHarness before loading the suite)`,
-          { field: path.join("."), ...(line === undefined ? {} : { line }) },
-        );
-      }
-      const id = (configuration as { id?: unknown } | null)?.id;
-      if (typeof id !== "string") return;
-      if (seen.has(id)) {
-        const path = ["configurations", index, "id"];
-        const line = checked.lineOf(path);
-        problems.error(SUITE_FILE, `configuration id "${id}" is used twice`, {
-          field: path.join("."),
-          ...(line === undefined ? {} : { line }),
-        });
-      }
-      seen.add(id);
-    });
+    checkConfigurations(checked.ok ? checked.value : checked.raw, checked.lineOf, problems);
   }
 
   const skillsRoot = join(root, SKILLS_FOLDER);
@@ -176,6 +151,7 @@ export async function validateSuite(
     name: suiteFile.name,
     ...(suiteFile.description === undefined ? {} : { description: suiteFile.description }),
     configurations: suiteFile.configurations,
+    ...(suiteFile.protocol === undefined ? {} : { protocol: suiteFile.protocol }),
     skills: skills.filter((skill) => skill.requirements.length > 0),
     warnings: problems.list.filter((problem) => problem.severity === "warning"),
   };
@@ -186,6 +162,39 @@ export async function validateSuite(
     ...(suite.skills.length > 0 ? { runnable: suite } : {}),
     excluded,
   };
+}
+
+/** Harness names that are not registered, and configuration ids used twice. */
+function checkConfigurations(
+  raw: unknown,
+  lineOf: (path: (string | number)[]) => number | undefined,
+  problems: Problems,
+): void {
+  const configurations = (raw as { configurations?: unknown } | undefined)?.configurations;
+  const seen = new Set<string>();
+  (Array.isArray(configurations) ? configurations : []).forEach((configuration, index) => {
+    const agent = (configuration as { agent?: unknown } | null)?.agent;
+    if (typeof agent === "string" && idSchema.safeParse(agent).success && !isHarnessName(agent)) {
+      const path = ["configurations", index, "agent"];
+      const line = lineOf(path);
+      problems.error(
+        SUITE_FILE,
+        `unknown agent harness "${agent}"; expected one of: ${harnessNames().join(", ")} (a program can add its own with registerHarness before loading the suite)`,
+        { field: path.join("."), ...(line === undefined ? {} : { line }) },
+      );
+    }
+    const id = (configuration as { id?: unknown } | null)?.id;
+    if (typeof id !== "string") return;
+    if (seen.has(id)) {
+      const path = ["configurations", index, "id"];
+      const line = lineOf(path);
+      problems.error(SUITE_FILE, `configuration id "${id}" is used twice`, {
+        field: path.join("."),
+        ...(line === undefined ? {} : { line }),
+      });
+    }
+    seen.add(id);
+  });
 }
 
 /**

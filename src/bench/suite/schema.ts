@@ -53,6 +53,39 @@ export const configurationSchema = z.strictObject({
   /** A model spec string (e.g. `anthropic:claude-sonnet-4-5`); the agent's default when absent. */
   model: z.string().min(1).optional(),
   limits: configurationLimitsSchema,
+  /**
+   * Where this configuration's model is served, when it is not where the harness's own
+   * variables point (two configurations of one harness on two providers, as a study needs).
+   * The URL is not secret; the key stays in the environment, named by `apiKeyVariable`.
+   */
+  endpoint: z
+    .strictObject({
+      baseUrl: z.url({ protocol: /^https?$/, error: "expected an http(s) URL" }).optional(),
+      apiKeyVariable: z
+        .string()
+        .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected an environment variable name")
+        .optional(),
+    })
+    .optional(),
+});
+
+/**
+ * The study protocol a suite follows (e.g. SWE-Skills-Bench's): defaults of `bench run` and
+ * `bench report` that a command-line option still overrides, recorded so a run can be repeated.
+ */
+export const protocolSchema = z.strictObject({
+  /** Where the settings come from, e.g. "SWE-Skills-Bench (arXiv 2603.15401)". */
+  source: z.string().min(1).optional(),
+  /** Runs per arm of each requirement (`--repeats`). */
+  repeats: positiveInteger.optional(),
+  /** Attempts of a run lost to infrastructure before it stays unmeasured (`--max-attempts`). */
+  maxAttempts: positiveInteger.optional(),
+  /** Significance level of the classification. */
+  alpha: z.number().gt(0).lt(1).optional(),
+  /** Requirements per skill the protocol writes; a class from far fewer is labelled so. */
+  requirementsPerSkill: positiveInteger.optional(),
+  /** A run killed by its time limit scores zero and is flagged: the only policy there is. */
+  timeouts: z.literal("score-zero").optional(),
 });
 
 export const suiteFileSchema = z.strictObject({
@@ -62,6 +95,7 @@ export const suiteFileSchema = z.strictObject({
   configurations: z.array(configurationSchema).min(1, "expected at least one configuration"),
   /** Skill folders to include, in order; every folder under `skills/` when absent. */
   skills: z.array(idSchema).optional(),
+  protocol: protocolSchema.optional(),
 });
 
 export const repositorySchema = z
@@ -205,6 +239,7 @@ export const verifierFileSchema = z.strictObject({
 
 export type SuiteFile = z.output<typeof suiteFileSchema>;
 export type Configuration = z.output<typeof configurationSchema>;
+export type SuiteProtocol = z.output<typeof protocolSchema>;
 export type ConfigurationLimits = z.output<typeof configurationLimitsSchema>;
 export type SkillFile = z.output<typeof skillFileSchema>;
 export type RepositorySpec = z.output<typeof repositorySchema>;

@@ -1,5 +1,5 @@
 import type { Requirement } from "./requirement.js";
-import type { AgentLimits, Configuration, EnvironmentSpec } from "./schema.js";
+import type { AgentLimits, Configuration, EnvironmentSpec, SuiteProtocol } from "./schema.js";
 
 /** One problem of a suite folder. A suite with any `error` cannot run. */
 export interface SuiteProblem {
@@ -99,6 +99,8 @@ export interface Suite {
   readonly name: string;
   readonly description?: string;
   readonly configurations: Configuration[];
+  /** The study protocol the suite follows: defaults of its runs and reports. */
+  readonly protocol?: SuiteProtocol;
   readonly skills: SuiteSkill[];
   /** Warnings found while loading; a loaded suite has no errors. */
   readonly warnings: SuiteProblem[];

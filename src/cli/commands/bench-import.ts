@@ -81,11 +81,19 @@ export function registerImport(bench: Command, context: CommandContext): void {
       "--repo-root <dir>",
       "folder holding local clones, <dir>/<repo-name>, used instead of remote URLs when present",
     )
+    .option(
+      "--study",
+      "add the paper's four agent–model configurations and its protocol (one run per arm, timeouts scored zero, α 0.05)",
+    )
     .option("--json", "print {skills, requirements, problems} as JSON")
     .action(
-      async (directory: string, options: { out: string; repoRoot?: string; json?: boolean }) => {
+      async (
+        directory: string,
+        options: { out: string; repoRoot?: string; study?: boolean; json?: boolean },
+      ) => {
         const result = await importSweSkillsBench(resolve(io.cwd, directory), {
           out: resolve(io.cwd, options.out),
+          ...(options.study === true ? { study: true } : {}),
           ...(options.repoRoot === undefined
             ? {}
             : { repoRoot: resolve(io.cwd, options.repoRoot) }),

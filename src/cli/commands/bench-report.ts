@@ -1,7 +1,13 @@
 /** `skillsmith bench report`: the verdicts of a run directory, as text, JSON or an HTML file. */
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { renderReportText, reportRunDir } from "../../bench/index.js";
+import {
+  buildStudySummary,
+  renderReportText,
+  renderStudyHtml,
+  renderStudyText,
+  reportRunDir,
+} from "../../bench/index.js";
 import { writeRedactedFile } from "../../model/index.js";
 import { renderHtmlReport } from "../../report/index.js";
 import { type CommandContext, log, printJson, printLines } from "../context.js";
@@ -12,6 +18,7 @@ interface ReportOptions {
   readonly targetPower?: number;
   readonly json?: boolean;
   readonly html?: string;
+  readonly study?: boolean;
   readonly skill?: string[];
   readonly requirement?: string[];
 }
@@ -42,6 +49,10 @@ export function registerReport(bench: Command, context: CommandContext): void {
       "power the design recommendation aims at, between 0 and 1 (default 0.8)",
       positiveReal("--target-power", 1),
     )
+    .option(
+      "--study",
+      "print the study's summary tables instead: classes per configuration and overall, pass ratios without and with, timeout sensitivity, sign changes between configurations of one model, with BH q",
+    )
     .option("--json", "print the report data as JSON")
     .option("--html <file>", "also write a self-contained HTML report (charts, tables) to <file>")
     .action(async (runDir: string, options: ReportOptions) => {
@@ -54,6 +65,18 @@ export function registerReport(bench: Command, context: CommandContext): void {
           ...(options.requirement === undefined ? {} : { requirements: options.requirement }),
         },
       });
+      if (options.study === true) {
+        const study = buildStudySummary(report);
+        if (options.html !== undefined) {
+          const target = resolve(io.cwd, options.html);
+          const title = `Study summary: ${report.suite?.name ?? directory}`;
+          await writeRedactedFile(target, renderStudyHtml(study, title), io.env);
+          log(io, `wrote the study summary to ${target}`);
+        }
+        if (options.json === true) printJson(io, study);
+        else if (options.html === undefined) printLines(io, renderStudyText(study));
+        return;
+      }
       if (options.html !== undefined) {
         const target = resolve(io.cwd, options.html);
         // Built from the redacted store; redacted again where it is written, so a field added

@@ -10,6 +10,7 @@ import {
   createProgressRenderer,
   defaultRunDir,
   endpointFromEnvironment,
+  estimateSuiteCost,
   loadSuiteSelection,
   parseRateLimit,
   parseVariantOption,
@@ -17,6 +18,7 @@ import {
   type RunEvent,
   redactRedisUrl,
   renderReportText,
+  renderSuiteEstimate,
   reportRunDir,
   runSuite,
   runSuiteOnQueue,
@@ -186,6 +188,14 @@ async function runCommand(
   const terminal = io.stderrIsTerminal === true;
   const progress = createProgressRenderer(io.stderr, terminal && options.json !== true);
   log(io, `run directory: ${runDir}`);
+  // What the whole suite would cost, before anything is spent.
+  const estimate = estimateSuiteCost(suite, {
+    ...(options.repeats === undefined ? {} : { repeats: options.repeats }),
+    prices: loadModelConfig({ cwd: io.cwd, env: io.env }).config.prices ?? {},
+    ...(flags.agentOverride === undefined ? {} : { agentOverride: flags.agentOverride }),
+    ...(options.model === undefined ? {} : { modelOverride: options.model }),
+  });
+  for (const line of renderSuiteEstimate(estimate)) log(io, line);
   const common = runSuiteOptions(suitePath, loaded, options, io, flags, {
     runDir,
     variants,
