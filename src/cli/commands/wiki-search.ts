@@ -140,9 +140,13 @@ export function registerWikiSearch(wiki: Command, context: CommandContext): void
         ...selection,
       };
       const result = await searchSkills(search, query, searchOptions);
+      const searched = {
+        wiki: offlineWiki,
+        ...(flags.domain === undefined ? {} : { domain: flags.domain }),
+      };
       if (online === undefined) {
-        if (flags.json === true) printJson(io, result);
-        else printLines(io, renderSearch(result));
+        if (flags.json === true) printJson(io, { ...result, ...searched });
+        else printLines(io, renderSearch(result, searched));
         return;
       }
       const report = await acquireIfNeeded(
@@ -154,8 +158,8 @@ export function registerWikiSearch(wiki: Command, context: CommandContext): void
         online,
         searchOptions,
       );
-      if (flags.json === true) printJson(io, { ...result, online: report });
-      else printLines(io, [...renderSearch(result), ...renderOnline(report)]);
+      if (flags.json === true) printJson(io, { ...result, ...searched, online: report });
+      else printLines(io, [...renderSearch(result, searched), ...renderOnline(report)]);
       // Nothing could be asked: every backend was down, slow, rate-limited or broken.
       if (report.all_failed === true) context.exit(3);
     });

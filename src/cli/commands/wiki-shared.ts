@@ -92,14 +92,30 @@ export function renderSummary(summary: BuildSummary): string[] {
   return lines;
 }
 
-export function renderSearch(result: SearchResult): string[] {
+/** Where a search looked: the wiki folder and, with --domain, the one domain. */
+export interface SearchedWiki {
+  readonly wiki: string;
+  readonly domain?: string;
+}
+
+function searchedText(where: SearchedWiki): string {
+  return `wiki ${where.wiki}${where.domain === undefined ? "" : ` (domain ${where.domain})`}`;
+}
+
+/**
+ * A search as text: which wiki was searched, then the shortlist with full skill ids (every id
+ * printed is one `wiki export` takes), or one line when nothing matched.
+ */
+export function renderSearch(result: SearchResult, where: SearchedWiki): string[] {
+  if (result.shortlist.length === 0 && result.selected.length === 0)
+    return [`no entry matches "${result.query}" in ${searchedText(where)}`];
   const config = result.shortlist_config;
   const lines = [
-    `shortlist (${result.shortlist.length}) for "${result.query}"${config === undefined ? "" : ` — K ${config.k} (${config.size}) over ${config.fields.join(" ⊕ ")}, visual boost ×${config.visual_boost}`}:`,
+    `shortlist (${result.shortlist.length}) for "${result.query}" in ${searchedText(where)}${config === undefined ? "" : ` — K ${config.k} (${config.size}) over ${config.fields.join(" ⊕ ")}, visual boost ×${config.visual_boost}`}:`,
   ];
   for (const [position, hit] of result.shortlist.entries())
     lines.push(
-      `  ${String(position + 1).padStart(2)}. ${hit.score.toFixed(3)}  ${hit.card.skill_id.slice(0, 12)}  ${hit.card.skill_name}  [${hit.card.category_path.join("/")}]`,
+      `  ${String(position + 1).padStart(2)}. ${hit.score.toFixed(3)}  ${hit.card.skill_id}  ${hit.card.skill_name}  [${hit.card.category_path.join("/")}]`,
     );
   lines.push(
     `selected by ${result.strategy}${result.embedding_model === undefined ? "" : ` (${result.embedding_model})`} (${result.selected.length}):`,
