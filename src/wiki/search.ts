@@ -18,6 +18,7 @@ import { packageRoot } from "../core/paths.js";
 import type { EmbeddingClient, ModelClient } from "../model/index.js";
 import {
   cardOf,
+  execLabel,
   indexedText,
   mergeBoosted,
   type SkillCard,
@@ -291,7 +292,7 @@ export function renderCards(hits: readonly ShortlistHit[]): string {
   return hits
     .map(
       ({ card }) =>
-        `skill_id: ${card.skill_id}\nname: ${card.skill_name}\ncategory: ${card.category_path.join(" / ")}\ntags: ${card.tags.join(", ")}\nwhen to use: ${card.applicability}\nmodalities: ${card.modalities.join(", ")}; exec_ok: ${String(card.exec_ok)}`,
+        `skill_id: ${card.skill_id}\nname: ${card.skill_name}\ncategory: ${card.category_path.join(" / ")}\ntags: ${card.tags.join(", ")}\nwhen to use: ${card.applicability}\nmodalities: ${card.modalities.join(", ")}; exec_ok: ${String(card.exec_ok)} (${execLabel(card.exec_ok)})`,
     )
     .join("\n---\n");
 }

@@ -78,7 +78,7 @@ export function parseCount(value: string, flag: string): number {
 export function renderSummary(summary: BuildSummary): string[] {
   const lines = [
     `domain ${summary.domain}: ${summary.resources} resources, ${summary.candidates} candidates`,
-    `  accepted        ${summary.accepted}`,
+    `  accepted        ${summary.accepted}${summary.accepted_text_only > 0 ? `   (${summary.accepted_text_only} text only: verified by the text gates, nothing executed)` : ""}`,
     `  merged          ${summary.merged}`,
     `  reference-only  ${summary.reference_only}`,
     `  unverified      ${summary.unverified}   (exec_ok unknown: no sandbox or no runner)`,
