@@ -128,6 +128,7 @@ export function shortlistConfigOf(
     fields,
     visual_boost: options.visualBoost ?? thresholds.shortlist_visual_boost,
     bm25_k1: options.k1 ?? thresholds.bm25_k1,
+    idf_over: options.idfOver ?? "all",
   };
 }
 

@@ -638,6 +638,11 @@ export class IndexedWikiSearch {
    */
   shortlist(query: string, options: ShortlistOptions = {}): ShortlistHit[] {
     const config = this.shortlistConfig(options);
+    if (config.idf_over !== "all")
+      throw new UnsupportedError(
+        "wiki.index.idf-scope",
+        "the search index holds BM25 statistics over every entry, not the searched ones: search the entries instead",
+      );
     if (!IndexedWikiSearch.indexes(config.fields))
       throw new UnsupportedError(
         "wiki.index.fields",
