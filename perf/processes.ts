@@ -35,11 +35,20 @@ export function timeNode(
   argv: readonly string[],
   options: { readonly cwd?: string; readonly env?: NodeJS.ProcessEnv } = {},
 ): Promise<ProcessRun> {
+  return timeProcess(process.execPath, argv, options);
+}
+
+/** `timeNode` for any executable (the wiki benchmark times a Python driver beside the CLI). */
+export function timeProcess(
+  executable: string,
+  argv: readonly string[],
+  options: { readonly cwd?: string; readonly env?: NodeJS.ProcessEnv } = {},
+): Promise<ProcessRun> {
   measurements += 1;
   const usageFile = join(tmpdir(), `skillsmith-bench-usage-${process.pid}-${measurements}`);
   const [command, args] = gnuTime
-    ? [GNU_TIME, ["-o", usageFile, "-f", "%U %S %M", process.execPath, ...argv]]
-    : [process.execPath, [...argv]];
+    ? [GNU_TIME, ["-o", usageFile, "-f", "%U %S %M", executable, ...argv]]
+    : [executable, [...argv]];
   return new Promise((done, fail) => {
     const started = performance.now();
     execFile(
@@ -65,7 +74,7 @@ export function timeNode(
           }
         }
         if (Number.isNaN(code)) {
-          fail(new Error(`node ${argv.join(" ")} failed to run: ${error?.message}`));
+          fail(new Error(`${executable} ${argv.join(" ")} failed to run: ${error?.message}`));
           return;
         }
         done({ ms, code, stdout, stderr, ...usage });

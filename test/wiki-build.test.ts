@@ -223,6 +223,9 @@ describe.skipIf(!hasFfmpeg)("wiki build (needs ffmpeg)", () => {
       expect(summary.accepted).toBe(4);
       expect(summary.reference_only).toBe(1);
     }
+    // "Check colour contrast" and "Dark header palette" carry no code.
+    expect(summary.accepted_text_only).toBe(2);
+    expect(byName.get("Dark header palette")?.exec_ok).toBe("not-applicable");
     expect(progress.some((line) => line.includes("distilling contrast.mp4"))).toBe(true);
   });
 
@@ -286,8 +289,10 @@ describe.skipIf(!hasFfmpeg)("wiki build (needs ffmpeg)", () => {
     const contrast = entries.find((entry) => entry.meta.skill_name === "Check colour contrast");
     expect(contrast?.meta.modalities_present).toEqual(["text", "visual"]);
     expect(contrast?.meta.files.visual).toEqual(["visual/frame-000.png", "visual/frame-001.png"]);
-    expect(contrast?.meta.exec_ok).toBe("unknown");
+    // Text only: verified by the text gates, and said to be never executed.
+    expect(contrast?.meta.exec_ok).toBe("not-applicable");
     expect(contrast?.meta.validation_status).toBe("verified");
+    expect(contrast?.meta.validation_note).toContain("nothing executed");
     const slug = entries.find((entry) => entry.meta.skill_name === "Slugify titles");
     expect(slug?.meta.merged).toEqual([skillId("web-frontend", "textkit", 2)]);
     // The duplicate's tags are recorded with the merge, not added to the survivor's.

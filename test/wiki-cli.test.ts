@@ -4,7 +4,7 @@
  * scripted model server playing the distiller over real HTTP.
  */
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -19,6 +19,7 @@ import { validateSkillFolder } from "../src/skill/index.js";
 import { skillId } from "../src/wiki/meta.js";
 import { selfLoopingLink } from "./support/temporary.js";
 import { answer, skill, writeResources } from "./support/wiki.js";
+import { writeGeneratedWiki } from "./support/wiki-cards.js";
 
 interface Run {
   code: number;
@@ -138,6 +139,64 @@ describe("skillsmith wiki (CLI)", () => {
     expect(await readFile(join(root, "skills", "slugify-titles", "SKILL.md"), "utf8")).toContain(
       "name: slugify-titles",
     );
+  });
+
+  it("prints ids every command takes, says which wiki it searched, and one line for no hit", async () => {
+    const search = await run(["wiki", "search", "slugify url titles", "--wiki", "w"], {}, root);
+    expect(search.code).toBe(0);
+    expect(search.stdout.split("\n")[0]).toContain(`in wiki ${join(root, "w")}`);
+    const printed = [...new Set(search.stdout.match(/\b[0-9a-f]{40}\b/g) ?? [])];
+    expect(printed).toContain(skillId("demo", "textkit", 0));
+    for (const [index, id] of printed.entries()) {
+      const out = join("ids", String(index));
+      const exported = await run(["wiki", "export", id, "--wiki", "w", "--out", out], {}, root);
+      expect(exported.code, exported.stderr).toBe(0);
+    }
+    // The 12 digits the search printed before this change are still accepted.
+    const short = skillId("demo", "textkit", 0).slice(0, 12);
+    const byPrefix = await run(
+      ["wiki", "export", short, "--wiki", "w", "--out", "ids-short", "--json"],
+      {},
+      root,
+    );
+    expect(byPrefix.code, byPrefix.stderr).toBe(0);
+    expect(JSON.parse(byPrefix.stdout).name).toBe("slugify-titles");
+    const tooShort = await run(["wiki", "export", "ab", "--wiki", "w", "--out", "x"], {}, root);
+    expect(tooShort.code).toBe(2);
+    expect(tooShort.stderr).toContain("at least 4 hexadecimal digits");
+
+    const nothing = await run(["wiki", "search", "zzqqxx wwvvyy", "--wiki", "w"], {}, root);
+    expect(nothing.code).toBe(0);
+    expect(nothing.stdout).toBe(`no entry matches "zzqqxx wwvvyy" in wiki ${join(root, "w")}\n`);
+    const json = await run(["wiki", "search", "slugify", "--wiki", "w", "--json"], {}, root);
+    expect(JSON.parse(json.stdout).wiki).toBe(join(root, "w"));
+  });
+
+  it("refuses an ambiguous id prefix naming the ids it matches", async () => {
+    const wiki = join(root, "ambiguous");
+    // Generated entry 0 has text only; its meta is written under two ids sharing "abcd".
+    const [meta] = await writeGeneratedWiki(wiki, 1, { domains: ["demo"] });
+    if (meta === undefined) throw new Error("no generated entry");
+    const ids = [`abcd${"1".repeat(36)}`, `abcd${"2".repeat(36)}`];
+    for (const id of ids) {
+      await mkdir(join(wiki, "demo", id, "text"), { recursive: true });
+      await writeFile(join(wiki, "demo", id, "text", "overview.md"), "An overview of the entry.\n");
+      await writeFile(
+        join(wiki, "demo", id, "meta.json"),
+        JSON.stringify({ ...meta, skill_id: id }),
+      );
+    }
+    await rm(join(wiki, "demo", meta.skill_id), { recursive: true });
+    const result = await run(["wiki", "export", "abcd", "--wiki", wiki, "--out", "x"], {}, root);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`"abcd" is the start of 2 skill ids`);
+    for (const id of ids) expect(result.stderr).toContain(id);
+    const one = await run(
+      ["wiki", "export", "abcd2", "--wiki", wiki, "--out", "amb", "--json"],
+      {},
+      root,
+    );
+    expect(one.code, one.stderr).toBe(0);
   });
 
   it("reports user mistakes with exit code 2 and names the file", async () => {

@@ -127,6 +127,29 @@ describe("MCP over stdio (spawned `skillsmith wiki serve-mcp`)", () => {
     expect(select.isError).toBe(true);
   });
 
+  it("shows a text-only entry as found but never executed, and takes the ids the CLI prints", async () => {
+    // The hand wiki writes it as an older build did (verified, exec_ok "unknown", no code).
+    const result = await call("search", { query: "contrast colour accessibility" });
+    const shortlist = result.structuredContent?.shortlist as {
+      card: { skill_name: string; exec_ok: unknown; validation_status: string };
+    }[];
+    const card = shortlist.find((hit) => hit.card.skill_name === "Check colour contrast")?.card;
+    expect(card?.validation_status).toBe("verified");
+    expect(card?.exec_ok).toBe("not-applicable");
+    const ran = shortlist.find((hit) => hit.card.skill_name === "Center with CSS grid")?.card;
+    if (ran !== undefined) expect(ran.exec_ok).not.toBe("not-applicable");
+    const short = idOf("Check colour contrast").slice(0, 12);
+    const meta = await call("read_skill", { skill_id: short, modality: "meta" });
+    expect(meta.isError).not.toBe(true);
+    expect(meta.structuredContent?.skill_name).toBe("Check colour contrast");
+    const run = await call("apply", {
+      skill_id: short,
+      capability: "run-code",
+      input: { stdin: "" },
+    });
+    expect(JSON.stringify(run.structuredContent ?? run.content)).not.toContain('"passed"');
+  });
+
   it("reports each candidate's score and the threshold, and returns none when nothing fits", async () => {
     const fits = await call("search", { query: "center with grid" });
     const found = fits.structuredContent as {

@@ -150,6 +150,7 @@ describe("stage-1 selection settings", () => {
       fields: ["name", "tags", "applicability", "category_path"],
       visual_boost: 1,
       bm25_k1: 1.2,
+      idf_over: "all",
     });
     const expected = expectedTop(QUERY, ["name", "tags", "applicability", "category_path"], 1, 20);
     expect(result.shortlist.map((hit) => hit.card.skill_name)).toEqual(
@@ -174,6 +175,7 @@ describe("stage-1 selection settings", () => {
       fields: ["name", "tags", "applicability"],
       visual_boost: 1.25,
       bm25_k1: 1.2,
+      idf_over: "all",
     });
     const expected = expectedTop(QUERY, ["name", "tags", "applicability"], 1.25, 25);
     expect(result.shortlist.map((hit) => hit.card.skill_name)).toEqual(
@@ -249,6 +251,7 @@ describe("stage-1 selection settings", () => {
       fields: ["name", "tags", "applicability"],
       visual_boost: 1.25,
       bm25_k1: 1.5,
+      idf_over: "searched",
     });
     const mixed = await runInProcess(
       [...base, "--selection", "public-code", "--shortlist-size", "10", "--visual-boost", "1"],
@@ -260,6 +263,7 @@ describe("stage-1 selection settings", () => {
       fields: ["name", "tags", "applicability"],
       visual_boost: 1,
       bm25_k1: 1.5,
+      idf_over: "searched",
     });
     const text = await runInProcess(["wiki", "search", QUERY, "--wiki", wiki], {
       cwd: root,

@@ -82,6 +82,8 @@ export interface CostRow {
    * model roles; embedding tokens are not priced. An estimate: cached input is priced as input.
    */
   readonly estimatedUsd?: number;
+  /** The same estimate per role, each at the price of the model that role ran on. */
+  readonly estimatedUsdByRole?: Partial<Record<Role, number>>;
 }
 
 /** A model's price per million input and output tokens. */
@@ -90,30 +92,53 @@ export interface TokenPrice {
   readonly output: number;
 }
 
-/** Dollars for the model roles of `usage` at `price` (embedder left out: another model). */
-export function estimatedDollars(usage: RoleUsage, price: TokenPrice): number {
-  let dollars = 0;
+/** A price per role, when the roles run on different models (a role without one is not priced). */
+export type RolePrices = Partial<Record<Role, TokenPrice>>;
+
+function priceOfRole(price: TokenPrice | RolePrices, role: Role): TokenPrice | undefined {
+  if ("input" in price && typeof price.input === "number") return price as TokenPrice;
+  return (price as RolePrices)[role];
+}
+
+/** Dollars per model role of `usage`, each at its own model's price (embedder left out). */
+export function dollarsByRole(
+  usage: RoleUsage,
+  price: TokenPrice | RolePrices,
+): Partial<Record<Role, number>> {
+  const dollars: Partial<Record<Role, number>> = {};
   for (const role of roles) {
     if (role === "embedder") continue;
     const count = usage[role];
-    if (count === undefined) continue;
-    dollars += (count.inputTokens * price.input + count.outputTokens * price.output) / 1_000_000;
+    const rolePrice = priceOfRole(price, role);
+    if (count === undefined || rolePrice === undefined) continue;
+    dollars[role] =
+      (count.inputTokens * rolePrice.input + count.outputTokens * rolePrice.output) / 1_000_000;
   }
   return dollars;
+}
+
+/** Dollars for the model roles of `usage` at `price` (embedder left out: another model). */
+export function estimatedDollars(usage: RoleUsage, price: TokenPrice | RolePrices): number {
+  return Object.values(dollarsByRole(usage, price)).reduce((sum, each) => sum + each, 0);
 }
 
 export function costRow(
   label: string,
   usage: RoleUsage,
   zeroShot: RoleUsage,
-  price?: TokenPrice,
+  price?: TokenPrice | RolePrices,
 ): CostRow {
   return {
     label,
     usage,
     ...totalTokens(usage),
     relativeCost: relativeCost(usage, zeroShot),
-    ...(price === undefined ? {} : { estimatedUsd: estimatedDollars(usage, price) }),
+    ...(price === undefined
+      ? {}
+      : {
+          estimatedUsd: estimatedDollars(usage, price),
+          estimatedUsdByRole: dollarsByRole(usage, price),
+        }),
   };
 }
 

@@ -16,6 +16,7 @@ export {
   type CostRow,
   costRow,
   estimatedDollars,
+  type RolePrices,
   type RoleUsage,
   relativeCost,
   renderCostTable,
@@ -104,6 +105,15 @@ export {
   tokenize,
 } from "./retrieval.js";
 export {
+  type ModelRole,
+  modelRoles,
+  type RoleModelChoice,
+  type RoleModelChoices,
+  type RoleModels,
+  resolveRoleModels,
+  roleVariables,
+} from "./roles.js";
+export {
   type BestOfNRecord,
   type ComparisonReport,
   compareMethods,
@@ -112,6 +122,7 @@ export {
   type Method,
   type MethodResult,
   methods,
+  modelsLine,
   renderComparison,
   runMethod,
   type TaskRunRecord,

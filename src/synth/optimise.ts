@@ -10,13 +10,14 @@
  */
 import { z } from "zod";
 import { err, type Result } from "../core/result.js";
-import { ModelOutputError } from "../model/index.js";
+import { formatModelSpec, type ModelClient, ModelOutputError } from "../model/index.js";
 import { createSeededRandom, type SeededRandom } from "../stats/index.js";
 import {
   addTokens,
   type CostRow,
   costRow,
   mergeUsage,
+  type RolePrices,
   type RoleUsage,
   type TokenPrice,
 } from "./cost.js";
@@ -24,6 +25,7 @@ import { type CriticInput, clipText, renderCriticCases } from "./critic-input.js
 import type { FamilyTask } from "./family.js";
 import { fillPrompt, promptText } from "./prompts.js";
 import { type RetrievalMethod, retrievalMethodOf } from "./retrieval.js";
+import { type ModelRole, modelRoles } from "./roles.js";
 import {
   type FamilyRunOptions,
   type Method,
@@ -212,6 +214,8 @@ export interface OptimiseReport {
   readonly family: string;
   readonly target: OptimiseTarget;
   readonly model: string;
+  /** The model of each role (solver, synthesiser, critic, editor). */
+  readonly models: Readonly<Record<ModelRole, string>>;
   /** Protocol C's numbers in force: epochs, share, 3:2:1:1, slot limits, temperatures, bounds. */
   readonly settings: SynthSettings;
   /** The family's evaluator settings (dataset hash, interpreter, limits), when it has any. */
@@ -235,8 +239,10 @@ export interface OptimiseOptions extends FamilyRunOptions {
   readonly seed?: number;
   /** The seed of the split `trainTasks` came from (recorded in the report). */
   readonly splitSeed?: number;
-  /** The model's list price: cost rows then carry an estimate in dollars. */
-  readonly price?: TokenPrice;
+  /** The list price (one model, or one per role): cost rows then carry an estimate in dollars. */
+  readonly price?: TokenPrice | RolePrices;
+  /** Each role's model spec, recorded in the report (default: `model` for every role). */
+  readonly modelSpecs?: Readonly<Record<ModelRole, string>>;
 }
 
 function sampleTasks(
@@ -252,6 +258,109 @@ function sampleTasks(
     if (picked !== undefined) chosen.push(picked);
   }
   return chosen;
+}
+
+interface CallOptions {
+  readonly signal?: AbortSignal;
+}
+
+/** The critic's attributions; an answer that is not valid JSON costs the epoch them, not the run. */
+async function askCritic(
+  critic: ModelClient,
+  input: CallOptions & { library: SlotLibrary; slotDiff: string; cases: string },
+): Promise<{
+  object: { attributions: Attributions };
+  usage: { inputTokens: number; outputTokens: number };
+  error?: string;
+}> {
+  return critic
+    .generateObject(attributionSchema, {
+      role: "critic",
+      temperature: roleTemperatures.critic,
+      system: promptText("critic-v2.system.md"),
+      prompt: fillPrompt(promptText("critic-v1.user.md"), {
+        libraryVersion: input.library.version,
+        library: renderLibrary(input.library),
+        slotDiff: input.slotDiff,
+        cases: input.cases,
+      }),
+      ...(input.signal === undefined ? {} : { abortSignal: input.signal }),
+    })
+    .catch((error: unknown) => {
+      if (!(error instanceof ModelOutputError)) throw error;
+      return {
+        object: { attributions: [] },
+        usage: usageOfFailure(error),
+        error: error.message,
+      };
+    });
+}
+
+/**
+ * The editor's patch. Protocol C's editor works from the run, not from the attributions alone:
+ * it gets the run summary (scores, transitions, cases) and the latest slot diff beside them.
+ */
+async function askEditor(
+  editor: ModelClient,
+  input: CallOptions & {
+    library: SlotLibrary;
+    attributions: Attributions;
+    slotDiff: string;
+    runSummary: string;
+  },
+): Promise<{
+  object: SlotPatch;
+  usage: { inputTokens: number; outputTokens: number };
+  error?: string;
+}> {
+  return editor
+    .generateObject(slotPatchSchema, {
+      role: "editor",
+      temperature: roleTemperatures.editor,
+      system: fillPrompt(promptText("editor-v1.system.md"), {
+        maxSlotsPerPatch: String(maxSlotsPerPatch),
+        maxSlotsPerCategory: String(maxSlotsPerCategory),
+        maxSlotCharacters: String(maxSlotCharacters),
+      }),
+      prompt: fillPrompt(promptText("editor-v2.user.md"), {
+        libraryVersion: input.library.version,
+        library: renderLibrary(input.library),
+        runSummary: input.runSummary,
+        slotDiff: input.slotDiff,
+        attributions: JSON.stringify(input.attributions, null, 2),
+      }),
+      ...(input.signal === undefined ? {} : { abortSignal: input.signal }),
+    })
+    .catch((error: unknown) => {
+      if (!(error instanceof ModelOutputError)) throw error;
+      const empty: SlotPatch = { rationale: "", operations: [] };
+      return { object: empty, usage: usageOfFailure(error), error: error.message };
+    });
+}
+
+/** The run summary the editor reads: what was compared, the scores, the transitions, the cases. */
+export function runSummaryText(
+  epoch: {
+    epoch: number;
+    reference: string;
+    referenceScore: number;
+    libraryVersion: string;
+    currentScore: number;
+    transitions: Readonly<Record<string, number>>;
+    cases: readonly { taskId: string; kind: string }[];
+  },
+  sampleSize: number,
+): string {
+  const transitions = Object.entries(epoch.transitions)
+    .map(([kind, count]) => `${kind} ${count}`)
+    .join(", ");
+  return [
+    `Epoch ${epoch.epoch}: ${sampleSize} training tasks.`,
+    `Previous run (${epoch.reference}): mean score ${epoch.referenceScore.toFixed(3)}.`,
+    `This run (library ${epoch.libraryVersion}): mean score ${epoch.currentScore.toFixed(3)}.`,
+    `Transitions: ${transitions}.`,
+    `Cases shown to the critic: ${epoch.cases.map((each) => `${each.taskId} (${each.kind})`).join(", ") || "none"}.`,
+  ].join("\n");
 }
 
 export async function optimiseLibrary(options: OptimiseOptions): Promise<OptimiseReport> {
@@ -280,6 +389,7 @@ export async function optimiseLibrary(options: OptimiseOptions): Promise<Optimis
     const result = await runMethod({
       family,
       model,
+      ...(options.models === undefined ? {} : { models: options.models }),
       tasks,
       pool,
       method,
@@ -325,35 +435,20 @@ export async function optimiseLibrary(options: OptimiseOptions): Promise<Optimis
       criticInput: criticRecord,
     };
 
-    let criticError: string | undefined;
-    const critic = await model
-      .generateObject(attributionSchema, {
-        role: "critic",
-        temperature: roleTemperatures.critic,
-        system: promptText("critic-v2.system.md"),
-        prompt: fillPrompt(promptText("critic-v1.user.md"), {
-          libraryVersion: library.version,
-          library: renderLibrary(library),
-          slotDiff:
-            reference === undefined
-              ? "(the previous run was the zero-shot solver, without synthesis)"
-              : clipText(
-                  diffSlotLibraries(reference, library),
-                  criticInputLimits.slotDiffCharacters,
-                ).text,
-          cases: casesText,
-        }),
-        ...(options.signal === undefined ? {} : { abortSignal: options.signal }),
-      })
-      .catch((error: unknown) => {
-        // A critic that cannot produce valid JSON costs the epoch its attributions, not the run.
-        if (!(error instanceof ModelOutputError)) throw error;
-        criticError = error.message;
-        return { object: { attributions: [] }, usage: usageOfFailure(error) };
-      });
+    const slotDiff =
+      reference === undefined
+        ? "(the previous run was the zero-shot solver, without synthesis)"
+        : clipText(diffSlotLibraries(reference, library), criticInputLimits.slotDiffCharacters)
+            .text;
+    const critic = await askCritic(options.models?.critic ?? model, {
+      library,
+      slotDiff,
+      cases: casesText,
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    });
     usage = addTokens(usage, "critic", critic.usage.inputTokens, critic.usage.outputTokens);
-    if (criticError !== undefined)
-      progress(`epoch ${epoch}: critic output rejected: ${criticError}`);
+    if (critic.error !== undefined)
+      progress(`epoch ${epoch}: critic output rejected: ${critic.error}`);
     const caseIds = new Set(cases.map((transition) => transition.taskId));
     // A named slot that does not exist is the critic's guess, not evidence: it is dropped.
     const attributions: Attributions = critic.object.attributions
@@ -365,30 +460,15 @@ export async function optimiseLibrary(options: OptimiseOptions): Promise<Optimis
           : attribution,
       );
 
-    let editorError: string | undefined;
-    const editor = await model
-      .generateObject(slotPatchSchema, {
-        role: "editor",
-        temperature: roleTemperatures.editor,
-        system: fillPrompt(promptText("editor-v1.system.md"), {
-          maxSlotsPerPatch: String(maxSlotsPerPatch),
-          maxSlotsPerCategory: String(maxSlotsPerCategory),
-          maxSlotCharacters: String(maxSlotCharacters),
-        }),
-        prompt: fillPrompt(promptText("editor-v1.user.md"), {
-          libraryVersion: library.version,
-          library: renderLibrary(library),
-          attributions: JSON.stringify(attributions, null, 2),
-        }),
-        ...(options.signal === undefined ? {} : { abortSignal: options.signal }),
-      })
-      .catch((error: unknown) => {
-        if (!(error instanceof ModelOutputError)) throw error;
-        editorError = error.message;
-        const empty: SlotPatch = { rationale: "", operations: [] };
-        return { object: empty, usage: usageOfFailure(error) };
-      });
+    const editor = await askEditor(options.models?.editor ?? model, {
+      library,
+      attributions,
+      slotDiff,
+      runSummary: runSummaryText(base, sample.length),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    });
     usage = addTokens(usage, "editor", editor.usage.inputTokens, editor.usage.outputTokens);
+    const editorError = editor.error;
     const patch = editor.object;
     const nextVersion = await store.nextVersion();
     const applied: Result<SlotLibrary, string> =
@@ -447,6 +527,11 @@ export async function optimiseLibrary(options: OptimiseOptions): Promise<Optimis
     family: family.name,
     target,
     model: `${model.spec.provider}:${model.spec.model}`,
+    models:
+      options.modelSpecs ??
+      (Object.fromEntries(
+        modelRoles.map((role) => [role, formatModelSpec((options.models?.[role] ?? model).spec)]),
+      ) as Record<ModelRole, string>),
     settings: synthSettings({
       splitSeed: options.splitSeed ?? 0,
       epochs,

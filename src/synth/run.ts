@@ -17,6 +17,7 @@ import {
   type CostRow,
   costRow,
   mergeUsage,
+  type RolePrices,
   type RoleUsage,
   renderCostTable,
   type TokenPrice,
@@ -38,6 +39,7 @@ import {
   type RetrievalRecord,
   retrieveEntries,
 } from "./retrieval.js";
+import type { ModelRole, RoleModels } from "./roles.js";
 import { defaultTopK, type SynthSettings } from "./settings.js";
 import type { SlotLibrary } from "./slots.js";
 import { type SynthesisResult, synthesiseSkill } from "./synthesise.js";
@@ -109,7 +111,10 @@ export interface MethodResult {
 /** What running a family's tasks needs, whether one method (`runMethod`) or an optimisation. */
 export interface FamilyRunOptions {
   readonly family: TaskFamilyV1;
+  /** The model of every role not given its own in `models`. */
   readonly model: ModelClient;
+  /** A model per role (solver, synthesiser, critic, editor); a missing role uses `model`. */
+  readonly models?: RoleModels;
   readonly pool: readonly PoolEntry[];
   readonly retrieval?: RetrievalOptions;
   readonly concurrency?: number;
@@ -209,7 +214,9 @@ async function bestOfN(
 }
 
 export async function runMethod(options: RunMethodOptions): Promise<MethodResult> {
-  const { family, model, method, library, pool } = options;
+  const { family, method, library, pool } = options;
+  const solver = options.models?.solver ?? options.model;
+  const synthesiser = options.models?.synthesiser ?? options.model;
   const retrievalOptions = options.retrieval ?? {};
   const k = retrievalOptions.k ?? defaultTopK;
   const samples = options.samples ?? defaultSamples;
@@ -230,7 +237,7 @@ export async function runMethod(options: RunMethodOptions): Promise<MethodResult
   let staticSkill: SynthesisResult | undefined;
   if (method === "static-skill" || method === "skillopt") {
     staticSkill = await synthesiseSkill(
-      model,
+      synthesiser,
       library,
       { kind: "family", family: family.name, description: family.description },
       staticEvidence(pool, k),
@@ -264,7 +271,7 @@ export async function runMethod(options: RunMethodOptions): Promise<MethodResult
       if (method === "rag") evidence = renderEvidence(found.entries);
       else {
         skill = await synthesiseSkill(
-          model,
+          synthesiser,
           library,
           { kind: "task", task: visible },
           found.entries,
@@ -284,7 +291,7 @@ export async function runMethod(options: RunMethodOptions): Promise<MethodResult
     if (method === "best-of-n") {
       const best = await bestOfN(
         family,
-        model,
+        solver,
         visible,
         context,
         samples,
@@ -297,8 +304,8 @@ export async function runMethod(options: RunMethodOptions): Promise<MethodResult
     } else {
       attempt =
         method === "react" && family.solveReact !== undefined
-          ? await family.solveReact(model, visible, context, options.signal)
-          : await family.solve(model, visible, context, options.signal);
+          ? await family.solveReact(solver, visible, context, options.signal)
+          : await family.solve(solver, visible, context, options.signal);
       usage = addSolverTokens(usage, attempt);
     }
     const score = await family.score(task, attempt.output, options.signal);
@@ -349,6 +356,8 @@ export interface ComparisonReport {
   readonly family: string;
   readonly split: string;
   readonly model: string;
+  /** The model of each role (flag > environment > config > `--model`), when they were resolved. */
+  readonly models?: Readonly<Record<ModelRole, string>>;
   readonly taskCount: number;
   readonly retrieval: RetrievalMethod;
   /** Protocol C's numbers in force (top-k, temperatures, split seed and share …), when given. */
@@ -375,8 +384,9 @@ export function compareMethods(
     retrieval?: RetrievalMethod;
     settings?: SynthSettings;
     poolTasks?: number;
-    /** The model's list price: cost rows then carry an estimate in dollars. */
-    price?: TokenPrice;
+    models?: Readonly<Record<ModelRole, string>>;
+    /** The list price (one model, or one per role): cost rows then carry an estimate in dollars. */
+    price?: TokenPrice | RolePrices;
   },
   results: readonly MethodResult[],
 ): ComparisonReport {
@@ -396,12 +406,21 @@ export function compareMethods(
   };
 }
 
+/** "models: solver …, synthesiser …" when any role runs on another model than `--model`. */
+export function modelsLine(models: Readonly<Record<ModelRole, string>> | undefined): string[] {
+  if (models === undefined) return [];
+  const specs = Object.entries(models);
+  if (new Set(specs.map(([, spec]) => spec)).size <= 1) return [];
+  return [`models: ${specs.map(([role, spec]) => `${role} ${spec}`).join(", ")}`];
+}
+
 export function renderComparison(report: ComparisonReport): string[] {
   const lines = [
     `family ${report.family}, split ${report.split}, ${report.taskCount} tasks, model ${report.model}, retrieval ${report.retrieval}`,
     ...(report.settings === undefined
       ? []
       : [
+          ...modelsLine(report.models),
           `top-k ${report.settings.topK}, split seed ${report.settings.split.seed} (train share ${report.settings.split.trainShare}), pool ${report.poolTasks ?? "?"} tasks : ${report.taskCount} run, temperatures solver ${report.settings.temperatures.solver} / synthesiser ${report.settings.temperatures.synthesiser}`,
         ]),
     "",
@@ -413,7 +432,7 @@ export function renderComparison(report: ComparisonReport): string[] {
     );
   lines.push(
     "",
-    `cost (input/output tokens per role; relative cost (I + 2·O) / (I₀ + 2·O₀) vs zero-shot${report.cost.some((row) => row.estimatedUsd !== undefined) ? `; est. USD at ${report.model}'s list price, embeddings not priced` : ""})`,
+    `cost (input/output tokens per role; relative cost (I + 2·O) / (I₀ + 2·O₀) vs zero-shot${report.cost.some((row) => row.estimatedUsd !== undefined) ? `; est. USD at ${report.models === undefined ? `${report.model}'s` : "each role's model's"} list price, embeddings not priced` : ""})`,
   );
   lines.push(...renderCostTable(report.cost));
   return lines;

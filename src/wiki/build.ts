@@ -37,13 +37,17 @@ import {
   type ContentFinding,
   defaultThresholds,
   domainSchema,
+  type ExecOk,
   type ResourceRecord,
   type SkillMeta,
+  TEXT_ONLY_EXEC,
+  TEXT_ONLY_NOTE,
   type Thresholds,
   type ValidationStatus,
   WIKI_FORMAT_VERSION,
 } from "./meta.js";
 import {
+  fetchedInput,
   prepareResource,
   type ResourceInput,
   type ResourceSpec,
@@ -114,7 +118,7 @@ export interface CandidateReport {
   readonly outcome: CandidateOutcome;
   readonly rejected_by?: GateName;
   readonly merged_into?: string;
-  readonly exec_ok?: boolean | "unknown";
+  readonly exec_ok?: ExecOk;
   /** The content gate's findings, when there are any. */
   readonly findings?: ContentFinding[];
   readonly gates: GateResult[];
@@ -127,6 +131,8 @@ export interface BuildSummary {
   readonly flagged_licences: { path: string; licence: string | null; flag: string }[];
   readonly candidates: number;
   readonly accepted: number;
+  /** Of `accepted`, the text-only entries: verified by the text gates, nothing executed. */
+  readonly accepted_text_only: number;
   readonly merged: number;
   readonly reference_only: number;
   readonly unverified: number;
@@ -224,49 +230,14 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
   // Resolve the inputs and fetch every URL before taking the lock, so a mistyped path or a
   // dead URL creates nothing: downloads wait in a temporary folder until the build owns the wiki.
   const specs = await resourceSpecs(options);
-  let fetchDir: string | undefined;
+  const folders: { fetch?: string; work?: string } = {};
   let lock: Awaited<ReturnType<typeof acquireBuildLock>> | undefined;
-  let workDir: string | undefined;
   let ownRunner: CodeRunner | undefined;
   try {
-    const fetched: ResourceInput[] = [];
-    for (const [index, spec] of specs.entries()) {
-      if (spec.kind === "local") {
-        fetched.push(spec.input);
-        continue;
-      }
-      progress(`  fetching ${spec.remote.path}`);
-      fetchDir ??= await mkdtemp(join(tmpdir(), "skillsmith-wiki-fetch-"));
-      const resource = await fetchRemoteResource(spec.remote, join(fetchDir, String(index)), {
-        ...(options.now === undefined ? {} : { now: options.now }),
-        ...options.fetch,
-      });
-      fetched.push({
-        absolutePath: resource.absolutePath,
-        path: spec.remote.path,
-        type: resource.type,
-        remote: resource.origin,
-        ...(spec.remote.declaredLicence === undefined
-          ? {}
-          : { declaredLicence: spec.remote.declaredLicence }),
-      });
-    }
+    const fetched = await fetchResources(specs, options, folders, progress);
     lock = await acquireBuildLock(options.wiki);
-    workDir = await mkdtemp(join(tmpdir(), "skillsmith-wiki-build-"));
-    // Downloaded documents are kept in the wiki (content-addressed) so the bytes each skill was
-    // distilled from stay inspectable; clones stay temporary (the commit is recorded instead).
-    const inputs: ResourceInput[] = [];
-    for (const input of fetched) {
-      const sha256 = input.remote?.sha256;
-      inputs.push(
-        input.remote === undefined || input.type === "repository" || sha256 === undefined
-          ? input
-          : {
-              ...input,
-              absolutePath: await cacheDownload(options.wiki, input.absolutePath, sha256),
-            },
-      );
-    }
+    folders.work = await mkdtemp(join(tmpdir(), "skillsmith-wiki-build-"));
+    const inputs = await keepDownloads(options.wiki, fetched);
     const { manifest } = await loadOrCreateWikiManifest(
       options.wiki,
       options.thresholds ?? defaultThresholds,
@@ -274,131 +245,219 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
     );
     const thresholds = manifest.thresholds;
     const prompt = await loadDistillerPrompt(options.domain, options.promptDir);
-    ownRunner =
-      options.runner === undefined
-        ? await defaultCodeRunner({
-            viewport: {
-              width: thresholds.render_viewport_width,
-              height: thresholds.render_viewport_height,
-            },
-            memoryBytes: thresholds.exec_memory_bytes,
-            // SKILLSMITH_CHROMIUM is read from the caller's environment (the CLI's, in tests).
-            ...(options.fetch?.env === undefined ? {} : { env: options.fetch.env }),
-          })
-        : undefined;
+    ownRunner = options.runner === undefined ? await ownCodeRunner(thresholds, options) : undefined;
     const runner = options.runner ?? (ownRunner as CodeRunner);
     progress(
       `wiki build: ${inputs.length} resources for domain ${options.domain} (prompt ${basename(prompt.file)})`,
     );
-
-    const prepared = new Map<string, PreparedResource>();
-    const buildDir = workDir;
-    for (const [index, input] of inputs.entries()) {
-      const resource = await prepareResource(input, join(buildDir, String(index)), {
-        keyFrames: keyFrameSettings(thresholds),
-      });
-      prepared.set(resource.record.path, resource);
-      const flag = isFlagged(resource.record.licence_flag)
-        ? `  [licence ${resource.record.licence_flag}]`
-        : "";
-      progress(`  prepared ${input.type} ${input.path}: ${resource.units.length} units${flag}`);
-    }
-
-    const existing = new Map<string, WikiEntry>();
-    const dedup = new DeduplicationIndex();
-    for (const entry of await listEntries(options.wiki, options.domain)) {
-      existing.set(entry.meta.skill_id, entry);
-      dedup.add(
-        entry.meta.skill_id,
-        entry.meta.provenance.map((each) => each.source_path),
-        entry.meta.skill_name,
-        await entryCode(entry),
-      );
-    }
-
-    const reports: CandidateReport[] = [];
-    const usage = { calls: 0, input_tokens: 0, output_tokens: 0 };
-    let position = 0;
-    for (const resource of prepared.values()) {
-      position += 1;
-      progress(`[${position}/${prepared.size}] distilling ${resource.record.path}`);
-      const result = await distilResource(options.model, resource, {
-        domain: options.domain,
-        prompt: prompt.text,
-        thresholds,
-        vision: options.vision ?? true,
-      });
-      usage.calls += 1;
-      usage.input_tokens += result.inputTokens;
-      usage.output_tokens += result.outputTokens;
-      for (const candidate of result.candidates) {
-        const report = await gateCandidate(candidate, {
-          prepared,
-          dedup,
-          existing,
-          runner,
-          thresholds,
-          now,
-          wiki: options.wiki,
-          maxEntries: options.maxEntries ?? Number.POSITIVE_INFINITY,
-        });
-        reports.push(report);
-        progress(
-          `    ${report.outcome.padEnd(14)} ${candidate.skillName || "(no name)"}${report.rejected_by === undefined ? "" : ` — ${report.rejected_by}: ${report.gates.find((gate) => gate.gate === report.rejected_by)?.detail ?? ""}`}`,
-        );
-      }
-    }
-
-    const previous = await readResourceManifest(options.wiki, options.domain);
-    const records = new Map<string, ResourceRecord>();
-    for (const record of previous?.resources ?? []) records.set(record.path, record);
-    for (const resource of prepared.values()) records.set(resource.record.path, resource.record);
-    await writeResourceManifest(options.wiki, {
-      format: WIKI_FORMAT_VERSION,
-      domain: options.domain,
-      resources: [...records.values()].sort((left, right) => (left.path < right.path ? -1 : 1)),
-    });
-    await writeTaxonomy(options.wiki, options.domain);
-    // Last, once every entry and manifest is written: the index's stamp then matches them.
-    await writeSearchIndex(options.wiki);
-
-    const count = (outcome: CandidateOutcome) =>
-      reports.filter((report) => report.outcome === outcome).length;
-    const rejectedBy = (gate: GateName) =>
-      reports.filter((report) => report.rejected_by === gate).length;
-    return {
-      wiki: options.wiki,
-      domain: options.domain,
-      resources: prepared.size,
-      flagged_licences: [...prepared.values()]
-        .filter((resource) => isFlagged(resource.record.licence_flag))
-        .map((resource) => ({
-          path: resource.record.path,
-          licence: resource.record.licence,
-          flag: resource.record.licence_flag,
-        })),
-      candidates: reports.length,
-      accepted: count("accepted"),
-      merged: count("merged"),
-      reference_only: count("reference-only"),
-      unverified: count("unverified"),
-      flagged: count("flagged"),
-      over_budget: count("over-budget"),
-      rejected: {
-        completeness: rejectedBy("completeness"),
-        provenance: rejectedBy("provenance"),
-        modality: rejectedBy("modality"),
-      },
+    const prepared = await prepareAll(inputs, folders.work, thresholds, progress);
+    const { existing, dedup } = await existingEntries(options.wiki, options.domain);
+    const context: GateContext = {
+      prepared,
+      dedup,
+      existing,
+      runner,
       thresholds,
-      usage,
-      reports,
+      now,
+      wiki: options.wiki,
+      maxEntries: options.maxEntries ?? Number.POSITIVE_INFINITY,
     };
+    const { reports, usage } = await distilAndGate(options, prompt.text, context, progress);
+    await writeManifests(options, prepared);
+    return summaryOf(options, prepared, reports, thresholds, usage);
   } finally {
     await ownRunner?.close?.();
-    if (workDir !== undefined) await rm(workDir, { recursive: true, force: true });
-    if (fetchDir !== undefined) await rm(fetchDir, { recursive: true, force: true });
+    if (folders.work !== undefined) await rm(folders.work, { recursive: true, force: true });
+    if (folders.fetch !== undefined) await rm(folders.fetch, { recursive: true, force: true });
     await lock?.release();
   }
+}
+
+/** Every URL resource fetched into a temporary folder (made on the first one); local ones as given. */
+async function fetchResources(
+  specs: Awaited<ReturnType<typeof resourceSpecs>>,
+  options: BuildOptions,
+  folders: { fetch?: string },
+  progress: (line: string) => void,
+): Promise<ResourceInput[]> {
+  const fetched: ResourceInput[] = [];
+  for (const [index, spec] of specs.entries()) {
+    if (spec.kind === "local") {
+      fetched.push(spec.input);
+      continue;
+    }
+    progress(`  fetching ${spec.remote.path}`);
+    folders.fetch ??= await mkdtemp(join(tmpdir(), "skillsmith-wiki-fetch-"));
+    const resource = await fetchRemoteResource(spec.remote, join(folders.fetch, String(index)), {
+      ...(options.now === undefined ? {} : { now: options.now }),
+      ...options.fetch,
+    });
+    fetched.push(fetchedInput(spec.remote, resource));
+  }
+  return fetched;
+}
+
+/**
+ * Downloaded documents are kept in the wiki (content-addressed) so the bytes each skill was
+ * distilled from stay inspectable; clones stay temporary (the commit is recorded instead).
+ */
+async function keepDownloads(wiki: string, fetched: ResourceInput[]): Promise<ResourceInput[]> {
+  const inputs: ResourceInput[] = [];
+  for (const input of fetched) {
+    const sha256 = input.remote?.sha256;
+    inputs.push(
+      input.remote === undefined || input.type === "repository" || sha256 === undefined
+        ? input
+        : { ...input, absolutePath: await cacheDownload(wiki, input.absolutePath, sha256) },
+    );
+  }
+  return inputs;
+}
+
+function ownCodeRunner(thresholds: Thresholds, options: BuildOptions): Promise<CodeRunner> {
+  return defaultCodeRunner({
+    viewport: {
+      width: thresholds.render_viewport_width,
+      height: thresholds.render_viewport_height,
+    },
+    memoryBytes: thresholds.exec_memory_bytes,
+    // SKILLSMITH_CHROMIUM is read from the caller's environment (the CLI's, in tests).
+    ...(options.fetch?.env === undefined ? {} : { env: options.fetch.env }),
+  });
+}
+
+async function prepareAll(
+  inputs: readonly ResourceInput[],
+  buildDir: string,
+  thresholds: Thresholds,
+  progress: (line: string) => void,
+): Promise<Map<string, PreparedResource>> {
+  const prepared = new Map<string, PreparedResource>();
+  for (const [index, input] of inputs.entries()) {
+    const resource = await prepareResource(input, join(buildDir, String(index)), {
+      keyFrames: keyFrameSettings(thresholds),
+    });
+    prepared.set(resource.record.path, resource);
+    const flag = isFlagged(resource.record.licence_flag)
+      ? `  [licence ${resource.record.licence_flag}]`
+      : "";
+    progress(`  prepared ${input.type} ${input.path}: ${resource.units.length} units${flag}`);
+  }
+  return prepared;
+}
+
+/** The domain's entries already in the wiki, and the deduplication index over them. */
+async function existingEntries(
+  wiki: string,
+  domain: string,
+): Promise<{ existing: Map<string, WikiEntry>; dedup: DeduplicationIndex }> {
+  const existing = new Map<string, WikiEntry>();
+  const dedup = new DeduplicationIndex();
+  for (const entry of await listEntries(wiki, domain)) {
+    existing.set(entry.meta.skill_id, entry);
+    dedup.add(
+      entry.meta.skill_id,
+      entry.meta.provenance.map((each) => each.source_path),
+      entry.meta.skill_name,
+      await entryCode(entry),
+    );
+  }
+  return { existing, dedup };
+}
+
+/** One distiller call per resource, every candidate through the gates, in resource order. */
+async function distilAndGate(
+  options: BuildOptions,
+  prompt: string,
+  context: GateContext,
+  progress: (line: string) => void,
+): Promise<{ reports: CandidateReport[]; usage: BuildSummary["usage"] }> {
+  const reports: CandidateReport[] = [];
+  const usage = { calls: 0, input_tokens: 0, output_tokens: 0 };
+  let position = 0;
+  for (const resource of context.prepared.values()) {
+    position += 1;
+    progress(`[${position}/${context.prepared.size}] distilling ${resource.record.path}`);
+    const result = await distilResource(options.model, resource, {
+      domain: options.domain,
+      prompt,
+      thresholds: context.thresholds,
+      vision: options.vision ?? true,
+    });
+    usage.calls += 1;
+    usage.input_tokens += result.inputTokens;
+    usage.output_tokens += result.outputTokens;
+    for (const candidate of result.candidates) {
+      const report = await gateCandidate(candidate, context);
+      reports.push(report);
+      progress(
+        `    ${report.outcome.padEnd(14)} ${candidate.skillName || "(no name)"}${report.rejected_by === undefined ? "" : ` — ${report.rejected_by}: ${report.gates.find((gate) => gate.gate === report.rejected_by)?.detail ?? ""}`}`,
+      );
+    }
+  }
+  return { reports, usage };
+}
+
+/** The resource manifest (earlier records kept), the taxonomy, then the search index. */
+async function writeManifests(
+  options: BuildOptions,
+  prepared: ReadonlyMap<string, PreparedResource>,
+): Promise<void> {
+  const previous = await readResourceManifest(options.wiki, options.domain);
+  const records = new Map<string, ResourceRecord>();
+  for (const record of previous?.resources ?? []) records.set(record.path, record);
+  for (const resource of prepared.values()) records.set(resource.record.path, resource.record);
+  await writeResourceManifest(options.wiki, {
+    format: WIKI_FORMAT_VERSION,
+    domain: options.domain,
+    resources: [...records.values()].sort((left, right) => (left.path < right.path ? -1 : 1)),
+  });
+  await writeTaxonomy(options.wiki, options.domain);
+  // Last, once every entry and manifest is written: the index's stamp then matches them.
+  await writeSearchIndex(options.wiki);
+}
+
+function summaryOf(
+  options: BuildOptions,
+  prepared: ReadonlyMap<string, PreparedResource>,
+  reports: CandidateReport[],
+  thresholds: Thresholds,
+  usage: BuildSummary["usage"],
+): BuildSummary {
+  const count = (outcome: CandidateOutcome) =>
+    reports.filter((report) => report.outcome === outcome).length;
+  const rejectedBy = (gate: GateName) =>
+    reports.filter((report) => report.rejected_by === gate).length;
+  return {
+    wiki: options.wiki,
+    domain: options.domain,
+    resources: prepared.size,
+    flagged_licences: [...prepared.values()]
+      .filter((resource) => isFlagged(resource.record.licence_flag))
+      .map((resource) => ({
+        path: resource.record.path,
+        licence: resource.record.licence,
+        flag: resource.record.licence_flag,
+      })),
+    candidates: reports.length,
+    accepted: count("accepted"),
+    accepted_text_only: reports.filter(
+      (report) => report.outcome === "accepted" && report.exec_ok === TEXT_ONLY_EXEC,
+    ).length,
+    merged: count("merged"),
+    reference_only: count("reference-only"),
+    unverified: count("unverified"),
+    flagged: count("flagged"),
+    over_budget: count("over-budget"),
+    rejected: {
+      completeness: rejectedBy("completeness"),
+      provenance: rejectedBy("provenance"),
+      modality: rejectedBy("modality"),
+    },
+    thresholds,
+    usage,
+    reports,
+  };
 }
 
 /** The video connector's sampling numbers, as frozen in the wiki's thresholds. */
@@ -570,16 +629,18 @@ async function gateCandidate(given: Candidate, context: GateContext): Promise<Ca
 
 /**
  * The entry's status: flagged by a high finding; reference-only when its code failed;
- * unverified when it could not be run here. A text-only entry (nothing to run) stays verified
- * with exec_ok "unknown", as before: see the README ("Gates and outcomes") for why.
+ * unverified when it could not be run here. A text-only entry (nothing to run) is verified by
+ * the text gates alone: exec_ok "not-applicable" and a note saying nothing was executed, so no
+ * card, report or MCP answer presents it as code that ran and passed (README, "Gates and outcomes").
  */
 function validationOf(
   content: { status: "pass" | "fail"; detail: string },
-  executable: GateResult & { execOk: boolean | "unknown" },
+  executable: GateResult & { execOk: ExecOk },
 ): { status: ValidationStatus; note: string | null } {
   if (content.status === "fail") return { status: "flagged", note: content.detail };
   if (executable.execOk === false) return { status: "reference-only", note: executable.detail };
   if (executable.status === "unknown") return { status: "unverified", note: executable.detail };
+  if (executable.execOk === TEXT_ONLY_EXEC) return { status: "verified", note: TEXT_ONLY_NOTE };
   return { status: "verified", note: null };
 }
 
@@ -591,7 +652,7 @@ async function writeCandidate(
   verdict: {
     status: ValidationStatus;
     note: string | null;
-    execOk: boolean | "unknown";
+    execOk: ExecOk;
     findings: ContentFinding[];
     screenshot?: Uint8Array;
   },

@@ -3,7 +3,14 @@
  * the text stage 1 indexes for it, and the seeded sample of the random strategy: shared by the
  * in-memory search and the search over the index file, which must answer alike.
  */
-import { type ShortlistField, type SkillMeta, shortlistFields, type Thresholds } from "./meta.js";
+import {
+  type ExecOk,
+  type ShortlistField,
+  type SkillMeta,
+  shortlistFields,
+  TEXT_ONLY_EXEC,
+  type Thresholds,
+} from "./meta.js";
 import type { ShortlistConfig, ShortlistOptions } from "./search.js";
 
 /** The metadata card a selector (or an MCP client) reads: a few hundred tokens at most. */
@@ -15,11 +22,29 @@ export interface SkillCard {
   readonly tags: string[];
   readonly applicability: string;
   readonly modalities: string[];
-  readonly exec_ok: boolean | "unknown";
+  /** "not-applicable": text only, nothing executed (older entries' "unknown" on a verified text-only entry reads so too). */
+  readonly exec_ok: ExecOk;
   readonly validation_status: string;
 }
 
 const CARD_APPLICABILITY_CHARS = 600;
+
+/**
+ * exec_ok as a card shows it: a verified entry without code was never executed, whatever an
+ * older build wrote ("unknown" before text-only entries had a value of their own).
+ */
+export function execOkOf(meta: Pick<SkillMeta, "exec_ok" | "files" | "validation_status">): ExecOk {
+  if (meta.validation_status === "verified" && meta.files.code.length === 0) return TEXT_ONLY_EXEC;
+  return meta.exec_ok;
+}
+
+/** How a card's execution reads to a person or a selector: never "passed" unless code ran. */
+export function execLabel(execOk: ExecOk): string {
+  if (execOk === true) return "code executed and passed";
+  if (execOk === false) return "code failed when executed";
+  if (execOk === TEXT_ONLY_EXEC) return "text only, not executed";
+  return "code not executed (no sandbox or runner)";
+}
 
 export function cardOf(meta: SkillMeta): SkillCard {
   return {
@@ -33,7 +58,7 @@ export function cardOf(meta: SkillMeta): SkillCard {
         ? `${meta.applicability.slice(0, CARD_APPLICABILITY_CHARS)}…`
         : meta.applicability,
     modalities: meta.modalities_present,
-    exec_ok: meta.exec_ok,
+    exec_ok: execOkOf(meta),
     validation_status: meta.validation_status,
   };
 }
@@ -103,6 +128,7 @@ export function shortlistConfigOf(
     fields,
     visual_boost: options.visualBoost ?? thresholds.shortlist_visual_boost,
     bm25_k1: options.k1 ?? thresholds.bm25_k1,
+    idf_over: options.idfOver ?? "all",
   };
 }
 

@@ -15,7 +15,13 @@ import type { SandboxV1 } from "../env/sandbox/types.js";
 import type { Candidate } from "./distill.js";
 import { normalisedName } from "./distill.js";
 import { type LibraryCheckout, libraryFor } from "./library.js";
-import { type ModalityName, skillId, type Thresholds } from "./meta.js";
+import {
+  type ExecOk,
+  type ModalityName,
+  skillId,
+  TEXT_ONLY_EXEC,
+  type Thresholds,
+} from "./meta.js";
 import { BrowserRenderer, isRenderedLanguage } from "./render.js";
 import type { PreparedResource } from "./resources/types.js";
 
@@ -413,13 +419,13 @@ export async function executabilityGate(
   runner: CodeRunner,
   thresholds: Thresholds,
   resource?: PreparedResource,
-): Promise<GateResult & { execOk: boolean | "unknown"; screenshot?: Uint8Array }> {
+): Promise<GateResult & { execOk: ExecOk; screenshot?: Uint8Array }> {
   if (candidate.codeBody === null)
     return {
       gate: "executability",
       status: "not-applicable",
-      detail: "no code",
-      execOk: "unknown",
+      detail: "no code: nothing executed",
+      execOk: TEXT_ONLY_EXEC,
     };
   const language = candidate.codeLanguage ?? "unknown";
   const library =

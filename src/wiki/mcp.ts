@@ -27,7 +27,13 @@ import { exportEntry } from "./export.js";
 import { type CodeRunner, defaultCodeRunner, OUTPUT_LIMIT } from "./gates.js";
 import { modalityNames } from "./meta.js";
 import { cardOf, searchSkills, WikiSearch } from "./search.js";
-import { listDomains, readModality, readTaxonomy, readWikiManifest } from "./store.js";
+import {
+  listDomains,
+  matchIdPrefix,
+  readModality,
+  readTaxonomy,
+  readWikiManifest,
+} from "./store.js";
 
 export const MCP_PAGE_SIZE = 50;
 
@@ -130,8 +136,36 @@ export function createWikiMcpServer(state: WikiServerState): McpServer {
   const { McpServer } = mcpServerModule();
   const server = new McpServer({ name: "skillsmith-wiki", version: packageVersion() });
   registerSkillsExtension(server, state.skills);
-  const byId = new Map(state.search.entries.map((entry) => [entry.meta.skill_id, entry]));
+  const lookup = entryLookup(state);
+  registerBrowseTools(server, state);
+  registerReadTool(server, lookup);
+  registerSearchTool(server, state);
+  registerApplyTool(server, state, lookup);
+  return server;
+}
 
+/**
+ * The entry a tool's `skill_id` names: a full id, or a prefix naming one entry (the CLI prints 12
+ * digits); else the failure to answer with.
+ */
+type EntryLookup = (
+  skillId: string,
+) => { entry: WikiServerState["search"]["entries"][number] } | { failure: string };
+
+function entryLookup(state: WikiServerState): EntryLookup {
+  const byId = new Map(state.search.entries.map((entry) => [entry.meta.skill_id, entry]));
+  return (skillId) => {
+    const match = matchIdPrefix(byId.keys(), skillId);
+    if (match.kind === "ambiguous")
+      return {
+        failure: `"${skillId}" is the start of ${match.ids.length} skill ids: ${match.ids.slice(0, 10).join(", ")}; give more digits`,
+      };
+    const entry = match.kind === "one" ? byId.get(match.id) : undefined;
+    return entry === undefined ? { failure: `no skill ${skillId}` } : { entry };
+  };
+}
+
+function registerBrowseTools(server: McpServer, state: WikiServerState): void {
   server.registerTool(
     "list_categories",
     {
@@ -174,7 +208,9 @@ export function createWikiMcpServer(state: WikiServerState): McpServer {
       return json({ total: matching.length, skills: page, next_cursor: next });
     },
   );
+}
 
+function registerReadTool(server: McpServer, lookup: EntryLookup): void {
   server.registerTool(
     "read_skill",
     {
@@ -183,8 +219,9 @@ export function createWikiMcpServer(state: WikiServerState): McpServer {
       inputSchema: { skill_id: z.string(), modality: z.enum([...modalityNames, "meta", "source"]) },
     },
     async ({ skill_id, modality }) => {
-      const entry = byId.get(skill_id);
-      if (entry === undefined) return failure(`no skill ${skill_id}`);
+      const found = lookup(skill_id);
+      if ("failure" in found) return failure(found.failure);
+      const { entry } = found;
       if (modality === "meta") return json(entry.meta);
       if (modality === "source") {
         return json({ provenance: entry.meta.provenance });
@@ -216,7 +253,9 @@ export function createWikiMcpServer(state: WikiServerState): McpServer {
       });
     },
   );
+}
 
+function registerSearchTool(server: McpServer, state: WikiServerState): void {
   server.registerTool(
     "search",
     {
@@ -273,7 +312,9 @@ export function createWikiMcpServer(state: WikiServerState): McpServer {
       });
     },
   );
+}
 
+function registerApplyTool(server: McpServer, state: WikiServerState, lookup: EntryLookup): void {
   server.registerTool(
     "apply",
     {
@@ -294,8 +335,9 @@ export function createWikiMcpServer(state: WikiServerState): McpServer {
       },
     },
     async ({ skill_id, capability, input }) => {
-      const entry = byId.get(skill_id);
-      if (entry === undefined) return failure(`no skill ${skill_id}`);
+      const found = lookup(skill_id);
+      if ("failure" in found) return failure(found.failure);
+      const { entry } = found;
       const limits = {
         timeoutMs: state.search.thresholds.exec_timeout_ms,
         memoryBytes: state.search.thresholds.exec_memory_bytes,
@@ -308,7 +350,6 @@ export function createWikiMcpServer(state: WikiServerState): McpServer {
       );
     },
   );
-  return server;
 }
 
 /** Serve on this process's stdin/stdout until the client closes the stream. */

@@ -74,6 +74,13 @@ export const mergeRecordSchema = z.strictObject({
 });
 export type MergeRecord = z.infer<typeof mergeRecordSchema>;
 
+/** `exec_ok` of a text-only entry: there is no code, so nothing was executed. */
+export const TEXT_ONLY_EXEC = "not-applicable";
+/** Why a text-only entry is verified without execution (its `validation_note`). */
+export const TEXT_ONLY_NOTE =
+  "text only: verified by the text gates (completeness, provenance, deduplication, modality, content); no code, nothing executed";
+export type ExecOk = boolean | "unknown" | typeof TEXT_ONLY_EXEC;
+
 export const skillMetaSchema = z.strictObject({
   format: z.literal(WIKI_FORMAT_VERSION),
   skill_id: skillIdSchema,
@@ -92,7 +99,11 @@ export const skillMetaSchema = z.strictObject({
     code: z.array(z.string()),
   }),
   code_language: z.string().nullable(),
-  exec_ok: z.union([z.boolean(), z.literal("unknown")]),
+  /**
+   * true: the code ran and passed; false: it failed; "unknown": it could not be run here;
+   * "not-applicable": a text-only entry, nothing to run (verified by the text gates only).
+   */
+  exec_ok: z.union([z.boolean(), z.literal("unknown"), z.literal(TEXT_ONLY_EXEC)]),
   validation_status: z.enum(validationStatuses),
   /** Why the entry is not verified (failed executability, sandbox unavailable); null when verified. */
   validation_note: z.string().nullable(),

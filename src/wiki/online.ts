@@ -32,6 +32,7 @@ import type { CodeRunner } from "./gates.js";
 import { defaultThresholds, WIKI_FORMAT_VERSION } from "./meta.js";
 import { ONLINE_POOL_BUDGET_LIMIT } from "./online-constants.js";
 import {
+  fetchedInput,
   listResourceInputs,
   type ResourceInput,
   type ResourceSpec,
@@ -121,15 +122,7 @@ export class ResourceListConnector implements ResourceConnectorV1 {
           join(fetchDir, String(inputs.length)),
           context.fetch,
         );
-        inputs.push({
-          absolutePath: fetched.absolutePath,
-          path: spec.remote.path,
-          type: fetched.type,
-          remote: fetched.origin,
-          ...(spec.remote.declaredLicence === undefined
-            ? {}
-            : { declaredLicence: spec.remote.declaredLicence }),
-        });
+        inputs.push(fetchedInput(spec.remote, fetched));
       } catch (error) {
         // A dead link among the configured resources must not fail the search that needed help.
         if (!isSkillsmithError(error) || error.family === "internal") throw error;
@@ -359,11 +352,10 @@ async function fetchHit(
         where,
       );
   }
+  // The search result's licence, not the spec's: a backend reports what the host declared.
+  const { declaredLicence: _unused, ...input } = fetchedInput(spec, fetched);
   return {
-    absolutePath: fetched.absolutePath,
-    path: spec.path,
-    type: fetched.type,
-    remote: fetched.origin,
+    ...input,
     ...(hit.licence === undefined ? {} : { declaredLicence: hit.licence }),
     ...(hit.files === undefined ? {} : { focus: hit.files }),
   };

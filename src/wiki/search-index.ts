@@ -73,8 +73,11 @@ import {
 import type { ShortlistConfig, ShortlistHit, ShortlistOptions } from "./search.js";
 import { LOCK_FILE, listDomains, META_FILE, readJsonFile, WIKI_MANIFEST_FILE } from "./store.js";
 
-/** 2: tokens split where an unspaced script (Han, kana, Hangul) meets another (format 1 did not). */
-export const SEARCH_INDEX_FORMAT = 2;
+/**
+ * 2: tokens split where an unspaced script (Han, kana, Hangul) meets another (format 1 did not).
+ * 3: a text-only verified entry's card says exec_ok "not-applicable" (format 2 held "unknown").
+ */
+export const SEARCH_INDEX_FORMAT = 3;
 export const SEARCH_INDEX_FOLDER = ".index";
 export const SEARCH_INDEX_FILE = "search.idx";
 const SEARCH_INDEX_LOCK = "search.lock";
@@ -635,6 +638,11 @@ export class IndexedWikiSearch {
    */
   shortlist(query: string, options: ShortlistOptions = {}): ShortlistHit[] {
     const config = this.shortlistConfig(options);
+    if (config.idf_over !== "all")
+      throw new UnsupportedError(
+        "wiki.index.idf-scope",
+        "the search index holds BM25 statistics over every entry, not the searched ones: search the entries instead",
+      );
     if (!IndexedWikiSearch.indexes(config.fields))
       throw new UnsupportedError(
         "wiki.index.fields",

@@ -12,12 +12,13 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { Bm25Index } from "../core/bm25.js";
+import { Bm25Index, tokenize } from "../core/bm25.js";
 import { UnsupportedError } from "../core/errors.js";
 import { packageRoot } from "../core/paths.js";
 import type { EmbeddingClient, ModelClient } from "../model/index.js";
 import {
   cardOf,
+  execLabel,
   indexedText,
   mergeBoosted,
   type SkillCard,
@@ -57,7 +58,17 @@ export interface ShortlistConfig {
   readonly visual_boost: number;
   /** BM25's k1 used (the wiki's `bm25_k1` unless a preset or option gave another). */
   readonly bm25_k1: number;
+  /** The documents BM25's statistics (N, df, average length) are taken over: see `IdfScope`. */
+  readonly idf_over: IdfScope;
 }
+
+/**
+ * `all`: every entry of the searched domain(s), before the verified filter (the default; the
+ * index file's way). `searched`: only the entries this search may return (verified unless
+ * unverified ones are included), entries without a single token left out — the public
+ * Resource2Skill code's way (`bm25.py` counts the documents it scores), `--selection public-code`.
+ */
+export type IdfScope = "all" | "searched";
 
 export interface ShortlistOptions {
   /** An explicit K (with size `k`). */
@@ -69,6 +80,8 @@ export interface ShortlistOptions {
   readonly visualBoost?: number;
   /** BM25's k1 (default the wiki's `bm25_k1`; the public code's 1.5 with `--selection public-code`). */
   readonly k1?: number;
+  /** Which documents BM25's statistics cover (default `all`). */
+  readonly idfOver?: IdfScope;
   readonly includeUnverified?: boolean;
 }
 
@@ -100,6 +113,8 @@ export class WikiSearch implements CardSearch {
   /** Indexes over other field sets than the four, built when first asked for. */
   private readonly fieldIndexes = new Map<string, Bm25Index>();
   private visualMask: Uint8Array | undefined;
+  /** Searches over the eligible entries alone, by fields and eligibility (`scopedSearch`). */
+  private readonly scopedSearches = new Map<string, WikiSearch>();
 
   private constructor(
     readonly entries: readonly WikiEntry[],
@@ -169,6 +184,12 @@ export class WikiSearch implements CardSearch {
    */
   shortlist(query: string, options: ShortlistOptions = {}): ShortlistHit[] {
     const config = this.shortlistConfig(options);
+    if (config.idf_over === "searched")
+      return this.scopedSearch(config, options.includeUnverified === true).shortlist(query, {
+        ...options,
+        idfOver: "all",
+        includeUnverified: true,
+      });
     const index = this.indexFor(config.fields, config.bm25_k1);
     const eligible = options.includeUnverified === true ? undefined : this.verified;
     let hits: { doc: number; score: number }[];
@@ -194,6 +215,23 @@ export class WikiSearch implements CardSearch {
       if (entry === undefined) throw new RangeError(`no entry ${hit.doc}`);
       return { card: cardOf(entry.meta), score: hit.score };
     });
+  }
+
+  /**
+   * A search over only the entries this one may return, and only those with a token in the
+   * fields searched: its BM25 statistics are the reference's (`idf_over: "searched"`).
+   */
+  private scopedSearch(config: ShortlistConfig, includeUnverified: boolean): WikiSearch {
+    const key = `scoped|${config.fields.join(",")}|${includeUnverified}`;
+    let scoped = this.scopedSearches.get(key);
+    if (scoped === undefined) {
+      const entries = this.eligible(includeUnverified).filter(
+        (entry) => tokenize(indexedText(entry.meta, config.fields)).length > 0,
+      );
+      scoped = WikiSearch.fromEntries(entries, this.thresholds, this.root);
+      this.scopedSearches.set(key, scoped);
+    }
+    return scoped;
   }
 
   eligible(includeUnverified: boolean): WikiEntry[] {
@@ -227,10 +265,14 @@ export class WikiSearch implements CardSearch {
 export async function openCardSearch(
   root: string,
   domain?: string,
-  options: { readonly fields?: readonly ShortlistField[] } = {},
+  options: { readonly fields?: readonly ShortlistField[]; readonly idfOver?: IdfScope } = {},
 ): Promise<CardSearch> {
   const { thresholds } = await readWikiManifest(root);
-  if (!IndexedWikiSearch.indexes(options.fields ?? thresholds.shortlist_fields))
+  // The index file holds statistics over every entry; the reference's scope needs the entries.
+  if (
+    !IndexedWikiSearch.indexes(options.fields ?? thresholds.shortlist_fields) ||
+    options.idfOver === "searched"
+  )
     return WikiSearch.open(root, domain);
   const open = () => IndexedWikiSearch.open(root, thresholds, domain);
   const indexed = await open();
@@ -291,7 +333,7 @@ export function renderCards(hits: readonly ShortlistHit[]): string {
   return hits
     .map(
       ({ card }) =>
-        `skill_id: ${card.skill_id}\nname: ${card.skill_name}\ncategory: ${card.category_path.join(" / ")}\ntags: ${card.tags.join(", ")}\nwhen to use: ${card.applicability}\nmodalities: ${card.modalities.join(", ")}; exec_ok: ${String(card.exec_ok)}`,
+        `skill_id: ${card.skill_id}\nname: ${card.skill_name}\ncategory: ${card.category_path.join(" / ")}\ntags: ${card.tags.join(", ")}\nwhen to use: ${card.applicability}\nmodalities: ${card.modalities.join(", ")}; exec_ok: ${String(card.exec_ok)} (${execLabel(card.exec_ok)})`,
     )
     .join("\n---\n");
 }
@@ -341,6 +383,8 @@ export interface SearchOptions {
   readonly visualBoost?: number;
   /** BM25's k1 (default the wiki's). */
   readonly k1?: number;
+  /** Which documents BM25's statistics cover (default `all`). */
+  readonly idfOver?: IdfScope;
 }
 
 export async function searchSkills(
@@ -360,6 +404,7 @@ export async function searchSkills(
     ...(options.fields === undefined ? {} : { fields: options.fields }),
     ...(options.visualBoost === undefined ? {} : { visualBoost: options.visualBoost }),
     ...(options.k1 === undefined ? {} : { k1: options.k1 }),
+    ...(options.idfOver === undefined ? {} : { idfOver: options.idfOver }),
   };
   const shortlist = search.shortlist(query, shortlistOptions);
   const base = {

@@ -7,7 +7,7 @@ import {
   temporaryDirectoryIn,
 } from "../../test/support/temporary.js";
 import { defaultThresholds } from "./meta.js";
-import { readWikiManifest } from "./store.js";
+import { matchIdPrefix, readWikiManifest } from "./store.js";
 
 const cleanups = cleanupsAfterEach();
 
@@ -49,5 +49,29 @@ describe("wiki.json of other versions", () => {
       code: "wiki.file.format",
       message: expect.stringContaining("reads format 1"),
     });
+  });
+});
+
+describe("skill ids and id prefixes", () => {
+  const first = `abcd${"1".repeat(36)}`;
+  const second = `abcd${"2".repeat(36)}`;
+  const third = `ef01${"3".repeat(36)}`;
+  const ids = [first, second, third];
+
+  it("takes a full id, a unique prefix of any length from 4 digits, in any case", () => {
+    expect(matchIdPrefix(ids, first)).toEqual({ kind: "one", id: first });
+    expect(matchIdPrefix(ids, "ef01")).toEqual({ kind: "one", id: third });
+    expect(matchIdPrefix(ids, first.slice(0, 12).toUpperCase())).toEqual({
+      kind: "one",
+      id: first,
+    });
+  });
+
+  it("names every id an ambiguous prefix matches, and refuses what is no id", () => {
+    expect(matchIdPrefix(ids, "abcd")).toEqual({ kind: "ambiguous", ids: [first, second] });
+    expect(matchIdPrefix(ids, "abc").kind).toBe("invalid");
+    expect(matchIdPrefix(ids, "../etc").kind).toBe("invalid");
+    expect(matchIdPrefix(ids, `${first}0`).kind).toBe("invalid");
+    expect(matchIdPrefix(ids, "9999")).toEqual({ kind: "none" });
   });
 });

@@ -190,6 +190,81 @@ export async function listEntries(root: string, domain?: string): Promise<WikiEn
   );
 }
 
+/** The shortest id prefix `resolveEntry` accepts (the CLI prints 12 hex digits). */
+export const MIN_ID_PREFIX = 4;
+
+/** What an id or id prefix names among `ids`: one id, none, or several (an ambiguous prefix). */
+export type IdMatch =
+  | { readonly kind: "one"; readonly id: string }
+  | { readonly kind: "none" }
+  | { readonly kind: "ambiguous"; readonly ids: readonly string[] }
+  | { readonly kind: "invalid"; readonly reason: string };
+
+/**
+ * Resolve a skill id or a prefix of one (case-insensitive, at least `MIN_ID_PREFIX` hex digits)
+ * against the ids a wiki holds: a full id is itself, a prefix must name exactly one id.
+ */
+export function matchIdPrefix(ids: Iterable<string>, wanted: string): IdMatch {
+  const prefix = wanted.trim().toLowerCase();
+  if (!/^[0-9a-f]+$/.test(prefix) || prefix.length > 40)
+    return { kind: "invalid", reason: "a skill id is 40 hexadecimal digits (or a prefix of one)" };
+  if (prefix.length < MIN_ID_PREFIX)
+    return {
+      kind: "invalid",
+      reason: `an id prefix needs at least ${MIN_ID_PREFIX} hexadecimal digits`,
+    };
+  const found = [...new Set([...ids].filter((id) => id.startsWith(prefix)))].sort();
+  if (found.length === 0) return { kind: "none" };
+  if (found.length === 1) return { kind: "one", id: found[0] as string };
+  return { kind: "ambiguous", ids: found };
+}
+
+/** Every entry folder name of the wiki (all domains), without reading any meta.json. */
+async function entryIds(root: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (const domain of await listDomains(root)) {
+    const folder = join(root, domain);
+    for (const dirent of await readdir(folder, { withFileTypes: true }))
+      if (dirent.isDirectory() && entryFolderPattern.test(dirent.name)) ids.push(dirent.name);
+  }
+  return ids;
+}
+
+/**
+ * The entry an id or an id prefix (as `wiki search` prints it) names: a clear input error when
+ * none does, when the prefix is ambiguous (the matching ids listed) or when it is no id at all.
+ */
+export async function resolveEntry(root: string, wanted: string): Promise<WikiEntry> {
+  const match = matchIdPrefix(await entryIds(root), wanted);
+  const location = { field: "skill_id" };
+  switch (match.kind) {
+    case "invalid":
+      throw new InputError("wiki.skill.invalid-id", `"${wanted}": ${match.reason}`, location);
+    case "none":
+      throw new InputError(
+        "wiki.skill.missing",
+        `no skill with id "${wanted}" in ${root}`,
+        location,
+      );
+    case "ambiguous":
+      throw new InputError(
+        "wiki.skill.ambiguous",
+        `"${wanted}" is the start of ${match.ids.length} skill ids in ${root}: ${match.ids.slice(0, 10).join(", ")}${match.ids.length > 10 ? ", …" : ""}; give more digits`,
+        location,
+      );
+    case "one": {
+      const entry = await findEntry(root, match.id);
+      if (entry === undefined)
+        throw new InputError(
+          "wiki.skill.missing",
+          `no skill with id "${wanted}" in ${root}`,
+          location,
+        );
+      return entry;
+    }
+  }
+}
+
 /** One entry by id, searched in every domain; undefined when absent. */
 export async function findEntry(root: string, id: string): Promise<WikiEntry | undefined> {
   if (!entryFolderPattern.test(id)) return undefined;

@@ -29,6 +29,7 @@ import {
   manifestPathOf,
   openFamily,
   openModel,
+  openRoleModels,
   parseSplit,
   priceOf,
   retrievalOf,
@@ -139,6 +140,7 @@ export function registerSynthRun(synth: Command, context: CommandContext): void 
           ? await skilloptStore.load(await skilloptStore.current())
           : undefined;
         const model = openModel(flags, io);
+        const roles = openRoleModels(flags, io, model);
         const logPath = resolve(
           io.cwd,
           flags.log ??
@@ -159,6 +161,7 @@ export function registerSynthRun(synth: Command, context: CommandContext): void 
             await runMethod({
               family,
               model,
+              models: roles.models,
               tasks,
               pool,
               method,
@@ -173,12 +176,12 @@ export function registerSynthRun(synth: Command, context: CommandContext): void 
             }),
           );
         }
-        const price = priceOf(model, io);
         const report = compareMethods(
           {
             family: family.name,
             split,
             model: flags.model,
+            models: roles.specs,
             taskCount: tasks.length,
             retrieval: retrievalMethodOf(retrieval),
             settings: synthSettings({
@@ -187,7 +190,7 @@ export function registerSynthRun(synth: Command, context: CommandContext): void 
               ...(family.trainShare === undefined ? {} : { trainShare: family.trainShare }),
             }),
             poolTasks: new Set(pool.map((entry) => entry.taskId)).size,
-            ...(price === undefined ? {} : { price }),
+            ...(roles.prices === undefined ? {} : { price: roles.prices }),
           },
           results,
         );
@@ -208,6 +211,8 @@ export function registerSynthRun(synth: Command, context: CommandContext): void 
             samples,
             sampleTemperature,
             log: logPath,
+            // Each role's model and where it came from (flag, environment, config, --model).
+            roleModels: roles.choices,
             report,
           }),
         );

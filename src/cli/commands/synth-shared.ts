@@ -16,8 +16,15 @@ import {
   type FamilyTask,
   HumanEvalTaskFamily,
   humanEvalPathOf,
+  type ModelRole,
+  modelRoles,
   type RetrievalOptions,
+  type RoleModelChoices,
+  type RoleModels,
+  type RolePrices,
   resolveEmbeddingModel,
+  resolveRoleModels,
+  roleVariables,
   type Split,
   SuiteTaskFamily,
   type TaskFamilyV1,
@@ -39,6 +46,10 @@ export interface CommonFlags {
   python?: string;
   taskTimeout?: string;
   json?: boolean;
+  solverModel?: string;
+  synthModel?: string;
+  criticModel?: string;
+  editorModel?: string;
 }
 
 export function integer(value: string, flag: string, minimum: number): number {
@@ -69,7 +80,26 @@ export function addCommon(command: Command): Command {
       "--family-dir <dir>",
       "folder holding the family's tasks.yaml (default: the shipped one)",
     )
-    .requiredOption("--model <spec>", "model spec, e.g. anthropic:claude-haiku-4-5")
+    .requiredOption(
+      "--model <spec>",
+      "model spec, e.g. anthropic:claude-haiku-4-5: every role's model unless given its own",
+    )
+    .option(
+      "--solver-model <spec>",
+      `the solver's model (else $${roleVariables.solver}, else synthModels.solver of the config, else --model)`,
+    )
+    .option(
+      "--synth-model <spec>",
+      `the synthesiser's model (else $${roleVariables.synthesiser}, else synthModels.synthesiser, else --model)`,
+    )
+    .option(
+      "--critic-model <spec>",
+      `the critic's model (else $${roleVariables.critic}, else synthModels.critic, else --model)`,
+    )
+    .option(
+      "--editor-model <spec>",
+      `the editor's model (else $${roleVariables.editor}, else synthModels.editor, else --model)`,
+    )
     .option("--tasks <ids>", "comma-separated task ids: only these tasks of the split")
     .option("--limit <n>", "only the first n tasks of the split")
     .option("--split-seed <n>", "seed of the train/test split", String(defaultSplitSeed))
@@ -211,6 +241,52 @@ export function openModel(flags: CommonFlags, io: CliIo): ModelClient {
   const cache = ModelCallCache.open(resolve(io.cwd, flags.cache));
   openCaches.push(cache);
   return new ModelClient({ spec: flags.model, env: io.env, cwd: io.cwd, cache, cacheMode: "use" });
+}
+
+/**
+ * The model of every role: flag > environment > config > `--model`. A role on the run's model
+ * shares its client (one ledger, one cache); each other spec gets its own client, built before
+ * any call so a bad spec costs nothing. Prices per role when every role's model has one.
+ */
+export function openRoleModels(
+  flags: CommonFlags,
+  io: CliIo,
+  model: ModelClient,
+): {
+  models: RoleModels;
+  specs: Record<ModelRole, string>;
+  choices: RoleModelChoices;
+  prices?: RolePrices;
+} {
+  const choices = resolveRoleModels(
+    {
+      solver: flags.solverModel,
+      synthesiser: flags.synthModel,
+      critic: flags.criticModel,
+      editor: flags.editorModel,
+    },
+    flags.model,
+    io,
+  );
+  const clients = new Map<string, ModelClient>([[flags.model, model]]);
+  const models: RoleModels = {};
+  const specs = {} as Record<ModelRole, string>;
+  const prices: RolePrices = {};
+  let priced = true;
+  for (const role of modelRoles) {
+    const { spec } = choices[role];
+    let client = clients.get(spec);
+    if (client === undefined) {
+      client = openModel({ ...flags, model: spec }, io);
+      clients.set(spec, client);
+    }
+    models[role] = client;
+    specs[role] = spec;
+    const price = priceOf(client, io);
+    if (price === undefined) priced = false;
+    else prices[role] = price;
+  }
+  return { models, specs, choices, ...(priced ? { prices } : {}) };
 }
 
 export function closingCaches<A extends unknown[]>(

@@ -5,6 +5,7 @@
 import { resolve } from "node:path";
 import { type Command, Option } from "commander";
 import { UsageError } from "../../core/errors.js";
+import type { ModelClient } from "../../model/index.js";
 import {
   buildPool,
   defaultEpochs,
@@ -13,6 +14,7 @@ import {
   defaultTopK,
   defaultTrainShare,
   LibraryStore,
+  modelsLine,
   type OptimiseTarget,
   optimiseLibrary,
   optimiseTargets,
@@ -30,6 +32,7 @@ import {
   integer,
   openFamily,
   openModel,
+  openRoleModels,
   parseSplit,
   priceOf,
   retrievalOf,
@@ -59,7 +62,8 @@ export function registerSynth(program: Command, context: CommandContext): void {
       const split = parseSplit(flags.split);
       const tasks = await selectTasks(family, split, flags);
       const path = resolve(io.cwd, flags.out ?? `${defaultStore(family.name)}/pool.jsonl`);
-      const model = openModel(flags, io);
+      // The pool is the solver's zero-shot trajectories: it runs on the solver's model.
+      const model = openRoleModels(flags, io, openModel(flags, io)).models.solver as ModelClient;
       const splitSeed = splitSeedOf(flags);
       const result = await buildPool({
         family,
@@ -167,16 +171,18 @@ export function registerSynth(program: Command, context: CommandContext): void {
           ),
         );
         const model = openModel(flags, io);
-        const price = priceOf(model, io);
+        const roles = openRoleModels(flags, io, model);
         const report = await optimiseLibrary({
           family,
           model,
+          models: roles.models,
+          modelSpecs: roles.specs,
           trainTasks,
           pool,
           store,
           splitSeed: splitSeedOf(flags),
           retrieval,
-          ...(price === undefined ? {} : { price }),
+          ...(roles.prices === undefined ? {} : { price: roles.prices }),
           target: flags.target,
           epochs: integer(flags.epochs, "--epochs", 1),
           sampleShare: share(flags.sample, "--sample"),
@@ -194,6 +200,7 @@ export function registerSynth(program: Command, context: CommandContext): void {
         }
         const lines = [
           `library ${report.startVersion} -> ${report.finalVersion} (target ${report.target}, store ${store.directory})`,
+          ...modelsLine(report.models),
           `epochs ${report.settings.optimisation.epochs}, ${report.settings.optimisation.sampleShare * 100}% of ${trainTasks.length} training tasks each, cases ${Object.values(report.settings.optimisation.caseRatio).join(":")}, ≤ ${report.settings.slots.maxSlotsPerPatch} slots per patch, critic/editor at temperature ${report.settings.temperatures.critic}, retrieval ${report.retrieval} (top-k ${report.settings.topK})`,
         ];
         for (const epoch of report.epochs)

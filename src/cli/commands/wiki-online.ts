@@ -242,6 +242,10 @@ export function renderOnline(report: OnlineReport): string[] {
   if (report.summary !== undefined && report.summary !== null)
     lines.push(...renderSummary({ ...report.summary, reports: [] }).map((line) => `  ${line}`));
   if (report.result !== undefined)
-    lines.push(...renderSearch(report.result).map((line) => `  pool ${line.trimStart()}`));
+    lines.push(
+      ...renderSearch(report.result, { wiki: report.pool }).map(
+        (line) => `  pool ${line.trimStart()}`,
+      ),
+    );
   return lines;
 }

@@ -9,6 +9,7 @@ import {
   ONLINE_POOL_BUDGET_LIMIT,
 } from "../../wiki/online-constants.js";
 import {
+  type IdfScope,
   openCardSearch,
   type SearchOptions,
   type SelectionStrategy,
@@ -51,7 +52,7 @@ export function registerWikiSearch(wiki: Command, context: CommandContext): void
     .addOption(
       new Option(
         "--selection <preset>",
-        "stage-1 defaults: paper (K=20 over name, tags, applicability, category path) or public-code (a pool of max(5n,25) over name, applicability, tags, visuals ×1.25, BM25 k1 1.5)",
+        "stage-1 defaults: paper (K=20 over name, tags, applicability, category path) or public-code (a pool of max(5n,25) over name, applicability, tags, visuals ×1.25, BM25 k1 1.5 with its statistics over the entries searched)",
       ).choices(["paper", "public-code"]),
     )
     .option(
@@ -126,11 +127,10 @@ export function registerWikiSearch(wiki: Command, context: CommandContext): void
       // In the order of before: "not a wiki" first, then mistakes in the selection flags.
       await readWikiManifest(offlineWiki);
       const selection = selectionOptions(flags);
-      const search = await openCardSearch(
-        offlineWiki,
-        flags.domain,
-        selection.fields === undefined ? {} : { fields: selection.fields },
-      );
+      const search = await openCardSearch(offlineWiki, flags.domain, {
+        ...(selection.fields === undefined ? {} : { fields: selection.fields }),
+        ...(selection.idfOver === undefined ? {} : { idfOver: selection.idfOver }),
+      });
       const searchOptions = {
         strategy,
         ...(flags.model === undefined ? {} : { model: await modelFor(io, flags.model) }),
@@ -140,9 +140,13 @@ export function registerWikiSearch(wiki: Command, context: CommandContext): void
         ...selection,
       };
       const result = await searchSkills(search, query, searchOptions);
+      const searched = {
+        wiki: offlineWiki,
+        ...(flags.domain === undefined ? {} : { domain: flags.domain }),
+      };
       if (online === undefined) {
-        if (flags.json === true) printJson(io, result);
-        else printLines(io, renderSearch(result));
+        if (flags.json === true) printJson(io, { ...result, ...searched });
+        else printLines(io, renderSearch(result, searched));
         return;
       }
       const report = await acquireIfNeeded(
@@ -154,8 +158,8 @@ export function registerWikiSearch(wiki: Command, context: CommandContext): void
         online,
         searchOptions,
       );
-      if (flags.json === true) printJson(io, { ...result, online: report });
-      else printLines(io, [...renderSearch(result), ...renderOnline(report)]);
+      if (flags.json === true) printJson(io, { ...result, ...searched, online: report });
+      else printLines(io, [...renderSearch(result, searched), ...renderOnline(report)]);
       // Nothing could be asked: every backend was down, slow, rate-limited or broken.
       if (report.all_failed === true) context.exit(3);
     });
@@ -187,6 +191,7 @@ export const PUBLIC_CODE_SELECTION = {
   fields: ["name", "applicability", "tags"],
   visualBoost: 1.25,
   k1: 1.5,
+  idfOver: "searched",
 } as const;
 
 /** Stage-1 settings from --selection, --shortlist-size, --fields, --visual-boost (flag > preset). */
@@ -195,7 +200,7 @@ export function selectionOptions(flags: {
   shortlistSize?: string;
   fields?: string;
   visualBoost?: string;
-}): Pick<SearchOptions, "k" | "shortlistSize" | "fields" | "visualBoost" | "k1"> {
+}): Pick<SearchOptions, "k" | "shortlistSize" | "fields" | "visualBoost" | "k1" | "idfOver"> {
   const preset =
     flags.selection === "public-code"
       ? PUBLIC_CODE_SELECTION
@@ -208,6 +213,7 @@ export function selectionOptions(flags: {
     fields?: readonly ShortlistField[];
     visualBoost?: number;
     k1?: number;
+    idfOver?: IdfScope;
   } = { ...preset };
   if (flags.selection === "paper") options.k = 20;
   if (flags.shortlistSize !== undefined) {

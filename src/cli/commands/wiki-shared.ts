@@ -78,7 +78,7 @@ export function parseCount(value: string, flag: string): number {
 export function renderSummary(summary: BuildSummary): string[] {
   const lines = [
     `domain ${summary.domain}: ${summary.resources} resources, ${summary.candidates} candidates`,
-    `  accepted        ${summary.accepted}`,
+    `  accepted        ${summary.accepted}${summary.accepted_text_only > 0 ? `   (${summary.accepted_text_only} text only: verified by the text gates, nothing executed)` : ""}`,
     `  merged          ${summary.merged}`,
     `  reference-only  ${summary.reference_only}`,
     `  unverified      ${summary.unverified}   (exec_ok unknown: no sandbox or no runner)`,
@@ -92,14 +92,30 @@ export function renderSummary(summary: BuildSummary): string[] {
   return lines;
 }
 
-export function renderSearch(result: SearchResult): string[] {
+/** Where a search looked: the wiki folder and, with --domain, the one domain. */
+export interface SearchedWiki {
+  readonly wiki: string;
+  readonly domain?: string;
+}
+
+function searchedText(where: SearchedWiki): string {
+  return `wiki ${where.wiki}${where.domain === undefined ? "" : ` (domain ${where.domain})`}`;
+}
+
+/**
+ * A search as text: which wiki was searched, then the shortlist with full skill ids (every id
+ * printed is one `wiki export` takes), or one line when nothing matched.
+ */
+export function renderSearch(result: SearchResult, where: SearchedWiki): string[] {
+  if (result.shortlist.length === 0 && result.selected.length === 0)
+    return [`no entry matches "${result.query}" in ${searchedText(where)}`];
   const config = result.shortlist_config;
   const lines = [
-    `shortlist (${result.shortlist.length}) for "${result.query}"${config === undefined ? "" : ` — K ${config.k} (${config.size}) over ${config.fields.join(" ⊕ ")}, visual boost ×${config.visual_boost}`}:`,
+    `shortlist (${result.shortlist.length}) for "${result.query}" in ${searchedText(where)}${config === undefined ? "" : ` — K ${config.k} (${config.size}) over ${config.fields.join(" ⊕ ")}, visual boost ×${config.visual_boost}`}:`,
   ];
   for (const [position, hit] of result.shortlist.entries())
     lines.push(
-      `  ${String(position + 1).padStart(2)}. ${hit.score.toFixed(3)}  ${hit.card.skill_id.slice(0, 12)}  ${hit.card.skill_name}  [${hit.card.category_path.join("/")}]`,
+      `  ${String(position + 1).padStart(2)}. ${hit.score.toFixed(3)}  ${hit.card.skill_id}  ${hit.card.skill_name}  [${hit.card.category_path.join("/")}]`,
     );
   lines.push(
     `selected by ${result.strategy}${result.embedding_model === undefined ? "" : ` (${result.embedding_model})`} (${result.selected.length}):`,

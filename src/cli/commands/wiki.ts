@@ -6,8 +6,8 @@
  */
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { InputError, UsageError } from "../../core/errors.js";
-import { findEntry } from "../../wiki/store.js";
+import { UsageError } from "../../core/errors.js";
+import { resolveEntry } from "../../wiki/store.js";
 import { type CommandContext, log, printJson, printLines } from "../context.js";
 import { waitForTerminationSignal } from "../interrupt.js";
 import { registerWikiSearch } from "./wiki-search.js";
@@ -93,18 +93,18 @@ export function registerWiki(
   wiki
     .command("export")
     .description("Export a wiki entry as an Agent Skills folder (SKILL.md + scripts/ + assets/)")
-    .argument("<skill_id>", "the entry's id")
+    .argument(
+      "<skill_id>",
+      "the entry's id, or a prefix of it naming one entry (as `wiki search` prints)",
+    )
     .requiredOption("--out <dir>", "folder to create the skill folder in")
     .option("--wiki <dir>", "the wiki folder (default ./skills_wiki, else the example wiki)")
     .option("--json", "print a JSON document")
     .action(async (id: string, flags: { out: string; wiki?: string; json?: boolean }) => {
       const { io } = context;
       const root = await wikiToRead(io, flags.wiki);
-      const entry = await findEntry(root, id);
-      if (entry === undefined)
-        throw new InputError("wiki.skill.missing", `no skill with id "${id}" in ${root}`, {
-          field: "skill_id",
-        });
+      // The 12-digit ids `wiki search` prints are accepted too (a prefix naming one entry).
+      const entry = await resolveEntry(root, id);
       const { exportEntry } = await import("../../wiki/export.js");
       const result = await exportEntry(entry, resolve(io.cwd, flags.out));
       if (!result.validation.valid) context.exit(1);

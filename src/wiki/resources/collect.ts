@@ -35,6 +35,7 @@ import {
 } from "./repository.js";
 import type { ExtractedUnit, PreparedResource } from "./types.js";
 import {
+  type FetchedResource,
   looksLikeUrl,
   manifestPathOf,
   parseResourceUrl,
@@ -108,6 +109,17 @@ export interface ResourceInput {
 export type ResourceSpec =
   | { readonly kind: "local"; readonly input: ResourceInput }
   | { readonly kind: "remote"; readonly remote: RemoteResourceSpec };
+
+/** A fetched URL resource as the build reads it: the local copy, recorded under its URL. */
+export function fetchedInput(remote: RemoteResourceSpec, fetched: FetchedResource): ResourceInput {
+  return {
+    absolutePath: fetched.absolutePath,
+    path: remote.path,
+    type: fetched.type,
+    remote: fetched.origin,
+    ...(remote.declaredLicence === undefined ? {} : { declaredLicence: remote.declaredLicence }),
+  };
+}
 
 /** The manifest path a spec will have. */
 export function specPath(spec: ResourceSpec): string {
