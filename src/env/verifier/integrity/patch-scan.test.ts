@@ -81,9 +81,9 @@ describe("scanPatch: attacks of every class", () => {
     ],
     ["tracer", "calc/__init__.py", "import sys\nsys.settrace(lambda *a: None)\n", "tracing"],
     [
-      "planted pyc by name",
+      "planted pyc by its header",
       "calc/__init__.py",
-      "open('tests/__pycache__/helpers.cpython-311.pyc', 'wb')\n",
+      "import importlib.util\nheader = importlib.util.MAGIC_NUMBER + bytes(12)\n",
       "bytecode",
     ],
     ["planted pyc file", "tests/__pycache__/helpers.cpython-311.pyc", "x\n", "bytecode"],
@@ -216,6 +216,22 @@ describe("scanPatch: honest changes", () => {
       ].join("\n"),
     );
     expect(await scanPatch(`${deliverable}${tests}`)).toEqual([]);
+  });
+
+  it("finds nothing in the honest code the first measurement flagged (noxfile, skip lists, py_compile, mocked imports in tests)", async () => {
+    const noxfile = created(
+      "noxfile.py",
+      'import nox\nnox.options.reuse_existing_virtualenvs = True\n\n@nox.session\ndef tests(session):\n    session.run("pytest", "-q")\n',
+    );
+    const walker = created(
+      "tool/walk.py",
+      'import os\nimport subprocess\nSKIP = {"__pycache__", ".git"}\n\ndef check(path):\n    return subprocess.run(["python", "-m", "py_compile", path]).returncode == 0\n',
+    );
+    const mocked = created(
+      "tests/test_optional.py",
+      'import sys\nfrom unittest import mock\n\ndef test_without_yaml():\n    sys.modules["yaml"] = None\n',
+    );
+    expect(await scanPatch(`${noxfile}${walker}${mocked}`)).toEqual([]);
   });
 
   it("reads only added lines: context and removed lines are the repository's", async () => {
