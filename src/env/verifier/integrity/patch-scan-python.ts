@@ -115,6 +115,8 @@ interface Walk {
   readonly bindings: Map<string, string>;
   readonly rowLine: readonly (NewSideLine | undefined)[];
   readonly findings: PatchFinding[];
+  /** Multi-line strings that read as code (`python -c`, `exec`), scanned after the walk. */
+  readonly embedded: { readonly line: number; readonly text: string }[];
 }
 
 function report(walk: Walk, node: PythonNode, rule: PatchRule, detail: string): void {
@@ -281,6 +283,10 @@ function checkString(walk: Walk, node: PythonNode): void {
     report(walk, node, rule, `names ${JSON.stringify(text)}`);
     return;
   }
+  const at = walk.rowLine[node.startPosition.row];
+  if (at?.added === true && text.includes("\n") && /^\s*(import|from|def|class)\s/m.test(text)) {
+    walk.embedded.push({ line: at.line, text });
+  }
   for (const [pattern, wordRule] of STRING_WORDS) {
     const match = pattern.exec(text);
     if (match !== null) {
@@ -322,10 +328,14 @@ function visit(walk: Walk, node: PythonNode): void {
   for (const child of node.namedChildren) visit(walk, child);
 }
 
+/** Strings inside strings are read this deep, no deeper. */
+const EMBEDDED_DEPTH = 2;
+
 /** Findings on the added lines of one Python file's hunks. */
 export async function scanPythonHunks(
   context: ScanContext,
   hunks: readonly (readonly NewSideLine[])[],
+  depth = 0,
 ): Promise<PatchFinding[]> {
   if (!hunks.some((hunk) => hunk.some((line) => line.added))) return [];
   // Hunks one after another, a blank line between, so each starts a statement of its own.
@@ -339,10 +349,22 @@ export async function scanPythonHunks(
     rowLine.push(undefined);
     text.push("");
   }
-  const walk: Walk = { context, bindings: new Map(), rowLine, findings: [] };
+  const walk: Walk = { context, bindings: new Map(), rowLine, findings: [], embedded: [] };
   await withPythonTree(text.join("\n"), (root) => {
     collectImports(walk, root);
     visit(walk, root);
   });
+  if (depth >= EMBEDDED_DEPTH) return walk.findings;
+  // Code in a string counts where the string is: every finding in it names the string's line.
+  for (const { line, text: code } of walk.embedded) {
+    const lines = code.split("\n").map((row) => ({ line, text: row, added: true }));
+    const inner = await scanPythonHunks(context, [lines], depth + 1);
+    walk.findings.push(
+      ...inner.map((finding) => ({
+        ...finding,
+        detail: `${finding.detail} (in code held in a string)`,
+      })),
+    );
+  }
   return walk.findings;
 }

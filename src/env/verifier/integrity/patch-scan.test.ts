@@ -113,6 +113,12 @@ describe("scanPatch: attacks of every class", () => {
       "test-machinery",
     ],
     ["interpreter start hook", "calc-hook.pth", "import calc.evil\n", "interpreter-start"],
+    [
+      "code in a python -c string",
+      "calc/__init__.py",
+      'import subprocess, sys\nCHILD = """\nimport marshal\nmarshal.dumps(None)\n"""\nsubprocess.Popen([sys.executable, "-c", CHILD])\n',
+      "bytecode",
+    ],
     ["sitecustomize", "sitecustomize.py", "x = 1\n", "interpreter-start"],
     [
       "reward written by code",
