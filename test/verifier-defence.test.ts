@@ -154,6 +154,19 @@ for (const { name, sandbox, python } of SANDBOXES) {
       });
     }
 
+    it("finds layer-5 evidence in the attacks' patches and none in the honest control's", () => {
+      expect(resultOf(CONTROL.id, "with").patch?.scan ?? []).toEqual([]);
+      const unseen = DEFENCE_ATTACKS.filter(
+        (row) => (resultOf(row.id, "with").patch?.scan ?? []).length === 0,
+      ).map((row) => row.id);
+      if (process.env.SKILLSMITH_ATTACK_TABLE === "1") {
+        process.stderr.write(
+          `patch scan: no finding in ${unseen.length} of ${DEFENCE_ATTACKS.length} attacks: ${unseen.join(", ")}\n`,
+        );
+      }
+      expect(unseen).toEqual([]);
+    });
+
     it("never finds the attacks Golden", () => {
       const attacks = report.profiles.find((profile) => profile.skill === "attacks");
       expect(attacks?.class).not.toBe("golden");

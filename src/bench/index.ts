@@ -25,6 +25,7 @@ export {
 } from "./import/swe-skills-bench.js";
 export { parseToml, TomlSyntaxError, type TomlTable, type TomlValue } from "./import/toml.js";
 export * from "./queue/index.js";
+export * from "./review/index.js";
 export * from "./run/index.js";
 export * from "./store/index.js";
 export * from "./suite/estimate.js";

@@ -78,6 +78,14 @@ export {
   type VerifierInventory,
 } from "./verifier/integrity/inventory.js";
 export {
+  findingLine,
+  isTestFile,
+  PATCH_RULES,
+  type PatchFinding,
+  type PatchRule,
+  scanPatch,
+} from "./verifier/integrity/patch-scan.js";
+export {
   CHANNEL_MOUNT_PATH,
   openVerifierChannel,
   PLUGIN_MODULE,

@@ -46,9 +46,17 @@ export function className(value: string | null): string {
   return value === null ? "n/a" : value.charAt(0).toUpperCase() + value.slice(1);
 }
 
-/** The class shown for a profile: "Unscorable" when nothing was measurable. */
+/**
+ * The class shown for a profile: "Unscorable" when nothing was measurable, "Needs review" when
+ * suspicious runs hold its verdict (`Profile.review`).
+ */
 export function verdictName(profile: Profile): string {
-  return profile.unscorable !== null ? "Unscorable" : className(profile.class);
+  if (profile.unscorable !== null) return "Unscorable";
+  if (profile.review !== undefined) {
+    const held = profile.review.heldClass;
+    return `Needs review${held === null ? "" : ` (statistics: ${className(held)})`}`;
+  }
+  return className(profile.class);
 }
 
 export function significant(profile: Profile, alpha: number): boolean {

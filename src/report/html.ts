@@ -32,7 +32,6 @@ import {
   usageSpec,
 } from "./chart-specs.js";
 import {
-  className,
   escapeHtml,
   formatDelta,
   formatP,
@@ -173,8 +172,8 @@ function heatmapTable(report: BenchReport, skills: readonly string[], alpha: num
       if (profile.unscorable !== null) {
         return `<td data-testid="heatmap-cell" data-skill="${escapeHtml(skill)}" data-config="${escapeHtml(config)}" data-unscorable="true" title="${escapeHtml(profile.unscorable)}"><span class="class">Unscorable</span> <span class="reason">${escapeHtml(profile.unscorable)}</span></td>`;
       }
-      const title = `Δ ${formatDelta(profile.delta)} pp, p ${formatProfileP(profile)}, ${className(profile.class)}, measured ${profile.measured.measurable} of ${profile.measured.total} requirements`;
-      return `<td data-testid="heatmap-cell" data-skill="${escapeHtml(skill)}" data-config="${escapeHtml(config)}" title="${escapeHtml(title)}"><span class="delta">${formatDelta(profile.delta)}</span>${star} <span class="class">${className(profile.class)}</span> <span class="p">p ${formatProfileP(profile)}</span></td>`;
+      const title = `Δ ${formatDelta(profile.delta)} pp, p ${formatProfileP(profile)}, ${verdictName(profile)}, measured ${profile.measured.measurable} of ${profile.measured.total} requirements`;
+      return `<td data-testid="heatmap-cell" data-skill="${escapeHtml(skill)}" data-config="${escapeHtml(config)}" title="${escapeHtml(title)}"><span class="delta">${formatDelta(profile.delta)}</span>${star} <span class="class">${verdictName(profile)}</span> <span class="p">p ${formatProfileP(profile)}</span></td>`;
     });
     return `<tr><th scope="row">${escapeHtml(skill)}</th>${cells.join("")}</tr>`;
   });
@@ -275,6 +274,7 @@ ${profile.unscorable === null ? "" : `<dt>verdict</dt><dd data-testid="unscorabl
 <dt>Δ</dt><dd>${formatDelta(profile.delta)} pp${significant(profile, alpha) ? " ★" : ""}</dd>
 <dt>p (sign-flip, n = ${profile.n})</dt><dd>${formatProfileP(profile)}</dd>
 <dt>class</dt><dd>${verdictName(profile)}</dd>
+${profile.review === undefined ? "" : `<dt>needs review</dt><dd data-testid="needs-review">the patch scan found evidence in ${plural(profile.review.runs.length, "run")} no person has reviewed: ${escapeHtml(profile.review.runs.join(", "))}; \`skillsmith bench review\` lists the findings</dd>`}
 ${profileStatistics(profile)}
 <dt>sensitivity</dt><dd>${escapeHtml(sensitivityText(profile))} (t-test p ${formatP(profile.sensitivity.ttest.p)}, Wilcoxon p ${formatP(profile.sensitivity.wilcoxon.p)})</dd>
 <dt>activation rate</dt><dd>${activation}</dd>

@@ -1,6 +1,7 @@
 import { join, resolve } from "node:path";
 import { UsageError } from "../../core/errors.js";
 import { pathExists } from "../../core/fs.js";
+import { applyRejections, holdVerdicts, readReview, suspiciousRuns } from "../review/index.js";
 import { type RunManifest, readManifest } from "../store/manifest.js";
 import {
   type AttemptRecord,
@@ -135,7 +136,9 @@ export async function reportRunDir(
       ? filterRuns(store.results(), store.attempts(), filter)
       : { results: store.results(), attempts: store.attempts() };
     const completeness = completenessOf(manifest, selected.results, active ? filter : {});
-    return buildReport(selected.results, {
+    // Layer 7: rejected suspicious runs score as tampered; pending ones hold their skill's verdict.
+    const suspicious = suspiciousRuns(selected.results, await readReview(directory));
+    const report = buildReport(applyRejections(selected.results, suspicious), {
       ...rest,
       ...(manifest === undefined ? {} : { manifest }),
       ...(completeness === undefined ? {} : { completeness }),
@@ -151,6 +154,7 @@ export async function reportRunDir(
           }
         : {}),
     });
+    return holdVerdicts(report, suspicious);
   } finally {
     store.close();
   }

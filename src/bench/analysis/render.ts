@@ -11,6 +11,7 @@ import {
   INEFFECTIVE_DEFINITION,
   type SkillClass,
 } from "../../stats/index.js";
+import { heldVerdictLabel, reviewLines } from "../review/render.js";
 import { printable } from "./excerpt.js";
 import {
   type BenchReport,
@@ -87,6 +88,8 @@ function profileP(profile: Profile): string {
 
 function verdict(profile: Profile): string {
   if (profile.unscorable !== null) return "unscorable";
+  const held = heldVerdictLabel(profile);
+  if (held !== undefined) return held;
   return profile.class === null ? "-" : CLASS_NAMES[profile.class];
 }
 
@@ -381,7 +384,7 @@ export function renderReportText(report: BenchReport): string[] {
   }
   lines.push("");
   for (const config of report.configs) {
-    const classes = `${config.classes.golden} golden, ${config.classes.harmful} harmful, ${config.classes.ineffective} ineffective${config.classes.undecided === undefined ? "" : `, ${config.classes.undecided} undecided`}${config.unscorable === 0 ? "" : `, ${config.unscorable} unscorable`}`;
+    const classes = `${config.classes.golden} golden, ${config.classes.harmful} harmful, ${config.classes.ineffective} ineffective${config.classes.undecided === undefined ? "" : `, ${config.classes.undecided} undecided`}${config.classes.needsReview === undefined ? "" : `, ${config.classes.needsReview} needs review`}${config.unscorable === 0 ? "" : `, ${config.unscorable} unscorable`}`;
     lines.push(
       `${config.config}${config.agent === undefined ? "" : ` (${config.agent}${config.model === undefined ? "" : ` ${config.model}`}${config.derivedFrom === undefined ? "" : `; configuration "${config.derivedFrom.id}" with --agent/--model`})`}: pass ratio ${percent(config.without)} → ${percent(config.with)} (${points(config.delta)}) over ${config.pairs} pairs${config.unmeasuredPairs === 0 ? "" : ` (${config.unmeasuredPairs} not measurable, left out)`}; ${classes}`,
     );
@@ -417,6 +420,7 @@ export function renderReportText(report: BenchReport): string[] {
     lines.push(`measured pairs with a timeout (agent or verifier): ${pairs.timeouts}`);
   if (report.flagCounts.length > 0)
     lines.push(`flags over all runs: ${flagCounts(report.flagCounts)}`);
+  lines.push(...reviewLines(report));
   if (report.unscorable.length > 0) {
     lines.push(`unscorable (nothing measurable, no verdict): ${report.unscorable.length}`);
     for (const item of report.unscorable)

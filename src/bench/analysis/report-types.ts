@@ -169,6 +169,32 @@ export interface Profile {
   /** Share of assisted runs in which the agent used the skill; null when the harness cannot tell. */
   readonly activation_rate: number | null;
   readonly notes: readonly string[];
+  /**
+   * Set when runs of the skill's arms hold only patch-scan evidence no person has reviewed yet
+   * (`src/bench/review/`): `class` and `classFdr` are then null, the statistics' classes kept here.
+   */
+  readonly review?: ProfileReview;
+}
+
+/** A verdict held for review: the suspicious runs and the class they hold back. */
+export interface ProfileReview {
+  readonly status: "needs-review";
+  readonly heldClass: SkillClass | null;
+  readonly heldClassFdr: SkillClass | null;
+  /** Keys of the runs still to review. */
+  readonly runs: readonly string[];
+}
+
+/** The runs with patch-scan findings (`suspicious`) and what people decided on them. */
+export interface ReviewSummary {
+  readonly pending: number;
+  readonly accepted: number;
+  readonly rejected: number;
+  readonly runs: ReadonlyArray<{
+    readonly key: string;
+    readonly status: "pending" | "accepted" | "rejected";
+    readonly findings: readonly string[];
+  }>;
 }
 
 export interface ArmUsage {
@@ -200,6 +226,8 @@ export interface ConfigSummary {
    */
   readonly classes: Readonly<Record<Exclude<SkillClass, "undecided">, number>> & {
     readonly undecided?: number;
+    /** Profiles whose verdict waits for a review of suspicious runs (counted in no class). */
+    readonly needsReview?: number;
   };
   /** Skills with nothing measurable (no class). */
   readonly unscorable: number;
@@ -361,6 +389,8 @@ export interface BenchReport {
     /** Attempts lost to infrastructure (re-run, never scored). */
     readonly infraAttempts: number;
   };
+  /** Runs the patch scan flagged, when there are any (`skillsmith bench review`). */
+  readonly review?: ReviewSummary;
 }
 
 export interface BuildReportOptions {

@@ -48,7 +48,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { InfrastructureError } from "../../core/errors.js";
 import { runProcess } from "../../core/process.js";
-import type { Workspace } from "../../env/index.js";
+import { scanPatch, type Workspace } from "../../env/index.js";
 import { writeOwner } from "../../env/workspace/owner.js";
 import { PATCH_LIMIT, type RunPatch } from "../store/results.js";
 
@@ -446,6 +446,16 @@ export async function captureWorkspacePatch(
     );
     const redactedText = redact(raw);
     const truncated = redactedText.length > limit;
+    // Layer 5 reads the whole change, also the part a cut diff no longer stores.
+    // A scan that fails leaves the run to a person, never silently clean.
+    const scan = await scanPatch(redactedText).catch((error: unknown) => [
+      {
+        file: "(the change)",
+        line: 1,
+        rule: "unscanned",
+        detail: `the patch scan failed: ${error instanceof Error ? error.message : String(error)}`,
+      },
+    ]);
     return {
       diff: truncated ? redactedText.slice(0, limit) : redactedText,
       length: raw.length,
@@ -457,6 +467,7 @@ export async function captureWorkspacePatch(
         : {
             incomplete: `folders made into their own git repositories are recorded as commit ids, not their files: ${nested.slice(0, 5).join(", ")}`,
           }),
+      ...(scan.length === 0 ? {} : { scan }),
     };
   } finally {
     await rm(scratch, { recursive: true, force: true });

@@ -35,6 +35,17 @@ export const runPatchSchema = z.looseObject({
   truncated: z.boolean(),
   redacted: z.boolean(),
   incomplete: z.string().exactOptional(),
+  scan: z
+    .array(
+      z.looseObject({
+        file: z.string(),
+        line: z.number().int().min(1),
+        // A rule a later version adds is still read (shown by its id), not refused.
+        rule: z.string(),
+        detail: z.string(),
+      }),
+    )
+    .exactOptional(),
 });
 
 export const fingerprintInputsSchema = z.record(z.string(), z.unknown());

@@ -19,7 +19,7 @@ import {
   InternalError,
   isSkillsmithError,
 } from "../../core/errors.js";
-import type { CheckResult } from "../../env/index.js";
+import type { CheckResult, PatchFinding } from "../../env/index.js";
 import { redactKnownSecrets } from "../../model/redact.js";
 import {
   checkResultsSchema,
@@ -129,6 +129,11 @@ export interface RunPatch {
    * into its own git repository is recorded by git as a commit id, not its files).
    */
   readonly incomplete?: string;
+  /**
+   * What the static scan of the change found (`scanPatch`, layer 5): evidence for review. A
+   * rule a later version adds is kept as its id.
+   */
+  readonly scan?: readonly (Omit<PatchFinding, "rule"> & { readonly rule: string })[];
 }
 
 /** Patch text kept per run; a longer one is cut (and marked) like the verifier output. */

@@ -10,6 +10,7 @@ import { registerGenerate } from "./bench-generate.js";
 import { registerImport } from "./bench-import.js";
 import { registerRegrade } from "./bench-regrade.js";
 import { registerReport } from "./bench-report.js";
+import { registerReview } from "./bench-review.js";
 import { registerRun } from "./bench-run.js";
 import { registerValidateSuite } from "./bench-validate.js";
 
@@ -26,6 +27,7 @@ export function registerBench(program: Command, context: CommandContext): void {
   registerCheckTasks(bench, context);
   registerRun(bench, context);
   registerReport(bench, context);
+  registerReview(bench, context);
   registerRegrade(bench, context);
   registerGenerate(bench, context);
 }

@@ -131,20 +131,12 @@ export function judgeResult(result: ResultRecord): Judged {
   return { status: "pass" };
 }
 
-export function assessChannelRun(input: ChannelRunInput): IntegrityAssessment {
-  const { inventory, outcome } = input;
-  const evidence: string[] = [];
-  const tamper = (check: string, detail: string) => {
-    const line = `${check}: ${detail}`;
-    if (!evidence.includes(line)) evidence.push(line);
-  };
-  const records = outcome.records;
-  const collected = records.find((record) => record.type === "collected");
-  const finish = records.find((record) => record.type === "finish");
-  const results = records.filter((record) => record.type === "result");
-  const collectErrors = records.filter((record) => record.type === "collect-error");
-  const canaryIds = new Set(input.canaries.map((canary) => canary.id));
+type Tamper = (check: string, detail: string) => void;
+type ChannelRecord = ChannelOutcome["records"][number];
 
+/** Evidence from records that stand on their own: preloaded code, tripwires, plugin failures. */
+function recordEvidence(input: ChannelRunInput, tamper: Tamper): void {
+  const { inventory, outcome } = input;
   if (outcome.connections === 0 && !input.timedOut) {
     tamper(
       "channel",
@@ -152,7 +144,7 @@ export function assessChannelRun(input: ChannelRunInput): IntegrityAssessment {
     );
   }
   for (const violation of outcome.violations) tamper("channel", violation);
-  for (const record of records) {
+  for (const record of outcome.records) {
     if (record.type === "start" && (record.preloaded ?? []).length > 0) {
       tamper(
         "runner",
@@ -171,95 +163,140 @@ export function assessChannelRun(input: ChannelRunInput): IntegrityAssessment {
       const last = record.error.trim().split("\n").at(-1) ?? "";
       tamper("plugin", `skillsmith's pytest plugin failed in ${record.where}: ${last}`);
     } else if (record.type === "registered") {
-      const declared = record.file !== null && inventory.declaredPlugins.includes(record.object);
-      if (!record.conftest && !declared) {
-        tamper(
-          "plugins",
-          `a pytest plugin was registered after the session started: "${record.name}" (${record.object})`,
-        );
-      } else if (record.conftest && record.file !== null && !input.conftestAllowed(record.file)) {
-        tamper(
-          "plugins",
-          `a conftest.py that is neither the verifier's nor the repository's was loaded: ${record.file}`,
-        );
-      }
+      registeredEvidence(input, record, tamper);
     }
   }
+}
 
-  // Every test by its canonical id; evidence names tests by this run's node ids where it can.
-  const collectedItems = collected?.type === "collected" ? collected.items : undefined;
+function registeredEvidence(
+  input: ChannelRunInput,
+  record: Extract<ChannelRecord, { type: "registered" }>,
+  tamper: Tamper,
+): void {
+  const declared = record.file !== null && input.inventory.declaredPlugins.includes(record.object);
+  if (!record.conftest && !declared) {
+    tamper(
+      "plugins",
+      `a pytest plugin was registered after the session started: "${record.name}" (${record.object})`,
+    );
+  } else if (record.conftest && record.file !== null && !input.conftestAllowed(record.file)) {
+    tamper(
+      "plugins",
+      `a conftest.py that is neither the verifier's nor the repository's was loaded: ${record.file}`,
+    );
+  }
+}
+
+/** What the session collected, by canonical id, and the excuses collection errors give. */
+interface Collection {
+  readonly ids: readonly string[] | undefined;
+  readonly set: ReadonlySet<string>;
+  readonly idOf: ReadonlyMap<string, string>;
+  /** A test by this run's node id where it has one. */
+  readonly shown: (id: string) => string;
+  readonly nodeidOf: ReadonlyMap<string, string>;
+  /** The test's module (or folder) failed to collect: not tampering. */
+  readonly excused: (id: string) => boolean;
+  readonly errors: number;
+}
+
+function collectionOf(input: ChannelRunInput): Collection {
+  const records = input.outcome.records;
+  const collected = records.find((record) => record.type === "collected");
+  const collectErrors = records.filter((record) => record.type === "collect-error");
+  const items = collected?.type === "collected" ? collected.items : undefined;
   const idOf = new Map<string, string>();
   const nodeidOf = new Map<string, string>();
-  for (const item of collectedItems ?? []) {
+  for (const item of items ?? []) {
     const id = canonicalId(item.nodeid, item.path, input.locate);
     idOf.set(item.nodeid, id);
     nodeidOf.set(id, item.nodeid);
   }
-  const shown = (id: string) => nodeidOf.get(id) ?? id;
-
-  // Modules (or folders) that failed to collect excuse their own tests.
   const errored = collectErrors.map((record) =>
     record.path === null || record.path === undefined ? record.nodeid : input.locate(record.path),
   );
-  const excused = (id: string) =>
-    errored.some(
-      (prefix) => prefix === "" || moduleOf(id) === prefix || id.startsWith(`${prefix}/`),
-    );
+  const ids = items === undefined ? undefined : [...idOf.values()];
+  return {
+    ids,
+    set: new Set(ids ?? []),
+    idOf,
+    nodeidOf,
+    shown: (id) => nodeidOf.get(id) ?? id,
+    excused: (id) =>
+      errored.some(
+        (prefix) => prefix === "" || moduleOf(id) === prefix || id.startsWith(`${prefix}/`),
+      ),
+    errors: collectErrors.length,
+  };
+}
+
+/** `id set`: exactly the inventory's tests and the canaries were collected. */
+function idSetEvidence(
+  input: ChannelRunInput,
+  collection: Collection,
+  finished: boolean,
+  tamper: Tamper,
+): void {
+  const { inventory } = input;
+  const collectedIds = collection.ids;
+  if (collectedIds === undefined) {
+    if (finished)
+      tamper("id set", "the session finished without reporting which tests it collected");
+    return;
+  }
+  const canaryIds = input.canaries.map((canary) => canary.id);
   const expectedExact = [...inventory.collected.map((test) => test.id), ...canaryIds];
   const expectedSet = new Set(expectedExact);
-  const collectedIds = collectedItems === undefined ? undefined : [...idOf.values()];
-  const collectedSet = new Set(collectedIds ?? []);
-
-  if (collectedIds === undefined) {
-    if (finish !== undefined) {
-      tamper("id set", "the session finished without reporting which tests it collected");
+  const missing = expectedExact.filter((id) => !collection.set.has(id) && !collection.excused(id));
+  const inflated: string[] = [];
+  for (const test of inventory.defined) {
+    const instances = collectedIds.filter((id) => instanceOf(id, test)).length;
+    if (test.exact === true && instances > test.min) {
+      inflated.push(`${test.base} (${instances} instances, its source defines ${test.min})`);
     }
-  } else {
-    const missing = expectedExact.filter((id) => !collectedSet.has(id) && !excused(id));
-    const inflated: string[] = [];
-    for (const test of inventory.defined) {
-      const instances = collectedIds.filter((id) => instanceOf(id, test)).length;
-      if (test.exact === true && instances > test.min) {
-        inflated.push(`${test.base} (${instances} instances, its source defines ${test.min})`);
-      }
-      if (instances < test.min && !excused(test.base)) {
-        missing.push(
-          test.min > 1
-            ? `${test.base} (${instances} of at least ${test.min} instances)`
-            : test.base,
-        );
-      }
-    }
-    if (missing.length > 0) {
-      tamper(
-        "id set",
-        `${missing.length} test(s) the verifier defines were not collected: ${listed(missing)}`,
-      );
-    }
-    if (inflated.length > 0) {
-      tamper(
-        "id set",
-        `${inflated.length} test(s) were collected more often than their source parametrises them: ${listed(inflated)}`,
-      );
-    }
-    const extra = collectedIds.filter(
-      (id) => !expectedSet.has(id) && !inventory.defined.some((test) => instanceOf(id, test)),
-    );
-    if (extra.length > 0) {
-      tamper(
-        "id set",
-        `${extra.length} test(s) the verifier does not define were collected: ${listed(extra.map(shown))}`,
+    if (instances < test.min && !collection.excused(test.base)) {
+      missing.push(
+        test.min > 1 ? `${test.base} (${instances} of at least ${test.min} instances)` : test.base,
       );
     }
   }
+  if (missing.length > 0) {
+    tamper(
+      "id set",
+      `${missing.length} test(s) the verifier defines were not collected: ${listed(missing)}`,
+    );
+  }
+  if (inflated.length > 0) {
+    tamper(
+      "id set",
+      `${inflated.length} test(s) were collected more often than their source parametrises them: ${listed(inflated)}`,
+    );
+  }
+  const extra = collectedIds.filter(
+    (id) => !expectedSet.has(id) && !inventory.defined.some((test) => instanceOf(id, test)),
+  );
+  if (extra.length > 0) {
+    tamper(
+      "id set",
+      `${extra.length} test(s) the verifier does not define were collected: ${listed(extra.map(collection.shown))}`,
+    );
+  }
+}
 
+/** Each reported test judged; `outcomes` and `runner` evidence from the results and probes. */
+function judgeAll(
+  input: ChannelRunInput,
+  collection: Collection,
+  tamper: Tamper,
+): Map<string, Judged> {
   const judged = new Map<string, Judged>();
   const probesSeen = new Map<string, string>();
   const contradictions: string[] = [];
-  for (const result of results) {
-    const id = idOf.get(result.nodeid) ?? result.nodeid;
+  for (const result of input.outcome.records) {
+    if (result.type !== "result") continue;
+    const id = collection.idOf.get(result.nodeid) ?? result.nodeid;
     if (judged.has(id)) tamper("outcomes", `${result.nodeid} was reported twice`);
-    if (collectedIds !== undefined && !collectedSet.has(id)) {
+    if (collection.ids !== undefined && !collection.set.has(id)) {
       tamper("outcomes", `an outcome arrived for ${result.nodeid}, which was never collected`);
     }
     const verdict = judgeResult(result);
@@ -278,6 +315,7 @@ export function assessChannelRun(input: ChannelRunInput): IntegrityAssessment {
     );
   }
   for (const [probe, first] of probesSeen) tamper("runner", `${probe} (found before ${first} ran)`);
+  const finish = input.outcome.records.find((record) => record.type === "finish");
   if (finish?.type === "finish") {
     for (const name of finish.replaced) {
       if (![...probesSeen.keys()].some((probe) => probe.startsWith(`${name} `))) {
@@ -285,85 +323,128 @@ export function assessChannelRun(input: ChannelRunInput): IntegrityAssessment {
       }
     }
   }
+  return judged;
+}
 
+/** `outcomes` (unreported tests) and `exit status` evidence. */
+function exitEvidence(
+  input: ChannelRunInput,
+  collection: Collection,
+  judged: ReadonlyMap<string, Judged>,
+  tamper: Tamper,
+): void {
+  const records = input.outcome.records;
+  const finish = records.find((record) => record.type === "finish");
   const failures = [...judged.values()].filter(
     (verdict) => verdict.status === "fail" || verdict.status === "error",
   ).length;
-  const unreported = (collectedIds ?? []).filter((id) => !judged.has(id) && !excused(id));
-  if (finish?.type === "finish") {
-    const stoppedEarly =
-      (finish.shouldfail !== null || finish.shouldstop !== null) &&
-      failures >= Math.max(1, finish.maxfail);
-    if (unreported.length > 0 && collectErrors.length === 0 && !stoppedEarly) {
-      tamper(
-        "outcomes",
-        `no outcome was reported for ${unreported.length} collected test(s): ${listed(unreported.map(shown))}`,
-      );
-    }
-    if (finish.exitstatus === 0 && failures > 0) {
+  if (finish?.type !== "finish") {
+    if (input.outcome.connections > 0 && !input.timedOut && input.exitCode === 0) {
+      const last = records.at(-1)?.type ?? "none";
       tamper(
         "exit status",
-        `pytest's session ended with exit status 0 although ${failures} test(s) failed`,
+        `the command exited 0, but pytest's session never finished (the plugin's last record: ${last})`,
       );
     }
-    if (inventory.exitStatusPropagates && !input.timedOut && input.exitCode !== finish.exitstatus) {
-      tamper(
-        "exit status",
-        `the command exited with ${input.exitCode}, but pytest's session ended with exit status ${finish.exitstatus}`,
-      );
-    }
-  } else if (outcome.connections > 0 && !input.timedOut && input.exitCode === 0) {
-    const last = records.at(-1)?.type ?? "none";
+    return;
+  }
+  const unreported = (collection.ids ?? []).filter(
+    (id) => !judged.has(id) && !collection.excused(id),
+  );
+  const stoppedEarly =
+    (finish.shouldfail !== null || finish.shouldstop !== null) &&
+    failures >= Math.max(1, finish.maxfail);
+  if (unreported.length > 0 && collection.errors === 0 && !stoppedEarly) {
     tamper(
-      "exit status",
-      `the command exited 0, but pytest's session never finished (the plugin's last record: ${last})`,
+      "outcomes",
+      `no outcome was reported for ${unreported.length} collected test(s): ${listed(unreported.map(collection.shown))}`,
     );
   }
+  if (finish.exitstatus === 0 && failures > 0) {
+    tamper(
+      "exit status",
+      `pytest's session ended with exit status 0 although ${failures} test(s) failed`,
+    );
+  }
+  if (
+    input.inventory.exitStatusPropagates &&
+    !input.timedOut &&
+    input.exitCode !== finish.exitstatus
+  ) {
+    tamper(
+      "exit status",
+      `the command exited with ${input.exitCode}, but pytest's session ended with exit status ${finish.exitstatus}`,
+    );
+  }
+}
 
+function canaryEvidence(
+  input: ChannelRunInput,
+  collection: Collection,
+  judged: ReadonlyMap<string, Judged>,
+  tamper: Tamper,
+): void {
   for (const canary of input.canaries) {
     const verdict = judged.get(canary.id);
     if (verdict === undefined) continue;
     if (canary.expect === "fail" && verdict.status === "pass") {
-      tamper("canary", `the must-fail canary ${shown(canary.id)} was reported passed`);
+      tamper("canary", `the must-fail canary ${collection.shown(canary.id)} was reported passed`);
     } else if (canary.expect === "pass" && verdict.status !== "pass") {
       tamper(
         "canary",
-        `the must-pass canary ${shown(canary.id)} was reported ${verdict.status}${verdict.message === undefined ? "" : ` (${verdict.message})`}`,
+        `the must-pass canary ${collection.shown(canary.id)} was reported ${verdict.status}${verdict.message === undefined ? "" : ` (${verdict.message})`}`,
       );
     }
   }
+}
 
-  // The verifier's own checks, in the inventory's order, canaries left out.
-  const checks: CheckResult[] = [];
+/** The verifier's own checks, in the inventory's order, canaries left out. */
+function verifierChecks(
+  input: ChannelRunInput,
+  collection: Collection,
+  judged: ReadonlyMap<string, Judged>,
+  finished: boolean,
+): CheckResult[] {
   const notRun = (id: string): string =>
-    excused(id)
+    collection.excused(id)
       ? "not collected: a collection error stopped it"
-      : finish === undefined
+      : !finished
         ? `no outcome: pytest ended before it ran (exit ${input.exitCode})`
         : "no outcome was reported";
   const checkOf = (id: string, inventoryNodeid: string): CheckResult => {
     const verdict = judged.get(id);
-    const name = junitName(nodeidOf.get(id) ?? inventoryNodeid);
+    const name = junitName(collection.nodeidOf.get(id) ?? inventoryNodeid);
     if (verdict === undefined) return { name, status: "error", message: notRun(id) };
     return verdict.message === undefined
       ? { name, status: verdict.status }
       : { name, status: verdict.status, message: verdict.message };
   };
-  for (const test of inventory.collected) checks.push(checkOf(test.id, test.nodeid));
-  for (const test of inventory.defined) {
-    const instances = (collectedIds ?? []).filter((id) => instanceOf(id, test));
+  const checks: CheckResult[] = [];
+  for (const test of input.inventory.collected) checks.push(checkOf(test.id, test.nodeid));
+  for (const test of input.inventory.defined) {
+    const instances = (collection.ids ?? []).filter((id) => instanceOf(id, test));
     if (instances.length === 0) checks.push(checkOf(test.base, test.nodeid));
     else for (const id of instances) checks.push(checkOf(id, id));
   }
+  return checks;
+}
 
-  const realPassed = checks.filter((check) => check.status === "pass").length;
-  if (input.junit === "missing" && inventory.junitWritten && finish !== undefined) {
+function junitEvidence(
+  input: ChannelRunInput,
+  collection: Collection,
+  realPassed: number,
+  finished: boolean,
+  tamper: Tamper,
+): void {
+  if (input.junit === "missing" && input.inventory.junitWritten && finished) {
     tamper(
       "junit",
       "the JUnit report the verifier names is gone (every finished session writes it): removed or replaced",
     );
   } else if (Array.isArray(input.junit)) {
-    const canaryNames = new Set(input.canaries.map((canary) => junitName(shown(canary.id))));
+    const canaryNames = new Set(
+      input.canaries.map((canary) => junitName(collection.shown(canary.id))),
+    );
     const junitPassed = input.junit.filter(
       (check) => check.status === "pass" && !canaryNames.has(check.name),
     ).length;
@@ -375,11 +456,29 @@ export function assessChannelRun(input: ChannelRunInput): IntegrityAssessment {
       );
     }
   }
+}
+
+export function assessChannelRun(input: ChannelRunInput): IntegrityAssessment {
+  const evidence: string[] = [];
+  const tamper: Tamper = (check, detail) => {
+    const line = `${check}: ${detail}`;
+    if (!evidence.includes(line)) evidence.push(line);
+  };
+  const finished = input.outcome.records.some((record) => record.type === "finish");
+  recordEvidence(input, tamper);
+  const collection = collectionOf(input);
+  idSetEvidence(input, collection, finished, tamper);
+  const judged = judgeAll(input, collection, tamper);
+  exitEvidence(input, collection, judged, tamper);
+  canaryEvidence(input, collection, judged, tamper);
+  const checks = verifierChecks(input, collection, judged, finished);
+  const realPassed = checks.filter((check) => check.status === "pass").length;
+  junitEvidence(input, collection, realPassed, finished, tamper);
 
   const flags: IntegrityFlag[] = [];
   if (input.timedOut) flags.push("timeout");
   if (evidence.length > 0) flags.push("tampered");
-  if (collectErrors.length > 0) flags.push("collection-error");
+  if (collection.errors > 0) flags.push("collection-error");
   if (flags.length === 0 && checks.length === 0) flags.push("no-checks");
   return {
     checks,

@@ -5,7 +5,7 @@
  * under test can connect to the socket (Linux checks no write permission on a socket's mount)
  * but cannot replace the plugin, plant a socket of its own, or leave anything behind.
  */
-import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
+import { chmod, copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
 import { packageRoot } from "../../../core/paths.js";
@@ -15,6 +15,8 @@ import { type ChannelHello, type ChannelOutcome, ChannelServer } from "./channel
 export const PLUGIN_MODULE = "skillsmith_verifier_channel";
 /** Where the channel folder appears inside bubblewrap and container sandboxes. */
 export const CHANNEL_MOUNT_PATH = "/run/skillsmith-verifier";
+/** Where the run's writable scratch folder (the plugin's fresh bytecode caches) appears. */
+export const SCRATCH_MOUNT_PATH = "/run/skillsmith-verifier-scratch";
 const SOCKET_NAME = "channel.sock";
 
 /** The plugin's source in the installed package (shipped through `package.json` `files`). */
@@ -42,7 +44,16 @@ export async function openVerifierChannel(
 ): Promise<VerifierChannel> {
   const base = tmpdir().length > 60 ? "/tmp" : tmpdir();
   const folder = await mkdtemp(join(base, "skillsmith-channel-"));
+  // The plugin's fresh bytecode caches go here, not into the sandbox's /tmp: skillsmith owns the
+  // folder and removes it in `finish`, also when pytest was killed or `os._exit`ed (left to the
+  // plugin they piled up, hundreds of folders). Writable for whatever user the sandbox runs as.
+  const scratch = await mkdtemp(join(base, "skillsmith-verifier-scratch-"));
+  const removeBoth = async () => {
+    await rm(folder, { recursive: true, force: true });
+    await rm(scratch, { recursive: true, force: true });
+  };
   try {
+    await chmod(scratch, 0o1777);
     await mkdir(join(folder, "python"));
     await copyFile(pluginSourcePath(), join(folder, "python", `${PLUGIN_MODULE}.py`));
     const server = await ChannelServer.listen(join(folder, SOCKET_NAME), hello);
@@ -56,22 +67,26 @@ export async function openVerifierChannel(
       // Bytecode caches are looked up only under this empty, read-only folder: a `.pyc` planted
       // in a writable `__pycache__` beside a verifier's helper is never loaded instead of it.
       PYTHONPYCACHEPREFIX: posix.join(inside, "pycache"),
+      SKILLSMITH_VERIFIER_SCRATCH: options.hostPaths ? scratch : SCRATCH_MOUNT_PATH,
     };
     return {
       env,
       mounts: options.hostPaths
         ? []
-        : [{ hostPath: folder, sandboxPath: CHANNEL_MOUNT_PATH, readOnly: true }],
+        : [
+            { hostPath: folder, sandboxPath: CHANNEL_MOUNT_PATH, readOnly: true },
+            { hostPath: scratch, sandboxPath: SCRATCH_MOUNT_PATH, readOnly: false },
+          ],
       finish: async () => {
         try {
           return await server.finish();
         } finally {
-          await rm(folder, { recursive: true, force: true });
+          await removeBoth();
         }
       },
     };
   } catch (error) {
-    await rm(folder, { recursive: true, force: true });
+    await removeBoth();
     throw error;
   }
 }

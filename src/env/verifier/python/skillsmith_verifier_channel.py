@@ -262,15 +262,26 @@ def _leave_children_plain():
     # starts with would fail it. This process moves to a fresh, empty cache folder of its own
     # (nothing in it was planted before this point, and code under test that opens a .pyc here
     # trips the audit hook); its children get another one, never read by this process.
+    # Both live in the run's scratch folder, which skillsmith creates and removes after the
+    # verifier has ended (whatever way it ended); without one, in the temporary folder.
+    scratch = os.environ.pop("SKILLSMITH_VERIFIER_SCRATCH", None)
     if os.environ.get("PYTHONPYCACHEPREFIX"):
         import tempfile
 
+        def fresh(prefix):
+            if scratch:
+                try:
+                    return tempfile.mkdtemp(prefix=prefix, dir=scratch)
+                except OSError:
+                    pass
+            return tempfile.mkdtemp(prefix=prefix)
+
         try:
-            sys.pycache_prefix = tempfile.mkdtemp(prefix="skillsmith-pycache-")
+            sys.pycache_prefix = fresh("skillsmith-pycache-")
         except OSError:
             pass
         try:
-            os.environ["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="skillsmith-child-pycache-")
+            os.environ["PYTHONPYCACHEPREFIX"] = fresh("skillsmith-child-pycache-")
         except OSError:
             os.environ.pop("PYTHONPYCACHEPREFIX", None)
     path = os.environ.get("PYTHONPATH")
