@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, extname, join, relative } from "node:path";
-import { assertInstalled, requireOptional, resolveOptional } from "../../core/optional.js";
+import { treeSitterGrammar, treeSitterParser } from "../../core/tree-sitter.js";
 import { markdownUnits } from "./document.js";
 import type { ExtractedUnit } from "./types.js";
 
@@ -67,40 +67,18 @@ const MAX_FILES = 2_000;
 const MAX_FILE_BYTES = 512 * 1024;
 const README_CONTEXT_CHARS = 4_000;
 
-// web-tree-sitter is CommonJS (`export =`); load it through require to keep strict ESM settings.
-type ParserClass = typeof import("web-tree-sitter");
 type Language = import("web-tree-sitter").Language;
 type SyntaxNode = import("web-tree-sitter").SyntaxNode;
-// Required on first use, not with this module: only code resources need the parser, and the
+// Loaded on first use, not with this module: only code resources need the parser, and the
 // parser and its grammars are optional peer dependencies.
 const CODE_FEATURE = "code resources in the wiki (tree-sitter parsing)";
-let parserClass: ParserClass | undefined;
-function treeSitter(): ParserClass {
-  if (parserClass === undefined) {
-    assertInstalled(["web-tree-sitter", "tree-sitter-wasms/package.json"], CODE_FEATURE);
-    parserClass = requireOptional<ParserClass>("web-tree-sitter", CODE_FEATURE);
-  }
-  return parserClass;
-}
-
-let initialised: Promise<void> | undefined;
 const languages = new Map<string, Promise<Language>>();
 
-function grammarPath(name: string): string {
-  return join(
-    dirname(resolveOptional("tree-sitter-wasms/package.json", CODE_FEATURE)),
-    "out",
-    `tree-sitter-${name}.wasm`,
-  );
-}
-
 async function languageFor(name: string): Promise<Language> {
-  const Parser = treeSitter();
-  initialised ??= Parser.init();
-  await initialised;
+  const Parser = await treeSitterParser(CODE_FEATURE);
   const cached = languages.get(name);
   if (cached !== undefined) return cached;
-  const loaded = Parser.Language.load(grammarPath(name));
+  const loaded = Parser.Language.load(treeSitterGrammar(name, CODE_FEATURE));
   languages.set(name, loaded);
   return loaded;
 }
@@ -189,9 +167,7 @@ export async function extractCodeRegions(
   options: { wholeFiles?: boolean; unparsed?: string[] } = {},
 ): Promise<ExtractedUnit[]> {
   const units: ExtractedUnit[] = [];
-  const Parser = treeSitter();
-  initialised ??= Parser.init();
-  await initialised;
+  const Parser = await treeSitterParser(CODE_FEATURE);
   let parser = new Parser();
   try {
     for (const file of files) {

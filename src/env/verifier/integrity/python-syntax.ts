@@ -4,27 +4,18 @@
  * that may start inside a block) still parses into the statements it holds. Loaded on first use:
  * only the patch scan needs it.
  */
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { treeSitterGrammar, treeSitterParser } from "../../../core/tree-sitter.js";
 
-// web-tree-sitter is CommonJS (`export =`): required, to keep strict ESM settings.
-type ParserClass = typeof import("web-tree-sitter");
 export type PythonNode = import("web-tree-sitter").SyntaxNode;
 type PythonParser = import("web-tree-sitter");
 
+const SCAN_FEATURE = "the verifier's patch scan (tree-sitter parsing)";
 let loading: Promise<PythonParser> | undefined;
 
 async function load(): Promise<PythonParser> {
-  const require = createRequire(import.meta.url);
-  const Parser = require("web-tree-sitter") as ParserClass;
-  await Parser.init();
-  const grammar = join(
-    dirname(require.resolve("tree-sitter-wasms/package.json")),
-    "out",
-    "tree-sitter-python.wasm",
-  );
+  const Parser = await treeSitterParser(SCAN_FEATURE);
   const parser = new Parser();
-  parser.setLanguage(await Parser.Language.load(grammar));
+  parser.setLanguage(await Parser.Language.load(treeSitterGrammar("python", SCAN_FEATURE)));
   return parser;
 }
 
