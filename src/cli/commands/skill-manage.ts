@@ -33,8 +33,25 @@ import {
   wrapList,
 } from "./skill-shared.js";
 
+/** `--json`, as every command here spells it. */
+const jsonOption = ["--json", "print a JSON document instead of text"] as const;
+/** `--into` and `--global` of the commands that work on a project's lock file. */
+const intoProjectOption = ["--into <workspace>", "the project", "."] as const;
+const globalLockOption = ["--global", "the global lock instead"] as const;
+const gitCacheOption = ["--cache <dir>", "where git checkouts are cached"] as const;
+
 /** `install`, `add`, `list`, `remove`, `check` and `update`, in the order `--help` lists them. */
 export function registerSkillManagement(skill: Command, context: CommandContext): void {
+  registerInstall(skill, context);
+  registerAdd(skill, context);
+  registerList(skill, context);
+  registerRemove(skill, context);
+  registerCheck(skill, context);
+  registerUpdate(skill, context);
+}
+
+/** `install`: audit a skill folder, then copy it into each agent's folder. */
+function registerInstall(skill: Command, context: CommandContext): void {
   skill
     .command("install")
     .description("Audit a skill, then copy it where an agent discovers skills")
@@ -57,7 +74,7 @@ ${wrapList(AGENTS.map((agent) => `${agent.id} (${agent.project})`))}`,
       "--baseline <file>",
       "accept the reviewed findings in this baseline (from skill audit --write-baseline); others still refuse",
     )
-    .option("--json", "print a JSON document instead of text")
+    .option(...jsonOption)
     .action(async (directory: string, options: InstallFlags & { baseline?: string }) => {
       const { io } = context;
       const baseline =
@@ -88,7 +105,10 @@ ${wrapList(AGENTS.map((agent) => `${agent.id} (${agent.project})`))}`,
         results.map((result, index) => installLine(result, io, results.slice(0, index))),
       );
     });
+}
 
+/** `add`: install skills from a git source and pin them in the lock file. */
+function registerAdd(skill: Command, context: CommandContext): void {
   skill
     .command("add")
     .description("Install skills from a git repository, pinned in a lock file")
@@ -113,8 +133,8 @@ content hash: ./skillsmith-lock.json in the project, or below $XDG_STATE_HOME wi
     .addOption(modeOption())
     .addOption(failOnOption())
     .option("--allow-findings", "add even when the audit fails")
-    .option("--cache <dir>", "where git checkouts are cached")
-    .option("--json", "print a JSON document instead of text")
+    .option(...gitCacheOption)
+    .option(...jsonOption)
     .action(async (source: string, options: InstallFlags & { skill: string[]; cache?: string }) => {
       const { io } = context;
       const { addSkills } = await manage();
@@ -146,13 +166,16 @@ content hash: ./skillsmith-lock.json in the project, or below $XDG_STATE_HOME wi
       );
       printLines(io, lines);
     });
+}
 
+/** `list`: the locked skills and the state of each installed copy. */
+function registerList(skill: Command, context: CommandContext): void {
   skill
     .command("list")
     .description("List the skills of the lock file and the state of each installed copy")
-    .option("--into <workspace>", "the project", ".")
-    .option("--global", "the global lock instead")
-    .option("--json", "print a JSON document instead of text")
+    .option(...intoProjectOption)
+    .option(...globalLockOption)
+    .option(...jsonOption)
     .action(async (options: ScopeFlags & { json?: boolean }) => {
       const { io } = context;
       const { listSkills } = await manage();
@@ -172,16 +195,19 @@ content hash: ./skillsmith-lock.json in the project, or below $XDG_STATE_HOME wi
       lines.push(`${plural(result.skills.length, "skill")} in ${display(result.lockFile, io)}`);
       printLines(io, lines);
     });
+}
 
+/** `remove`: locked skills out of the agents' folders and the lock file. */
+function registerRemove(skill: Command, context: CommandContext): void {
   skill
     .command("remove")
     .description("Remove locked skills from the agents' folders and the lock file")
     .argument("<name...>", "skill names, as the lock file has them")
     .addOption(agentOption().default([]))
-    .option("--into <workspace>", "the project", ".")
+    .option(...intoProjectOption)
     .option("--global", "the global scope instead")
     .option("--force", "remove copies that were edited by hand too (refused otherwise)")
-    .option("--json", "print a JSON document instead of text")
+    .option(...jsonOption)
     .action(
       async (
         names: string[],
@@ -206,7 +232,10 @@ content hash: ./skillsmith-lock.json in the project, or below $XDG_STATE_HOME wi
         ]);
       },
     );
+}
 
+/** `check`: drifted copies and available updates; exit code 1 when there are any. */
+function registerCheck(skill: Command, context: CommandContext): void {
   skill
     .command("check")
     .description("Report installed copies that drifted from the lock and sources with updates")
@@ -214,10 +243,10 @@ content hash: ./skillsmith-lock.json in the project, or below $XDG_STATE_HOME wi
       "after",
       "\nExit code 1 when a copy was edited or is missing, or an update is available.",
     )
-    .option("--into <workspace>", "the project", ".")
-    .option("--global", "the global lock instead")
-    .option("--cache <dir>", "where git checkouts are cached")
-    .option("--json", "print a JSON document instead of text")
+    .option(...intoProjectOption)
+    .option(...globalLockOption)
+    .option(...gitCacheOption)
+    .option(...jsonOption)
     .action(async (options: ScopeFlags & { cache?: string; json?: boolean }) => {
       const { io } = context;
       const { checkSkills } = await manage();
@@ -249,20 +278,23 @@ content hash: ./skillsmith-lock.json in the project, or below $XDG_STATE_HOME wi
       );
       printLines(io, lines);
     });
+}
 
+/** `update`: re-pin locked skills to their ref's current commit and reinstall them. */
+function registerUpdate(skill: Command, context: CommandContext): void {
   skill
     .command("update")
     .description(
       "Re-pin locked skills to the current commit of their ref, audited, and reinstall them",
     )
     .argument("[name...]", "skill names (default: every locked skill)")
-    .option("--into <workspace>", "the project", ".")
-    .option("--global", "the global lock instead")
+    .option(...intoProjectOption)
+    .option(...globalLockOption)
     .addOption(failOnOption())
     .option("--allow-findings", "update even when the new version's audit fails")
     .option("--force", "replace installed copies that were edited by hand")
-    .option("--cache <dir>", "where git checkouts are cached")
-    .option("--json", "print a JSON document instead of text")
+    .option(...gitCacheOption)
+    .option(...jsonOption)
     .action(
       async (
         names: string[],
@@ -311,7 +343,7 @@ export function registerSkillClean(skill: Command, context: CommandContext): voi
       `\nRemoved wherever they occur (nested ones too; node_modules and .git are not searched):\n${wrapList(AGENT_SKILL_DIRECTORIES)}`,
     )
     .argument("<workspace>", "the workspace to clean")
-    .option("--json", "print a JSON document instead of text")
+    .option(...jsonOption)
     .action(async (workspace: string, options: { json?: boolean }) => {
       const { io } = context;
       const removed = await cleanAgentSkillFolders(resolve(io.cwd, workspace));
