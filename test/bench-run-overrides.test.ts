@@ -122,15 +122,15 @@ describe("configurations renamed by --agent/--model", () => {
         derivedFrom: { id: "replay", agent: "replay", overrides: { agent: "none" } },
       },
     ]);
+    // `none` is registered as a control harness: its runs check the tasks and are reported as
+    // controls under the new id, never as a configuration with skill verdicts.
     const report = await reportRunDir(runDir);
-    expect(report.configs[0]).toMatchObject({
-      config: "none",
-      agent: "none",
-      derivedFrom: { id: "replay", agent: "replay" },
-    });
-    expect(renderReportText(report).join("\n")).toContain(
-      'none (none; configuration "replay" with --agent/--model)',
+    expect(report.configs).toEqual([]);
+    expect(report.profiles).toEqual([]);
+    expect(new Set((report.controls ?? []).map((control) => control.config))).toEqual(
+      new Set(["none"]),
     );
+    expect(renderReportText(report).join("\n")).toContain("controls (agents that read no skill");
 
     // bench report takes the design recommendation's effect and power from the command line.
     const json = await runInProcess([
