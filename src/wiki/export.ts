@@ -3,7 +3,8 @@
  * `references/`), so a wiki skill installs into Claude Code or Codex like any other skill.
  */
 import { readFile } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { basename, isAbsolute, join, relative, resolve } from "node:path";
+import { InputError } from "../core/errors.js";
 import { NAME_MAX_LENGTH, type SkillValidationResult, writeSkillFolder } from "../skill/index.js";
 import { OVERVIEW_FILE, type WikiEntry } from "./store.js";
 
@@ -32,22 +33,50 @@ export interface ExportResult {
   readonly validation: SkillValidationResult;
 }
 
+/**
+ * A file the entry's `meta.json` lists, read from inside the entry's folder. A wiki may come from
+ * someone else, so a listed path that leaves the folder is refused, and a missing or unreadable
+ * file is an error naming the entry and the file instead of a bare ENOENT.
+ */
+async function entryFile(entry: WikiEntry, listed: string): Promise<Buffer> {
+  const root = resolve(entry.dir);
+  const path = resolve(root, listed);
+  const inside = relative(root, path);
+  const location = { file: join(entry.dir, "meta.json"), field: "files" };
+  if (inside === "" || inside.startsWith("..") || isAbsolute(inside))
+    throw new InputError(
+      "wiki.entry.file-outside",
+      `entry ${entry.meta.skill_id} lists "${listed}", which is outside its folder`,
+      location,
+    );
+  try {
+    return await readFile(path);
+  } catch (cause) {
+    throw new InputError(
+      "wiki.entry.file-missing",
+      `entry ${entry.meta.skill_id} lists "${listed}", which cannot be read (${(cause as NodeJS.ErrnoException).code ?? "error"}): rebuild the wiki or remove the entry`,
+      location,
+      { cause },
+    );
+  }
+}
+
 /** Write the entry as `<parent>/<name>/`; returns where and the validation of the written folder. */
 export async function exportEntry(entry: WikiEntry, parent: string): Promise<ExportResult> {
   const { meta } = entry;
   const name = exportedSkillName(meta.skill_name);
-  const overview = await readFile(join(entry.dir, OVERVIEW_FILE), "utf8");
+  const overview = (await entryFile(entry, OVERVIEW_FILE)).toString("utf8");
   const files: Record<string, Uint8Array> = {};
   const scripts: string[] = [];
   const assets: string[] = [];
-  for (const relative of meta.files.code) {
-    const target = `scripts/${basename(relative)}`;
-    files[target] = await readFile(join(entry.dir, relative));
+  for (const listed of meta.files.code) {
+    const target = `scripts/${basename(listed)}`;
+    files[target] = await entryFile(entry, listed);
     scripts.push(target);
   }
-  for (const relative of meta.files.visual) {
-    const target = `assets/${basename(relative)}`;
-    files[target] = await readFile(join(entry.dir, relative));
+  for (const listed of meta.files.visual) {
+    const target = `assets/${basename(listed)}`;
+    files[target] = await entryFile(entry, listed);
     assets.push(target);
   }
   const provenanceLines = meta.provenance.map(
