@@ -4,7 +4,7 @@
 // job on the embedded default. Linking is `npm link`: the global prefix's bin folder, which is
 // on PATH wherever npm itself is. SKILLSMITH_NO_LINK=1 skips it.
 import { spawnSync } from "node:child_process";
-import { realpathSync } from "node:fs";
+import { chmodSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -25,6 +25,9 @@ function link() {
   // npm's global prefix (npm_config_prefix and npm's own configuration decide it), not whatever
   // PATH finds first: another link of this clone elsewhere on PATH does not make this one.
   const prefix = spawnSync("npm", ["prefix", "-g"], { encoding: "utf8" }).stdout.trim();
+  // The build writes dist/ afresh without the execute bit; npm link sets it only when it links,
+  // so a link left from an earlier clone at this path would point at a file no shell can run.
+  chmodSync(main, 0o755);
   if (linkedIn(prefix) === realpathSync(main)) {
     process.stderr.write(`skillsmith is on PATH: ${join(prefix, "bin", "skillsmith")} → ${main}\n`);
     return;
