@@ -361,8 +361,8 @@ async function fetchHit(
   };
 }
 
-/** Acquire skills for one task into the online pool. */
-export async function acquireOnline(options: AcquireOptions): Promise<AcquireResult> {
+/** The pool's folder, once the budget is in range and the pool lies outside the offline wiki. */
+function checkedPool(options: AcquireOptions): string {
   if (
     !Number.isInteger(options.budget) ||
     options.budget < 1 ||
@@ -374,14 +374,29 @@ export async function acquireOnline(options: AcquireOptions): Promise<AcquireRes
       { field: "budget" },
     );
   const pool = resolve(options.pool);
-  const offline = resolve(options.offlineWiki);
-  const inside = relative(offline, pool);
+  const inside = relative(resolve(options.offlineWiki), pool);
   if (inside === "" || (!inside.startsWith("..") && !inside.startsWith("/")))
     throw new InputError(
       "wiki.online.pool-inside-offline",
       "the online pool must live outside the offline wiki, which it is never merged into",
       { file: pool },
     );
+  return pool;
+}
+
+/** The pool's record of earlier acquisitions; a new one (with `budget`) when there is none yet. */
+async function readPoolRecord(recordPath: string, budget: number): Promise<PoolRecord> {
+  try {
+    return await readJsonFile(recordPath, poolRecordSchema);
+  } catch (error) {
+    if (!(error instanceof InputError && error.code === "wiki.file.unreadable")) throw error;
+    return { format: WIKI_FORMAT_VERSION, budget, acquisitions: [] };
+  }
+}
+
+/** Acquire skills for one task into the online pool. */
+export async function acquireOnline(options: AcquireOptions): Promise<AcquireResult> {
+  const pool = checkedPool(options);
   const backends = options.backends ?? [];
   const connectors = options.connectors ?? [];
   const perSource = options.resourcesPerConnector ?? defaultThresholds.online_resources_per_backend;
@@ -393,16 +408,7 @@ export async function acquireOnline(options: AcquireOptions): Promise<AcquireRes
   const now = options.now ?? (() => new Date());
   const progress = options.onProgress ?? (() => {});
   const recordPath = join(pool, POOL_RECORD_FILE);
-  let record: PoolRecord = {
-    format: WIKI_FORMAT_VERSION,
-    budget: options.budget,
-    acquisitions: [],
-  };
-  try {
-    record = await readJsonFile(recordPath, poolRecordSchema);
-  } catch (error) {
-    if (!(error instanceof InputError && error.code === "wiki.file.unreadable")) throw error;
-  }
+  const record = await readPoolRecord(recordPath, options.budget);
   const found: { connector: string; index: number; input: ResourceInput }[] = [];
   const failed: AcquisitionFailure[] = [];
   const searches: AcquireResult["searches"] = [];
