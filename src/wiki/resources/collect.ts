@@ -328,30 +328,7 @@ export async function prepareResource(
         extras = { focus: [...read] };
       }
       hash = await repositoryHash(input.absolutePath, read);
-      const licenceFile = files.find((file) => LICENCE_FILE_PATTERN.test(file));
-      const otherLicenceFiles = files.filter(
-        (file) => file !== licenceFile && OTHER_LICENCE_FILE_PATTERN.test(file),
-      );
-      const licenceText = async (name: string) => ({
-        name,
-        text: await readFile(join(input.absolutePath, name), "utf8"),
-      });
-      if (licenceFile !== undefined || otherLicenceFiles.length > 0) {
-        const others = [];
-        for (const name of otherLicenceFiles) others.push(await licenceText(name));
-        licence = recogniseLicenceFiles(
-          licenceFile === undefined ? undefined : await licenceText(licenceFile),
-          others,
-        );
-      }
-      if (licence.flag === "unknown" && files.includes("package.json")) {
-        const declared = (
-          JSON.parse((await readOptional(join(input.absolutePath, "package.json"))) ?? "{}") as {
-            license?: unknown;
-          }
-        ).license;
-        if (typeof declared === "string") licence = flagOfDeclared(declared);
-      }
+      licence = await repositoryLicence(input.absolutePath, files);
       const unparsed: string[] = [];
       units = await extractCodeRegions(input.absolutePath, read, {
         wholeFiles: input.focus !== undefined,
@@ -448,20 +425,7 @@ export async function prepareResource(
       hash = { sha256: sha256(data), bytes: data.length };
       licence = await sidecarLicence(input.absolutePath);
       const caption = await readOptional(`${input.absolutePath}.txt`);
-      const imagePath = await normaliseImage(input.absolutePath, workDir);
-      units = [
-        {
-          index: 0,
-          kind: "image",
-          locator: "image",
-          text: caption?.trim() ?? "",
-          imagePath,
-          mediaType: imagePath.endsWith(".png")
-            ? "image/png"
-            : (IMAGE_EXTENSIONS.get(extname(imagePath).toLowerCase()) ??
-              "application/octet-stream"),
-        },
-      ];
+      units = [await imageUnit(input.absolutePath, caption, workDir)];
       context = caption === undefined ? "" : `Caption: ${caption.trim()}`;
       break;
     }
@@ -476,19 +440,73 @@ export async function prepareResource(
     licence_flag: licence.flag,
     companions,
     ...extras,
-    ...(input.remote === undefined
-      ? {}
-      : {
-          url: input.remote.url,
-          fetched_at: input.remote.fetchedAt,
-          ...(input.remote.ref === undefined ? {} : { ref: input.remote.ref }),
-          ...(input.remote.commit === undefined ? {} : { commit: input.remote.commit }),
-          ...(input.remote.contentType === undefined
-            ? {}
-            : { content_type: input.remote.contentType }),
-        }),
+    ...remoteFields(input.remote),
   };
   return { record, absolutePath: input.absolutePath, context, units };
+}
+
+/** An image as its one unit: normalised for the model, with its caption file's text. */
+async function imageUnit(
+  path: string,
+  caption: string | undefined,
+  workDir: string,
+): Promise<ExtractedUnit> {
+  const imagePath = await normaliseImage(path, workDir);
+  return {
+    index: 0,
+    kind: "image",
+    locator: "image",
+    text: caption?.trim() ?? "",
+    imagePath,
+    mediaType: imagePath.endsWith(".png")
+      ? "image/png"
+      : (IMAGE_EXTENSIONS.get(extname(imagePath).toLowerCase()) ?? "application/octet-stream"),
+  };
+}
+
+/** Where a fetched resource came from, as the resource record spells it; nothing for local files. */
+function remoteFields(remote: ResourceInput["remote"]): Partial<ResourceRecord> {
+  if (remote === undefined) return {};
+  return {
+    url: remote.url,
+    fetched_at: remote.fetchedAt,
+    ...(remote.ref === undefined ? {} : { ref: remote.ref }),
+    ...(remote.commit === undefined ? {} : { commit: remote.commit }),
+    ...(remote.contentType === undefined ? {} : { content_type: remote.contentType }),
+  };
+}
+
+/**
+ * A repository's licence: its licence file (with any other licence files beside it), else the
+ * `license` its package.json declares.
+ */
+async function repositoryLicence(root: string, files: readonly string[]): Promise<LicenceGuess> {
+  let licence: LicenceGuess = { licence: null, flag: "unknown" };
+  const licenceFile = files.find((file) => LICENCE_FILE_PATTERN.test(file));
+  const otherLicenceFiles = files.filter(
+    (file) => file !== licenceFile && OTHER_LICENCE_FILE_PATTERN.test(file),
+  );
+  const licenceText = async (name: string) => ({
+    name,
+    text: await readFile(join(root, name), "utf8"),
+  });
+  if (licenceFile !== undefined || otherLicenceFiles.length > 0) {
+    const others = [];
+    for (const name of otherLicenceFiles) others.push(await licenceText(name));
+    licence = recogniseLicenceFiles(
+      licenceFile === undefined ? undefined : await licenceText(licenceFile),
+      others,
+    );
+  }
+  if (licence.flag === "unknown" && files.includes("package.json")) {
+    const declared = (
+      JSON.parse((await readOptional(join(root, "package.json"))) ?? "{}") as {
+        license?: unknown;
+      }
+    ).license;
+    if (typeof declared === "string") licence = flagOfDeclared(declared);
+  }
+  return licence;
 }
 
 /**
