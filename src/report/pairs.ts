@@ -14,6 +14,7 @@
 
 import { findSkillActivation, parseTrajectory } from "../agents/index.js";
 import type { TrajectoryEvent } from "../agents/types.js";
+import { labelCanaryLines } from "../bench/analysis/canaries.js";
 import {
   type Arm,
   ResultsStore,
@@ -141,6 +142,14 @@ export interface PairView extends PairRef {
   readonly id: string;
   readonly without?: ArmView;
   readonly with?: ArmView;
+}
+
+/** A run's verifier output as the viewer shows it: canary lines marked, cut when unflagged. */
+function verifierOutputView(result: RunResult, options: PairViewOptions): string {
+  const output = labelCanaryLines(result.verifier?.output ?? "", result.verifier?.canaries ?? []);
+  return result.flags.length > 0 || options.verifierOutputLimit === undefined
+    ? output
+    : truncateText(output, options.verifierOutputLimit);
 }
 
 function truncateText(text: string, limit: number): string {
@@ -302,10 +311,8 @@ export function armView(result: RunResult, options: PairViewOptions = {}): ArmVi
       : {
           verifier: {
             ...result.verifier,
-            output:
-              result.flags.length > 0 || options.verifierOutputLimit === undefined
-                ? result.verifier.output
-                : truncateText(result.verifier.output, options.verifierOutputLimit),
+            // Canary lines are marked before any cut, so a kept line never loses its mark.
+            output: verifierOutputView(result, options),
           },
         }),
     skillActivated: result.skillActivated,

@@ -26,6 +26,7 @@ import {
   type RunKey,
   type RunResult,
 } from "../store/results.js";
+import { labelCanaryLines } from "./canaries.js";
 import { firstLine, tellingLines } from "./excerpt.js";
 import type {
   ArmUsage,
@@ -113,7 +114,9 @@ export function runDetail(result: RunResult): RunDetail {
     ...(result.verifier === undefined ? {} : { verifier: result.verifier }),
     excerpt:
       flagged && result.verifier !== undefined && result.verifier.output !== ""
-        ? tellingLines(result.verifier.output)
+        ? tellingLines(result.verifier.output).map((line) =>
+            labelCanaryLines(line, result.verifier?.canaries ?? []),
+          )
         : [],
   };
 }

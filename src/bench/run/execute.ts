@@ -493,5 +493,8 @@ function storedVerifier(
     ...(evidence.length === 0
       ? {}
       : { evidence: evidence.map((line) => redactSecrets(line, secrets)) }),
+    ...(verification.canaries === undefined || verification.canaries.length === 0
+      ? {}
+      : { canaries: verification.canaries }),
   };
 }

@@ -39,6 +39,7 @@ import {
   type VerifierInventory,
   withLimitHit,
 } from "../../env/index.js";
+import type { StoredCanary } from "../store/results.js";
 import type { SuiteRequirement, SuiteSkill, SuiteVerifier } from "../suite/types.js";
 import { readCtrfChecks, readHarborReward } from "./reward.js";
 import { type Layout, verifierLayout, within } from "./verifier-layout.js";
@@ -60,6 +61,12 @@ export interface SuiteVerifierRun {
    * cross-check failed, on which ids.
    */
   readonly evidence: readonly string[];
+  /**
+   * The integrity canaries appended to the verifier's tests for this run (pytest verifiers served
+   * over the channel); the output names them among the real tests. Known here only after the
+   * agent's turn is over: they are planned when the verifier runs.
+   */
+  readonly canaries?: readonly StoredCanary[];
 }
 
 /** An untouched copy of the repository at the base commit, for the inventory. */
@@ -284,6 +291,15 @@ export async function runSuiteVerifier(
       flags: limited.flags,
       source: "channel",
       evidence: limited.evidence,
+      ...(plan === undefined
+        ? {}
+        : {
+            canaries: plan.canaries.map((canary) => ({
+              name: canary.name,
+              file: plan.file,
+              expect: canary.expect,
+            })),
+          }),
     });
   }
 

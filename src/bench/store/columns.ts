@@ -26,6 +26,9 @@ export const verifierRecordSchema = z.looseObject({
   durationMs: z.number(),
   source: z.string().exactOptional(),
   evidence: z.array(z.string()).exactOptional(),
+  canaries: z
+    .array(z.looseObject({ name: z.string(), file: z.string(), expect: z.enum(["pass", "fail"]) }))
+    .exactOptional(),
 });
 
 export const runPatchSchema = z.looseObject({

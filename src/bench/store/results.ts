@@ -175,6 +175,22 @@ export interface VerifierRecord {
   readonly source?: string;
   /** Why a flag was set, one line each (integrity evidence, the limit that was hit, …). */
   readonly evidence?: readonly string[];
+  /**
+   * The integrity canaries skillsmith appended to the verifier's tests for this run (names, and
+   * whether each had to pass or fail). They run among the real tests, so the output above names
+   * them; a report uses this list to say which lines are not the suite's tests. Stored only once
+   * the run is over: the agent that ran never saw them.
+   */
+  readonly canaries?: readonly StoredCanary[];
+}
+
+/** One integrity canary of a run, as stored with its verifier record. */
+export interface StoredCanary {
+  /** The test function's name (`test_fifteen_case`), as pytest prints it. */
+  readonly name: string;
+  /** The verifier's file it was appended to, relative to the verifier's root. */
+  readonly file: string;
+  readonly expect: "pass" | "fail";
 }
 
 /** Verifier output kept per run: the head and the tail, where tracebacks and summaries are. */

@@ -152,6 +152,17 @@ function verifier(arm: ArmView): HTMLElement {
     section.appendChild(el("p", { class: "label", text: "Evidence" }));
     section.appendChild(evidence);
   }
+  const canaries = record.canaries || [];
+  if (canaries.length) {
+    // The canaries run among the suite's tests, so the output names them; say what they are.
+    section.appendChild(
+      el("p", {
+        class: "note",
+        "data-testid": "verifier-canaries",
+        text: `skillsmith added ${canaries.length} integrity ${canaries.length === 1 ? "canary" : "canaries"} to this verifier's tests (${canaries.map((canary) => `${canary.name}, made to ${canary.expect}`).join("; ")}): they check that outcomes were not forged, are not your tests and are not counted in the checks; the output marks their lines.`,
+      }),
+    );
+  }
   section.appendChild(
     el("pre", {
       "data-testid": "verifier-output",
