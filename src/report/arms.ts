@@ -5,11 +5,12 @@
  * run directory (reused baselines, re-graded runs). Every text from the run is escaped.
  */
 import type { BenchReport } from "../bench/analysis/report.js";
-import { escapeHtml, formatDelta, formatP } from "./format.js";
+import { escapeHtml, formatDelta, formatP, provisionalMark } from "./format.js";
 
 export function armsSection(report: BenchReport): string {
   const matrices = report.arms ?? [];
   if (matrices.length === 0) return "";
+  const provisional = provisionalMark(report);
   const parts = matrices.map((matrix) => {
     const cell = (row: string, column: string) => {
       const pair = matrix.pairs.find(
@@ -31,7 +32,7 @@ export function armsSection(report: BenchReport): string {
     const pairRows = matrix.pairs
       .map(
         (pair) =>
-          `<tr data-testid="arm-pair" data-label="${escapeHtml(pair.label)}"><td>${escapeHtml(pair.label)}</td><td>${pair.deltas.length} of ${pair.requirements}</td><td>${escapeHtml(formatDelta(pair.delta))}</td><td>${escapeHtml(formatP(pair.p))}</td><td>${escapeHtml(pair.class ?? "unscorable")}</td><td>${escapeHtml(formatP(pair.q))}</td><td>${escapeHtml(pair.classFdr ?? "-")}</td></tr>`,
+          `<tr data-testid="arm-pair" data-label="${escapeHtml(pair.label)}"><td>${escapeHtml(pair.label)}</td><td>${pair.deltas.length} of ${pair.requirements}</td><td>${escapeHtml(formatDelta(pair.delta))}</td><td>${escapeHtml(formatP(pair.p))}</td><td>${escapeHtml(pair.class ?? "unscorable")}${provisional}</td><td>${escapeHtml(formatP(pair.q))}</td><td>${escapeHtml(pair.classFdr ?? "-")}${pair.classFdr === null ? "" : provisional}</td></tr>`,
       )
       .join("");
     return `<h3>${escapeHtml(matrix.config)} / ${escapeHtml(matrix.skill)}</h3>

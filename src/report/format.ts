@@ -62,3 +62,15 @@ export function verdictName(profile: Profile): string {
 export function significant(profile: Profile, alpha: number): boolean {
   return profile.p !== null && profile.p < alpha;
 }
+
+/**
+ * Beside every verdict of a report of part of a run (`completeness.complete === false`): the
+ * verdict may change once the remaining runs are stored. Empty for a finished run.
+ */
+export function provisionalMark(report: {
+  readonly completeness?: { readonly complete: boolean } | undefined;
+}): string {
+  return report.completeness?.complete === false
+    ? ` <span class="provisional" data-testid="provisional" title="the run is incomplete: this verdict may change once every run is stored">(provisional)</span>`
+    : "";
+}

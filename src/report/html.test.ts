@@ -176,6 +176,31 @@ describe("renderHtmlReport", () => {
     expect(cell("alpha", "b")?.slice(1)).toEqual(["+20.0", undefined]);
   });
 
+  it("marks every verdict cell provisional in a report of an incomplete run, and none otherwise", () => {
+    const incomplete = renderHtmlReport(
+      { ...fixture(), completeness: { complete: false, stored: 3, planned: 40 } },
+      { generatedAt: new Date("2026-01-02T03:04:05Z") },
+    );
+    expect(incomplete).toContain(
+      "<strong>incomplete: 3 of 40 runs</strong> stored — every verdict on this page is provisional",
+    );
+    // The fixture's six profiles (three skills × two configurations): each heatmap cell, each
+    // profile's class and the multiplicity table's classes say so beside the verdict itself.
+    const cells = [
+      ...incomplete.matchAll(/<td data-testid="heatmap-cell"[^>]*>([\s\S]*?)<\/td>/g),
+    ].map((match) => match[1] ?? "");
+    expect(cells).toHaveLength(6);
+    for (const cell of cells)
+      expect(cell).toMatch(
+        /<span class="class">[^<]+<\/span> <span class="provisional"[^>]*>\(provisional\)<\/span>/,
+      );
+    const classes = [...incomplete.matchAll(/<dd data-testid="class">([\s\S]*?)<\/dd>/g)];
+    expect(classes).toHaveLength(6);
+    for (const entry of classes) expect(entry[1]).toContain("(provisional)");
+    expect(html).not.toContain('data-testid="provisional"');
+    expect(html).not.toContain('data-testid="incomplete"');
+  });
+
   it("draws a scatter with the correlation when there are two configurations", () => {
     expect(html).toContain('id="scatter-chart-0"');
     expect(html).toContain("Pearson r = 0.97, Spearman ρ = 1.00 over 3 skills.");

@@ -37,6 +37,7 @@ import {
   formatP,
   formatProfileP,
   formatRatio,
+  provisionalMark,
   significant,
   verdictName,
 } from "./format.js";
@@ -169,11 +170,12 @@ function heatmapTable(report: BenchReport, skills: readonly string[], alpha: num
       const star = significant(profile, alpha)
         ? `<span class="star" title="p &lt; ${alpha}">★</span>`
         : "";
+      const provisional = provisionalMark(report);
       if (profile.unscorable !== null) {
-        return `<td data-testid="heatmap-cell" data-skill="${escapeHtml(skill)}" data-config="${escapeHtml(config)}" data-unscorable="true" title="${escapeHtml(profile.unscorable)}"><span class="class">Unscorable</span> <span class="reason">${escapeHtml(profile.unscorable)}</span></td>`;
+        return `<td data-testid="heatmap-cell" data-skill="${escapeHtml(skill)}" data-config="${escapeHtml(config)}" data-unscorable="true" title="${escapeHtml(profile.unscorable)}"><span class="class">Unscorable</span>${provisional} <span class="reason">${escapeHtml(profile.unscorable)}</span></td>`;
       }
-      const title = `Δ ${formatDelta(profile.delta)} pp, p ${formatProfileP(profile)}, ${verdictName(profile)}, measured ${profile.measured.measurable} of ${profile.measured.total} requirements`;
-      return `<td data-testid="heatmap-cell" data-skill="${escapeHtml(skill)}" data-config="${escapeHtml(config)}" title="${escapeHtml(title)}"><span class="delta">${formatDelta(profile.delta)}</span>${star} <span class="class">${verdictName(profile)}</span> <span class="p">p ${formatProfileP(profile)}</span></td>`;
+      const title = `Δ ${formatDelta(profile.delta)} pp, p ${formatProfileP(profile)}, ${verdictName(profile)}${provisional === "" ? "" : " (provisional: the run is incomplete)"}, measured ${profile.measured.measurable} of ${profile.measured.total} requirements`;
+      return `<td data-testid="heatmap-cell" data-skill="${escapeHtml(skill)}" data-config="${escapeHtml(config)}" title="${escapeHtml(title)}"><span class="delta">${formatDelta(profile.delta)}</span>${star} <span class="class">${verdictName(profile)}</span>${provisional} <span class="p">p ${formatProfileP(profile)}</span></td>`;
     });
     return `<tr><th scope="row">${escapeHtml(skill)}</th>${cells.join("")}</tr>`;
   });
@@ -249,6 +251,7 @@ function profileSection(
   chart: Chart | undefined,
   alpha: number,
   href: PairHref | undefined,
+  provisional: string,
 ): string {
   const rows = profile.requirements
     .map((outcome) => {
@@ -268,14 +271,14 @@ function profileSection(
   return `<section class="profile" data-testid="profile" data-skill="${escapeHtml(profile.skill)}" data-config="${escapeHtml(profile.config)}">
 <h3>${escapeHtml(profile.skill)} <small>under ${escapeHtml(profile.config)}</small></h3>
 <dl class="summary">
-${profile.unscorable === null ? "" : `<dt>verdict</dt><dd data-testid="unscorable">Unscorable: ${escapeHtml(profile.unscorable)}</dd>`}
+${profile.unscorable === null ? "" : `<dt>verdict</dt><dd data-testid="unscorable">Unscorable: ${escapeHtml(profile.unscorable)}${provisional}</dd>`}
 <dt>measured</dt><dd data-testid="measured">${profile.measured.measurable} of ${plural(profile.measured.total, "requirement")}</dd>
 <dt>pass ratio without → with</dt><dd>${formatRatio(profile.without)} → ${formatRatio(profile.with)}</dd>
 <dt>Δ</dt><dd>${formatDelta(profile.delta)} pp${significant(profile, alpha) ? " ★" : ""}</dd>
 <dt>p (sign-flip, n = ${profile.n})</dt><dd>${formatProfileP(profile)}</dd>
-<dt>class</dt><dd>${verdictName(profile)}</dd>
+<dt>class</dt><dd data-testid="class">${verdictName(profile)}${provisional}</dd>
 ${profile.review === undefined ? "" : `<dt>needs review</dt><dd data-testid="needs-review">the patch scan found evidence in ${plural(profile.review.runs.length, "run")} no person has reviewed: ${escapeHtml(profile.review.runs.join(", "))}; \`skillsmith bench review\` lists the findings</dd>`}
-${profileStatistics(profile)}
+${profileStatistics(profile, provisional)}
 <dt>sensitivity</dt><dd>${escapeHtml(sensitivityText(profile))} (t-test p ${formatP(profile.sensitivity.ttest.p)}, Wilcoxon p ${formatP(profile.sensitivity.wilcoxon.p)})</dd>
 <dt>activation rate</dt><dd>${activation}</dd>
 </dl>
@@ -490,7 +493,7 @@ export function renderHtmlReport(report: BenchReport, options: HtmlReportOptions
     // An unscorable profile has no measurable requirement: no chart, its table says why.
     const chart = profile.n === 0 ? undefined : requirementSpec(profile, index);
     if (chart !== undefined) charts.push(chart);
-    return profileSection(profile, chart, alpha, href);
+    return profileSection(profile, chart, alpha, href, provisionalMark(report));
   });
   const scatter = scatterSection(report, charts);
   const usage = usageSpec(report);

@@ -7,7 +7,7 @@
 import type { BenchReport, Profile } from "../bench/analysis/report.js";
 import { describeShiftInterval, INEFFECTIVE_DEFINITION, type SkillClass } from "../stats/index.js";
 // A cycle with html.ts, which places these sections; only called at render time, so harmless.
-import { escapeHtml } from "./format.js";
+import { escapeHtml, provisionalMark } from "./format.js";
 
 const CLASS_NAMES: Record<SkillClass, string> = {
   golden: "Golden",
@@ -38,11 +38,11 @@ export function classDefinitions(): string {
 }
 
 /** `<dt>/<dd>` pairs for a profile's summary list. */
-export function profileStatistics(profile: Profile): string {
+export function profileStatistics(profile: Profile, provisional = ""): string {
   if (profile.unscorable !== null) return "";
   const parts = [
     `<dt>q (Benjamini–Hochberg)</dt><dd data-testid="q-value">${pText(profile.q)}</dd>`,
-    `<dt>class under FDR control</dt><dd data-testid="class-fdr">${profile.classFdr === null ? "—" : CLASS_NAMES[profile.classFdr]}</dd>`,
+    `<dt>class under FDR control</dt><dd data-testid="class-fdr">${profile.classFdr === null ? "—" : `${CLASS_NAMES[profile.classFdr]}${provisional}`}</dd>`,
   ];
   const effect = profile.detectable;
   if (effect !== null) {
@@ -72,11 +72,12 @@ export function multiplicitySection(report: BenchReport): string {
   const table = report.multiplicity;
   if (table.tested === 0) return "";
   const expected = table.expectedFalseDiscoveries;
+  const provisional = provisionalMark(report);
   const rows = report.profiles
     .filter((profile) => profile.p !== null)
     .map(
       (profile) =>
-        `<tr data-testid="multiplicity-row" data-skill="${escapeHtml(profile.skill)}" data-config="${escapeHtml(profile.config)}"><td>${escapeHtml(profile.config)}</td><td>${escapeHtml(profile.skill)}</td><td>${profilePText(profile)}</td><td>${profile.class === null ? "—" : CLASS_NAMES[profile.class]}</td><td>${pText(profile.q)}</td><td>${profile.classFdr === null ? "—" : CLASS_NAMES[profile.classFdr]}</td></tr>`,
+        `<tr data-testid="multiplicity-row" data-skill="${escapeHtml(profile.skill)}" data-config="${escapeHtml(profile.config)}"><td>${escapeHtml(profile.config)}</td><td>${escapeHtml(profile.skill)}</td><td>${profilePText(profile)}</td><td>${profile.class === null ? "—" : `${CLASS_NAMES[profile.class]}${provisional}`}</td><td>${pText(profile.q)}</td><td>${profile.classFdr === null ? "—" : `${CLASS_NAMES[profile.classFdr]}${provisional}`}</td></tr>`,
     )
     .join("");
   const notTested = table.notTested
