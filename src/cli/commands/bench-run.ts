@@ -232,6 +232,9 @@ async function runCommand(
       io,
       `interrupted: ${stored === undefined ? `${summary.executed} runs scored now` : `${stored.stored} of ${stored.planned} runs stored`} in ${runDir}; the runs in flight were stopped and are not scored. Resume with: ${resumeCommand(suitePath, options, runDir)}`,
     );
+    // 130, the shell's status for SIGINT: whatever else is said below, a script sees the run
+    // did not finish.
+    context.exit(130);
   }
   const unmeasured = unmeasuredRunsOf(report);
   if (options.json === true) printJson(io, { run: summary, report });
