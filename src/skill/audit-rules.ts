@@ -392,10 +392,54 @@ const ADDRESSES_AGENT =
 const ACTING_IMPERATIVE =
   /^(?:(?:please|important|note|system|instruction|instructions)\s*[:!,-]?\s*)*(?:ignore|disregard|forget|override|bypass|run|execute|exec|send|upload|post|email|exfiltrate|download|curl|wget|fetch|install|always|never|do not|don'?t|pretend|reveal|print|output|delete|respond|reply|answer|act as|you are now|from now on|instead)\b/i;
 
+/**
+ * What makes a comment an attack in any file, a template's included: overriding instructions,
+ * running or fetching code, sending data away, touching secrets, deceiving the user.
+ */
+const DANGEROUS_ACT = new RegExp(
+  [
+    // Overriding what the agent was told.
+    String.raw`\b(?:ignore|disregard|forget|override|bypass)\b(?:\s+\S+){0,3}?\s+(?:instructions?|rules?|guidelines?|system|previous|prior|above|user)\b`,
+    String.raw`\b(?:system prompt|previous instructions|prior instructions)\b`,
+    // Fetching or running code.
+    String.raw`\b(?:curl|wget|eval|exec|execute)\b`,
+    String.raw`\brun\s+(?:this|the following|curl|wget|sh|bash|python|a script|the script)\b`,
+    // Sending data away, touching secrets.
+    String.raw`\b(?:exfiltrat\w*|upload)\b`,
+    String.raw`\b(?:read|cat|copy|print|reveal|send|include|paste|output)\s+(?:\S+\s+){0,3}?\S*?(?:secrets?|tokens?|passwords?|credentials?|\.ssh|id_rsa|\.env|api[ _-]?keys?)\b`,
+    String.raw`\b(?:send|post|e-?mail|forward|transmit)\b(?:\s+\S+){0,6}?\s+to\s+(?:https?:|\S+@|\S+\.\w{2,})`,
+    // Destroying, deceiving.
+    String.raw`\brm\s+-\w*r\w*f|\bdelete\s+(?:all|every|the (?:repo|repository|files|folder|directory|home))\b`,
+    String.raw`\b(?:do not|don't|never)\s+(?:tell|mention|inform|show|reveal)\b|\bwithout (?:telling|asking)\b|\bconceal\b|\bkeep (?:this|it) (?:secret|hidden)\b`,
+  ].join("|"),
+  "i",
+);
+
+/**
+ * A file an agent copies and fills in (`templates/`, `assets/`, `*template*`): its comments are how
+ * the template tells whoever fills it what goes where ("WHAT: … WHY: … WHEN: update after each
+ * phase"), read in the raw file by the reviewer as by the agent.
+ */
+export function isTemplateFile(relativePath: string): boolean {
+  const parts = relativePath.split(/[\\/]/);
+  const name = (parts.at(-1) ?? "").toLowerCase();
+  return (
+    parts.slice(0, -1).some((part) => /^(?:templates?|assets)$/i.test(part)) ||
+    name.includes("template")
+  );
+}
+
 export type CommentVerdict = "instruction" | "text" | "none";
 
-/** Classify the text inside one HTML comment (Markdown and plain-text files only). */
-export function classifyComment(inner: string): CommentVerdict {
+/**
+ * Classify the text inside one HTML comment (Markdown and plain-text files only). In a template
+ * (`isTemplateFile`) a comment is filling guidance unless it asks for something dangerous
+ * (`DANGEROUS_ACT`): only then is it reported, as an instruction.
+ */
+export function classifyComment(
+  inner: string,
+  context: { readonly template?: boolean } = {},
+): CommentVerdict {
   const text = inner
     .replace(/\bhttps?:\/\/\S+|\bwww\.\S+/gi, " ")
     .replace(/\s+/g, " ")
@@ -407,6 +451,9 @@ export function classifyComment(inner: string): CommentVerdict {
     /^(?:markdownlint|prettier|eslint|biome|vale|cspell|textlint|lint|toc|mdformat)\b/i.test(text)
   )
     return "none";
+  // Read with its addresses: "send the notes to https://…" is dangerous because of where.
+  if (context.template === true)
+    return DANGEROUS_ACT.test(inner.replace(/\s+/g, " ")) ? "instruction" : "none";
   if (ADDRESSES_AGENT.test(text) || ACTING_IMPERATIVE.test(text)) return "instruction";
   if (METADATA_COMMENT.test(text) || EDITOR_NOTE.test(text)) return "none";
   return text.split(" ").length >= 4 ? "text" : "none";

@@ -8,6 +8,7 @@ import {
   BASE64_RULE,
   classifyComment,
   downloadTarget,
+  isTemplateFile,
   LINE_RULES,
   shellNormalised,
 } from "./audit-rules.js";
@@ -118,7 +119,8 @@ export async function auditSkillFolder(path: string): Promise<AuditReport> {
       continue;
     }
     const text = textOf(bytes, entry.path);
-    if (text !== undefined) findings.push(...auditText(text, file));
+    if (text !== undefined)
+      findings.push(...auditText(text, file, { template: isTemplateFile(entry.path) }));
   }
   return { path, findings: withIds(sortFindings(findings), path) };
 }
@@ -203,7 +205,11 @@ function codePointList(matches: readonly string[]): string {
 }
 
 /** Scan one text file. Exported for tests and for auditing text that is not on disk yet. */
-export function auditText(text: string, file: string): ScannedFinding[] {
+export function auditText(
+  text: string,
+  file: string,
+  options: { readonly template?: boolean } = {},
+): ScannedFinding[] {
   const findings: ScannedFinding[] = [];
   const seen = new Set<string>();
   const perRule = new Map<string, number>();
@@ -301,7 +307,7 @@ export function auditText(text: string, file: string): ScannedFinding[] {
   // Comments hide text only where the file is rendered: Markdown and plain text. An `.html`
   // template's comments are read as source, by the reviewer as by the agent.
   if (isProse) {
-    findings.push(...auditHtmlComments(text, file, lines));
+    findings.push(...auditHtmlComments(text, file, lines, options.template === true));
   }
   return findings;
 }
@@ -310,7 +316,12 @@ export function auditText(text: string, file: string): ScannedFinding[] {
 const EMOJI_JOINER =
   /(?<=\p{Extended_Pictographic}[\uFE0F\u{1F3FB}-\u{1F3FF}]?)\u200D(?=\p{Extended_Pictographic})/gu;
 
-function auditHtmlComments(text: string, file: string, lines: readonly string[]): ScannedFinding[] {
+function auditHtmlComments(
+  text: string,
+  file: string,
+  lines: readonly string[],
+  template: boolean,
+): ScannedFinding[] {
   const findings: ScannedFinding[] = [];
   const lineOf = lineLocator(text);
   const pattern = /<!--([\s\S]*?)(-->|$)/g;
@@ -329,7 +340,7 @@ function auditHtmlComments(text: string, file: string, lines: readonly string[])
       });
       break;
     }
-    const verdict = classifyComment(inner);
+    const verdict = classifyComment(inner, { template });
     if (verdict === "instruction") {
       findings.push({
         code: "html-comment-instruction",

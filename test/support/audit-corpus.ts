@@ -279,3 +279,65 @@ export function formatMeasurement(measurement: CorpusMeasurement): string {
   );
   return lines.join("\n");
 }
+
+/** What the audit gave on the held-out real skills (`held-out/`), against the hand labels. */
+export interface HeldOutMeasurement {
+  readonly skills: number;
+  /** `skill: rule file:line` of each finding not labelled. */
+  readonly falsePositives: string[];
+  /** Each labelled finding not given. */
+  readonly falseNegatives: string[];
+  readonly truePositives: number;
+  /** Skills given a high finding that should pass, and ones that should fail but passed. */
+  readonly wronglyFailed: string[];
+  readonly missedFailures: string[];
+  readonly mismatches: string[];
+}
+
+interface HeldOutFile {
+  readonly skills: Record<string, { readonly fails: boolean; readonly expected: Expectation[] }>;
+}
+
+/** Run `audit` over each held-out skill's `skill/` folder and compare with `expected.json`. */
+export async function measureHeldOut(audit: Auditor): Promise<HeldOutMeasurement> {
+  const root = join(CORPUS_ROOT, "held-out");
+  const labels = JSON.parse(await readFile(join(root, "expected.json"), "utf8")) as HeldOutFile;
+  const falsePositives: string[] = [];
+  const falseNegatives: string[] = [];
+  const wronglyFailed: string[] = [];
+  const missedFailures: string[] = [];
+  let truePositives = 0;
+  for (const [name, label] of Object.entries(labels.skills)) {
+    const folder = join(root, name, "skill");
+    const wanted = new Set<string>();
+    for (const expectation of label.expected) {
+      wanted.add(
+        `${expectation.rule} ${expectation.file}:${(await expectedLine(folder, expectation)) ?? ""}`,
+      );
+    }
+    const report = await audit(folder);
+    const given = new Set(
+      report.findings.map(
+        (finding) =>
+          `${finding.code} ${relative(folder, finding.file).split("\\").join("/")}:${finding.line ?? ""}`,
+      ),
+    );
+    for (const key of given) {
+      if (wanted.has(key)) truePositives++;
+      else falsePositives.push(`${name}: ${key}`);
+    }
+    for (const key of wanted) if (!given.has(key)) falseNegatives.push(`${name}: ${key}`);
+    const failed = report.findings.some((finding) => finding.severity === "high");
+    if (failed && !label.fails) wronglyFailed.push(name);
+    if (!failed && label.fails) missedFailures.push(name);
+  }
+  return {
+    skills: Object.keys(labels.skills).length,
+    falsePositives,
+    falseNegatives,
+    truePositives,
+    wronglyFailed,
+    missedFailures,
+    mismatches: [...falsePositives.map((key) => `false positive ${key}`), ...falseNegatives],
+  };
+}
