@@ -71,9 +71,57 @@ const SANDBOXES: { name: string; sandbox: SandboxV1 | undefined; python: string 
   { name: "container", sandbox: container, python: "python3" },
 ];
 
-for (const { name, sandbox, python } of SANDBOXES) {
+interface TableRun {
+  readonly root: string;
+  readonly results: RunResult[];
+  readonly report: BenchReport;
+}
+
+/** One sandbox's table: every row's with and without arm through `runSuite`. */
+async function runTable(sandbox: SandboxV1, python: string): Promise<TableRun> {
+  const root = await mkdtemp(join(tmpdir(), "verifier-defence-"));
+  const repository = await tinyRepository(root);
+  const suite = join(root, "suite");
+  await mkdir(suite, { recursive: true });
+  await writeFile(
+    join(suite, "suite.yaml"),
+    "format: skillsmith-suite/1\nname: defence\nconfigurations:\n  - id: replay\n    agent: replay\n    limits: { timeoutSeconds: 120 }\n",
+  );
+  const verifier = verifierFor(python);
+  await writeAttackSkill(suite, "attacks", repository, DEFENCE_ATTACKS, verifier);
+  await writeAttackSkill(suite, "control", repository, [CONTROL], verifier);
+  const predictions = join(root, "predictions.jsonl");
+  await writeFile(
+    predictions,
+    `${[...attackPredictionLines("attacks", DEFENCE_ATTACKS, STUB), ...attackPredictionLines("control", [CONTROL], STUB)].join("\n")}\n`,
+  );
+  // Three runs at a time: a run mostly waits on its sandbox (bubblewrap's or the engine's start,
+  // pytest's import), so a third overlaps the other two's waits without starving them.
+  return { root, ...(await runAttackSuite(root, suite, predictions, sandbox, 3)) };
+}
+
+// Both sandboxes' tables start together when the file loads, and each half's hook awaits its own:
+// the container half's engine waits overlap the bubblewrap half's CPU (they ran one after the
+// other before). A failure is kept and thrown in the hook that awaits it.
+const TABLES = new Map(
+  SANDBOXES.flatMap(({ name, sandbox, python }) =>
+    sandbox === undefined
+      ? []
+      : [
+          [
+            name,
+            runTable(sandbox, python).then(
+              (table) => ({ table }),
+              (error: unknown) => ({ error }),
+            ),
+          ] as const,
+        ],
+  ),
+);
+
+for (const { name, sandbox } of SANDBOXES) {
   describe.skipIf(sandbox === undefined)(`verifier defence in depth (${name})`, () => {
-    let root: string;
+    let root: string | undefined;
     let results: RunResult[] = [];
     let report: BenchReport;
     const resultOf = (requirement: string, arm: "with" | "without"): RunResult => {
@@ -85,24 +133,11 @@ for (const { name, sandbox, python } of SANDBOXES) {
     };
 
     beforeAll(async () => {
-      root = await mkdtemp(join(tmpdir(), "verifier-defence-"));
-      const repository = await tinyRepository(root);
-      const suite = join(root, "suite");
-      await mkdir(suite, { recursive: true });
-      await writeFile(
-        join(suite, "suite.yaml"),
-        "format: skillsmith-suite/1\nname: defence\nconfigurations:\n  - id: replay\n    agent: replay\n    limits: { timeoutSeconds: 120 }\n",
-      );
-      const verifier = verifierFor(python);
-      await writeAttackSkill(suite, "attacks", repository, DEFENCE_ATTACKS, verifier);
-      await writeAttackSkill(suite, "control", repository, [CONTROL], verifier);
-      const predictions = join(root, "predictions.jsonl");
-      await writeFile(
-        predictions,
-        `${[...attackPredictionLines("attacks", DEFENCE_ATTACKS, STUB), ...attackPredictionLines("control", [CONTROL], STUB)].join("\n")}\n`,
-      );
-      ({ results, report } = await runAttackSuite(root, suite, predictions, sandbox ?? "local"));
-    }, 900_000);
+      const outcome = await TABLES.get(name);
+      if (outcome === undefined) throw new Error(`no table was started for ${name}`);
+      if ("error" in outcome) throw outcome.error;
+      ({ root, results, report } = outcome.table);
+    }, 1_500_000);
 
     afterAll(async () => {
       if (process.env.SKILLSMITH_ATTACK_TABLE === "1" && results.length > 0) {

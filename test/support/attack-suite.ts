@@ -76,6 +76,7 @@ export async function runAttackSuite(
   suite: string,
   predictions: string,
   sandbox: SandboxV1 | "local",
+  concurrency = 2,
 ): Promise<{ results: RunResult[]; report: BenchReport }> {
   const runDir = join(root, "run");
   await runSuite({
@@ -84,7 +85,7 @@ export async function runAttackSuite(
     predictions,
     sandbox,
     cacheDir: join(root, "cache"),
-    concurrency: 2,
+    concurrency,
   });
   const store = ResultsStore.openReadOnly(runDir);
   try {

@@ -3,7 +3,7 @@
  * at the verifier's mount path with its own files read-only, its reward folder beside it, and
  * the mapping between sandbox and host paths that the integrity checks and reports use.
  */
-import { cp, mkdir, readdir, rm } from "node:fs/promises";
+import { cp, mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { dirname, join, posix, relative, sep } from "node:path";
 import type { ChannelAdditions, Mount, SandboxExecResult } from "../../env/index.js";
 import type { SuiteVerifier } from "../suite/types.js";
@@ -11,8 +11,6 @@ import type { SuiteVerifierTarget } from "./verifier.js";
 
 /** A verifier's wall-time limit when neither it nor its environment names one (in manifests). */
 export const defaultTimeoutMs = 10 * 60_000;
-/** Beyond this many files a verifier's files are not each made read-only (mount count). */
-const READ_ONLY_FILE_LIMIT = 256;
 
 /** `path` relative to `folder` (both sandbox paths), or undefined when it lies outside. */
 export function within(path: string, folder: string): string | undefined {
@@ -35,6 +33,22 @@ async function copyVerifier(verifier: SuiteVerifier, copy: string): Promise<stri
     .filter((entry) => entry.isFile())
     .map((entry) => relative(copy, join(entry.parentPath, entry.name)).split(sep).join("/"))
     .sort();
+}
+
+/**
+ * A writable mount for the report a verifier writes inside its read-only folder: an empty file at
+ * the report's path in the copy (an empty file is no report: `readJunitReports` reads none from
+ * it), or a folder when the name is not an XML file's, mounted over itself.
+ */
+async function writableReport(copy: string, report: string, mountPath: string): Promise<Mount> {
+  const host = join(copy, report);
+  if (report.endsWith(".xml")) {
+    await mkdir(dirname(host), { recursive: true });
+    await writeFile(host, "", { flag: "a" });
+  } else {
+    await mkdir(host, { recursive: true });
+  }
+  return { hostPath: host, sandboxPath: posix.join(mountPath, report), readOnly: false };
 }
 
 export interface Layout {
@@ -92,18 +106,17 @@ export async function verifierLayout(
   const junitFile =
     junitSandbox === undefined ? undefined : within(junitSandbox, verifier.mountPath);
 
-  const mounts: Mount[] = [{ hostPath: copy, sandboxPath: verifier.mountPath, readOnly: false }];
+  // The whole verifier folder is read-only: the code it tests can neither rewrite its files (a
+  // test module rewritten while an earlier one is collected, an expected-output file edited to
+  // match) nor add any (a helper module or `.pyc` planted beside the tests, which Python and the
+  // tripwire would take for the verifier's own). What the verifier writes goes elsewhere: bytecode
+  // and pytest's cache to the channel's scratch folder, the JUnit report to its own writable mount.
+  const mounts: Mount[] = [{ hostPath: copy, sandboxPath: verifier.mountPath, readOnly: true }];
+  if (junitFile !== undefined && junitFile !== "" && !unsafe) {
+    mounts.push(await writableReport(copy, junitFile, verifier.mountPath));
+  }
   if (rewardDir !== undefined) {
     mounts.push({ hostPath: rewardHost, sandboxPath: rewardDir, readOnly: false });
-  }
-  // The verifier's own files cannot be rewritten by the code it tests (a test module rewritten
-  // while an earlier one is collected, an expected-output file edited to match).
-  for (const file of files.filter((name) => name !== junitFile).slice(0, READ_ONLY_FILE_LIMIT)) {
-    mounts.push({
-      hostPath: join(copy, file),
-      sandboxPath: posix.join(verifier.mountPath, file),
-      readOnly: true,
-    });
   }
   // Without a mount namespace nothing can appear at its sandbox path: run in the host copies.
   const cwd = unsafe ? (hostPathOf(verifier.cwd) ?? copy) : verifier.cwd;

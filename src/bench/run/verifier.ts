@@ -21,6 +21,7 @@ import { tmpdir } from "node:os";
 import { join, posix, relative } from "node:path";
 import { UsageError } from "../../core/errors.js";
 import {
+  type CanaryPlan,
   type CheckResult,
   flagForLimit,
   InventoryMemo,
@@ -29,11 +30,13 @@ import {
   junitShortfall,
   materialiseWorkspace,
   type PreparedBase,
+  type PytestInventory,
   parseRunnerSummary,
   readJunitReports,
   runWithChannel,
   type SandboxExecResult,
   type SandboxV1,
+  type ScoredChannelRun,
   stripAnsi,
   takeInventory,
   type VerifierInventory,
@@ -42,6 +45,7 @@ import {
 import type { StoredCanary } from "../store/results.js";
 import type { SuiteRequirement, SuiteSkill, SuiteVerifier } from "../suite/types.js";
 import { readCtrfChecks, readHarborReward } from "./reward.js";
+import { rewardAgreement, rewardCeiling, rewardDisagreement } from "./reward-check.js";
 import { type Layout, verifierLayout, within } from "./verifier-layout.js";
 
 export interface SuiteVerifierRun {
@@ -227,11 +231,8 @@ async function inventoryKey(target: SuiteVerifierTarget): Promise<string> {
 export async function suiteVerifierInventory(
   target: SuiteVerifierTarget,
 ): Promise<VerifierInventory> {
-  // A reward-scored verifier (Harbor) is read from its reward file, not from test ids: nothing
-  // to collect beforehand, and no container to spend on it.
-  if (target.verifier.scoring === "reward") {
-    return { kind: "opaque", reason: "scored from the task's reward file", junitChecks: 0 };
-  }
+  // A reward-scored verifier (Harbor) gets one too: when its test.sh runs pytest, the reward is
+  // reconciled with the channel (`reward-check.ts`); when it does not, the inventory says why.
   return inventories.get(await inventoryKey(target), async () => {
     const scratch = await mkdtemp(join(tmpdir(), "skillsmith-inventory-"));
     const untouched = await target.untouched?.materialise();
@@ -262,26 +263,11 @@ export async function runSuiteVerifier(
   const { verifier } = options;
   const inventory = options.inventory ?? (await suiteVerifierInventory(options));
   const place = await verifierLayout(options, options.workspace, options.scratch);
-  if (verifier.scoring === "reward") return runRewardVerifier(place);
+  if (verifier.scoring === "reward") return runRewardVerifier(place, options, inventory);
 
   if (inventory.kind === "pytest") {
     const plan = await injectCanaries(inventory, (file) => join(place.copy, file));
-    const workspaceRoot = place.unsafe ? options.workspace : options.workspaceMountPath;
-    const { execution, assessment } = await runWithChannel({
-      inventory,
-      plan,
-      sandboxPathOf: (file) => place.sandboxPathOf(file),
-      locate: (path) => place.locate(path),
-      hostPaths: place.unsafe,
-      execute: (additions) => place.execute(additions),
-      readJunit: async () => {
-        const host = place.junitHost();
-        if (host === undefined) return undefined;
-        return (await readJunitReports(host)) ?? "missing";
-      },
-      conftestAllowed: (path) =>
-        place.verifierFile(path) !== undefined || within(path, workspaceRoot) !== undefined,
-    });
+    const { execution, assessment } = await channelRun(place, options, inventory, plan);
     const limited = withLimitHit(assessment, execution);
     return verifierRun(execution, {
       checks: assessment.checks,
@@ -353,33 +339,90 @@ export async function runSuiteVerifier(
 }
 
 /**
+ * The verifier's command with skillsmith's channel open (`plan`: this run's canaries, if any),
+ * assessed against the inventory.
+ */
+function channelRun(
+  place: Layout,
+  options: RunSuiteVerifierOptions,
+  inventory: PytestInventory,
+  plan: CanaryPlan | undefined,
+): Promise<ScoredChannelRun> {
+  const workspaceRoot = place.unsafe ? options.workspace : options.workspaceMountPath;
+  return runWithChannel({
+    inventory,
+    plan,
+    sandboxPathOf: (file) => place.sandboxPathOf(file),
+    locate: (path) => place.locate(path),
+    hostPaths: place.unsafe,
+    execute: (additions) => place.execute(additions),
+    readJunit: async () => {
+      const host = place.junitHost();
+      if (host === undefined) return undefined;
+      return (await readJunitReports(host)) ?? "missing";
+    },
+    conftestAllowed: (path) =>
+      place.verifierFile(path) !== undefined || within(path, workspaceRoot) !== undefined,
+  });
+}
+
+/**
  * Harbor's contract (`reward.ts`): run test.sh once, score by the reward file in the fresh reward
  * folder, per-test detail from CTRF when written. A limit the sandbox saw hit wins, as elsewhere.
+ * When test.sh runs pytest (the inventory saw skillsmith's plugin load), it runs with the channel
+ * open and no canaries (a must-fail canary would fail pytest, and with it every reward): a failed
+ * cross-check, or a reward above what the channel's outcomes allow, is `tampered`. Otherwise the
+ * evidence says why the reward was not cross-checked.
  */
-async function runRewardVerifier(place: Layout): Promise<SuiteVerifierRun> {
+async function runRewardVerifier(
+  place: Layout,
+  options: RunSuiteVerifierOptions,
+  inventory: VerifierInventory,
+): Promise<SuiteVerifierRun> {
   if (place.rewardDir === undefined || place.unsafe) {
     throw new UsageError(
       "reward-verifier-unsupported",
       "a reward-scored (Harbor) verifier needs a rewardFile and a sandbox with mounts (--sandbox container)",
     );
   }
-  const execution = await place.execute({ env: {}, mounts: [] });
+  const channel =
+    inventory.kind === "pytest"
+      ? await channelRun(place, options, inventory, undefined)
+      : undefined;
+  const execution = channel?.execution ?? (await place.execute({ env: {}, mounts: [] }));
   const { limitHit, flags, evidence } = limitFindings(execution);
   const ctrf = await readCtrfChecks(place.rewardHost);
   const reading = await readHarborReward(place.rewardHost);
   let passRatio = 0;
-  let checks: CheckResult[] = ctrf ?? [];
+  // The channel's outcomes, when there are some, are the per-test detail the code cannot forge.
+  let checks: CheckResult[] = channel === undefined ? (ctrf ?? []) : [...channel.assessment.checks];
   if (reading.kind === "reward") {
     passRatio = reading.value;
     flags.push("reward-file");
     evidence.push(`reward ${reading.value} from ${reading.file}`);
     if (reading.note !== undefined) evidence.push(reading.note);
-    if (ctrf === undefined) {
+    if (checks.length === 0) {
       checks = [{ name: reading.file, status: reading.value >= 1 ? "pass" : "fail" }];
     }
   } else {
     flags.push("reward-missing");
     evidence.push(reading.detail);
+  }
+  if (channel === undefined) {
+    evidence.push(
+      `reward not cross-checked: ${inventory.kind === "opaque" ? inventory.reason : ""}`,
+    );
+  } else if (limitHit === undefined) {
+    const ceiling = rewardCeiling(channel.outcome, channel.assessment);
+    const disagreement =
+      reading.kind === "reward" ? rewardDisagreement(reading, ceiling) : undefined;
+    const tampered = channel.assessment.flags.includes("tampered") || disagreement !== undefined;
+    if (tampered) {
+      flags.push("tampered");
+      evidence.push(...channel.assessment.evidence);
+      if (disagreement !== undefined) evidence.push(disagreement);
+      passRatio = 0;
+    } else evidence.push(rewardAgreement(ceiling));
   }
   if (limitHit !== undefined) passRatio = 0;
   return verifierRun(execution, {

@@ -60,7 +60,12 @@ export async function openVerifierChannel(
     const inside = options.hostPaths ? folder : CHANNEL_MOUNT_PATH;
     const own = options.env ?? {};
     const env: Record<string, string> = {
-      PYTEST_ADDOPTS: joinNonEmpty(" ", `-p ${PLUGIN_MODULE}`, own.PYTEST_ADDOPTS),
+      // pytest's cache goes to the scratch folder: the verifier's folder is read-only.
+      PYTEST_ADDOPTS: joinNonEmpty(
+        " ",
+        `-p ${PLUGIN_MODULE} -o cache_dir=${posix.join(options.hostPaths ? scratch : SCRATCH_MOUNT_PATH, "pytest-cache")}`,
+        own.PYTEST_ADDOPTS,
+      ),
       PYTHONPATH: joinNonEmpty(":", posix.join(inside, "python"), own.PYTHONPATH),
       SKILLSMITH_VERIFIER_CHANNEL: posix.join(inside, SOCKET_NAME),
       PYTHONDONTWRITEBYTECODE: "1",

@@ -115,6 +115,8 @@ export interface ScoredChannelRun {
   readonly execution: SandboxExecResult;
   readonly assessment: IntegrityAssessment;
   readonly canaries: readonly Canary[];
+  /** What came over the channel (a Harbor reward is reconciled with it: `reward-check.ts`). */
+  readonly outcome: ChannelOutcome;
 }
 
 /**
@@ -149,7 +151,7 @@ export async function runWithChannel(
     conftestAllowed: options.conftestAllowed,
     locate: options.locate,
   });
-  return { execution, assessment, canaries };
+  return { execution, assessment, canaries, outcome };
 }
 
 /**

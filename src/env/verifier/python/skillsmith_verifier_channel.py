@@ -253,6 +253,9 @@ def _leave_children_plain():
         words = addopts.split()
         if words[:2] == ["-p", __name__]:
             words = words[2:]
+            # skillsmith's cache folder for this session (the verifier's folder is read-only).
+            if words[:1] == ["-o"] and len(words) > 1 and words[1].startswith("cache_dir="):
+                words = words[2:]
         if words:
             os.environ["PYTEST_ADDOPTS"] = " ".join(words)
         else:
@@ -315,6 +318,12 @@ _sep = os.sep
 _workspace_root = os.environ.get("SKILLSMITH_WORKSPACE")
 _workspace_root = _abspath(_workspace_root) + _sep if _workspace_root else None
 _temporary_roots = tuple(root + _sep for root in ("/tmp", "/var/tmp", "/dev/shm"))
+# A suite verifier's folder, when it is read-only (bubblewrap, containers): whatever is writable in
+# it (the JUnit file's own writable mount) is not the verifier's code, whatever its name.
+_verifier_root = os.environ.get("SKILLSMITH_VERIFIER")
+_verifier_root = (
+    _abspath(_verifier_root) + _sep if _verifier_root and not os.access(_verifier_root, os.W_OK) else None
+)
 _here = os.path.dirname(_abspath(__file__))
 # Frames that only pass a request on: the untrusted caller is further up.
 _transparent_files = (_abspath(getattr(sys.modules.get("inspect"), "__file__", None) or "inspect.py"),)
@@ -362,6 +371,8 @@ def _untrusted_file(filename):
     untrusted = False
     if path.startswith(_here + _sep):
         untrusted = False
+    elif _verifier_root is not None and path.startswith(_verifier_root):
+        untrusted = _access(path, _W_OK)
     elif _workspace_root is not None and path.startswith(_workspace_root):
         # The verifier's own files are bind-mounted read-only over their copy in the workspace.
         untrusted = _access(path, _W_OK)
