@@ -99,6 +99,9 @@ export async function runSetupOf(parts: SetupParts): Promise<BuiltSetup> {
       ? {}
       : { pythonInterpreter: options.pythonInterpreter }),
     ...(options.verifierNeedsPython === true ? { verifierNeedsPython: true } : {}),
+    ...(options.testTimeInstalls === undefined
+      ? {}
+      : { testTimeInstalls: options.testTimeInstalls }),
     target: target === "image" ? ("image" as const) : ("host" as const),
     // Without a mount namespace the environment cannot appear at a fixed path: it is used where
     // it is on the host.
