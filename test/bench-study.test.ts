@@ -70,7 +70,8 @@ describe.skipIf(!hasData)("bench import swe-skills-bench --study (needs the v1 d
       ["codex", "openai:gpt-5.4-mini"],
       ["codex", "openai:kimi-k2.6"],
       ["claude-code", "anthropic:kimi-k2.6"],
-      ["claude-code", "anthropic:claude-haiku-4-5"],
+      // Anthropic's model page lists the dated id; the snapshot keeps reruns on one model.
+      ["claude-code", "anthropic:claude-haiku-4-5-20251001"],
     ]);
     // Protocol A.5–A.6: one run per arm, timeouts scored zero, α 0.05, ten requirements.
     expect(suite.protocol).toMatchObject({

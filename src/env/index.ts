@@ -17,6 +17,11 @@ export {
   type Toolchain,
 } from "./setup/detect.js";
 export {
+  cacheableInstalls,
+  type InstallCacheRecord,
+  type ServedInstall,
+} from "./setup/install-caches.js";
+export {
   type NetworkProbe,
   packageIndexUrl,
   probePackageIndex,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { SuiteRequirement, SuiteSkill } from "../suite/types.js";
-import { classify, type VerifierMeasurement } from "./check.js";
+import { classify, type VerifierMeasurement, withToolNeeds } from "./check.js";
 import type { Measured } from "./measure.js";
-import { checkJson } from "./render.js";
+import { checkJson, renderCheckText } from "./render.js";
 
 const requirement = {
   id: "batch1",
@@ -199,5 +199,74 @@ describe("checkJson", () => {
         },
       ],
     });
+  });
+});
+
+describe("a row whose failing checks fail only for a missing tool", () => {
+  const goMissing = "FileNotFoundError: [Errno 2] No such file or directory: 'go'";
+  const failures = (messages: string[]) =>
+    messages.map((message, index) => ({ name: `test_${index}`, message }));
+
+  it("says how many checks need the tool, in the text table and the JSON", () => {
+    const check = withToolNeeds(
+      classify(
+        skill,
+        requirement,
+        measured(
+          run({
+            passed: 2,
+            total: 5,
+            passRatio: 0.4,
+            failures: failures([goMissing, goMissing, goMissing]),
+          }),
+        ),
+        noKeywords,
+        0.5,
+      ),
+      ["go"],
+    );
+    expect(check.status).toBe("ok");
+    expect(check.toolNeeds).toEqual([{ tool: "go", checks: 3 }]);
+    expect(check.reason).toMatch(/^3 checks need go, which is not installed here/);
+    const suite = {
+      format: "skillsmith-check/1" as const,
+      weakThreshold: 0.5,
+      requirements: [check],
+      environments: [],
+      durationMs: 1,
+    };
+    expect(renderCheckText(suite)[1]).toMatch(/ok, 3 checks need go/);
+    expect(checkJson(suite).requirements[0]?.toolNeeds).toEqual([{ tool: "go", checks: 3 }]);
+  });
+
+  it("leaves the row alone when one failing check fails for something else", () => {
+    const check = withToolNeeds(
+      classify(
+        skill,
+        requirement,
+        measured(
+          run({
+            passed: 3,
+            total: 5,
+            passRatio: 0.6,
+            failures: failures([goMissing, "AssertionError: no retry policy"]),
+          }),
+        ),
+        noKeywords,
+        0.5,
+      ),
+      ["go"],
+    );
+    expect(check.status).toBe("weak");
+    expect(check.toolNeeds).toBeUndefined();
+    expect(
+      checkJson({
+        format: "skillsmith-check/1",
+        weakThreshold: 0.5,
+        requirements: [check],
+        environments: [],
+        durationMs: 1,
+      }).requirements[0],
+    ).not.toHaveProperty("toolNeeds");
   });
 });

@@ -34,8 +34,10 @@ import { environmentRecord } from "../run/environments.js";
 import type { SuiteVerifierRun } from "../run/verifier.js";
 import { REQUIREMENTS_FOLDER, SKILLS_FOLDER } from "../suite/layout.js";
 import { naturalCompare } from "../suite/load.js";
+import { missingVerifierTools } from "../suite/tools.js";
 import type { ExcludedPart, Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
 import { CHECK_FORMAT, type Measured, measure } from "./measure.js";
+import { describeToolNeeds, type FailedCheck, type ToolNeed, toolNeeds } from "./missing-tools.js";
 
 /** Share of checks passing on the untouched repository from which a verifier is weak. */
 export const DEFAULT_WEAK_THRESHOLD = 0.5;
@@ -52,6 +54,8 @@ export interface VerifierMeasurement
   > {
   /** It collected nothing, or every check errored in set-up. */
   readonly erroredBeforeChecking: boolean;
+  /** The checks that failed or errored, with their messages (capped). */
+  readonly failures?: readonly FailedCheck[];
   /**
    * Why it errored before checking (worked out from `output` on every read, so a cached
    * measurement gets the current diagnosis).
@@ -72,6 +76,11 @@ export interface RequirementCheck {
   readonly keywordOnly: readonly KeywordOnlyCheck[];
   /** Test functions found in the verifier's files (the keyword scan's denominator). */
   readonly testCount: number;
+  /**
+   * Set when every failing check fails only because a tool is missing here (`go`, `kustomize`):
+   * the tools and how many checks need each. The status stays the verifier's; the row says it.
+   */
+  readonly toolNeeds?: readonly ToolNeed[];
   /** The measurement's cache digest; absent when nothing was run. */
   readonly digest?: string;
   /** True when the measurement came from the cache. */
@@ -186,7 +195,10 @@ export async function checkSuite(options: CheckSuiteOptions): Promise<SuiteCheck
       } else {
         progress(undefined, `running the verifier of ${skill.id}/${requirement.id}`);
         const measured = await measure(skill, requirement, environment, options);
-        check = classify(skill, requirement, measured, keyword, threshold);
+        check = withToolNeeds(
+          classify(skill, requirement, measured, keyword, threshold),
+          (await missingVerifierTools(requirement)).map((tool) => tool.program),
+        );
       }
       slots[job.index] = check;
       results.push(check);
@@ -271,7 +283,11 @@ async function keywordScan(
   return { keywordOnly: findKeywordOnlyChecks(files), testCount, files };
 }
 
-/** `needs network at test time: …` when the verifier installs at test time and setup was offline. */
+/**
+ * `needs network at test time: …` when the verifier installs at test time and no cache of the
+ * environment serves it (setup was offline, the cache could not be filled, or the install
+ * fetches from a VCS host).
+ */
 function testTimeProblem(
   files: readonly ScannedFile[],
   environment: EnvironmentOutcome & { ok: true },
@@ -283,7 +299,26 @@ function testTimeProblem(
     ...(environment.base.setupReport?.networkReason === undefined
       ? {}
       : { networkReason: environment.base.setupReport.networkReason }),
+    ...(environment.base.setup?.caches === undefined
+      ? {}
+      : { caches: environment.base.setup.caches }),
+    ...(environment.base.setupReport?.target === "tree"
+      ? { steps: environment.base.setupReport.steps }
+      : {}),
   });
+}
+
+/** The check with what its failing checks need, when they fail only for missing tools. */
+export function withToolNeeds(check: RequirementCheck, tools: readonly string[]): RequirementCheck {
+  const failures = check.untouched?.failures ?? [];
+  if (check.untouched?.erroredBeforeChecking === true) return check;
+  const needs = toolNeeds(failures, tools);
+  if (needs.length === 0) return check;
+  return {
+    ...check,
+    toolNeeds: needs,
+    reason: `${describeToolNeeds(needs)}, which ${needs.length === 1 ? "is" : "are"} not installed here: those checks fail for the missing tool, not for the agent; ${check.reason}`,
+  };
 }
 
 /** A ratio as a percentage with one decimal (`37.5%`), for reasons and tables. */

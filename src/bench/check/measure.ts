@@ -19,10 +19,12 @@ import type { CheckSuiteOptions, VerifierMeasurement } from "./check.js";
 export const CHECK_FORMAT = "skillsmith-check/1";
 /**
  * Bump when what a measurement holds changes, or how a verifier is run changes what it measures
- * (3: a verifier test running pytest itself no longer meets the channel plugin): older cache
- * entries are then not read.
+ * (3: a verifier test running pytest itself no longer meets the channel plugin; 4: failing
+ * checks kept with their messages): older cache entries are then not read.
  */
-const MEASUREMENT_VERSION = 3;
+const MEASUREMENT_VERSION = 4;
+/** Characters of a failing check's message kept (enough for the exception's first line). */
+const FAILURE_MESSAGE_CHARS = 400;
 
 export interface Measured {
   readonly untouched: VerifierMeasurement;
@@ -200,5 +202,11 @@ async function runOn(
     durationMs: run.durationMs,
     output: capVerifierOutput(run.output),
     erroredBeforeChecking,
+    failures: run.checks
+      .filter((check) => check.status === "fail" || check.status === "error")
+      .map((check) => ({
+        name: check.name,
+        message: (check.message ?? "").slice(0, FAILURE_MESSAGE_CHARS),
+      })),
   };
 }

@@ -5,6 +5,7 @@ import {
   type RequirementStatus,
   type SuiteCheck,
 } from "./check.js";
+import { describeToolNeeds } from "./missing-tools.js";
 
 /** What `--json` and the run manifest say of one requirement's check. */
 export interface RequirementCheckJson {
@@ -13,6 +14,8 @@ export interface RequirementCheckJson {
   status: RequirementStatus;
   untouchedPassRatio: number | null;
   reason: string;
+  /** Present when every failing check fails only for a missing tool: which, and how many. */
+  toolNeeds?: { tool: string; checks: number }[];
 }
 
 export function requirementCheckJson(requirement: RequirementCheck): RequirementCheckJson {
@@ -22,7 +25,17 @@ export function requirementCheckJson(requirement: RequirementCheck): Requirement
     status: requirement.status,
     untouchedPassRatio: requirement.untouchedPassRatio,
     reason: requirement.reason,
+    ...(requirement.toolNeeds === undefined
+      ? {}
+      : { toolNeeds: requirement.toolNeeds.map((need) => ({ ...need })) }),
   };
+}
+
+/** `ok`, or `ok, 3 checks need go` when the failing checks fail only for missing tools. */
+export function statusLabel(requirement: RequirementCheck): string {
+  return requirement.toolNeeds === undefined
+    ? requirement.status
+    : `${requirement.status}, ${describeToolNeeds(requirement.toolNeeds)}`;
 }
 
 export function checkJson(check: SuiteCheck): { requirements: RequirementCheckJson[] } {
@@ -39,7 +52,7 @@ export function renderCheckText(check: SuiteCheck): string[] {
     requirement.skill,
     requirement.requirement,
     requirement.untouchedPassRatio === null ? "-" : percent(requirement.untouchedPassRatio),
-    requirement.status,
+    statusLabel(requirement),
     requirement.reason,
   ]);
   const header = ["skill", "requirement", "untouched", "status", "reason"];

@@ -302,7 +302,9 @@ function unitTestStep(entry: Entry): { command?: string; timeout?: number } {
  * The paper's four agent–model configurations (SWE-Skills-Bench §4.1: Codex with GPT-5.4-mini
  * or Kimi-K2.6, Claude Code with Kimi-K2.6 or Haiku 4.5). Kimi is served by Moonshot's API:
  * its configurations name that endpoint and the variable holding its key, so one run reaches
- * both providers of one harness. Model ids are the providers'; edit `suite.yaml` if they move.
+ * both providers of one harness. Model ids are the providers' (checked against their documentation
+ * in docs/swe-skills-bench.md); Haiku 4.5 is pinned to its dated snapshot so a later run reaches the
+ * same model. Edit `suite.yaml` if they move.
  */
 export const STUDY_CONFIGURATIONS: readonly Omit<Configuration, "limits">[] = [
   { id: "codex-gpt-5.4-mini", agent: "codex", model: "openai:gpt-5.4-mini" },
@@ -321,7 +323,11 @@ export const STUDY_CONFIGURATIONS: readonly Omit<Configuration, "limits">[] = [
       apiKeyVariable: "MOONSHOT_API_KEY",
     },
   },
-  { id: "claude-code-haiku-4.5", agent: "claude-code", model: "anthropic:claude-haiku-4-5" },
+  {
+    id: "claude-code-haiku-4.5",
+    agent: "claude-code",
+    model: "anthropic:claude-haiku-4-5-20251001",
+  },
 ];
 
 /**

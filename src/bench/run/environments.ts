@@ -4,15 +4,21 @@
  * cannot be prepared — failed once, with its log, for every later caller. A failed environment
  * is never retried per run; the next invocation tries again (the user may have fixed it).
  */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { isSkillsmithError, UsageError } from "../../core/errors.js";
 import {
+  cacheableInstalls,
+  findTestTimeInstalls,
   formatSetupLog,
+  type InstallCacheRecord,
   type PreparedBase,
   prepareBase,
   type RepositorySource,
   type SandboxV1,
   SetupFailedError,
   type SetupNetworkChoice,
+  type TestTimeInstall,
   withPreparedRuntime,
 } from "../../env/index.js";
 import type { SuiteSkill } from "../suite/types.js";
@@ -56,6 +62,8 @@ export interface EnvironmentRecord {
   readonly baseImage?: string;
   /** Image backends: what preparing it noted (mapped base images, task.toml fields ignored). */
   readonly notes?: readonly string[];
+  /** The caches serving the verifiers' test-time installs, and how each install is served. */
+  readonly caches?: readonly InstallCacheRecord[];
   readonly durationMs: number;
   /** The setup log (failures only; a prepared base keeps its own `setup.log`). */
   readonly log?: string;
@@ -91,6 +99,25 @@ export function verifiersNeedPython(skill: SuiteSkill): boolean {
   return skill.requirements.some((requirement) =>
     /(^|[\s;&|(/])(python3?|pytest)\b/.test(requirement.verifier.command),
   );
+}
+
+/**
+ * The installs the skill's verifiers (and their helpers) run at test time that a cache of the
+ * environment can serve: setup fills the caches with what they install.
+ */
+export async function skillTestTimeInstalls(skill: SuiteSkill): Promise<TestTimeInstall[]> {
+  const installs: TestTimeInstall[] = [];
+  for (const requirement of skill.requirements) {
+    const files = [];
+    for (const file of requirement.verifier.files.filter((name) => name.endsWith(".py"))) {
+      files.push({
+        path: file,
+        content: await readFile(join(requirement.verifier.folder, file), "utf8"),
+      });
+    }
+    installs.push(...cacheableInstalls(findTestTimeInstalls(files)));
+  }
+  return installs;
 }
 
 function messageOf(error: unknown): string {
@@ -142,6 +169,7 @@ export async function prepareSkillBase(
     cacheDir: options.cacheDir,
     workspaceMountPath: repository.mountPath,
     verifierNeedsPython: verifiersNeedPython(skill),
+    testTimeInstalls: await skillTestTimeInstalls(skill),
     ...(options.setupNetwork === undefined ? {} : { setupNetwork: options.setupNetwork }),
     ...(options.pythonInterpreter === undefined
       ? {}
@@ -235,6 +263,7 @@ export function environmentRecord(outcome: EnvironmentOutcome): EnvironmentRecor
                 ? step.outcome
                 : `${step.outcome}: ${step.fallback.command}`,
           })),
+    ...(base.setup?.caches === undefined ? {} : { caches: base.setup.caches }),
     ...(base.environment === undefined
       ? {}
       : {

@@ -43,8 +43,11 @@ describe("missingVerifierTools", () => {
       ["pdm", "test_k.py", 2],
     ]);
     expect(describeMissingTool(missing[0] as never)).toMatch(
-      /runs `kustomize` \(test_k\.py:5\), which is not installed here.*fix: install kustomize/,
+      /runs `kustomize` \(test_k\.py:5\), which is not installed here: 1 test needs it; it fails for the missing tool.*fix: install kustomize/,
     );
+    // Imported at module level: every test of the file goes through it.
+    expect(missing[1]?.tests).toBeUndefined();
+    expect(describeMissingTool(missing[1] as never)).toContain("every check needs it");
   });
 
   it("says nothing of a tool that is on PATH", async () => {

@@ -9,6 +9,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { findOnPath } from "../../env/sandbox/bubblewrap.js";
 import { programsStarted } from "../../env/setup/test-time-installs.js";
+import { pythonLogicalLines } from "../../env/verifier/keyword-scan-python.js";
 import type { SuiteRequirement } from "./types.js";
 
 const fixes: Readonly<Record<string, string>> = {
@@ -54,6 +55,28 @@ export interface MissingTool {
   readonly file: string;
   readonly line: number;
   readonly fix: string;
+  /**
+   * Test functions that start it in their own body; undefined when it is started outside any
+   * test (a fixture, module code, a helper, the verifier's command), so every test needs it.
+   */
+  readonly tests?: number;
+}
+
+/** The test function (`def test_…`) enclosing each logical line of a Python file, by line. */
+function testFunctionAt(content: string): (line: number) => string | undefined {
+  const ranges: { name: string; indent: number; start: number; end: number }[] = [];
+  const open: { name: string; indent: number; start: number; end: number }[] = [];
+  for (const line of pythonLogicalLines(content)) {
+    while ((open.at(-1)?.indent ?? -1) >= line.indent) open.pop();
+    for (const range of open) range.end = line.line;
+    const name = /^(?:async\s+)?def\s+(test\w*)/.exec(line.code)?.[1];
+    if (name !== undefined) {
+      const range = { name, indent: line.indent, start: line.line, end: line.line };
+      ranges.push(range);
+      open.push(range);
+    }
+  }
+  return (line) => ranges.find((range) => range.start <= line && line <= range.end)?.name;
 }
 
 /** Known tools the requirement's verifier starts (or imports) that are not on PATH here. */
@@ -83,17 +106,32 @@ export async function missingVerifierTools(
   if (commandWord !== undefined)
     started.push({ program: commandWord, file: "verifier command", line: 0 });
   const missing = new Map<string, MissingTool>();
+  const testsOf = new Map<string, Set<string> | "all">();
+  const enclosingTest = new Map(files.map((file) => [file.path, testFunctionAt(file.content)]));
   for (const { program, file, line } of started) {
     // Own keys only: a word such as `constructor` must not find Object's prototype.
     const fix = Object.hasOwn(fixes, program) ? fixes[program] : undefined;
-    if (fix === undefined || missing.has(program) || findOnPath(program, path) !== null) continue;
-    missing.set(program, { program, file, line, fix });
+    if (fix === undefined || findOnPath(program, path) !== null) continue;
+    if (!missing.has(program)) missing.set(program, { program, file, line, fix });
+    const test = enclosingTest.get(file)?.(line);
+    const seen = testsOf.get(program) ?? new Set<string>();
+    testsOf.set(
+      program,
+      test === undefined || seen === "all" ? "all" : seen.add(`${file}:${test}`),
+    );
   }
-  return [...missing.values()];
+  return [...missing.values()].map((tool) => {
+    const tests = testsOf.get(tool.program);
+    return tests === undefined || tests === "all" ? tool : { ...tool, tests: tests.size };
+  });
 }
 
 /** One sentence per missing tool, for validation warnings and check reasons. */
 export function describeMissingTool(tool: MissingTool): string {
   const where = tool.line === 0 ? tool.file : `${tool.file}:${tool.line}`;
-  return `the verifier runs \`${tool.program}\` (${where}), which is not installed here: its checks fail for the missing tool, not for the agent — fix: ${tool.fix}`;
+  const which =
+    tool.tests === undefined
+      ? "every check needs it, so they fail"
+      : `${tool.tests} test${tool.tests === 1 ? " needs" : "s need"} it; ${tool.tests === 1 ? "it fails" : "they fail"}`;
+  return `the verifier runs \`${tool.program}\` (${where}), which is not installed here: ${which} for the missing tool, not for the agent — fix: ${tool.fix}`;
 }

@@ -2,6 +2,7 @@ import { readdir } from "node:fs/promises";
 import { basename, posix } from "node:path";
 import { unlessMissing } from "../../core/fs.js";
 import { detectGo, detectJava, detectNode, detectRuby, detectRust } from "./ecosystems.js";
+import { planInstallCaches } from "./install-caches.js";
 import {
   type Context,
   DEFAULT_PYTHON,
@@ -131,6 +132,17 @@ export async function detectSetup(
       PIP_NO_BUILD_ISOLATION: "0",
     });
   }
+  // Caches for the verifiers' own installs come last: setup's install of the repository may
+  // already fill them (npm), and a package that cannot be fetched leaves the rest usable.
+  const caches = await planInstallCaches(options.testTimeInstalls ?? [], {
+    repository,
+    network,
+    environmentPath: context.environmentPath,
+    primaryLanguage: language,
+  });
+  steps.push(...caches.steps);
+  Object.assign(setupEnv, caches.setupEnv);
+  Object.assign(runEnv, caches.runEnv);
   const usesEnvironment =
     needsPython || Object.keys(runEnv).length > 0 || Object.keys(setupEnv).length > 0;
   const pythonProject = primary?.python;
@@ -153,6 +165,7 @@ export async function detectSetup(
           },
         }
       : {}),
+    ...(caches.records.length === 0 ? {} : { caches: caches.records }),
     ...(needsPython
       ? {
           python: {

@@ -1,4 +1,5 @@
 import { posix } from "node:path";
+import { npmCache } from "./install-caches.js";
 import { type Context, type Detection, defaultImages, type SetupStep } from "./plan.js";
 import { readRepositoryFile } from "./python.js";
 
@@ -13,19 +14,10 @@ export async function detectNode(context: Context): Promise<Detection | undefine
   const base = {
     language: "node" as const,
     baseImage: defaultImages.node,
-    setupEnv: { npm_config_cache: posix.join(context.environmentPath, "npm-cache") },
-    // A verifier that installs at test time (`npm ci` in a fixture) is served from the cache
-    // setup filled, offline: a missing package fails at once (ENOTCACHED) instead of waiting out
-    // npm's retries against a network runs do not have. The cache is mounted read-only, so npm
-    // writes no log files there.
-    runEnv: {
-      npm_config_cache: posix.join(context.environmentPath, "npm-cache"),
-      npm_config_offline: "true",
-      npm_config_logs_max: "0",
-      npm_config_update_notifier: "false",
-      npm_config_audit: "false",
-      npm_config_fund: "false",
-    },
+    // A verifier that installs at test time (`npm ci` in a fixture) is served, offline, from
+    // the cache setup's install fills (install-caches.ts).
+    setupEnv: npmCache.setupEnv(posix.join(context.environmentPath, npmCache.folder)),
+    runEnv: npmCache.runEnv(posix.join(context.environmentPath, npmCache.folder)),
   };
   const offline = network === "offline";
   const offlineNote = offline

@@ -1,4 +1,6 @@
+import type { InstallCacheRecord } from "./install-caches.js";
 import type { PythonProject } from "./python.js";
+import type { TestTimeInstall } from "./test-time-installs.js";
 
 /**
  * The vocabulary of setup detection: what a plan is made of, the default image and toolchain
@@ -88,6 +90,11 @@ export interface SetupPlan {
   /** Absent when nothing is prepared outside the repository (no Python, no caches). */
   readonly environment?: EnvironmentLayout;
   readonly python?: PythonProject & { readonly interpreter: string };
+  /**
+   * The package caches of the environment that serve the verifiers' test-time installs, and how
+   * each install is served (absent when the verifiers install nothing at test time).
+   */
+  readonly caches?: readonly InstallCacheRecord[];
 }
 
 export interface DetectSetupOptions {
@@ -112,6 +119,11 @@ export interface DetectSetupOptions {
    * read-only system, so a missing toolchain is only reported.
    */
   readonly target?: "host" | "image";
+  /**
+   * Install commands the verifiers run at test time (`findTestTimeInstalls`): setup fills the
+   * environment's caches with what they install, so they are served offline (install-caches.ts).
+   */
+  readonly testTimeInstalls?: readonly TestTimeInstall[];
 }
 
 export const defaultImages: Readonly<Record<SetupLanguage, string>> = {

@@ -2,9 +2,8 @@
  * Install commands verifiers run at test time. Some benchmark verifiers install dependencies from
  * inside the test (SWE-Skills-Bench v1: 21 files import a helper that runs `npm ci
  * --legacy-peer-deps` or `python -m pip install -r …`). Agents and verifiers get no network, so
- * such a command is served from the prepared environment or not at all: npm from the npm cache
- * setup filled (runs get `npm_config_cache` and `npm_config_offline`, see ecosystems.ts), pip from
- * the packages setup installed (runs get `PIP_NO_INDEX`). When setup itself had no network there
+ * such a command is served from the prepared environment or not at all: from the caches setup
+ * fills for them (install-caches.ts: npm's cache, a folder of pip wheels). When setup itself had no network there
  * is nothing to serve them from, and the check says so before any agent time is spent, instead of
  * a crash ("Command failed … npm ci") or npm's retries running into the time limit.
  *
@@ -15,6 +14,7 @@
  * uses one).
  */
 import { pythonLogicalLines } from "../verifier/keyword-scan-python.js";
+import type { InstallCacheRecord } from "./install-caches.js";
 
 export type TestTimeInstaller = "npm" | "yarn" | "pnpm" | "pip" | "go" | "dotnet";
 
@@ -26,6 +26,12 @@ export interface TestTimeInstall {
   readonly command: string;
   /** The helper function it runs in, when it is in a helper module. */
   readonly via?: string;
+  /**
+   * `-r` without a literal file (`["pip", "install", "-r", path]`): the requirement files the
+   * enclosing function names (`"requirements.txt"`, `os.path.join("requirements", "dev.txt")`),
+   * relative to the repository; setup serves those that exist.
+   */
+  readonly requirementFiles?: readonly string[];
   /**
    * `test`: in a test function or another function of the test file (the tests calling it need
    * the network); `verifier`: in a fixture, module code or a helper module, which every test of
@@ -78,6 +84,7 @@ export function findTestTimeInstalls(files: readonly SourceFile[]): TestTimeInst
   const seen = new Set<string>();
   for (const file of python) {
     const isTest = tests.includes(file);
+    const functionTexts = topLevelFunctionTexts(file.content);
     const enclosing: { indent: number; name: string; fixture: boolean }[] = [];
     let decorators = "";
     for (const line of pythonLogicalLines(file.content)) {
@@ -110,12 +117,17 @@ export function findTestTimeInstalls(files: readonly SourceFile[]): TestTimeInst
         const key = `${file.path}:${line.line}:${command}`;
         if (seen.has(key)) continue;
         seen.add(key);
+        const requirementFiles =
+          installer === "pip" && /\s-r$/.test(command)
+            ? requirementFilesNamed(functionTexts.get(topLevel ?? "") ?? line.text)
+            : [];
         found.push({
           file: file.path,
           line: line.line,
           installer,
           command,
           ...(isTest || topLevel === undefined ? {} : { via: topLevel }),
+          ...(requirementFiles.length === 0 ? {} : { requirementFiles }),
           // Module code, a fixture or a helper module's function runs for every test; a test
           // file's own function or method runs for the tests that call it.
           scope:
@@ -129,24 +141,104 @@ export function findTestTimeInstalls(files: readonly SourceFile[]): TestTimeInst
   return found;
 }
 
+/** The text of each top-level function of a Python file, by name (module code under ""). */
+function topLevelFunctionTexts(content: string): Map<string, string> {
+  const texts = new Map<string, string>();
+  let current = "";
+  for (const line of pythonLogicalLines(content)) {
+    if (line.indent === 0) current = /^(?:async\s+)?def\s+(\w+)/.exec(line.code)?.[1] ?? "";
+    texts.set(current, `${texts.get(current) ?? ""}\n${line.text}`);
+  }
+  return texts;
+}
+
+/** Requirement files a function names: `.txt` literals, and `os.path.join` of literals only. */
+function requirementFilesNamed(text: string): string[] {
+  const literal = /^\s*[rbuRBU]?(["'])((?:(?!\1)[^\\\n]|\\.)*)\1\s*$/;
+  const files = new Set<string>();
+  for (const join of text.matchAll(/os\.path\.join\(([^()]*)\)/g)) {
+    const parts = (join[1] ?? "").split(",").map((part) => literal.exec(part)?.[2]);
+    if (parts.every((part) => part !== undefined)) files.add(parts.join("/"));
+  }
+  for (const match of text.matchAll(/(["'])([\w./-]+\.txt)\1/g)) {
+    const name = match[2] ?? "";
+    // A part of a join already counted whole (`"base.txt"` of `join("requirements", "base.txt")`).
+    if (![...files].some((file) => file.endsWith(`/${name}`))) files.add(name);
+  }
+  return [...files].filter((file) => file.endsWith(".txt") && !file.startsWith("/"));
+}
+
+/** What the check knows of the environment a verifier runs in: its setup and its caches. */
+export interface TestTimeSetup {
+  readonly network?: string;
+  readonly networkReason?: string;
+  /** The caches setup planned and how each install is served (`SetupPlan.caches`). */
+  readonly caches?: readonly InstallCacheRecord[];
+  /** What became of setup's steps (a cache-filling step may have failed); absent for images. */
+  readonly steps?: readonly { readonly command: string; readonly outcome: string }[];
+}
+
 /**
- * Why a verifier cannot run here, or undefined when its test-time installs can be served: setup
- * that had no network filled no cache, so each install needs the network the verifier lacks.
+ * Why one install of the verifier cannot be served here, or undefined when the environment's
+ * cache serves it: setup filled the cache (its filling steps succeeded), setup's own install
+ * filled it, or the install has nothing to do here.
+ */
+function unservedReason(install: TestTimeInstall, setup: TestTimeSetup): string | undefined {
+  const served = setup.caches
+    ?.find((cache) => cache.installer === install.installer)
+    ?.installs.find((entry) => entry.command === install.command);
+  const offline = setup.network !== "online";
+  if (served === undefined) return offline ? "" : undefined;
+  switch (served.served) {
+    case "nothing":
+      return undefined;
+    case "unservable":
+      return served.reason ?? "no cache serves it";
+    case "offline":
+      return "";
+    case "setup":
+      return offline ? "" : undefined;
+    case "cache": {
+      // An image build runs the steps inside the image: no outcome per step to read.
+      if (setup.steps === undefined) return undefined;
+      const failed = (served.fill ?? []).find(
+        (command) => setup.steps?.find((step) => step.command === command)?.outcome !== "ok",
+      );
+      if (failed === undefined) return undefined;
+      const outcome = setup.steps?.find((step) => step.command === failed)?.outcome;
+      return `setup could not fill the ${install.installer} cache (\`${failed}\` ${outcome === undefined ? "did not run" : outcome}; see the setup log)`;
+    }
+  }
+}
+
+/**
+ * Why a verifier cannot run here, or undefined when its test-time installs can be served: each
+ * install that runs for every test (a fixture, module code, a helper) must be served by a cache
+ * of the environment. Setup that had no network filled no cache; an install that fetches from a
+ * VCS host at every install cannot be served at all.
  */
 export function testTimeNetworkProblem(
   installs: readonly TestTimeInstall[],
-  setup: { readonly network?: string; readonly networkReason?: string },
+  setup: TestTimeSetup,
 ): string | undefined {
-  const blocking = installs.filter((install) => install.scope === "verifier");
-  if (blocking.length === 0 || setup.network === "online") return undefined;
+  const blocking = installs
+    .filter((install) => install.scope === "verifier")
+    .map((install) => ({ install, reason: unservedReason(install, setup) }))
+    .filter(
+      (entry): entry is { install: TestTimeInstall; reason: string } => entry.reason !== undefined,
+    );
+  if (blocking.length === 0) return undefined;
   const listed = blocking
     .slice(0, 3)
     .map(
-      (install) =>
-        `${install.file}:${install.line} runs \`${install.command}\`${install.via === undefined ? "" : ` (in ${install.via})`}`,
+      ({ install, reason }) =>
+        `${install.file}:${install.line} runs \`${install.command}\`${install.via === undefined ? "" : ` (in ${install.via})`}${reason === "" ? "" : `: ${reason}`}`,
     )
     .join("; ");
   const more = blocking.length > 3 ? `; and ${blocking.length - 3} more` : "";
+  if (blocking.every(({ reason }) => reason !== "")) {
+    return `needs network at test time: ${listed}${more}; verifier runs have no network`;
+  }
   const why =
     setup.network === undefined
       ? "the environment was prepared without setup"

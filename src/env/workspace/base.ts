@@ -5,6 +5,7 @@ import type { SandboxV1 } from "../sandbox/types.js";
 import type { SetupNetwork, SetupPlan } from "../setup/detect.js";
 import type { NetworkProbe, SetupNetworkChoice } from "../setup/network.js";
 import type { PreparedRuntime } from "../setup/runtime.js";
+import type { TestTimeInstall } from "../setup/test-time-installs.js";
 import type { HistoryRewrite } from "./history.js";
 import type { RepositorySource } from "./source.js";
 
@@ -48,6 +49,11 @@ export interface PrepareBaseOptions {
   readonly verifierNeedsPython?: boolean;
   /** The interpreter environments are made from; default `/usr/bin/python3`. */
   readonly pythonInterpreter?: string;
+  /**
+   * Installs the verifiers run at test time: setup fills the environment's caches so they are
+   * served offline (part of the cache key when there are any).
+   */
+  readonly testTimeInstalls?: readonly TestTimeInstall[];
   /** How `auto` asks whether the network is there (tests replace it). */
   readonly probeNetwork?: (language: SetupPlan["language"]) => Promise<NetworkProbe>;
   /** One line per decision and per setup step, as it happens (progress for long setups). */

@@ -91,6 +91,7 @@ export async function prepareBase(options: PrepareBaseOptions): Promise<Prepared
     const key = baseKey(source, commit, recipe, mountPath, setupTarget, {
       network: options.setupNetwork ?? "auto",
       verifierNeedsPython: options.verifierNeedsPython === true,
+      ...installsKey(options.testTimeInstalls),
       toolchain:
         recipe.kind === "none"
           ? "none"
@@ -161,7 +162,12 @@ function baseKey(
   recipe: SetupChoice,
   mountPath: string,
   setupTarget: "tree" | "image",
-  environment: { network: SetupNetworkChoice; verifierNeedsPython: boolean; toolchain: string },
+  environment: {
+    network: SetupNetworkChoice;
+    verifierNeedsPython: boolean;
+    toolchain: string;
+    testTimeInstalls?: readonly string[];
+  },
 ): string {
   // The mount path is part of the key because setup may bake absolute paths (virtualenvs), and
   // the setup target because an image-based sandbox leaves setup out of the host tree.
@@ -185,6 +191,24 @@ function baseKey(
     )
     .digest("hex");
   return `${repositoryName(source)}-${commit.slice(0, 12)}-${hash.slice(0, 16)}`;
+}
+
+/**
+ * What of the verifiers' test-time installs changes setup (the command and the requirement files
+ * it may name), sorted and without duplicates; nothing when there are none, so a base of verifiers
+ * that install nothing keeps the key it had before caches were filled.
+ */
+function installsKey(installs: PrepareBaseOptions["testTimeInstalls"]): {
+  testTimeInstalls?: readonly string[];
+} {
+  const keys = [
+    ...new Set(
+      (installs ?? []).map((install) =>
+        [install.installer, install.command, ...(install.requirementFiles ?? [])].join(" "),
+      ),
+    ),
+  ].sort();
+  return keys.length === 0 ? {} : { testTimeInstalls: keys };
 }
 
 async function cloneInto(source: RepositorySource, target: string): Promise<void> {

@@ -6,6 +6,7 @@ import { runProcess } from "../../core/process.js";
 import { cleanAgentSkillFolders } from "../../skill/install.js";
 import type { SandboxV1 } from "../sandbox/types.js";
 import {
+  type DetectSetupOptions,
   detectSetup,
   type SetupNetwork,
   type SetupPlan,
@@ -92,18 +93,7 @@ export async function runSetupOf(parts: SetupParts): Promise<BuiltSetup> {
   const unsafe = options.sandbox?.kind === "unsafe";
   // The folder beside the tree; renamed into place with it, so the final path is known now.
   const environmentHost = join(tree, "..", ENVIRONMENT_FOLDER);
-  const detectOptions = {
-    ...(recipe.kind === "commands" ? { commands: recipe.commands } : {}),
-    workspaceMountPath: parts.mountPath,
-    ...(options.pythonInterpreter === undefined
-      ? {}
-      : { pythonInterpreter: options.pythonInterpreter }),
-    ...(options.verifierNeedsPython === true ? { verifierNeedsPython: true } : {}),
-    target: target === "image" ? ("image" as const) : ("host" as const),
-    // Without a mount namespace the environment cannot appear at a fixed path: it is used where
-    // it is on the host.
-    ...(unsafe ? { environmentPath: environmentHost } : {}),
-  };
+  const detectOptions = detectOptionsOf(parts, target, unsafe ? environmentHost : undefined);
   const choice = options.setupNetwork ?? "auto";
   const first = await detectSetup(tree, { ...detectOptions, network: "online" });
   let network: SetupNetwork;
@@ -231,6 +221,30 @@ export async function runSetupOf(parts: SetupParts): Promise<BuiltSetup> {
           },
         }),
     removedSkillFolders,
+  };
+}
+
+/** What detection is told of the base: the recipe, mount path, interpreter and verifiers' needs. */
+function detectOptionsOf(
+  parts: SetupParts,
+  target: "tree" | "image",
+  hostEnvironmentPath: string | undefined,
+): DetectSetupOptions {
+  const { recipe, options } = parts;
+  return {
+    ...(recipe.kind === "commands" ? { commands: recipe.commands } : {}),
+    workspaceMountPath: parts.mountPath,
+    ...(options.pythonInterpreter === undefined
+      ? {}
+      : { pythonInterpreter: options.pythonInterpreter }),
+    ...(options.verifierNeedsPython === true ? { verifierNeedsPython: true } : {}),
+    ...(options.testTimeInstalls === undefined
+      ? {}
+      : { testTimeInstalls: options.testTimeInstalls }),
+    target: target === "image" ? "image" : "host",
+    // Without a mount namespace the environment cannot appear at a fixed path: it is used where
+    // it is on the host.
+    ...(hostEnvironmentPath === undefined ? {} : { environmentPath: hostEnvironmentPath }),
   };
 }
 

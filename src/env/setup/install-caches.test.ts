@@ -1,0 +1,184 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { planInstallCaches } from "./install-caches.js";
+import {
+  findTestTimeInstalls,
+  type TestTimeInstall,
+  testTimeNetworkProblem,
+} from "./test-time-installs.js";
+
+let repository: string;
+
+beforeAll(async () => {
+  repository = await mkdtemp(join(tmpdir(), "skillsmith-caches-"));
+  await mkdir(join(repository, "requirements"));
+  await writeFile(join(repository, "requirements", "base.txt"), "attrs>=22\nrich\n");
+  await writeFile(
+    join(repository, "requirements", "dev.txt"),
+    "vine>=5\ngit+https://github.com/celery/kombu.git\n",
+  );
+});
+
+afterAll(async () => {
+  await rm(repository, { recursive: true, force: true });
+});
+
+/** A helper shaped like v1's `_dependency_utils.py`: the file is a variable, the names literals. */
+function helper(files: string[]): TestTimeInstall[] {
+  const content = [
+    "import os, subprocess",
+    "def ensure_python(repo_dir):",
+    `    for relpath in [${files
+      .map((file) =>
+        file.includes("/")
+          ? `os.path.join(${file
+              .split("/")
+              .map((part) => `"${part}"`)
+              .join(", ")})`
+          : `"${file}"`,
+      )
+      .join(", ")}]:`,
+    "        fpath = os.path.join(repo_dir, relpath)",
+    '        subprocess.run(["python", "-m", "pip", "install", "-r", fpath], check=True)',
+    "",
+  ].join("\n");
+  return findTestTimeInstalls([
+    {
+      path: "test_a.py",
+      content: "from helper import ensure_python\n\ndef test_a():\n    ensure_python('/w')\n",
+    },
+    { path: "helper.py", content },
+  ]);
+}
+
+const online = {
+  repository: "",
+  network: "online" as const,
+  environmentPath: "/env",
+  primaryLanguage: "python",
+};
+
+describe("planInstallCaches", () => {
+  it("fills a wheel folder with the packages a verifier's pip install names, and runs read only it", async () => {
+    const installs = findTestTimeInstalls([
+      {
+        path: "test_x.py",
+        content:
+          "import subprocess\ndef test_x():\n    subprocess.run(['pip', 'install', '--quiet', 'celery', 'pytest'])\n",
+      },
+    ]);
+    const plan = await planInstallCaches(installs, { ...online, repository });
+    expect(plan.records).toEqual([
+      {
+        installer: "pip",
+        path: "/env/pip-wheels",
+        installs: [
+          {
+            installer: "pip",
+            command: "pip install --quiet celery pytest",
+            served: "cache",
+            fill: ["python -m pip wheel --quiet --wheel-dir /env/pip-wheels celery pytest"],
+          },
+        ],
+      },
+    ]);
+    expect(plan.steps.map((step) => step.command)).toEqual([
+      "mkdir -p /env/pip-wheels",
+      "python -m pip wheel --quiet --wheel-dir /env/pip-wheels celery pytest",
+    ]);
+    expect(plan.steps[1]?.optional).toBe(true);
+    expect(plan.runEnv).toEqual({ PIP_NO_INDEX: "1", PIP_FIND_LINKS: "/env/pip-wheels" });
+  });
+
+  it("serves `pip install -r <variable>` from the requirement files the helper names that exist", async () => {
+    const installs = helper(["requirements.txt", "requirements/base.txt"]);
+    expect([...(installs[0]?.requirementFiles ?? [])].sort()).toEqual([
+      "requirements.txt",
+      "requirements/base.txt",
+    ]);
+    const plan = await planInstallCaches(installs, { ...online, repository });
+    expect(plan.records[0]?.installs[0]?.fill).toEqual([
+      "python -m pip wheel --quiet --wheel-dir /env/pip-wheels -r requirements/base.txt",
+    ]);
+  });
+
+  it("reports a requirement fetched from a VCS host as unservable, and a file that is not there as nothing to do", async () => {
+    const vcs = await planInstallCaches(helper(["requirements/dev.txt"]), {
+      ...online,
+      repository,
+    });
+    expect(vcs.records[0]?.installs[0]).toMatchObject({ served: "unservable" });
+    expect(vcs.records[0]?.installs[0]?.reason).toMatch(
+      /^requirements\/dev\.txt:2 is `git\+https:\/\/github\.com\/celery\/kombu\.git`/,
+    );
+    expect(vcs.steps).toEqual([]);
+    const none = await planInstallCaches(helper(["requirements-dev.txt"]), {
+      ...online,
+      repository,
+    });
+    expect(none.records[0]?.installs[0]?.served).toBe("nothing");
+    // The check: the VCS install is a problem even with an online setup; the absent file is not.
+    const problem = testTimeNetworkProblem(helper(["requirements/dev.txt"]), {
+      network: "online",
+      caches: vcs.records,
+      steps: [],
+    });
+    expect(problem).toMatch(
+      /^needs network at test time: helper\.py:5 runs `python -m pip install -r` \(in ensure_python\): requirements\/dev\.txt:2 is/,
+    );
+    expect(
+      testTimeNetworkProblem(helper(["requirements-dev.txt"]), {
+        network: "online",
+        caches: none.records,
+        steps: [],
+      }),
+    ).toBeUndefined();
+  });
+
+  it("a fill step that failed in setup leaves the install unserved, named with its outcome", async () => {
+    const installs = helper(["requirements/base.txt"]);
+    const plan = await planInstallCaches(installs, { ...online, repository });
+    const fill = plan.records[0]?.installs[0]?.fill?.[0] ?? "";
+    const setup = { network: "online", caches: plan.records };
+    expect(
+      testTimeNetworkProblem(installs, { ...setup, steps: [{ command: fill, outcome: "ok" }] }),
+    ).toBeUndefined();
+    expect(
+      testTimeNetworkProblem(installs, {
+        ...setup,
+        steps: [{ command: fill, outcome: "skipped" }],
+      }),
+    ).toContain("setup could not fill the pip cache");
+  });
+
+  it("offline, nothing is filled and every install is recorded as needing the network", async () => {
+    const plan = await planInstallCaches(helper(["requirements/base.txt"]), {
+      ...online,
+      repository,
+      network: "offline",
+    });
+    expect(plan.steps).toEqual([]);
+    expect(plan.records[0]?.installs[0]?.served).toBe("offline");
+  });
+
+  it("npm ci of a node repository is served by the cache setup's own install fills", async () => {
+    const installs = findTestTimeInstalls([
+      {
+        path: "test_n.py",
+        content: "import subprocess\nsubprocess.run(['npm', 'ci', '--legacy-peer-deps'])\n",
+      },
+    ]);
+    const node = await planInstallCaches(installs, {
+      ...online,
+      repository,
+      primaryLanguage: "node",
+    });
+    expect(node.records[0]).toMatchObject({ installer: "npm", path: "/env/npm-cache" });
+    expect(node.records[0]?.installs[0]?.served).toBe("setup");
+    expect(node.runEnv.npm_config_offline).toBe("true");
+    const python = await planInstallCaches(installs, { ...online, repository });
+    expect(python.records[0]?.installs[0]?.served).toBe("unservable");
+  });
+});

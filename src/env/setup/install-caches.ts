@@ -1,0 +1,255 @@
+/**
+ * Package caches a prepared environment owns, from which installs that verifiers run at test
+ * time are served without network. One mechanism, with each installer a pluggable part: a folder
+ * of the environment, the variables setup's steps get (so what setup installs fills it), the
+ * variables runs get (so an install reads only it, read-only, and fails at once on a miss), and
+ * the setup commands that fill it with what a verifier's own install command asks for.
+ *
+ * - npm: the cache npm keeps (`npm_config_cache`); the repository's locked install in setup
+ *   fills it, and runs use npm's offline mode, so the verifier's `npm ci` is served from it.
+ * - pip: a folder of wheels; setup builds the wheels of what the verifier's `pip install`
+ *   names (packages, or requirement files of the repository) with `pip wheel`, and runs get
+ *   `PIP_NO_INDEX` and `PIP_FIND_LINKS`. pip installs what is missing from the environment
+ *   (read-only in runs) into the user site under the run's own home, so nothing a run installs
+ *   reaches the next run.
+ *
+ * An install no cache can serve (a requirement fetched from a VCS or URL at every install) is
+ * recorded with its reason, so the check reports it before any agent time is spent.
+ */
+import { posix } from "node:path";
+import type { SetupNetwork, SetupStep } from "./plan.js";
+import { readRepositoryFile, shellQuote } from "./python.js";
+import type { TestTimeInstall, TestTimeInstaller } from "./test-time-installs.js";
+
+/** What became of one verifier install command, for the environment's manifest. */
+export interface ServedInstall {
+  readonly installer: TestTimeInstaller;
+  /** The command as the verifier spells it. */
+  readonly command: string;
+  /**
+   * `cache`: setup fills the cache with what it installs (`fill` holds the setup commands);
+   * `setup`: setup's own install of the repository fills it; `unservable`: no cache can
+   * serve it offline (`reason` says why); `offline`: setup had no network to fill it;
+   * `nothing`: it installs nothing here (none of the requirement files it names exists).
+   */
+  readonly served: "cache" | "setup" | "unservable" | "offline" | "nothing";
+  readonly fill?: readonly string[];
+  readonly reason?: string;
+}
+
+/** A cache of the environment and the installs it serves (the manifest's record). */
+export interface InstallCacheRecord {
+  readonly installer: TestTimeInstaller;
+  /** Where runs see it (read-only). */
+  readonly path: string;
+  readonly installs: readonly ServedInstall[];
+}
+
+interface FillContext {
+  readonly repository: string;
+  readonly network: SetupNetwork;
+  /** The cache folder as setup and runs see it. */
+  readonly path: string;
+  /** The detected primary language fills its own cache through setup's install step. */
+  readonly primaryLanguage: string;
+}
+
+/** One installer's cache: the pluggable part. */
+export interface InstallCache {
+  readonly installer: TestTimeInstaller;
+  /** Folder name inside the environment. */
+  readonly folder: string;
+  setupEnv(path: string): Record<string, string>;
+  runEnv(path: string): Record<string, string>;
+  /** How one of the verifier's install commands is served, and the setup commands that fill it. */
+  serve(install: TestTimeInstall, context: FillContext): Promise<ServedInstall>;
+}
+
+export const npmCache: InstallCache = {
+  installer: "npm",
+  folder: "npm-cache",
+  setupEnv: (path) => ({ npm_config_cache: path }),
+  // A missing package fails at once (ENOTCACHED) instead of waiting out npm's retries against a
+  // network runs do not have. The cache is mounted read-only, so npm writes no log files there.
+  runEnv: (path) => ({
+    npm_config_cache: path,
+    npm_config_offline: "true",
+    npm_config_logs_max: "0",
+    npm_config_update_notifier: "false",
+    npm_config_audit: "false",
+    npm_config_fund: "false",
+  }),
+  serve: async (install, context) => {
+    const base = { installer: install.installer, command: install.command };
+    const packages = installArguments(install.command, /^npm (?:ci|install|i)\b/).filter(
+      (word) => !word.startsWith("-"),
+    );
+    if (packages.length > 0) {
+      return context.network === "online"
+        ? {
+            ...base,
+            served: "cache",
+            fill: [`npm cache add ${packages.map(shellQuote).join(" ")}`],
+          }
+        : { ...base, served: "offline" };
+    }
+    if (context.primaryLanguage === "node") return { ...base, served: "setup" };
+    return {
+      ...base,
+      served: "unservable",
+      reason: "it installs a node project, and setup installs no node dependencies here",
+    };
+  },
+};
+
+export const pipCache: InstallCache = {
+  installer: "pip",
+  folder: "pip-wheels",
+  setupEnv: () => ({}),
+  runEnv: (path) => ({ PIP_NO_INDEX: "1", PIP_FIND_LINKS: path }),
+  serve: async (install, context) => {
+    const base = { installer: install.installer, command: install.command };
+    const words = installArguments(
+      install.command,
+      /^(?:\S*python3?(?:\.\d+)? -m )?pip3? install\b/,
+    );
+    const files: string[] = [];
+    const packages: string[] = [];
+    let local = false;
+    let candidatesOnly = false;
+    for (let index = 0; index < words.length; index += 1) {
+      const word = words[index] as string;
+      if (word === "-r" || word === "--requirement") {
+        const file = words[index + 1];
+        index += 1;
+        if (file !== undefined) files.push(file);
+        else {
+          candidatesOnly = true;
+          files.push(...(await existing(context.repository, install.requirementFiles ?? [])));
+        }
+      } else if (word === "-e" || word === "--editable") {
+        local = true;
+        index += 1;
+      } else if (word.startsWith("-")) {
+      } else if (/^[./]|\/workspace\//.test(word)) local = true;
+      else packages.push(word);
+    }
+    for (const file of files) {
+      const text = await readRepositoryFile(context.repository, file);
+      if (text === undefined) continue;
+      const remote = text.split("\n").findIndex((line) => /^\s*(?:-e\s+)?\S*:\/\//.test(line));
+      if (remote >= 0) {
+        return {
+          ...base,
+          served: "unservable",
+          reason: `${file}:${remote + 1} is \`${(text.split("\n")[remote] as string).trim()}\`, which pip fetches from its host at every install; no cache serves it offline`,
+        };
+      }
+    }
+    const requirements = [
+      ...files.map((file) => `-r ${shellQuote(file)}`),
+      ...packages.map(shellQuote),
+    ];
+    if (requirements.length === 0 && candidatesOnly && !local) {
+      return {
+        ...base,
+        served: "nothing",
+        reason: `none of the requirement files it looks for (${(install.requirementFiles ?? []).join(", ") || "none named"}) is in the repository`,
+      };
+    }
+    if (requirements.length === 0) {
+      // The project itself (`pip install -e .`): its dependencies are what setup installed.
+      return local
+        ? { ...base, served: "setup" }
+        : { ...base, served: "unservable", reason: "it names nothing setup can find to install" };
+    }
+    if (context.network !== "online") return { ...base, served: "offline" };
+    return {
+      ...base,
+      served: "cache",
+      fill: [
+        `python -m pip wheel --quiet --wheel-dir ${shellQuote(context.path)} ${requirements.join(" ")}`,
+      ],
+    };
+  },
+};
+
+/** The caches, by installer. */
+export const installCaches: readonly InstallCache[] = [npmCache, pipCache];
+
+/** The installs a cache can serve: those of an installer that has one. */
+export function cacheableInstalls(installs: readonly TestTimeInstall[]): TestTimeInstall[] {
+  return installs.filter((install) =>
+    installCaches.some((cache) => cache.installer === install.installer),
+  );
+}
+
+/** The words after the installer's verb, when they are all literal (`pip install x y`). */
+function installArguments(command: string, verb: RegExp): string[] {
+  const rest = command.replace(verb, "").trim();
+  return rest === "" ? [] : rest.split(/\s+/);
+}
+
+async function existing(repository: string, files: readonly string[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const file of files) {
+    if ((await readRepositoryFile(repository, file)) !== undefined) found.push(file);
+  }
+  return found;
+}
+
+/**
+ * The caches a plan fills for the verifiers' install commands: one record per installer that
+ * has any, the setup steps that fill them (optional: a package that cannot be fetched leaves the
+ * environment usable and the install reported), and the variables of each.
+ */
+export async function planInstallCaches(
+  installs: readonly TestTimeInstall[],
+  context: Omit<FillContext, "path"> & { readonly environmentPath: string },
+): Promise<{
+  records: InstallCacheRecord[];
+  steps: SetupStep[];
+  setupEnv: Record<string, string>;
+  runEnv: Record<string, string>;
+}> {
+  const records: InstallCacheRecord[] = [];
+  const steps: SetupStep[] = [];
+  const setupEnv: Record<string, string> = {};
+  const runEnv: Record<string, string> = {};
+  for (const cache of installCaches) {
+    const path = posix.join(context.environmentPath, cache.folder);
+    const mine = installs.filter((install) => install.installer === cache.installer);
+    const seen = new Set<string>();
+    const served: ServedInstall[] = [];
+    for (const install of mine) {
+      const key = `${install.command}\n${(install.requirementFiles ?? []).join(",")}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      served.push(await cache.serve(install, { ...context, path }));
+    }
+    if (served.length === 0) continue;
+    records.push({ installer: cache.installer, path, installs: served });
+    Object.assign(setupEnv, cache.setupEnv(path));
+    Object.assign(runEnv, cache.runEnv(path));
+    const fills = [...new Set(served.flatMap((entry) => entry.fill ?? []))];
+    if (fills.length > 0) steps.push(cacheFolderStep(path, cache.installer));
+    for (const command of fills) {
+      steps.push({
+        kind: "install",
+        command,
+        why: `the ${cache.installer} cache at ${path}: a verifier installs this at test time, without network`,
+        optional: true,
+        timeoutSeconds: 900,
+      });
+    }
+  }
+  return { records, steps, setupEnv, runEnv };
+}
+
+function cacheFolderStep(path: string, installer: TestTimeInstaller): SetupStep {
+  return {
+    kind: "environment",
+    command: `mkdir -p ${shellQuote(path)}`,
+    why: `the ${installer} cache verifier-time installs are served from`,
+  };
+}
