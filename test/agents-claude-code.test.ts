@@ -304,7 +304,6 @@ describe("claude-code harness (real Claude Code CLI, scripted model)", { timeout
       expect(Date.now() - started).toBeLessThan(60_000);
       expect(await survivingProcesses(marker)).toEqual([]);
     },
-    90_000,
   );
 
   it.skipIf(!hasClaude)("reports an unreachable model endpoint as infra_error", async () => {

@@ -56,7 +56,6 @@ describe("audit corpus", () => {
       expect(measurement.failing.missed, table).toEqual([]);
       expect(measurement.failing.falseAlarms, table).toEqual([]);
     },
-    60_000,
   );
 
   it("counts what an auditor misses and what it invents (the measurement itself can fail)", async () => {

@@ -185,7 +185,7 @@ describe("skill serve-mcp", () => {
       stderr += chunk.toString();
     });
     await stdioClient.connect(transport);
-  }, 30_000);
+  });
 
   afterAll(async () => {
     await stdioClient?.close();

@@ -55,7 +55,7 @@ beforeAll(async () => {
       stderr: "pipe",
     }),
   );
-}, 30_000);
+});
 afterAll(async () => {
   await client?.close();
   await rm(root, { recursive: true, force: true });
