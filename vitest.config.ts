@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
+import LongestFirstSequencer from "./test/support/longest-first-sequencer.js";
 
 /**
  * Test tiers (docs/testing.md). `npm test` runs every tier, as CI does; `npm run test:unit` is
@@ -58,18 +59,39 @@ const slowLimitMs = 300_000;
 const endToEndWorkers =
   Number.parseInt(process.env.SKILLSMITH_TEST_E2E_WORKERS ?? "", 10) || availableParallelism() + 1;
 
-function slowTier(name: string, include: string[]): TestProjectInlineConfiguration {
+/**
+ * A slow tier: its own name and time limit. The agent-CLI and sandbox tiers share the end-to-end
+ * tier's group and workers, so their files fill the workers beside the end-to-end files instead
+ * of running one at a time after them (a group's projects must share their worker count). The
+ * container tier keeps a group of its own with one worker: its files build and remove images
+ * and containers through the one Podman service, and run one at a time as before.
+ */
+function slowTier(
+  name: string,
+  include: string[],
+  group: { groupOrder: number; maxWorkers?: number },
+): TestProjectInlineConfiguration {
   return {
     extends: true,
-    test: { name, include, testTimeout: slowLimitMs, sequence: { groupOrder: 2 } },
+    test: {
+      name,
+      include,
+      testTimeout: slowLimitMs,
+      ...(group.maxWorkers === undefined ? {} : { maxWorkers: group.maxWorkers }),
+      sequence: { groupOrder: group.groupOrder },
+    },
   };
 }
+
+const endToEndGroup = { groupOrder: 1, maxWorkers: endToEndWorkers };
 
 export default defineConfig({
   test: {
     testTimeout: unitLimitMs,
     hookTimeout: 120_000,
     reporters: ["default", "./test/support/slowest-files-reporter.ts"],
+    // Longest files first within each group, also on a fresh clone (see the file).
+    sequence: { sequencer: LongestFirstSequencer },
     // One folder per run for fixtures that test files share (test/support/shared-fixtures.ts).
     globalSetup: ["./test/support/shared-fixtures.ts"],
     projects: [
@@ -99,9 +121,9 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
         },
       },
-      slowTier("slow-agent-cli", agentCliFiles),
-      slowTier("slow-containers", containerFiles),
-      slowTier("slow-sandboxes", sandboxFiles),
+      slowTier("slow-agent-cli", agentCliFiles, endToEndGroup),
+      slowTier("slow-sandboxes", sandboxFiles, endToEndGroup),
+      slowTier("slow-containers", containerFiles, { groupOrder: 2 }),
     ],
   },
 });
