@@ -30,13 +30,13 @@ const containerFiles = [
 /** Tests of sandbox limits that start hundreds of tasks, or many sandboxes one after another. */
 const sandboxFiles = ["test/sandbox-backends.test.ts"];
 
-const slowFiles = [...agentCliFiles, ...containerFiles, ...sandboxFiles];
+export const slowFiles = [...agentCliFiles, ...containerFiles, ...sandboxFiles];
 
 /**
  * Tests beside the code that mount overlays and run bubblewrap sandboxes: end-to-end in cost (185 s
  * of the unit tier's 568 s at load 25), so they run with the end-to-end tier.
  */
-const besideTheCodeEndToEndFiles = ["src/bench/run/patch-snapshot.test.ts"];
+export const besideTheCodeEndToEndFiles = ["src/bench/run/patch-snapshot.test.ts"];
 
 /**
  * Time limits, sized for a loaded two-core machine (load 15-25 measured, docs/testing.md): a unit
@@ -44,9 +44,11 @@ const besideTheCodeEndToEndFiles = ["src/bench/run/patch-snapshot.test.ts"];
  * sandboxes and servers, which took up to 45 s each under that load, so its default is 120 s;
  * the slow tiers' default is 300 s. A test whose own work is longer gives its own limit.
  */
-const unitLimitMs = 30_000;
-const endToEndLimitMs = 120_000;
-const slowLimitMs = 300_000;
+export const unitLimitMs = 30_000;
+export const endToEndLimitMs = 120_000;
+export const slowLimitMs = 300_000;
+/** A hook's limit in every tier: the longest set-up (an evaluation, a package install) gives its own. */
+export const hookLimitMs = 120_000;
 
 /**
  * Workers per tier. Vitest's default is one fewer than the cores, so a two-core machine ran every
@@ -88,7 +90,7 @@ const endToEndGroup = { groupOrder: 1, maxWorkers: endToEndWorkers };
 export default defineConfig({
   test: {
     testTimeout: unitLimitMs,
-    hookTimeout: 120_000,
+    hookTimeout: hookLimitMs,
     reporters: ["default", "./test/support/slowest-files-reporter.ts"],
     // Longest files first within each group, also on a fresh clone (see the file).
     sequence: { sequencer: LongestFirstSequencer },
