@@ -187,7 +187,7 @@ beforeAll(async () => {
     }));
   }
   // An evaluation in sandboxes and a browser: sized like the quickstart's, for a loaded machine.
-}, 600_000);
+}, 900_000);
 
 afterAll(async () => {
   await context?.close();

@@ -63,7 +63,7 @@ beforeAll(async () => {
     }));
   }
   // The quickstart evaluation (40 scored runs in sandboxes) took over 180 s at load 25-30.
-}, 600_000);
+}, 900_000);
 
 afterAll(async () => {
   await context?.close();
