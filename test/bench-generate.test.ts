@@ -246,6 +246,9 @@ describe("bench generate", () => {
       ).toContain("# Arithmetic care");
       expect(await readFile(join(skillRoot, "skill.yaml"), "utf8")).toContain(commit);
     },
+    // Two requirements, each verifier checked by two pytest runs: past 120 s at load 35 with
+    // two busy loops.
+    300_000,
   );
 
   it.skipIf(!hasPytest)(
