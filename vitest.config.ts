@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
+import LongestFirstSequencer from "./test/support/longest-first-sequencer.js";
 
 /**
  * Test tiers (docs/testing.md). `npm test` runs every tier, as CI does; `npm run test:unit` is
@@ -29,13 +30,13 @@ const containerFiles = [
 /** Tests of sandbox limits that start hundreds of tasks, or many sandboxes one after another. */
 const sandboxFiles = ["test/sandbox-backends.test.ts"];
 
-const slowFiles = [...agentCliFiles, ...containerFiles, ...sandboxFiles];
+export const slowFiles = [...agentCliFiles, ...containerFiles, ...sandboxFiles];
 
 /**
  * Tests beside the code that mount overlays and run bubblewrap sandboxes: end-to-end in cost (185 s
  * of the unit tier's 568 s at load 25), so they run with the end-to-end tier.
  */
-const besideTheCodeEndToEndFiles = ["src/bench/run/patch-snapshot.test.ts"];
+export const besideTheCodeEndToEndFiles = ["src/bench/run/patch-snapshot.test.ts"];
 
 /**
  * Time limits, sized for a loaded two-core machine (load 15-25 measured, docs/testing.md): a unit
@@ -43,9 +44,11 @@ const besideTheCodeEndToEndFiles = ["src/bench/run/patch-snapshot.test.ts"];
  * sandboxes and servers, which took up to 45 s each under that load, so its default is 120 s;
  * the slow tiers' default is 300 s. A test whose own work is longer gives its own limit.
  */
-const unitLimitMs = 30_000;
-const endToEndLimitMs = 120_000;
-const slowLimitMs = 300_000;
+export const unitLimitMs = 30_000;
+export const endToEndLimitMs = 120_000;
+export const slowLimitMs = 300_000;
+/** A hook's limit in every tier: the longest set-up (an evaluation, a package install) gives its own. */
+export const hookLimitMs = 120_000;
 
 /**
  * Workers per tier. Vitest's default is one fewer than the cores, so a two-core machine ran every
@@ -58,18 +61,39 @@ const slowLimitMs = 300_000;
 const endToEndWorkers =
   Number.parseInt(process.env.SKILLSMITH_TEST_E2E_WORKERS ?? "", 10) || availableParallelism() + 1;
 
-function slowTier(name: string, include: string[]): TestProjectInlineConfiguration {
+/**
+ * A slow tier: its own name and time limit. The agent-CLI and sandbox tiers share the end-to-end
+ * tier's group and workers, so their files fill the workers beside the end-to-end files instead
+ * of running one at a time after them (a group's projects must share their worker count). The
+ * container tier keeps a group of its own with one worker: its files build and remove images
+ * and containers through the one Podman service, and run one at a time as before.
+ */
+function slowTier(
+  name: string,
+  include: string[],
+  group: { groupOrder: number; maxWorkers?: number },
+): TestProjectInlineConfiguration {
   return {
     extends: true,
-    test: { name, include, testTimeout: slowLimitMs, sequence: { groupOrder: 2 } },
+    test: {
+      name,
+      include,
+      testTimeout: slowLimitMs,
+      ...(group.maxWorkers === undefined ? {} : { maxWorkers: group.maxWorkers }),
+      sequence: { groupOrder: group.groupOrder },
+    },
   };
 }
+
+const endToEndGroup = { groupOrder: 1, maxWorkers: endToEndWorkers };
 
 export default defineConfig({
   test: {
     testTimeout: unitLimitMs,
-    hookTimeout: 120_000,
+    hookTimeout: hookLimitMs,
     reporters: ["default", "./test/support/slowest-files-reporter.ts"],
+    // Longest files first within each group, also on a fresh clone (see the file).
+    sequence: { sequencer: LongestFirstSequencer },
     // One folder per run for fixtures that test files share (test/support/shared-fixtures.ts).
     globalSetup: ["./test/support/shared-fixtures.ts"],
     projects: [
@@ -99,9 +123,9 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
         },
       },
-      slowTier("slow-agent-cli", agentCliFiles),
-      slowTier("slow-containers", containerFiles),
-      slowTier("slow-sandboxes", sandboxFiles),
+      slowTier("slow-agent-cli", agentCliFiles, endToEndGroup),
+      slowTier("slow-sandboxes", sandboxFiles, endToEndGroup),
+      slowTier("slow-containers", containerFiles, { groupOrder: 2 }),
     ],
   },
 });

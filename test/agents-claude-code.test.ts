@@ -11,6 +11,7 @@ import type { Script } from "../src/model/scripted/script.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
 import {
   API_KEY,
+  agentTimeoutMs,
   canScanProcesses,
   changedFiles,
   claudeBinary,
@@ -80,7 +81,7 @@ function request(overrides: Partial<AgentRunRequest> = {}): AgentRunRequest {
       ...(server === undefined ? {} : { baseUrl: server.url }),
       apiKey: API_KEY,
     },
-    limits: { timeoutMs: 60_000, maxTurns: 8, budgetUsd: 5 },
+    limits: { timeoutMs: agentTimeoutMs, maxTurns: 8, budgetUsd: 5 },
     sandbox: new UnsafeSandbox(),
     ...overrides,
   };
@@ -253,12 +254,17 @@ describe("claude-code harness (real Claude Code CLI, scripted model)", { timeout
       const trajectory = await new ClaudeCodeHarness().run(
         request({
           sandbox: recorded.sandbox,
-          limits: { timeoutMs: 60_000, maxTurns: 4, memoryBytes: 768 * 1024 * 1024, cpus: 1.5 },
+          limits: {
+            timeoutMs: agentTimeoutMs,
+            maxTurns: 4,
+            memoryBytes: 768 * 1024 * 1024,
+            cpus: 1.5,
+          },
         }),
       );
       expect(trajectory.status, trajectory.error).toBe("completed");
       expect(recorded.limits).toEqual([
-        { timeoutMs: 60_000, memoryBytes: 768 * 1024 * 1024, cpus: 1.5 },
+        { timeoutMs: agentTimeoutMs, memoryBytes: 768 * 1024 * 1024, cpus: 1.5 },
       ]);
       const text = firstToolResultText(trajectory);
       expect(text).toMatch(/small=0\b/);
@@ -279,7 +285,7 @@ describe("claude-code harness (real Claude Code CLI, scripted model)", { timeout
       },
     });
     const trajectory = await new ClaudeCodeHarness().run(
-      request({ limits: { timeoutMs: 60_000, maxTurns: 2 } }),
+      request({ limits: { timeoutMs: agentTimeoutMs, maxTurns: 2 } }),
     );
     expect(trajectory.status).toBe("agent_error");
     expect(trajectory.error).toMatch(/^error_max_turns/);
@@ -304,7 +310,6 @@ describe("claude-code harness (real Claude Code CLI, scripted model)", { timeout
       expect(Date.now() - started).toBeLessThan(60_000);
       expect(await survivingProcesses(marker)).toEqual([]);
     },
-    90_000,
   );
 
   it.skipIf(!hasClaude)("reports an unreachable model endpoint as infra_error", async () => {

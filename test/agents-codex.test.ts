@@ -12,6 +12,7 @@ import type { Script } from "../src/model/scripted/script.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
 import {
   API_KEY,
+  agentTimeoutMs,
   canScanProcesses,
   changedFiles,
   codexBinary,
@@ -97,7 +98,7 @@ function request(overrides: Partial<AgentRunRequest> = {}): AgentRunRequest {
       ...(server === undefined ? {} : { baseUrl: `${server.url}/v1` }),
       apiKey: API_KEY,
     },
-    limits: { timeoutMs: 60_000 },
+    limits: { timeoutMs: agentTimeoutMs },
     sandbox: new UnsafeSandbox(),
     ...overrides,
   };
@@ -225,12 +226,12 @@ describe("codex harness (real Codex CLI, scripted model)", { timeout: 90_000 }, 
       const trajectory = await new CodexHarness({ stateDirectory }).run(
         request({
           sandbox: recorded.sandbox,
-          limits: { timeoutMs: 60_000, memoryBytes: 384 * 1024 * 1024, cpus: 1 },
+          limits: { timeoutMs: agentTimeoutMs, memoryBytes: 384 * 1024 * 1024, cpus: 1 },
         }),
       );
       expect(trajectory.status, trajectory.error).toBe("completed");
       expect(recorded.limits).toEqual([
-        { timeoutMs: 60_000, memoryBytes: 384 * 1024 * 1024, cpus: 1 },
+        { timeoutMs: agentTimeoutMs, memoryBytes: 384 * 1024 * 1024, cpus: 1 },
       ]);
       const text = firstToolResultText(trajectory);
       expect(text).toMatch(/small=0\b/);

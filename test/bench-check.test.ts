@@ -145,7 +145,7 @@ describe.skipIf(sandbox === undefined || !hasPytest)(
         },
       ]);
       expect(report.runnable).toMatchObject({ skills: 1, requirements: 3 });
-    }, 60_000);
+    });
 
     it("classifies each requirement on the untouched repository", async () => {
       const result = await runInProcess(["bench", "check", suite, "--json"], { env: env() });

@@ -151,7 +151,7 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
     suite = join(scratch, "suite");
     const imported = await importHarbor([tasks], { out: suite });
     expect(imported.skills).toBe(3);
-  }, 30_000);
+  });
 
   it("builds a task image once per content hash, and a failed build names its step and is not rebuilt by a retry", async () => {
     const docker = (sandbox as ContainerSandbox).docker;
@@ -193,7 +193,7 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
     expect(logsOfFirst).toBeGreaterThan(0);
     await expect(build()).rejects.toThrow(/broken-task failed/);
     expect(logs).toBe(logsOfFirst);
-  }, 60_000);
+  });
 
   it("without --base-image, a FROM image that is not local stops the run naming it", async () => {
     await expect(
@@ -231,7 +231,7 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
     const malformed = await cli(["--base-image", "ubuntu:24.04"]);
     expect(malformed.code).toBe(2);
     expect(malformed.stderr).toMatch(/--base-image expects <image>=<local image>/);
-  }, 60_000);
+  });
 
   it("the oracle's solve.sh passes every task with a reward; the untouched workspace fails; a silent test.sh is reward-missing", async () => {
     const oracleDir = join(scratch, "run-oracle");
@@ -286,7 +286,7 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
       "pass",
       "fail",
     ]);
-  }, 120_000);
+  });
 
   it("bench run's gate runs the task controls first: a task whose oracle cannot pass is stored broken-verifier, not scored", async () => {
     const tasks = join(scratch, "gate-tasks");
@@ -357,7 +357,7 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
     lines.length = 0;
     await run(join(scratch, "run-gate-again"));
     expect(lines.filter((line) => /^check-tasks .*\[cached\]$/.test(line))).toHaveLength(3);
-  }, 180_000);
+  });
 
   it("--no-check: an oracle whose solve.sh exits 1 and a test.sh that writes no reward are controls that could not be measured, exit 1", async () => {
     const tasks = join(scratch, "no-check-tasks");
@@ -400,7 +400,7 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
     expect(control("greet-silent")).toMatchObject({ status: "unmeasured", score: null });
     expect(control("greet-silent")?.says).toMatch(/reward missing/);
     expect(cli.stderr).toMatch(/4 of 6 runs could not be measured: control oracle failed \(4\)/);
-  }, 240_000);
+  });
 
   it("bench check-tasks: the oracle reaches 1 and the untouched directory does not; a silent test.sh fails the check", async () => {
     const result = await runInProcess(
@@ -437,7 +437,7 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
       "the oracle run wrote no reward: the verifier wrote neither reward.json nor reward.txt",
       "the untouched run wrote no reward: the verifier wrote neither reward.json nor reward.txt",
     ]);
-  }, 120_000);
+  });
 
   it("an agent that writes /logs/verifier/reward.json in advance gains nothing", async () => {
     const runDir = join(scratch, "run-forger");
@@ -490,7 +490,7 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
       expect(byKey(results, "greet-silent", arm).flags).toContain("reward-missing");
       expect(byKey(results, "greet-silent", arm).passRatio).toBe(0);
     }
-  }, 120_000);
+  });
 
   it("the real SkillsBench slice imports, and the run names every image this machine cannot get", async () => {
     const out = join(scratch, "slice-suite");
@@ -515,7 +515,7 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
     await expect(run(mapping)).rejects.toThrow(
       /^1 environment-only task cannot be built here: suricata-custom-exfil starts FROM jasonish\/suricata:7\.0\.11\. .*--base-image jasonish\/suricata:7\.0\.11=/,
     );
-  }, 60_000);
+  });
 
   describe("SkillsBench mode: the task's own skills in the with arm only", () => {
     let server: ScriptedServer | undefined;
@@ -585,6 +585,6 @@ describe.skipIf(missing)(`Harbor tasks in the container sandbox (needs ${SOCKET}
       expect(
         await readFile(join(suite, "skills", "greet-json", "environment", "Dockerfile"), "utf8"),
       ).toMatch(/# skillsmith: .*COPY skills/);
-    }, 120_000);
+    });
   });
 });

@@ -142,7 +142,7 @@ beforeAll(async () => {
         outcome,
       }),
   });
-}, 60_000);
+});
 
 afterAll(async () => {
   stopWorker.abort();
@@ -297,7 +297,6 @@ describe.each(SCHEDULERS)("one run session, the $name scheduler", (scheduler) =>
           .sort(),
       );
     },
-    60_000,
   );
 
   it.skipIf(skip)(
@@ -364,7 +363,6 @@ describe.each(SCHEDULERS)("one run session, the $name scheduler", (scheduler) =>
       // Run for real this time: scored by the verifier (which reports no check), not by the gate.
       for (const row of rerun) expect(row.flags).not.toContain("broken-verifier");
     },
-    60_000,
   );
 
   it.skipIf(skip)(
@@ -410,7 +408,6 @@ describe.each(SCHEDULERS)("one run session, the $name scheduler", (scheduler) =>
         ]);
       }
     },
-    60_000,
   );
 
   it.skipIf(skip)(
@@ -447,7 +444,6 @@ describe.each(SCHEDULERS)("one run session, the $name scheduler", (scheduler) =>
         "replay/alpha/r2/without#1",
       ]);
     },
-    60_000,
   );
 });
 
@@ -479,7 +475,7 @@ describe.skipIf(!hasRedisServer)(
       });
       expect(fromInProcess.failed).toEqual([]);
       expect(fromInProcess.reused).toBe(2);
-    }, 60_000);
+    });
   },
 );
 
@@ -567,7 +563,7 @@ describe.skipIf(!hasRedisServer)(
       } finally {
         await collector.close();
       }
-    }, 60_000);
+    });
 
     it("refuses, before anything is enqueued, an agent environment (it may hold keys)", async () => {
       await expect(
@@ -640,7 +636,7 @@ describe.skipIf(!hasRedisServer)(
         await queue.close();
         redis.disconnect();
       }
-    }, 30_000);
+    });
 
     it.skipIf(codex === undefined)(
       "prices a Codex run on the worker with the coordinator's model.prices",

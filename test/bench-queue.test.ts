@@ -92,7 +92,7 @@ beforeAll(async () => {
     });
     if (single.executed !== 2 * REQUIREMENTS) throw new Error("the reference run is incomplete");
   }
-}, 60_000);
+});
 
 afterAll(async () => {
   for (const child of children) {

@@ -134,6 +134,5 @@ describe("bench run with the real Claude Code CLI (scripted model)", () => {
       expect(profile?.activation_rate).toBe(0);
       expect(profile?.notes.join("\n")).toMatch(/never activated the skill/);
     },
-    240_000,
   );
 });

@@ -121,6 +121,7 @@ describe("the real CLIs in the container sandbox", () => {
       }
       for (const bytes of storedBytes(runDir)) expect(bytes.includes(REAL_KEY)).toBe(false);
     },
-    300_000,
+    // Both real CLIs, each arm in its own container: past 300 s at load 35 with two busy loops.
+    600_000,
   );
 });

@@ -172,6 +172,5 @@ describe("bench run in the container sandbox", () => {
       // Both arms of a pair started from the same workspace, in either sandbox.
       expect(new Set(inContainer.map((result) => result.workspaceDigest)).size).toBe(1);
     },
-    180_000,
   );
 });

@@ -142,7 +142,7 @@ describe("a registered harness's facts", () => {
       const agent = result.fingerprint?.inputs.agent as { version?: unknown } | undefined;
       expect(agent?.version).toBe("facts-agent 9.9.9");
     }
-  }, 60_000);
+  });
 
   it("install the skill where its registration says it reads skills, in the skill's arm only", async () => {
     const name = "folders-test-agent";
@@ -189,7 +189,7 @@ describe("a registered harness's facts", () => {
     } finally {
       unregisterHarness(name);
     }
-  }, 60_000);
+  });
 
   it.each([["../outside"], ["/etc/skills"], ["a/./b"], [""], ["a//b"]])(
     "refuse a skill folder outside the workspace: %j",

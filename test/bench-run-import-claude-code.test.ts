@@ -296,6 +296,5 @@ describe("imported SWE-Skills-Bench sample, real Claude Code CLI (scripted model
       expect(profile?.class).toBe("ineffective");
       expect(profile?.activation_rate).toBe(0.5);
     },
-    180_000,
   );
 });

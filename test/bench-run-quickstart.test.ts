@@ -49,7 +49,7 @@ beforeAll(async () => {
   const run = await quickstartRunCopy(root);
   evaluation = run.evaluation;
   warnings.push(...run.warnings);
-}, 600_000);
+}, 900_000);
 
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });

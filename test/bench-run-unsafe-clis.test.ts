@@ -187,7 +187,6 @@ describe("an agent CLI that cannot start", () => {
         expect(store.results()).toEqual([]);
         store.close();
       },
-      60_000,
     );
   }
 });

@@ -152,7 +152,8 @@ describe.skipIf(!hasData)(
         "utf8",
       );
       expect(verifier).toMatch(/files:\n\s+- test_python_packaging.py\n\s+- _dependency_utils.py/);
-    }, 120_000);
+      // Imports the whole v1 data set and clones two real repositories: past 120 s at load 35.
+    }, 300_000);
 
     it("validate-suite reports the one missing verifier with file and line, and checks pinned commits", async () => {
       const all = await cli(["bench", "validate-suite", suite, "--json"]);

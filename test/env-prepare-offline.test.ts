@@ -146,7 +146,7 @@ describe.skipIf(sandbox === undefined || !hasPython)("offline environments in bu
     expect(attack.stdout.trim()).toBe("blocked");
     expect(attack.stderr).toMatch(/Read-only file system/);
     expect(await treeDigest(environment)).toBe(before);
-  }, 60_000);
+  });
 
   it.skipIf(!hasSetuptools)(
     "installs a setuptools project in editable mode without isolation (metadata included)",

@@ -566,7 +566,6 @@ describe("stale overlay workspaces", () => {
         await sweepStaleWorkspaces(join(cacheDir, "workspaces"));
       }
     },
-    60_000,
   );
 
   it("leaves kept workspaces and folders without an owner record alone", async () => {

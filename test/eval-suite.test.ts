@@ -89,7 +89,7 @@ describe("skillsmith eval --suite", () => {
       // The repository the suite pins, recorded for the next call's comparison.
       expect(state.repository).toBe(join(suite, "..", "invoicer.bundle"));
     },
-    600_000,
+    900_000,
   );
 
   it("asks for --repo when no suite pins one (exit 2, no stack trace)", async () => {

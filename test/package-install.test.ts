@@ -136,7 +136,7 @@ beforeAll(async () => {
     },
   );
   // Packing and installing the package ran out of 240 s at load 25.
-}, 600_000);
+}, 900_000);
 
 afterAll(async () => {
   if (work !== undefined) await removeRunRoot(work);
@@ -404,7 +404,7 @@ console.log(p, report, harness, validateSkillFolder, Object.keys(skillsmith));
     expect(await typecheck(join(project, "strict"))).toEqual({ code: 0, output: "" });
     // tsc over the package and everything its root's types reach (the AI SDK, zod, Node's
     // types), every declaration checked: 238 s and 250 s at load 6-10 on two cores.
-  }, 480_000);
+  }, 900_000);
 
   it.skipIf(!bubblewrap)(
     "runs a tiny suite with a harness and a sandbox registered from the user's project",

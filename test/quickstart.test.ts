@@ -24,7 +24,7 @@ beforeAll(async () => {
     cwd: scratch,
   });
   // The whole quickstart (40 scored runs in sandboxes and the report) took over 180 s at load 25-30.
-}, 600_000);
+}, 900_000);
 afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });

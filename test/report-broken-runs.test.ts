@@ -187,7 +187,7 @@ beforeAll(async () => {
     }));
   }
   // An evaluation in sandboxes and a browser: sized like the quickstart's, for a loaded machine.
-}, 600_000);
+}, 900_000);
 
 afterAll(async () => {
   await context?.close();
@@ -350,25 +350,20 @@ describe(`a run with broken verifiers and a skill lost to infrastructure`, () =>
       expect(blocked).toEqual([]);
       expect(pageErrors).toEqual([]);
     },
-    60_000,
   );
 
-  it.skipIf(!hasChromium)(
-    `the live dashboard shows the same, in ${CHROMIUM}`,
-    async () => {
-      dashboard = await startDashboard({ runDir });
-      await page.goto(dashboard.url);
-      await waitForCharts();
-      await expect(page.locator('[data-testid="timeouts"]').textContent()).resolves.toBe("1");
-      await expect(page.locator('[data-testid="unscorable-skill"]').count()).resolves.toBe(2);
-      await page.goto(`${dashboard.url}pair/replay/working/w5/1`);
-      const output = page.locator('[data-testid="arm-without"] [data-testid="verifier-output"]');
-      await output.waitFor();
-      await expect(output.textContent()).resolves.toContain(MISSING_HELPER);
-      expect(await page.evaluate("typeof window.__planted")).toBe("undefined");
-      expect(blocked).toEqual([]);
-      expect(pageErrors).toEqual([]);
-    },
-    60_000,
-  );
+  it.skipIf(!hasChromium)(`the live dashboard shows the same, in ${CHROMIUM}`, async () => {
+    dashboard = await startDashboard({ runDir });
+    await page.goto(dashboard.url);
+    await waitForCharts();
+    await expect(page.locator('[data-testid="timeouts"]').textContent()).resolves.toBe("1");
+    await expect(page.locator('[data-testid="unscorable-skill"]').count()).resolves.toBe(2);
+    await page.goto(`${dashboard.url}pair/replay/working/w5/1`);
+    const output = page.locator('[data-testid="arm-without"] [data-testid="verifier-output"]');
+    await output.waitFor();
+    await expect(output.textContent()).resolves.toContain(MISSING_HELPER);
+    expect(await page.evaluate("typeof window.__planted")).toBe("undefined");
+    expect(blocked).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  });
 });

@@ -355,7 +355,6 @@ print(started, flush=True)`,
         expect(result.limitHit?.limit).toBe("processes");
         expect(result.limitHit?.detail).toContain("process limit of 512");
       },
-      120_000,
     );
 
     it.skipIf(!backend.available)(
@@ -382,7 +381,6 @@ print(started, flush=True)`,
           expect(leftovers.filter((container) => container.Command.includes(marker))).toEqual([]);
         }
       },
-      120_000,
     );
   });
 }

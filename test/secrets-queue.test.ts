@@ -54,7 +54,7 @@ beforeAll(async () => {
     await mkdir(join(root, "redis"));
     redisServer = await startRedisServer(join(root, "redis"));
   }
-}, 60_000);
+});
 
 afterAll(async () => {
   await redisServer?.stop();
@@ -220,6 +220,5 @@ describe("what goes through Redis", () => {
       ).toBe(true);
       expect(commandsWithMarker.some((command) => command.includes("stray-job"))).toBe(true);
     },
-    90_000,
   );
 });

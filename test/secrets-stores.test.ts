@@ -356,7 +356,7 @@ describe("the wiki stores", () => {
     expect(acquired.resources).toBe(1);
     const poolFiles = expectRedacted(pool);
     expect(poolFiles.get("pool.json")?.includes(redactionMarker)).toBe(true);
-  }, 60_000);
+  });
 });
 
 describe("bench report --html", () => {

@@ -57,7 +57,6 @@ describe("audit corpus", () => {
       expect(measurement.failing.missed, table).toEqual([]);
       expect(measurement.failing.falseAlarms, table).toEqual([]);
     },
-    60_000,
   );
 
   it("gives no false alarm on the held-out real skills, labelled before they were audited", async () => {

@@ -184,8 +184,10 @@ describe("skill serve-mcp", () => {
     transport.stderr?.on("data", (chunk: Buffer) => {
       stderr += chunk.toString();
     });
-    await stdioClient.connect(transport);
-  }, 30_000);
+    // The CLI starts from source through tsx: its first answer took over the client's default
+    // 60 s at load 35 with two busy loops.
+    await stdioClient.connect(transport, { timeout: 240_000 });
+  }, 300_000);
 
   afterAll(async () => {
     await stdioClient?.close();

@@ -94,7 +94,7 @@ describe.skipIf(bubblewrap === undefined)(
         `${[...attackPredictionLines("attacks", ATTACKS, STUB), ...attackPredictionLines("control", CONTROLS, STUB)].join("\n")}\n`,
       );
       ({ results, report } = await runAttackSuite(root, suite, predictions, bubblewrap ?? "local"));
-    }, 600_000);
+    }, 900_000);
 
     afterAll(async () => {
       if (process.env.SKILLSMITH_ATTACK_TABLE === "1") {
@@ -244,6 +244,8 @@ describe("verifier integrity outside bench runs", () => {
         /a pytest plugin was registered after the session started: "tinycalc-helper"/,
       );
     },
+    // Two verifier runs, each starting a container: past 120 s at load 30.
+    300_000,
   );
 
   it.skipIf(bubblewrap === undefined)(

@@ -166,7 +166,7 @@ beforeAll(async () => {
     runner,
     onProgress: (line) => progress.push(line),
   });
-}, 60_000);
+});
 
 afterAll(async () => {
   await server?.close();

@@ -91,7 +91,7 @@ beforeAll(async () => {
     },
   });
   env = { ANTHROPIC_API_KEY: "test", ANTHROPIC_BASE_URL: server.url };
-}, 60_000);
+});
 afterAll(async () => {
   await server?.close();
   await rm(root, { recursive: true, force: true });

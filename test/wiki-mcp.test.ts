@@ -48,14 +48,17 @@ beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), "skillsmith-wiki-mcp-"));
   await writeHandWiki(join(root, "wiki"));
   client = new Client({ name: "wiki-test", version: "1.0.0" });
+  // The CLI starts from source through tsx: its first answer took over the client's default 60 s
+  // at load 35 with two busy loops.
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,
       args: serveMcp(join(root, "wiki")),
       stderr: "pipe",
     }),
+    { timeout: 240_000 },
   );
-}, 30_000);
+}, 300_000);
 afterAll(async () => {
   await client?.close();
   await rm(root, { recursive: true, force: true });

@@ -279,7 +279,7 @@ beforeAll(async () => {
       fallback: answer([]),
     },
   });
-}, 60_000);
+});
 afterAll(async () => {
   await model?.close();
   await web?.close();
@@ -524,7 +524,7 @@ describe.skipIf(!hasGit)("online acquisition through search backends (needs git)
     expect(result.allFailed).toBe(false);
     expect(result.summary?.accepted).toBe(1);
     expect(result.poolSize).toBe(1);
-  }, 90_000);
+  });
 
   it("from the CLI: exits 3 with every failure named when no backend answers, and leaves no pool entry behind", async () => {
     const pool = join(root, "pool-3");

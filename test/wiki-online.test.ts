@@ -71,7 +71,7 @@ beforeAll(async () => {
     env: { ANTHROPIC_API_KEY: "t", ANTHROPIC_BASE_URL: server.url },
     cwd: root,
   });
-}, 30_000);
+});
 afterAll(async () => {
   await server?.close();
   await rm(root, { recursive: true, force: true });

@@ -162,7 +162,7 @@ beforeAll(async () => {
     env: { ANTHROPIC_API_KEY: "test", ANTHROPIC_BASE_URL: model.url },
     cwd: root,
   });
-}, 60_000);
+});
 
 afterAll(async () => {
   await web?.close();

@@ -264,7 +264,9 @@ describe("guaranteed bounds beyond enumeration (dp-bounds)", () => {
       }
       expect(fine.error as number).toBeLessThan(coarse.error as number);
     }
-  });
+    // Three exact meet-in-the-middle tests up to m = 40 and 10^7-step bounds: seconds of CPU,
+    // 33 s at load 37 with two busy loops.
+  }, 120_000);
 
   it("is chosen automatically for m' > 40 off-grid, and brackets an independent exact count", () => {
     // Exact counts computed by hand, once, with a NumPy meet-in-the-middle script (not

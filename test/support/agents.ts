@@ -12,6 +12,13 @@ import { runProcess } from "../../src/core/process.js";
 import type { Script, ScriptedToolCall } from "../../src/model/scripted/script.js";
 import { git } from "./git.js";
 
+/**
+ * The agent's own time limit in these tests: a run is a CLI start and a few scripted turns, which
+ * took over 60 s (the earlier limit) under a one-CPU cap at load 30, and the run then ended as a
+ * timeout. Well inside the slow tier's 300 s test limit; the tests of the timeout itself set 2 s.
+ */
+export const agentTimeoutMs = 240_000;
+
 export const SKILL_NAME = "greeting-style";
 export const SKILL_DESCRIPTION = "How to write greetings in this project's text files.";
 export const SKILL_BODY = "Always spell the greeting as Hello, with a capital H.\n";

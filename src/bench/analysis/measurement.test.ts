@@ -125,6 +125,9 @@ beforeAll(async () => {
   const { results, attempts } = storeContents();
   writeStore(runDir, results, attempts);
   report = await reportRunDir(runDir);
+  // The CLI loads the bench commands on first use; loading them (vitest transforms each module)
+  // is the hook's work, not the first CLI test's: three such tests ran out of 30 s at load 37.
+  await import("../../cli/commands/bench.js");
 });
 
 afterAll(async () => {

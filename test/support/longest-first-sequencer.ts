@@ -1,0 +1,90 @@
+/**
+ * The order vitest starts test files in (vitest.config.ts, `sequence.sequencer`): within each
+ * group of tiers, the longest files first, so the last minutes of a run are short files filling
+ * the workers and not one long file running alone while the other cores wait.
+ *
+ * Vitest orders by the durations of this machine's last run when it has them
+ * (node_modules/.vite/vitest); a fresh clone, as CI runs, has none, and vitest then starts the
+ * largest source files first, which put several minutes-long files last. So a file's expected
+ * time is this machine's last duration for it when known, else the time measured below, else
+ * unknown: unknown files (all of them shorter so far) come after every known one, the largest
+ * source first (vitest's own guess, which it cannot make on a fresh clone either).
+ */
+import { statSync } from "node:fs";
+import { relative } from "node:path";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
+
+/**
+ * Seconds per file in `npm test` on a fresh clone, two cores, three end-to-end workers (the
+ * issue 33 measurement, 2 December 2026). Only the files long enough to decide the tail are
+ * listed; a file that grows long shows up in the summary `npm test` prints at its end.
+ *
+ * The files that read the shared quickstart evaluation (test/support/quickstart-run.ts) are
+ * listed once, as report-view: whichever of them starts first makes it while the others wait
+ * for it, so starting all three at once would hold two workers idle for minutes.
+ */
+export const measuredSeconds: Readonly<Record<string, number>> = {
+  "test/verifier-defence.test.ts": 536,
+  "test/report-view.test.ts": 274,
+  "test/quickstart.test.ts": 263,
+  "test/bench-v1-real.test.ts": 248,
+  "test/verifier-integrity.test.ts": 228,
+  "test/eval-suite.test.ts": 200,
+  "test/package-install.test.ts": 183,
+  "test/synth-loop.test.ts": 172,
+  "test/agents-claude-code.test.ts": 150,
+  "test/bench-run-import-claude-code.test.ts": 100,
+  "test/agents-codex.test.ts": 90,
+  // Not among the slowest eight of that run (so under 172 s); estimated as half of what they took
+  // in a run at load 17-33 (docs/testing.md), which is what the files above took there too.
+  "test/env-verifier.test.ts": 165,
+  "test/bench-arms.test.ts": 160,
+  "test/bench-queue-parity.test.ts": 115,
+  "test/report-broken-runs.test.ts": 110,
+  "test/env-workspace.test.ts": 100,
+  "test/synth-baselines.test.ts": 60,
+  "test/verifier-channel.test.ts": 50,
+};
+
+export interface FileToOrder {
+  /** The tiers' group (`sequence.groupOrder`): groups run one after another, in this order. */
+  readonly group: number;
+  /** Expected milliseconds, or undefined when nothing is known. */
+  readonly expectedMs: number | undefined;
+  /** The source's size: the guess among files of unknown length. */
+  readonly sizeBytes: number;
+}
+
+/**
+ * `files` (given in vitest's own order) by group, then longest expected first; files of unknown
+ * length after the known ones of their group, the largest first, else in the order given.
+ */
+export function longestFirst<T>(files: readonly T[], describe: (file: T) => FileToOrder): T[] {
+  const described = files.map((file, position) => ({ file, position, ...describe(file) }));
+  described.sort((a, b) => {
+    if (a.group !== b.group) return a.group - b.group;
+    if (a.expectedMs !== undefined && b.expectedMs !== undefined && a.expectedMs !== b.expectedMs)
+      return b.expectedMs - a.expectedMs;
+    if (a.expectedMs !== undefined && b.expectedMs === undefined) return -1;
+    if (a.expectedMs === undefined && b.expectedMs !== undefined) return 1;
+    if (a.expectedMs === undefined && a.sizeBytes !== b.sizeBytes) return b.sizeBytes - a.sizeBytes;
+    return a.position - b.position;
+  });
+  return described.map((entry) => entry.file);
+}
+
+export default class LongestFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const root = this.ctx.config.root;
+    return longestFirst(await super.sort(files), (spec) => {
+      const path = relative(root, spec.moduleId);
+      const measured = measuredSeconds[path];
+      const cached = this.ctx.cache.getFileTestResults(`${spec.project.name}:${path}`);
+      return {
+        group: spec.project.config.sequence.groupOrder,
+        expectedMs: cached?.duration ?? (measured === undefined ? undefined : measured * 1000),
+        sizeBytes: statSync(spec.moduleId, { throwIfNoEntry: false })?.size ?? 0,
+      };
+    });
+  }
+}
