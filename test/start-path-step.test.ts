@@ -79,7 +79,7 @@ describe.skipIf(!existsSync(builtCli))("npm start's PATH step [needs dist/, npm 
     const after = newShellVersion();
     expect(after.status, after.stderr).toBe(0);
     expect(after.stdout.trim()).toBe(version);
-  }, 60_000);
+  });
 
   it("says how to link by hand when the prefix cannot be written, and answers false", async () => {
     await rm(join(prefix, "bin", "skillsmith"));
