@@ -19,10 +19,11 @@ import type { CheckSuiteOptions, VerifierMeasurement } from "./check.js";
 export const CHECK_FORMAT = "skillsmith-check/1";
 /**
  * Bump when what a measurement holds changes, or how a verifier is run changes what it measures
- * (3: a verifier test running pytest itself no longer meets the channel plugin): older cache
+ * (3: a verifier test running pytest itself no longer meets the channel plugin; 4: the inventory
+ * is taken in an untouched copy of the repository, as for the runs, not an empty folder): older cache
  * entries are then not read.
  */
-const MEASUREMENT_VERSION = 3;
+const MEASUREMENT_VERSION = 4;
 
 export interface Measured {
   readonly untouched: VerifierMeasurement;
