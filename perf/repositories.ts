@@ -116,3 +116,19 @@ export async function generateRepository(
   await git(root, "gc", "-q");
   return { path: root, commit: await git(root, "rev-parse", "HEAD") };
 }
+
+/**
+ * The repository `SKILLSMITH_BENCH_REPOSITORY` names (a git folder or `.bundle`, at its HEAD),
+ * labelled with its file count; undefined when the variable is not set.
+ */
+export async function repositoryFromEnvironment(): Promise<
+  { readonly label: string; readonly path: string; readonly commit: string } | undefined
+> {
+  const given = process.env.SKILLSMITH_BENCH_REPOSITORY;
+  if (given === undefined || given === "") return undefined;
+  const path = resolve(given);
+  if (!existsSync(path)) throw new Error(`SKILLSMITH_BENCH_REPOSITORY=${given} does not exist`);
+  const commit = await git(path, "rev-parse", "HEAD");
+  const files = (await git(path, "ls-tree", "-r", "--name-only", commit)).split("\n").length;
+  return { label: `${path} (${files} files)`, path, commit };
+}

@@ -1,26 +1,6 @@
-/**
- * The paired runner's own cost on repositories of the sizes users run on. A generated suite (one
- * skill, 8 requirements, a shell verifier writing JUnit XML) is run with the replay agent over
- * each repository, in the bubblewrap sandbox when it works here (else unsafe, said in the note):
- *
- * - the 20-file generated repository (the old reference row, and runs per minute at concurrency
- *   1 and 2: wall time of a whole `runSuite` — manifest, store, scheduling — divided by its runs);
- * - actions/starter-workflows from `../shared/fixtures/repos/` (a real repository, ~500 files);
- * - a repository of ~3,000 files: `SKILLSMITH_BENCH_REPOSITORY` (a git folder or `.bundle`, at
- *   its HEAD; e.g. a clone of fastapi), else a generated one of 3,000 files in nested packages
- *   with a real `.git` (`repositories.ts`).
- *
- * Overhead per run: for each stored run of the concurrency-1 samples, total wall time minus agent
- * time (the replay's `git apply`) minus verifier time — workspace materialisation, identity,
- * required-file check, trajectory redaction, the SQLite transaction and clean-up. Median over
- * all runs; target < 150 ms per run. The baseline, measured in the same run, is one full-tree
- * digest of the same repository (working tree and `.git`), which every run paid before the
- * runner stopped hashing the workspace; ratio = digest / overhead.
- */
-import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { openSandbox } from "../src/bench/run/prepare.js";
 import { runSuite } from "../src/bench/run/runner.js";
 import { ResultsStore } from "../src/bench/store/results.js";
@@ -28,7 +8,11 @@ import type { SandboxV1 } from "../src/env/index.js";
 import { treeDigest } from "../src/env/workspace/digest.js";
 import { git } from "../test/support/git.js";
 import { type Benchmark, type BenchmarkRow, measure, summarise } from "./harness.js";
-import { generateRepository, starterWorkflowsBundle } from "./repositories.js";
+import {
+  generateRepository,
+  repositoryFromEnvironment,
+  starterWorkflowsBundle,
+} from "./repositories.js";
 import { writeBenchSuite } from "./suites.js";
 
 const requirements = 8;
@@ -41,13 +25,9 @@ interface Repository {
 }
 
 async function largeRepository(root: string): Promise<Repository> {
-  const given = process.env.SKILLSMITH_BENCH_REPOSITORY;
-  if (given !== undefined && given !== "") {
-    const path = resolve(given);
-    if (!existsSync(path)) throw new Error(`SKILLSMITH_BENCH_REPOSITORY=${given} does not exist`);
-    const commit = await git(path, "rev-parse", "HEAD");
-    const files = (await git(path, "ls-tree", "-r", "--name-only", commit)).split("\n").length;
-    return { label: `${path} (${files} files)`, source: { path, commit } };
+  const given = await repositoryFromEnvironment();
+  if (given !== undefined) {
+    return { label: given.label, source: { path: given.path, commit: given.commit } };
   }
   const generated = await generateRepository(join(root, "generated-3000"), { files: 3000 });
   return {

@@ -20,7 +20,8 @@ export const CHECK_FORMAT = "skillsmith-check/1";
 /**
  * Bump when what a measurement holds changes, or how a verifier is run changes what it measures
  * (3: a verifier test running pytest itself no longer meets the channel plugin; 4: failing
- * checks kept with their messages): older cache entries are then not read.
+ * checks kept with their messages, and the inventory taken in an untouched copy of the repository,
+ * as for the runs, not an empty folder): older cache entries are then not read.
  */
 const MEASUREMENT_VERSION = 4;
 /** Characters of a failing check's message kept (enough for the exception's first line). */

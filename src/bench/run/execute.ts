@@ -49,7 +49,12 @@ import type { RunFailure } from "./options.js";
 import { captureWorkspacePatch } from "./patch.js";
 import type { PlannedRun } from "./plan.js";
 import { installedFolders } from "./reuse.js";
-import { requirementVerifierTarget, runSuiteVerifier, suiteVerifierInventory } from "./verifier.js";
+import {
+  requirementVerifierTarget,
+  runSuiteVerifier,
+  suiteVerifierInventory,
+  untouchedWorkspace,
+} from "./verifier.js";
 
 /** A failure that costs an attempt and is retried: never scored. */
 export class InfraFailure extends InfrastructureError {
@@ -193,10 +198,11 @@ export async function executeRun(
       workspaceMountPath: workspace.mountPath,
       ...(signal === undefined ? {} : { signal }),
     });
-    // The verifier's test ids, fixed before the agent runs, in an untouched copy of the base.
+    // The verifier's test ids, fixed before the agent runs, in an untouched copy of the base
+    // (taken once per verifier and environment, kept beside the environments).
     const inventory = await suiteVerifierInventory({
       ...verifierTarget,
-      untouched: { digest: workspaceDigest, materialise: () => materialiseVerified(base) },
+      untouched: untouchedWorkspace(base, workspaceDigest),
     }).catch((error: unknown) => {
       if (isUserMistake(error)) throw error;
       throw new InfraFailure(`verifier inventory could not be taken: ${messageOf(error)}`);

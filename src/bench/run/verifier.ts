@@ -24,11 +24,12 @@ import {
   type CanaryPlan,
   type CheckResult,
   flagForLimit,
+  freshWorkspaceDigest,
   InventoryMemo,
   injectCanaries,
   isCollectionError,
   junitShortfall,
-  materialiseWorkspace,
+  materialiseVerified,
   type PreparedBase,
   type PytestInventory,
   parseRunnerSummary,
@@ -44,6 +45,12 @@ import {
 } from "../../env/index.js";
 import type { StoredCanary } from "../store/results.js";
 import type { SuiteRequirement, SuiteSkill, SuiteVerifier } from "../suite/types.js";
+import {
+  cachedInventory,
+  environmentIdentity,
+  type InventoryCacheScope,
+  inventoryCacheKey,
+} from "./inventory-cache.js";
 import { readCtrfChecks, readHarborReward } from "./reward.js";
 import { rewardAgreement, rewardCeiling, rewardDisagreement } from "./reward-check.js";
 import { type Layout, verifierLayout, within } from "./verifier-layout.js";
@@ -79,6 +86,20 @@ export interface UntouchedWorkspace {
   readonly digest: string;
   /** A fresh workspace of that tree, disposed after the inventory. */
   materialise(): Promise<{ readonly path: string; dispose(): Promise<unknown> }>;
+  /** Where inventories taken in it are kept across processes (`inventory-cache.ts`). */
+  readonly cache?: InventoryCacheScope;
+}
+
+/**
+ * The untouched copy of `base` a run's or a check's inventory is taken in, its inventories kept
+ * beside the prepared environments. `digest` is a fresh workspace's (`freshWorkspaceDigest`).
+ */
+export function untouchedWorkspace(base: PreparedBase, digest: string): UntouchedWorkspace {
+  return {
+    digest,
+    materialise: () => materialiseVerified(base),
+    cache: { folder: join(base.cacheDir, "inventories"), environment: environmentIdentity(base) },
+  };
 }
 
 export interface SuiteVerifierTarget {
@@ -166,15 +187,19 @@ export async function verifyCandidate(
     readonly putInPlace: (workspace: string) => Promise<string | undefined>;
   },
 ): Promise<CandidateVerification> {
-  const workspace = await materialiseWorkspace(input.base);
+  const workspace = await materialiseVerified(input.base);
   const scratch = await mkdtemp(join(tmpdir(), "skillsmith-verify-"));
   try {
+    // The inventory a run of this requirement takes (same untouched tree, same key), so a check
+    // before the runs has already taken theirs.
+    const untouched = untouchedWorkspace(input.base, await freshWorkspaceDigest(workspace));
     const problem = await input.putInPlace(workspace.path);
     if (problem !== undefined) return { kind: "not-in-place", problem };
     const run = await runSuiteVerifier({
       ...requirementVerifierTarget({ ...input, workspaceMountPath: workspace.mountPath }),
       workspace: workspace.path,
       scratch,
+      untouched,
     });
     return { kind: "verified", run };
   } finally {
@@ -195,6 +220,7 @@ async function inventoryKey(target: SuiteVerifierTarget): Promise<string> {
       target.sandbox.kind,
       target.image ?? "",
       target.untouched?.digest ?? "empty workspace",
+      target.untouched?.cache?.environment ?? "",
       target.workspaceMountPath,
       verifier.command,
       verifier.mountPath,
@@ -233,28 +259,38 @@ export async function suiteVerifierInventory(
 ): Promise<VerifierInventory> {
   // A reward-scored verifier (Harbor) gets one too: when its test.sh runs pytest, the reward is
   // reconciled with the channel (`reward-check.ts`); when it does not, the inventory says why.
-  return inventories.get(await inventoryKey(target), async () => {
-    const scratch = await mkdtemp(join(tmpdir(), "skillsmith-inventory-"));
-    const untouched = await target.untouched?.materialise();
-    try {
-      const workspace = untouched?.path ?? join(scratch, "workspace");
-      if (untouched === undefined) await mkdir(workspace);
-      const place = await verifierLayout(target, workspace, join(scratch, "run"));
-      return await takeInventory({
-        hostPaths: place.unsafe,
-        execute: (additions) => place.execute(additions),
-        readJunit: async () => {
-          const host = place.junitHost();
-          return host === undefined ? undefined : readJunitReports(host);
-        },
-        verifierFile: (path) => place.verifierFile(path),
-        locate: (path) => place.locate(path),
-      });
-    } finally {
-      await untouched?.dispose();
-      await rm(scratch, { recursive: true, force: true });
-    }
+  const key = await inventoryKey(target);
+  return inventories.get(key, async () => {
+    const scope = target.untouched?.cache;
+    if (scope === undefined) return takeSuiteInventory(target);
+    return cachedInventory(scope, await inventoryCacheKey(scope, key), () =>
+      takeSuiteInventory(target),
+    );
   });
+}
+
+/** Run the verifier's command in `inventory` mode (see `suiteVerifierInventory`). */
+async function takeSuiteInventory(target: SuiteVerifierTarget): Promise<VerifierInventory> {
+  const scratch = await mkdtemp(join(tmpdir(), "skillsmith-inventory-"));
+  const untouched = await target.untouched?.materialise();
+  try {
+    const workspace = untouched?.path ?? join(scratch, "workspace");
+    if (untouched === undefined) await mkdir(workspace);
+    const place = await verifierLayout(target, workspace, join(scratch, "run"));
+    return await takeInventory({
+      hostPaths: place.unsafe,
+      execute: (additions) => place.execute(additions),
+      readJunit: async () => {
+        const host = place.junitHost();
+        return host === undefined ? undefined : readJunitReports(host);
+      },
+      verifierFile: (path) => place.verifierFile(path),
+      locate: (path) => place.locate(path),
+    });
+  } finally {
+    await untouched?.dispose();
+    await rm(scratch, { recursive: true, force: true });
+  }
 }
 
 export async function runSuiteVerifier(
