@@ -5,10 +5,11 @@
  * (commander), SKILL.md front matter (yaml).
  */
 import { existsSync } from "node:fs";
+import { cp } from "node:fs/promises";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadedFiles, loadedPackages } from "./support/loaded-modules.js";
-import { cleanupsAfterEach } from "./support/temporary.js";
+import { cleanupsAfterEach, temporaryDirectoryIn } from "./support/temporary.js";
 
 const root = resolve(import.meta.dirname, "..");
 const binary = resolve(root, "dist", "cli", "main.js");
@@ -59,6 +60,32 @@ describe.skipIf(!existsSync(binary))("CLI start-up (dist/, built by `npm test`'s
   it("stats test loads commander only", async () => {
     const traced = await cli(["stats", "test", "--deltas", "10,-5,20,15,5,0,25"]);
     expect(traced).toEqual({ code: 0, packages: ["commander"] });
+  });
+
+  it("wiki search on a fresh index (as a build leaves it) loads commander and no schema library", async () => {
+    const wiki = await temporaryDirectoryIn(cleanups, "skillsmith-startup-wiki-");
+    await cp(resolve(root, "examples", "wiki"), wiki, { recursive: true });
+    const search = [
+      binary,
+      "wiki",
+      "search",
+      "navigation menu that wraps",
+      "--wiki",
+      wiki,
+      "--json",
+    ];
+    // The first search finds no index: it validates the entries (zod) and writes one.
+    const first = await loadedFiles(cleanups, search, { cwd: root });
+    expect({ code: first.code, packages: first.packages }).toEqual({
+      code: 0,
+      packages: ["commander", "zod"],
+    });
+    const second = await loadedFiles(cleanups, search, { cwd: root });
+    expect({ code: second.code, packages: second.packages }).toEqual({
+      code: 0,
+      packages: ["commander"],
+    });
+    expect(second.own).toContain("dist/wiki/search-index.js");
   });
 
   it("wiki search loads commander and zod (it parses the index header and the entries) and none of the online acquisition pipeline", async () => {

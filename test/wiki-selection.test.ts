@@ -20,10 +20,10 @@ import {
   cardOf,
   indexedText,
   openCardSearch,
-  renderCards,
   searchSkills,
   WikiSearch,
 } from "../src/wiki/search.js";
+import { renderCards } from "../src/wiki/select.js";
 import { loadOrCreateWikiManifest, readWikiManifest, writeEntry } from "../src/wiki/store.js";
 import { runInProcess } from "./support/cli.js";
 

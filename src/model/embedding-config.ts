@@ -10,8 +10,9 @@ import { z } from "zod";
 import { InputError } from "../core/errors.js";
 import { parseInput } from "../core/parse.js";
 import { configFileName } from "./config.js";
+import { EMBEDDING_MODEL_VARIABLE } from "./embedding-variable.js";
 
-export const EMBEDDING_MODEL_VARIABLE = "SKILLSMITH_EMBEDDING_MODEL";
+export { EMBEDDING_MODEL_VARIABLE };
 
 export interface EmbeddingModelChoice {
   readonly spec: string;

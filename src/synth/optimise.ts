@@ -363,169 +363,259 @@ export function runSummaryText(
   ].join("\n");
 }
 
-export async function optimiseLibrary(options: OptimiseOptions): Promise<OptimiseReport> {
-  const { family, model, store, pool } = options;
-  const epochs = options.epochs ?? defaultEpochs;
-  const share = options.sampleShare ?? defaultSampleShare;
-  const seed = options.seed ?? defaultOptimiseSeed;
-  const random = createSeededRandom(seed);
-  const progress = options.onProgress ?? (() => {});
-  const target: OptimiseTarget = options.target ?? "synth";
-  // The same loop either way; only how a library is turned into the solver's skill differs.
-  const optimised: Method = target;
-  const taskById = new Map(options.trainTasks.map((task) => [task.id, task]));
-  const startVersion = await store.current();
-  let library = await store.load(startVersion);
-  let reference: SlotLibrary | undefined;
-  let usage: RoleUsage = {};
-  let zeroShotUsage: RoleUsage | undefined;
-  const reports: EpochReport[] = [];
+/** What stays the same across the epochs of one optimisation. */
+interface OptimiseContext {
+  readonly options: OptimiseOptions;
+  readonly epochs: number;
+  readonly share: number;
+  readonly random: SeededRandom;
+  readonly progress: (line: string) => void;
+  /** The same loop either way; only how a library is turned into the solver's skill differs. */
+  readonly optimised: Method;
+  readonly taskById: ReadonlyMap<string, FamilyTask>;
+}
 
-  const run = async (
-    tasks: readonly FamilyTask[],
-    method: Method,
-    slots: SlotLibrary,
-  ): Promise<MethodResult> => {
-    const result = await runMethod({
-      family,
-      model,
-      ...(options.models === undefined ? {} : { models: options.models }),
-      tasks,
-      pool,
-      method,
-      library: slots,
-      ...(options.retrieval === undefined ? {} : { retrieval: options.retrieval }),
-      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-      onProgress: progress,
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
-    });
-    usage = mergeUsage(usage, result.usage);
-    return result;
-  };
+/** What an epoch changes: the library in force, the one before it, the tokens spent. */
+interface OptimiseState {
+  library: SlotLibrary;
+  reference: SlotLibrary | undefined;
+  usage: RoleUsage;
+  zeroShotUsage: RoleUsage | undefined;
+}
 
-  for (let epoch = 1; epoch <= epochs; epoch += 1) {
-    const sample = sampleTasks(options.trainTasks, share, random);
+/** One run of the family's method over `tasks`; its tokens are added to the state's usage. */
+async function runCounted(
+  context: OptimiseContext,
+  state: OptimiseState,
+  tasks: readonly FamilyTask[],
+  method: Method,
+  slots: SlotLibrary,
+): Promise<MethodResult> {
+  const { options } = context;
+  const result = await runMethod({
+    family: options.family,
+    model: options.model,
+    ...(options.models === undefined ? {} : { models: options.models }),
+    tasks,
+    pool: options.pool,
+    method,
+    library: slots,
+    ...(options.retrieval === undefined ? {} : { retrieval: options.retrieval }),
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    onProgress: context.progress,
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  });
+  state.usage = mergeUsage(state.usage, result.usage);
+  return result;
+}
+
+/** The epoch's record before the critic: the sample, both runs' scores, transitions and cases. */
+type EpochBase = Omit<EpochReport, "attributions" | "patch" | "resultVersion">;
+
+/**
+ * Run the sample with the previous library (zero-shot in the first epoch) and the current one,
+ * and draw the transition cases the critic reads.
+ */
+async function compareOnSample(
+  context: OptimiseContext,
+  state: OptimiseState,
+  epoch: number,
+  sample: readonly FamilyTask[],
+): Promise<{ base: EpochBase; current: MethodResult; cases: Transition[]; casesText: string }> {
+  const { options, optimised, progress } = context;
+  const { library, reference } = state;
+  const previous =
+    reference === undefined
+      ? await runCounted(context, state, sample, "zero-shot", library)
+      : await runCounted(context, state, sample, optimised, reference);
+  if (reference === undefined && state.zeroShotUsage === undefined)
+    state.zeroShotUsage = previous.usage;
+  const current = await runCounted(context, state, sample, optimised, library);
+  const transitions = classifyTransitions(previous.records, current.records);
+  const cases = sampleCases(transitions, context.random);
+  const criticInput = renderCriticCases(options.family, context.taskById, cases, options.pool);
+  if (criticInput.truncations.length > 0 || criticInput.omittedCases.length > 0)
     progress(
-      `epoch ${epoch}/${epochs}: ${sample.length} training tasks, library ${library.version}`,
+      `epoch ${epoch}: critic input ${criticInput.characters} characters (bound ${criticInput.limits.casesCharacters}); ${criticInput.truncations.length} texts cut, ${criticInput.omittedCases.length} cases left out`,
     );
-    const previous =
-      reference === undefined
-        ? await run(sample, "zero-shot", library)
-        : await run(sample, optimised, reference);
-    if (reference === undefined && zeroShotUsage === undefined) zeroShotUsage = previous.usage;
-    const current = await run(sample, optimised, library);
-    const transitions = classifyTransitions(previous.records, current.records);
-    const cases = sampleCases(transitions, random);
-    const criticInput = renderCriticCases(family, taskById, cases, pool);
-    if (criticInput.truncations.length > 0 || criticInput.omittedCases.length > 0)
-      progress(
-        `epoch ${epoch}: critic input ${criticInput.characters} characters (bound ${criticInput.limits.casesCharacters}); ${criticInput.truncations.length} texts cut, ${criticInput.omittedCases.length} cases left out`,
-      );
-    const { text: casesText, ...criticRecord } = criticInput;
-    const base = {
-      epoch,
-      sample: sample.map((task) => task.id),
-      reference: reference === undefined ? "zero-shot" : reference.version,
-      referenceScore: previous.meanScore,
-      libraryVersion: library.version,
-      currentScore: current.meanScore,
-      transitions: countTransitions(transitions),
-      quotas: caseQuotas(countTransitions(transitions)),
-      cases: cases.map((transition) => ({ taskId: transition.taskId, kind: transition.kind })),
-      criticInput: criticRecord,
-    };
+  const { text: casesText, ...criticRecord } = criticInput;
+  const base: EpochBase = {
+    epoch,
+    sample: sample.map((task) => task.id),
+    reference: reference === undefined ? "zero-shot" : reference.version,
+    referenceScore: previous.meanScore,
+    libraryVersion: library.version,
+    currentScore: current.meanScore,
+    transitions: countTransitions(transitions),
+    quotas: caseQuotas(countTransitions(transitions)),
+    cases: cases.map((transition) => ({ taskId: transition.taskId, kind: transition.kind })),
+    criticInput: criticRecord,
+  };
+  return { base, current, cases, casesText };
+}
 
-    const slotDiff =
-      reference === undefined
-        ? "(the previous run was the zero-shot solver, without synthesis)"
-        : clipText(diffSlotLibraries(reference, library), criticInputLimits.slotDiffCharacters)
-            .text;
-    const critic = await askCritic(options.models?.critic ?? model, {
-      library,
-      slotDiff,
-      cases: casesText,
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
-    });
-    usage = addTokens(usage, "critic", critic.usage.inputTokens, critic.usage.outputTokens);
-    if (critic.error !== undefined)
-      progress(`epoch ${epoch}: critic output rejected: ${critic.error}`);
-    const caseIds = new Set(cases.map((transition) => transition.taskId));
-    // A named slot that does not exist is the critic's guess, not evidence: it is dropped.
-    const attributions: Attributions = critic.object.attributions
-      .filter((attribution) => caseIds.has(attribution.taskId))
-      .map((attribution) =>
-        attribution.slot != null &&
-        !library[attribution.slot.category].some((slot) => slot.id === attribution.slot?.id)
-          ? { ...attribution, slot: null }
-          : attribution,
-      );
+/**
+ * The critic's attributions (only for the cases shown, slots that exist) and the editor's patch,
+ * which reads the run summary and the latest slot diff beside them.
+ */
+async function critiqueAndEdit(
+  context: OptimiseContext,
+  state: OptimiseState,
+  compared: { base: EpochBase; cases: readonly Transition[]; casesText: string },
+  sampleSize: number,
+): Promise<{ attributions: Attributions; patch: SlotPatch; editorError?: string }> {
+  const { options, progress } = context;
+  const { library, reference } = state;
+  const { base, cases } = compared;
+  const signal = options.signal === undefined ? {} : { signal: options.signal };
+  const slotDiff =
+    reference === undefined
+      ? "(the previous run was the zero-shot solver, without synthesis)"
+      : clipText(diffSlotLibraries(reference, library), criticInputLimits.slotDiffCharacters).text;
+  const critic = await askCritic(options.models?.critic ?? options.model, {
+    library,
+    slotDiff,
+    cases: compared.casesText,
+    ...signal,
+  });
+  state.usage = addTokens(
+    state.usage,
+    "critic",
+    critic.usage.inputTokens,
+    critic.usage.outputTokens,
+  );
+  if (critic.error !== undefined)
+    progress(`epoch ${base.epoch}: critic output rejected: ${critic.error}`);
+  const caseIds = new Set(cases.map((transition) => transition.taskId));
+  // A named slot that does not exist is the critic's guess, not evidence: it is dropped.
+  const attributions: Attributions = critic.object.attributions
+    .filter((attribution) => caseIds.has(attribution.taskId))
+    .map((attribution) =>
+      attribution.slot != null &&
+      !library[attribution.slot.category].some((slot) => slot.id === attribution.slot?.id)
+        ? { ...attribution, slot: null }
+        : attribution,
+    );
+  const editor = await askEditor(options.models?.editor ?? options.model, {
+    library,
+    attributions,
+    slotDiff,
+    runSummary: runSummaryText(base, sampleSize),
+    ...signal,
+  });
+  state.usage = addTokens(
+    state.usage,
+    "editor",
+    editor.usage.inputTokens,
+    editor.usage.outputTokens,
+  );
+  return {
+    attributions,
+    patch: editor.object,
+    ...(editor.error === undefined ? {} : { editorError: editor.error }),
+  };
+}
 
-    const editor = await askEditor(options.models?.editor ?? model, {
-      library,
-      attributions,
-      slotDiff,
-      runSummary: runSummaryText(base, sample.length),
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
+/**
+ * Apply the editor's patch and keep it only when the patched library scores strictly better on
+ * the same sample; the decision is saved as a patch record either way.
+ */
+async function judgePatch(
+  context: OptimiseContext,
+  state: OptimiseState,
+  epoch: number,
+  sample: readonly FamilyTask[],
+  current: MethodResult,
+  edit: { patch: SlotPatch; editorError?: string },
+): Promise<PatchRecord> {
+  const { store } = context.options;
+  const { progress } = context;
+  const { library } = state;
+  const { patch, editorError } = edit;
+  const nextVersion = await store.nextVersion();
+  const applied: Result<SlotLibrary, string> =
+    editorError === undefined
+      ? applySlotPatch(library, patch.operations, nextVersion)
+      : err(`the editor gave no valid patch: ${editorError}`);
+  const common = {
+    epoch,
+    baseVersion: library.version,
+    rationale: patch.rationale,
+    operations: patch.operations,
+    createdAt: new Date().toISOString(),
+  };
+  if (!applied.ok) {
+    const record = await store.savePatch({
+      ...common,
+      status: "rejected-invalid",
+      reason: applied.error,
+      diff: "(not applied)",
     });
-    usage = addTokens(usage, "editor", editor.usage.inputTokens, editor.usage.outputTokens);
-    const editorError = editor.error;
-    const patch = editor.object;
-    const nextVersion = await store.nextVersion();
-    const applied: Result<SlotLibrary, string> =
-      editorError === undefined
-        ? applySlotPatch(library, patch.operations, nextVersion)
-        : err(`the editor gave no valid patch: ${editorError}`);
-    const common = {
-      epoch,
-      baseVersion: library.version,
-      rationale: patch.rationale,
-      operations: patch.operations,
-      createdAt: new Date().toISOString(),
-    };
-    if (!applied.ok) {
-      const record = await store.savePatch({
-        ...common,
-        status: "rejected-invalid",
-        reason: applied.error,
-        diff: "(not applied)",
-      });
-      progress(`epoch ${epoch}: patch ${record.number} rejected: ${applied.error}`);
-      reports.push({ ...base, attributions, patch: record, resultVersion: library.version });
-      continue;
-    }
-    const candidate = applied.value;
-    const candidateRun = await run(sample, optimised, candidate);
-    const accepted = candidateRun.meanScore > current.meanScore;
-    const scores = {
+    progress(`epoch ${epoch}: patch ${record.number} rejected: ${applied.error}`);
+    return record;
+  }
+  const candidate = applied.value;
+  const candidateRun = await runCounted(context, state, sample, context.optimised, candidate);
+  const accepted = candidateRun.meanScore > current.meanScore;
+  const record = await store.savePatch({
+    ...common,
+    ...(accepted ? { resultVersion: candidate.version } : {}),
+    status: accepted ? "accepted" : "rejected-no-gain",
+    reason: accepted
+      ? `mean score ${candidateRun.meanScore.toFixed(3)} > ${current.meanScore.toFixed(3)} on the same ${sample.length} tasks`
+      : `mean score ${candidateRun.meanScore.toFixed(3)} is not above ${current.meanScore.toFixed(3)} on the same ${sample.length} tasks`,
+    diff: diffSlotLibraries(library, candidate),
+    scores: {
       base: current.meanScore,
       candidate: candidateRun.meanScore,
       tasks: sample.map((task) => task.id),
-    };
-    const diff = diffSlotLibraries(library, candidate);
-    const record = await store.savePatch({
-      ...common,
-      ...(accepted ? { resultVersion: candidate.version } : {}),
-      status: accepted ? "accepted" : "rejected-no-gain",
-      reason: accepted
-        ? `mean score ${candidateRun.meanScore.toFixed(3)} > ${current.meanScore.toFixed(3)} on the same ${sample.length} tasks`
-        : `mean score ${candidateRun.meanScore.toFixed(3)} is not above ${current.meanScore.toFixed(3)} on the same ${sample.length} tasks`,
-      diff,
-      scores,
-    });
-    progress(`epoch ${epoch}: patch ${record.number} ${record.status}: ${record.reason}`);
-    if (accepted) {
-      await store.save(candidate);
-      reference = library;
-      library = candidate;
-    }
-    reports.push({ ...base, attributions, patch: record, resultVersion: library.version });
+    },
+  });
+  progress(`epoch ${epoch}: patch ${record.number} ${record.status}: ${record.reason}`);
+  if (accepted) {
+    await store.save(candidate);
+    state.reference = library;
+    state.library = candidate;
   }
+  return record;
+}
 
-  const zeroShot = zeroShotUsage ?? {};
+/** One epoch of MPO: compare, critique, edit, judge the patch. */
+async function runEpoch(
+  context: OptimiseContext,
+  state: OptimiseState,
+  epoch: number,
+): Promise<EpochReport> {
+  const sample = sampleTasks(context.options.trainTasks, context.share, context.random);
+  context.progress(
+    `epoch ${epoch}/${context.epochs}: ${sample.length} training tasks, library ${state.library.version}`,
+  );
+  const compared = await compareOnSample(context, state, epoch, sample);
+  const edit = await critiqueAndEdit(context, state, compared, sample.length);
+  const patch = await judgePatch(context, state, epoch, sample, compared.current, edit);
+  return {
+    ...compared.base,
+    attributions: edit.attributions,
+    patch,
+    resultVersion: state.library.version,
+  };
+}
+
+/** The report of a finished optimisation: models per role, settings, versions, epochs, cost. */
+function optimiseReport(
+  context: OptimiseContext,
+  state: OptimiseState,
+  startVersion: string,
+  reports: readonly EpochReport[],
+): OptimiseReport {
+  const { options, epochs, share } = context;
+  const { family, model } = options;
+  const seed = options.seed ?? defaultOptimiseSeed;
+  const zeroShot = state.zeroShotUsage ?? {};
   return {
     formatVersion: synthFormatVersion,
     family: family.name,
-    target,
+    target: options.target ?? "synth",
     model: `${model.spec.provider}:${model.spec.model}`,
     models:
       options.modelSpecs ??
@@ -543,12 +633,35 @@ export async function optimiseLibrary(options: OptimiseOptions): Promise<Optimis
     ...(family.settings === undefined ? {} : { familySettings: family.settings }),
     retrieval: retrievalMethodOf(options.retrieval),
     startVersion,
-    finalVersion: library.version,
+    finalVersion: state.library.version,
     epochs: reports,
-    usage,
+    usage: state.usage,
     cost: [
       costRow("zero-shot (epoch 1 sample)", zeroShot, zeroShot, options.price),
-      costRow("optimisation total", usage, zeroShot, options.price),
+      costRow("optimisation total", state.usage, zeroShot, options.price),
     ],
   };
+}
+
+export async function optimiseLibrary(options: OptimiseOptions): Promise<OptimiseReport> {
+  const context: OptimiseContext = {
+    options,
+    epochs: options.epochs ?? defaultEpochs,
+    share: options.sampleShare ?? defaultSampleShare,
+    random: createSeededRandom(options.seed ?? defaultOptimiseSeed),
+    progress: options.onProgress ?? (() => {}),
+    optimised: options.target ?? "synth",
+    taskById: new Map(options.trainTasks.map((task) => [task.id, task])),
+  };
+  const startVersion = await options.store.current();
+  const state: OptimiseState = {
+    library: await options.store.load(startVersion),
+    reference: undefined,
+    usage: {},
+    zeroShotUsage: undefined,
+  };
+  const reports: EpochReport[] = [];
+  for (let epoch = 1; epoch <= context.epochs; epoch += 1)
+    reports.push(await runEpoch(context, state, epoch));
+  return optimiseReport(context, state, startVersion, reports);
 }

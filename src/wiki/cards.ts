@@ -3,15 +3,14 @@
  * the text stage 1 indexes for it, and the seeded sample of the random strategy: shared by the
  * in-memory search and the search over the index file, which must answer alike.
  */
+import type { SkillMeta, Thresholds } from "./meta.js";
+import type { ShortlistConfig, ShortlistOptions } from "./search.js";
 import {
   type ExecOk,
   type ShortlistField,
-  type SkillMeta,
   shortlistFields,
   TEXT_ONLY_EXEC,
-  type Thresholds,
-} from "./meta.js";
-import type { ShortlistConfig, ShortlistOptions } from "./search.js";
+} from "./search-constants.js";
 
 /** The metadata card a selector (or an MCP client) reads: a few hundred tokens at most. */
 export interface SkillCard {

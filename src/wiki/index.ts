@@ -113,7 +113,6 @@ export {
   type SelectionStrategy,
   type SkillCard,
   searchSkills,
-  selectFromShortlist,
   selectionStrategies,
   WikiSearch,
 } from "./search.js";
@@ -123,6 +122,7 @@ export {
   searchIndexPath,
   writeSearchIndex,
 } from "./search-index.js";
+export { renderCards, selectFromShortlist, selectionSchema } from "./select.js";
 export {
   acquireBuildLock,
   findEntry,

@@ -4,6 +4,16 @@
  */
 import { createHash } from "node:crypto";
 import { z } from "zod";
+import { shortlistFields, shortlistSizeRules, TEXT_ONLY_EXEC } from "./search-constants.js";
+
+export {
+  type ExecOk,
+  type ShortlistField,
+  type ShortlistSizeRule,
+  shortlistFields,
+  shortlistSizeRules,
+  TEXT_ONLY_EXEC,
+} from "./search-constants.js";
 
 export const WIKI_FORMAT_VERSION = 1;
 
@@ -74,12 +84,9 @@ export const mergeRecordSchema = z.strictObject({
 });
 export type MergeRecord = z.infer<typeof mergeRecordSchema>;
 
-/** `exec_ok` of a text-only entry: there is no code, so nothing was executed. */
-export const TEXT_ONLY_EXEC = "not-applicable";
 /** Why a text-only entry is verified without execution (its `validation_note`). */
 export const TEXT_ONLY_NOTE =
   "text only: verified by the text gates (completeness, provenance, deduplication, modality, content); no code, nothing executed";
-export type ExecOk = boolean | "unknown" | typeof TEXT_ONLY_EXEC;
 
 export const skillMetaSchema = z.strictObject({
   format: z.literal(WIKI_FORMAT_VERSION),
@@ -117,17 +124,6 @@ export const skillMetaSchema = z.strictObject({
   updated: z.string().datetime(),
 });
 export type SkillMeta = z.infer<typeof skillMetaSchema>;
-
-/** The card fields stage 1 may index (the paper: all four; the public code: name, applicability, tags). */
-export const shortlistFields = ["name", "tags", "applicability", "category_path"] as const;
-export type ShortlistField = (typeof shortlistFields)[number];
-
-/**
- * The shortlist's size: `"k"` is the paper's fixed K (`shortlist_k`); `"max(5n,25)"` is the
- * public Resource2Skill code's candidate pool, five times the selection size n, at least 25.
- */
-export const shortlistSizeRules = ["k", "max(5n,25)"] as const;
-export type ShortlistSizeRule = (typeof shortlistSizeRules)[number];
 
 /**
  * Every number protocol B fixes, with the project's own, frozen in `wiki.json` by the first

@@ -1,4 +1,4 @@
-import { cp, mkdir, readdir, rm, stat, truncate, writeFile } from "node:fs/promises";
+import { cp, mkdir, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -142,6 +142,81 @@ describe("the search index file", () => {
       expect(await answers(search, query)).toBe(expected);
       (search as IndexedWikiSearch).close();
     }
+  });
+
+  it("never answers a card the wiki does not hold: an edited index or an entry edited in place", async () => {
+    const root = await temporaryDirectoryIn(cleanups, "skillsmith-search-edited-");
+    const metas = await writeGeneratedWiki(root, 40, options);
+    const victim = metas[7]!;
+    const query = victim.skill_name;
+    const idsIn = (result: { shortlist: { card: { skill_id: string } }[] }) =>
+      result.shortlist.map((hit) => hit.card.skill_id);
+    const wikiIds = new Set(metas.map((meta) => meta.skill_id));
+    /** The index file with one byte string replaced by another of the same length. */
+    const editIndex = async (from: string, to: string) => {
+      const path = searchIndexPath(root);
+      const bytes = await readFile(path);
+      const at = bytes.indexOf(Buffer.from(from));
+      expect(at, `"${from}" in the index`).toBeGreaterThan(0);
+      Buffer.from(to).copy(bytes, at);
+      await writeFile(path, bytes);
+    };
+    const attacks: { name: string; attack: () => Promise<void>; absent: string }[] = [
+      {
+        // A card pointing at an entry that does not exist (the id's last hex digit changed).
+        name: "forged id",
+        attack: () =>
+          editIndex(
+            victim.skill_id,
+            `${victim.skill_id.slice(0, 39)}${victim.skill_id.endsWith("0") ? "1" : "0"}`,
+          ),
+        absent: `${victim.skill_id.slice(0, 39)}${victim.skill_id.endsWith("0") ? "1" : "0"}`,
+      },
+      {
+        // The card's text changed in the index (what a selector or an MCP client would read).
+        name: "forged text",
+        attack: () =>
+          editIndex(
+            `"applicability":"${victim.applicability.slice(0, 8)}`,
+            `"applicability":"INJECTED`,
+          ),
+        absent: "INJECTED",
+      },
+      {
+        // meta.json rewritten in place, not through a build: the folders' stamp stays the same.
+        name: "edited in place",
+        attack: () =>
+          writeFile(
+            join(root, victim.domain, victim.skill_id, "meta.json"),
+            `${JSON.stringify({ ...victim, skill_name: `${victim.skill_name} renamed` }, null, 2)}\n`,
+          ),
+        absent: `"skill_name":"${victim.skill_name}"`,
+      },
+    ];
+    for (const { name, attack, absent } of attacks) {
+      await writeSearchIndex(root);
+      await attack();
+      const search = await openCardSearch(root);
+      // The stamp still matches (no folder changed), so the index opens...
+      expect(search, name).toBeInstanceOf(IndexedWikiSearch);
+      const result = await searchSkills(search, query, { includeUnverified: true });
+      // ...but what it answers comes from the wiki's entries, never from the edited index.
+      const text = JSON.stringify(result);
+      expect(text, name).not.toContain(absent);
+      expect(
+        idsIn(result).every((id) => wikiIds.has(id)),
+        name,
+      ).toBe(true);
+      const truth = await searchSkills(await WikiSearch.open(root), query, {
+        includeUnverified: true,
+      });
+      expect(text, name).toBe(JSON.stringify(truth));
+      expect(idsIn(result), name).toContain(victim.skill_id);
+    }
+    // The index was rebuilt from the entries: the next search answers from it without a mismatch.
+    const rebuilt = await openIndexed(root);
+    expect(() => rebuilt.shortlist(query, { includeUnverified: true })).not.toThrow();
+    rebuilt.close();
   });
 
   it("refuses an index that is there but unreadable instead of taking it for a missing one", async () => {

@@ -36,11 +36,11 @@
  * One file (over 400 lines) because the writer and the reader are two halves of one binary format
  * (the layout above): kept together, a change to one cannot miss the other.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { endianness } from "node:os";
 import { join } from "node:path";
-import { z } from "zod";
 import {
   type Bm25Parameters,
   Bm25PostingsBuilder,
@@ -62,22 +62,25 @@ import {
   seededSample,
   shortlistConfigOf,
 } from "./cards.js";
-import { CardEmbeddings } from "./embedding.js";
+import type { CardEmbeddings } from "./embedding.js";
 import {
-  type ShortlistField,
-  type SkillMeta,
-  shortlistFields,
-  skillMetaSchema,
-  type Thresholds,
-} from "./meta.js";
+  entryFolderPattern,
+  LOCK_FILE,
+  listDomains,
+  META_FILE,
+  WIKI_MANIFEST_FILE,
+} from "./layout.js";
+import type { SkillMeta, Thresholds } from "./meta.js";
 import type { ShortlistConfig, ShortlistHit, ShortlistOptions } from "./search.js";
-import { LOCK_FILE, listDomains, META_FILE, readJsonFile, WIKI_MANIFEST_FILE } from "./store.js";
+import { type ShortlistField, shortlistFields } from "./search-constants.js";
 
 /**
  * 2: tokens split where an unspaced script (Han, kana, Hangul) meets another (format 1 did not).
  * 3: a text-only verified entry's card says exec_ok "not-applicable" (format 2 held "unknown").
+ * 4: the wiki's thresholds in the header; per document the SHA-256 of its meta.json, checked
+ *    for every hit before it is answered.
  */
-export const SEARCH_INDEX_FORMAT = 3;
+export const SEARCH_INDEX_FORMAT = 4;
 export const SEARCH_INDEX_FOLDER = ".index";
 export const SEARCH_INDEX_FILE = "search.idx";
 const SEARCH_INDEX_LOCK = "search.lock";
@@ -87,6 +90,10 @@ const VERIFIED = 1;
 const VISUAL = 2;
 /** The first read takes this much, which holds the header and, for small wikis, everything resident. */
 const FIRST_READ_BYTES = 256 * 1024;
+/** A SHA-256 per document: the meta.json the document was indexed from. */
+const DIGEST_BYTES = 32;
+/** An entry's meta.json is small; a bigger one is not an entry this index was built from. */
+const MAX_META_BYTES = 4 * 1024 * 1024;
 
 /** The state of the wiki folders an index was built from; a difference means it is stale. */
 export interface WikiStamp {
@@ -94,35 +101,100 @@ export interface WikiStamp {
   readonly domains: readonly { readonly name: string; readonly stat: string }[];
 }
 
-const natural = z.number().int().nonnegative();
-const sectionSchema = z.strictObject({ offset: natural, bytes: natural });
-type Section = z.infer<typeof sectionSchema>;
+interface Section {
+  readonly offset: number;
+  readonly bytes: number;
+}
 
-const headerSchema = z.strictObject({
-  format: z.literal(SEARCH_INDEX_FORMAT),
-  endianness: z.enum(["LE", "BE"]),
-  stamp: z.strictObject({
-    manifest: z.string(),
-    domains: z.array(z.strictObject({ name: z.string(), stat: z.string() })),
-  }),
-  documents: natural,
-  terms: natural,
-  postings: natural,
-  domains: z.array(z.string()),
-  sections: z.strictObject({
-    lengths: sectionSchema,
-    domains: sectionSchema,
-    flags: sectionSchema,
-    termEnds: sectionSchema,
-    postingEnds: sectionSchema,
-    termBytes: sectionSchema,
-    postingDocs: sectionSchema,
-    postingFrequencies: sectionSchema,
-    cardEnds: sectionSchema,
-    cards: sectionSchema,
-  }),
-});
-type IndexHeader = z.infer<typeof headerSchema>;
+const sectionNames = [
+  "lengths",
+  "domains",
+  "flags",
+  "termEnds",
+  "postingEnds",
+  "termBytes",
+  "postingDocs",
+  "postingFrequencies",
+  "cardEnds",
+  "digests",
+  "cards",
+] as const;
+type SectionName = (typeof sectionNames)[number];
+
+interface IndexHeader {
+  readonly format: typeof SEARCH_INDEX_FORMAT;
+  readonly endianness: "LE" | "BE";
+  readonly stamp: WikiStamp;
+  /** The wiki's thresholds as `wiki.json` held them (validated) when the index was written. */
+  readonly thresholds: Thresholds;
+  readonly documents: number;
+  readonly terms: number;
+  readonly postings: number;
+  readonly domains: readonly string[];
+  readonly sections: Readonly<Record<SectionName, Section>>;
+}
+
+const isNatural = (value: unknown): value is number =>
+  typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+const isStringList = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.every((each) => typeof each === "string");
+
+/**
+ * The header's shape, checked by hand rather than with zod: this runs on every query, and
+ * loading zod costs more than the whole query on a small wiki. Anything unexpected is a header
+ * we do not trust (undefined: the caller rebuilds the index from the validated entries). The
+ * thresholds are checked for the values search reads (numbers in range, known fields).
+ */
+export function parseIndexHeader(value: unknown): IndexHeader | undefined {
+  if (!isRecord(value) || value.format !== SEARCH_INDEX_FORMAT) return undefined;
+  if (value.endianness !== "LE" && value.endianness !== "BE") return undefined;
+  const { stamp, thresholds, sections } = value;
+  if (!isRecord(stamp) || typeof stamp.manifest !== "string" || !Array.isArray(stamp.domains))
+    return undefined;
+  if (
+    !stamp.domains.every(
+      (domain) =>
+        isRecord(domain) && typeof domain.name === "string" && typeof domain.stat === "string",
+    )
+  )
+    return undefined;
+  if (!isNatural(value.documents) || !isNatural(value.terms) || !isNatural(value.postings))
+    return undefined;
+  if (!isStringList(value.domains) || !isRecord(sections)) return undefined;
+  for (const name of sectionNames) {
+    const section = sections[name];
+    if (!isRecord(section) || !isNatural(section.offset) || !isNatural(section.bytes))
+      return undefined;
+  }
+  if (!searchThresholdsValid(thresholds)) return undefined;
+  return value as unknown as IndexHeader;
+}
+
+/** The thresholds a search reads, each of the type and range `thresholdsSchema` demands. */
+function searchThresholdsValid(value: unknown): value is Thresholds {
+  if (!isRecord(value)) return false;
+  const positiveInteger = (key: string) =>
+    Number.isSafeInteger(value[key]) && (value[key] as number) > 0;
+  const fields = value.shortlist_fields;
+  return (
+    positiveInteger("shortlist_k") &&
+    positiveInteger("select_max") &&
+    positiveInteger("card_max_tokens") &&
+    (value.shortlist_size === "k" || value.shortlist_size === "max(5n,25)") &&
+    isStringList(fields) &&
+    fields.length > 0 &&
+    fields.every((field) => (shortlistFields as readonly string[]).includes(field)) &&
+    typeof value.shortlist_visual_boost === "number" &&
+    value.shortlist_visual_boost >= 1 &&
+    typeof value.bm25_k1 === "number" &&
+    value.bm25_k1 > 0 &&
+    typeof value.bm25_b === "number" &&
+    value.bm25_b >= 0 &&
+    value.bm25_b <= 1
+  );
+}
 
 function statText(info: {
   ino: bigint;
@@ -151,8 +223,6 @@ export function searchIndexPath(root: string): string {
   return join(root, SEARCH_INDEX_FOLDER, SEARCH_INDEX_FILE);
 }
 
-const entryFolderPattern = /^[0-9a-f]{40}$/;
-
 /** Every entry's (domain, id) in `listEntries` order, without reading any meta.json. */
 async function entryRefs(root: string, domains: readonly string[]): Promise<[string, string][]> {
   const refs: [string, string][] = [];
@@ -173,6 +243,8 @@ async function entryRefs(root: string, domains: readonly string[]): Promise<[str
 export interface IndexedEntry {
   readonly domain: string;
   readonly meta: SkillMeta;
+  /** SHA-256 of the meta.json bytes the meta was validated from (none: generated, no file). */
+  readonly sha256?: Uint8Array;
 }
 
 /** The entries of `refs` in order, their metas read ahead a few at a time. */
@@ -181,17 +253,25 @@ async function* entriesOf(
   refs: readonly [string, string][],
 ): AsyncIterable<IndexedEntry> {
   const ahead = 32;
-  const pending: Promise<SkillMeta>[] = [];
-  const read = (index: number) => {
-    const ref = refs[index] as [string, string];
-    return readJsonFile(join(root, ref[0], ref[1], META_FILE), skillMetaSchema);
+  // The schemas (zod) load only when the index is written, never for a query on a fresh one.
+  const [{ parseJsonText }, { skillMetaSchema }] = await Promise.all([
+    import("./store.js"),
+    import("./meta.js"),
+  ]);
+  const pending: Promise<IndexedEntry>[] = [];
+  const read = async (index: number): Promise<IndexedEntry> => {
+    const [domain, id] = refs[index] as [string, string];
+    const path = join(root, domain, id, META_FILE);
+    const bytes = await readMetaBytes(path);
+    const meta = parseJsonText(path, bytes.toString("utf8"), skillMetaSchema);
+    return { domain, meta, sha256: createHash("sha256").update(bytes).digest() };
   };
   for (let index = 0; index < Math.min(ahead, refs.length); index += 1) pending.push(read(index));
   for (let index = 0; index < refs.length; index += 1) {
-    const meta = await (pending[index] as Promise<SkillMeta>);
+    const entry = await (pending[index] as Promise<IndexedEntry>);
     delete pending[index];
     if (index + ahead < refs.length) pending[index + ahead] = read(index + ahead);
-    yield { domain: (refs[index] as [string, string])[0], meta };
+    yield entry;
   }
 }
 
@@ -219,7 +299,9 @@ export async function writeSearchIndex(
     const stamp = await wikiStamp(root);
     const domains = stamp.domains.map((domain) => domain.name);
     const refs = await entryRefs(root, domains);
-    await writeIndexFile(root, stamp, domains, refs.length, entriesOf(root, refs));
+    const { readWikiManifest } = await import("./store.js");
+    const { thresholds } = await readWikiManifest(root);
+    await writeIndexFile(root, stamp, domains, refs.length, entriesOf(root, refs), thresholds);
     return true;
   } finally {
     await lock.release();
@@ -240,16 +322,21 @@ export async function writeIndexFile(
   domains: readonly string[],
   count: number,
   entries: AsyncIterable<IndexedEntry> | Iterable<IndexedEntry>,
+  /** The wiki's thresholds (default: read from its `wiki.json`). */
+  wikiThresholds?: Thresholds,
 ): Promise<void> {
+  const thresholds =
+    wikiThresholds ?? (await (await import("./store.js")).readWikiManifest(root)).thresholds;
   const domainNumber = new Map(domains.map((name, index) => [name, index]));
   const builder = new Bm25PostingsBuilder();
   const documentDomains = new Uint16Array(count);
   const flags = new Uint8Array(count);
   const cardEnds = new Float64Array(count);
+  const digests = new Uint8Array(DIGEST_BYTES * count);
   const cards: Buffer[] = [];
   let cardBytes = 0;
   let doc = 0;
-  for await (const { domain, meta } of entries) {
+  for await (const { domain, meta, sha256 } of entries) {
     if (doc >= count) throw new RangeError(`more than ${count} entries to index`);
     builder.add(indexedText(meta));
     // The folder's domain, not meta.domain: a domain search lists one folder, as listEntries does.
@@ -263,6 +350,8 @@ export async function writeIndexFile(
     cards.push(card);
     cardBytes += card.length;
     cardEnds[doc] = cardBytes;
+    // A generated entry without a file keeps zeros: no meta.json hashes to them, so it is never answered.
+    if (sha256 !== undefined) digests.set(sha256, DIGEST_BYTES * doc);
     doc += 1;
   }
   if (doc !== count) throw new RangeError(`expected ${count} entries to index, got ${doc}`);
@@ -301,6 +390,7 @@ export async function writeIndexFile(
     ["postingDocs", bytesOf(postingDocs)],
     ["postingFrequencies", bytesOf(postingFrequencies)],
     ["cardEnds", bytesOf(cardEnds)],
+    ["digests", digests],
   ];
   // Offsets depend on the header's length, which depends on the offsets: lay out with a
   // generous header size, then pad the written header to it.
@@ -316,6 +406,7 @@ export async function writeIndexFile(
       format: SEARCH_INDEX_FORMAT,
       endianness: endianness(),
       stamp: { manifest: stamp.manifest, domains: [...stamp.domains] },
+      thresholds,
       documents: count,
       terms: encoded.length,
       postings: postingEnd,
@@ -371,8 +462,29 @@ export async function writeIndexFile(
   }
 }
 
+/** An entry's meta.json bytes; unreadable is an `InputError` naming the file, as `readJsonFile` says it. */
+async function readMetaBytes(path: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (cause) {
+    throw new InputError("wiki.file.unreadable", "cannot read the file", { file: path }, { cause });
+  }
+}
+
 function bytesOf(array: ArrayBufferView): Uint8Array {
   return new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+}
+
+/**
+ * The index answered a document its wiki does not hold as indexed (an edited index, or one left
+ * stale by an entry edited in place): never an answer; the index is rebuilt from the entries.
+ */
+export class IndexMismatchError extends InputError {
+  constructor(path: string, what: string) {
+    super("wiki.index.mismatch", `the search index does not match the wiki: ${what}`, {
+      file: path,
+    });
+  }
 }
 
 function damaged(path: string, what: string): InputError {
@@ -407,6 +519,9 @@ function readAt(fd: number, position: number, bytes: number, path: string): Uint
  */
 export class IndexedWikiSearch {
   private accumulator: ScoreAccumulator | undefined;
+  /** Cards already checked against their entries (a long-lived search asks for them again). */
+  private readonly checkedCards = new Map<number, SkillCard>();
+  private digests: Uint8Array | undefined;
   private readonly embeddings = new Map<EmbeddingClient, CardEmbeddings>();
   /** Documents in scope (the domain searched, or all). */
   private readonly scopeCount: number;
@@ -426,6 +541,8 @@ export class IndexedWikiSearch {
     private readonly scope: number,
     readonly thresholds: Thresholds,
     readonly root: string,
+    /** The domain asked for (every domain when undefined). */
+    readonly domain: string | undefined,
   ) {
     let count = 0;
     let lengthSum = 0;
@@ -446,7 +563,8 @@ export class IndexedWikiSearch {
    */
   static async open(
     root: string,
-    thresholds: Thresholds,
+    /** Default: the thresholds the header recorded from `wiki.json` (its stat is in the stamp). */
+    givenThresholds?: Thresholds,
     domain?: string,
   ): Promise<IndexedWikiSearch | undefined> {
     const path = searchIndexPath(root);
@@ -478,12 +596,20 @@ export class IndexedWikiSearch {
         // A damaged header (a foreign file, a crash mid-write of an old version): rebuilt.
         return undefined;
       }
-      const checked = headerSchema.safeParse(parsed);
-      if (!checked.success) return undefined;
-      const header = checked.data;
-      if (header.endianness !== endianness()) return undefined;
-      if (!sameStamp(header.stamp, await wikiStamp(root))) return undefined;
+      const header = parseIndexHeader(parsed);
+      if (header === undefined) return undefined;
       const { sections } = header;
+      if (header.endianness !== endianness()) return undefined;
+      const now = await wikiStamp(root).catch((error: unknown) => {
+        // No wiki.json any more (not a wiki): the caller's reading of the manifest says so.
+        if (isMissing(error)) return undefined;
+        throw error;
+      });
+      if (now === undefined || !sameStamp(header.stamp, now)) return undefined;
+      // The domains documents point into are the domain folders that are there now.
+      const names = now.domains.map((each) => each.name);
+      if (header.domains.some((name) => !names.includes(name))) return undefined;
+      if (sections.digests.bytes !== DIGEST_BYTES * header.documents) return undefined;
       if (sections.cards.offset + sections.cards.bytes > size) return undefined;
       // The resident sections are contiguous: one read (none more when the first read held them).
       const start = sections.lengths.offset;
@@ -534,8 +660,9 @@ export class IndexedWikiSearch {
         postingEnds,
         termBytes,
         scope,
-        thresholds,
+        givenThresholds ?? header.thresholds,
         root,
+        domain,
       );
     } catch (error) {
       // A file shorter than its header says is damaged: like a missing one, it is rebuilt.
@@ -608,8 +735,60 @@ export class IndexedWikiSearch {
     };
   }
 
-  /** One document's card, read from the file. */
+  /**
+   * One document's card, answered only when the wiki holds the entry it came from: the entry's
+   * meta.json must hash to the digest indexed for the document, and the card made from it must
+   * be the indexed card, with the indexed verified and visual flags. Otherwise the index is
+   * edited or stale (an entry edited in place, not through a build) and `IndexMismatchError` is
+   * thrown: the caller rebuilds the index from the entries (`searchSkills` does).
+   */
   card(doc: number): SkillCard {
+    const known = this.checkedCards.get(doc);
+    if (known !== undefined) return known;
+    const indexed = this.indexedCard(doc);
+    const domain = this.header.domains[this.documentDomains[doc] ?? -1];
+    const id = indexed.skill_id;
+    if (domain === undefined || typeof id !== "string" || !entryFolderPattern.test(id))
+      throw new IndexMismatchError(this.path, `document ${doc} names no entry folder`);
+    const path = join(this.root, domain, id, META_FILE);
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(path);
+    } catch (error) {
+      if (isMissing(error)) throw new IndexMismatchError(this.path, `${path} is not in the wiki`);
+      throw unreadableError(path, error);
+    }
+    const expected = this.digest(doc);
+    const actual = createHash("sha256").update(bytes).digest();
+    if (bytes.length > MAX_META_BYTES || !actual.equals(expected))
+      throw new IndexMismatchError(this.path, `${path} is not the file that was indexed`);
+    let card: SkillCard;
+    try {
+      card = cardOf(JSON.parse(bytes.toString("utf8")) as SkillMeta);
+    } catch {
+      throw new IndexMismatchError(this.path, `${path} is not an entry's meta.json`);
+    }
+    const flags = this.flags[doc] ?? 0;
+    if (
+      JSON.stringify(card) !== JSON.stringify(indexed) ||
+      card.skill_id !== id ||
+      (card.validation_status === "verified") !== ((flags & VERIFIED) !== 0) ||
+      card.modalities.includes("visual") !== ((flags & VISUAL) !== 0)
+    )
+      throw new IndexMismatchError(this.path, `document ${doc} does not match ${path}`);
+    this.checkedCards.set(doc, card);
+    return card;
+  }
+
+  /** The SHA-256 indexed for a document; the section is read once, when a card is first asked. */
+  private digest(doc: number): Uint8Array {
+    const { digests } = this.header.sections;
+    this.digests ??= readAt(this.fd, digests.offset, digests.bytes, this.path);
+    return this.digests.subarray(DIGEST_BYTES * doc, DIGEST_BYTES * (doc + 1));
+  }
+
+  /** One document's card as the index file holds it (not yet checked against the entry). */
+  private indexedCard(doc: number): SkillCard {
     const { cardEnds, cards } = this.header.sections;
     // Card d spans [end of card d − 1, end of card d) of the card bytes.
     let start = 0;
@@ -736,6 +915,7 @@ export class IndexedWikiSearch {
   async cardEmbeddings(client: EmbeddingClient): Promise<CardEmbeddings> {
     let store = this.embeddings.get(client);
     if (store === undefined) {
+      const { CardEmbeddings } = await import("./embedding.js");
       store = await CardEmbeddings.open(client, this.root);
       this.embeddings.set(client, store);
     }

@@ -9,43 +9,38 @@
  * One file (a little over 400 lines) because the two stages and the comparison strategies are one
  * selection function over one search interface; the index-backed search is `search-index.ts`.
  */
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
-import { z } from "zod";
+import { rm } from "node:fs/promises";
 import { Bm25Index, tokenize } from "../core/bm25.js";
-import { UnsupportedError } from "../core/errors.js";
-import { packageRoot } from "../core/paths.js";
+import { isSkillsmithError, UnsupportedError } from "../core/errors.js";
+import { EMBEDDING_MODEL_VARIABLE } from "../model/embedding-variable.js";
 import type { EmbeddingClient, ModelClient } from "../model/index.js";
 import {
   cardOf,
-  execLabel,
   indexedText,
   mergeBoosted,
   type SkillCard,
   seededSample,
   shortlistConfigOf,
 } from "./cards.js";
-import { CardEmbeddings, EMBEDDING_MODEL_VARIABLE, rankByCosine } from "./embedding.js";
+import type { CardEmbeddings } from "./embedding.js";
+import type { Thresholds } from "./meta.js";
 import {
+  type SelectionStrategy,
   type ShortlistField,
   type ShortlistSizeRule,
+  selectionStrategies,
   shortlistFields,
-  type Thresholds,
-} from "./meta.js";
-import { buildInProgress, IndexedWikiSearch, writeSearchIndex } from "./search-index.js";
-import { listEntries, readWikiManifest, type WikiEntry } from "./store.js";
+} from "./search-constants.js";
+import {
+  buildInProgress,
+  IndexedWikiSearch,
+  searchIndexPath,
+  writeSearchIndex,
+} from "./search-index.js";
+import type { WikiEntry } from "./store.js";
 
 export { cardOf, indexedText, type SkillCard, shortlistConfigOf } from "./cards.js";
-
-export const selectionStrategies = [
-  "select",
-  "bm25-only",
-  "random",
-  "none",
-  "embedding",
-  "bm25+embedding",
-] as const;
-export type SelectionStrategy = (typeof selectionStrategies)[number];
+export { type SelectionStrategy, selectionStrategies };
 
 /** How one search built its shortlist; recorded in every search result. */
 export interface ShortlistConfig {
@@ -126,6 +121,7 @@ export class WikiSearch implements CardSearch {
   ) {}
 
   static async open(root: string, domain?: string): Promise<WikiSearch> {
+    const { listEntries, readWikiManifest } = await import("./store.js");
     const manifest = await readWikiManifest(root);
     const entries = await listEntries(root, domain);
     return WikiSearch.fromEntries(entries, manifest.thresholds, root);
@@ -150,6 +146,7 @@ export class WikiSearch implements CardSearch {
   async cardEmbeddings(client: EmbeddingClient): Promise<CardEmbeddings> {
     let store = this.embeddings.get(client);
     if (store === undefined) {
+      const { CardEmbeddings } = await import("./embedding.js");
       store = await CardEmbeddings.open(client, this.root);
       this.embeddings.set(client, store);
     }
@@ -267,6 +264,17 @@ export async function openCardSearch(
   domain?: string,
   options: { readonly fields?: readonly ShortlistField[]; readonly idfOver?: IdfScope } = {},
 ): Promise<CardSearch> {
+  // A fresh index answers without reading wiki.json (its thresholds are in the header, its stat
+  // in the stamp): the query then loads no schema at all.
+  if (options.idfOver !== "searched") {
+    const indexed = await IndexedWikiSearch.open(root, undefined, domain);
+    if (indexed !== undefined) {
+      if (IndexedWikiSearch.indexes(options.fields ?? indexed.thresholds.shortlist_fields))
+        return indexed;
+      indexed.close();
+    }
+  }
+  const { readWikiManifest } = await import("./store.js");
   const { thresholds } = await readWikiManifest(root);
   // The index file holds statistics over every entry; the reference's scope needs the entries.
   if (
@@ -302,10 +310,6 @@ export async function openCardSearch(
   return WikiSearch.open(root, domain);
 }
 
-export const selectionSchema = z.object({
-  selections: z.array(z.object({ skill_id: z.string(), reason: z.string() })),
-});
-
 export interface Selection {
   readonly card: SkillCard;
   readonly reason: string;
@@ -322,50 +326,6 @@ export interface SearchResult {
   readonly embedding_model?: string;
   /** How the shortlist was built: K, its size rule, the fields indexed, the visual boost. */
   readonly shortlist_config?: ShortlistConfig;
-}
-
-async function selectorPrompt(max: number): Promise<string> {
-  const text = await readFile(join(packageRoot(), "prompts", "wiki", "selector.md"), "utf8");
-  return text.replaceAll("{{max}}", String(max));
-}
-
-export function renderCards(hits: readonly ShortlistHit[]): string {
-  return hits
-    .map(
-      ({ card }) =>
-        `skill_id: ${card.skill_id}\nname: ${card.skill_name}\ncategory: ${card.category_path.join(" / ")}\ntags: ${card.tags.join(", ")}\nwhen to use: ${card.applicability}\nmodalities: ${card.modalities.join(", ")}; exec_ok: ${String(card.exec_ok)} (${execLabel(card.exec_ok)})`,
-    )
-    .join("\n---\n");
-}
-
-/** Stage 2: the model picks at most `max` cards; its answer is checked against the shortlist. */
-export async function selectFromShortlist(
-  model: ModelClient,
-  query: string,
-  shortlist: readonly ShortlistHit[],
-  max: number,
-): Promise<{ selected: Selection[]; rejected_ids: string[] }> {
-  if (shortlist.length === 0) return { selected: [], rejected_ids: [] };
-  const result = await model.generateObject(selectionSchema, {
-    role: "wiki-selector",
-    system: await selectorPrompt(max),
-    prompt: `Task: ${query}\n\nShortlist (${shortlist.length} skill cards):\n${renderCards(shortlist)}`,
-    temperature: 0,
-  });
-  const byId = new Map(shortlist.map((hit) => [hit.card.skill_id, hit.card]));
-  const selected: Selection[] = [];
-  const rejected: string[] = [];
-  for (const pick of result.object.selections) {
-    const card = byId.get(pick.skill_id.trim());
-    if (card === undefined) {
-      rejected.push(pick.skill_id);
-      continue;
-    }
-    if (selected.some((each) => each.card.skill_id === card.skill_id)) continue;
-    if (selected.length >= max) break;
-    selected.push({ card, reason: (pick.reason.split("\n")[0] ?? "").trim().slice(0, 240) });
-  }
-  return { selected, rejected_ids: rejected };
 }
 
 export interface SearchOptions {
@@ -387,10 +347,38 @@ export interface SearchOptions {
   readonly idfOver?: IdfScope;
 }
 
+/**
+ * Search with a strategy. An index that answers a card its wiki does not hold as indexed (an
+ * edited index, or one left stale by an entry edited in place) is never trusted: it is removed,
+ * rebuilt from the entries and asked again, once.
+ */
 export async function searchSkills(
   search: CardSearch,
   query: string,
   options: SearchOptions = {},
+): Promise<SearchResult> {
+  try {
+    return await searchWith(search, query, options);
+  } catch (error) {
+    if (
+      !(search instanceof IndexedWikiSearch) ||
+      !isSkillsmithError(error) ||
+      error.code !== "wiki.index.mismatch"
+    )
+      throw error;
+    search.close();
+    await rm(searchIndexPath(search.root), { force: true });
+    const rebuilt = await openCardSearch(search.root, search.domain, {
+      ...(options.fields === undefined ? {} : { fields: options.fields }),
+    });
+    return searchWith(rebuilt, query, options);
+  }
+}
+
+async function searchWith(
+  search: CardSearch,
+  query: string,
+  options: SearchOptions,
 ): Promise<SearchResult> {
   const strategy = options.strategy ?? "bm25-only";
   const max = options.max ?? search.thresholds.select_max;
@@ -438,6 +426,7 @@ export async function searchSkills(
           "wiki.select.no-model",
           "selection needs a model (--model <spec>)",
         );
+      const { selectFromShortlist } = await import("./select.js");
       const selected = await selectFromShortlist(options.model, query, shortlist, max);
       return { ...base, ...selected };
     }
@@ -455,6 +444,7 @@ export async function searchSkills(
       const embedded = { ...base, embedding_model: options.embedding.spec };
       if (cards.length === 0) return { ...embedded, selected: [] };
       const store = await search.cardEmbeddings(options.embedding);
+      const { rankByCosine } = await import("./embedding.js");
       const vectors = await store.vectorsOf(cards.map((card) => indexedText(card)));
       await store.save();
       const ranked = rankByCosine(await store.embedQuery(query), vectors, max);

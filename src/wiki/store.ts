@@ -19,6 +19,7 @@ import { pathExists, writeFileAtomic } from "../core/fs.js";
 import { acquireLock } from "../core/lock.js";
 import { parseInput, parseResult } from "../core/parse.js";
 import { redactedJsonFile, redactFileContent, redactKnownSecrets } from "../model/redact.js";
+import * as layout from "./layout.js";
 import {
   defaultThresholds,
   type ModalityName,
@@ -36,12 +37,13 @@ import {
   wikiManifestSchema,
 } from "./meta.js";
 
-export const WIKI_MANIFEST_FILE = "wiki.json";
+export { LOCK_FILE, listDomains, META_FILE, WIKI_MANIFEST_FILE } from "./layout.js";
+
+const { entryFolderPattern, LOCK_FILE, listDomains, META_FILE, WIKI_MANIFEST_FILE } = layout;
+
 export const TAXONOMY_FILE = "taxonomy.json";
 export const RESOURCE_MANIFEST_FILE = "resources.json";
 export const CAPABILITIES_FILE = "capabilities.json";
-export const LOCK_FILE = ".build.lock";
-export const META_FILE = "meta.json";
 export const OVERVIEW_FILE = "text/overview.md";
 
 export interface WikiEntry {
@@ -58,6 +60,11 @@ export async function readJsonFile<T>(path: string, schema: z.ZodType<T>): Promi
   } catch (cause) {
     throw new InputError("wiki.file.unreadable", "cannot read the file", { file: path }, { cause });
   }
+  return parseJsonText(path, text, schema);
+}
+
+/** `readJsonFile` of text already read (the search index hashes the bytes it validates). */
+export function parseJsonText<T>(path: string, text: string, schema: z.ZodType<T>): T {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -157,16 +164,6 @@ export async function acquireBuildLock(root: string): Promise<BuildLock> {
 }
 
 /** Domains of a wiki: its folders that hold a taxonomy or entries (dot folders skipped). */
-export async function listDomains(root: string): Promise<string[]> {
-  const names: string[] = [];
-  for (const dirent of await readdir(root, { withFileTypes: true })) {
-    if (!dirent.isDirectory() || dirent.name.startsWith(".")) continue;
-    names.push(dirent.name);
-  }
-  return names.sort();
-}
-
-const entryFolderPattern = /^[0-9a-f]{40}$/;
 
 /** Every entry of one domain (or all domains), sorted by skill id. Staging folders are skipped. */
 export async function listEntries(root: string, domain?: string): Promise<WikiEntry[]> {

@@ -1,8 +1,7 @@
 /** `skillsmith wiki search`: a BM25 shortlist, optionally a model's selection, optionally online. */
 import { type Command, Option } from "commander";
 import { UsageError } from "../../core/errors.js";
-import { EMBEDDING_MODEL_VARIABLE } from "../../wiki/embedding.js";
-import { type ShortlistField, type ShortlistSizeRule, shortlistFields } from "../../wiki/meta.js";
+import { EMBEDDING_MODEL_VARIABLE } from "../../model/embedding-variable.js";
 import {
   GITHUB_API_URL,
   GITHUB_API_URL_VARIABLE,
@@ -16,9 +15,16 @@ import {
   searchSkills,
   selectionStrategies,
 } from "../../wiki/search.js";
-import { readWikiManifest } from "../../wiki/store.js";
+import {
+  type ShortlistField,
+  type ShortlistSizeRule,
+  shortlistFields,
+} from "../../wiki/search-constants.js";
+import { IndexedWikiSearch } from "../../wiki/search-index.js";
 import { type CommandContext, printJson, printLines } from "../context.js";
-import { acquireIfNeeded, type OnlineFlags, onlinePlan, renderOnline } from "./wiki-online.js";
+// Only the types at the top: the acquisition (and the schemas it reads with) loads with --online,
+// so a query on a fresh index starts without zod.
+import type { OnlineFlags } from "./wiki-online.js";
 import {
   DEFAULT_MIN_SCORE,
   DEFAULT_POOL_FOLDER,
@@ -122,10 +128,17 @@ export function registerWikiSearch(wiki: Command, context: CommandContext): void
         ? await embeddingClientFor(io, strategy, flags.embeddingModel)
         : undefined;
       // Check the acquisition's flags before searching, so a mistake costs nothing.
-      const online = flags.online === true ? await onlinePlan(io, flags) : undefined;
+      const acquisition = flags.online === true ? await import("./wiki-online.js") : undefined;
+      const online =
+        acquisition === undefined ? undefined : await acquisition.onlinePlan(io, flags);
       const offlineWiki = await wikiToRead(io, flags.wiki);
-      // In the order of before: "not a wiki" first, then mistakes in the selection flags.
-      await readWikiManifest(offlineWiki);
+      // In the order of before: "not a wiki" first, then mistakes in the selection flags. A
+      // fresh index proves a valid wiki.json (it was read when the index was written, and its
+      // stat is in the index's stamp); without one, the manifest is read and validated.
+      const probe = await IndexedWikiSearch.open(offlineWiki, undefined, flags.domain);
+      probe?.close();
+      if (probe === undefined)
+        await (await import("../../wiki/store.js")).readWikiManifest(offlineWiki);
       const selection = selectionOptions(flags);
       const search = await openCardSearch(offlineWiki, flags.domain, {
         ...(selection.fields === undefined ? {} : { fields: selection.fields }),
@@ -144,12 +157,12 @@ export function registerWikiSearch(wiki: Command, context: CommandContext): void
         wiki: offlineWiki,
         ...(flags.domain === undefined ? {} : { domain: flags.domain }),
       };
-      if (online === undefined) {
+      if (online === undefined || acquisition === undefined) {
         if (flags.json === true) printJson(io, { ...result, ...searched });
         else printLines(io, renderSearch(result, searched));
         return;
       }
-      const report = await acquireIfNeeded(
+      const report = await acquisition.acquireIfNeeded(
         io,
         query,
         result,
@@ -159,7 +172,7 @@ export function registerWikiSearch(wiki: Command, context: CommandContext): void
         searchOptions,
       );
       if (flags.json === true) printJson(io, { ...result, ...searched, online: report });
-      else printLines(io, [...renderSearch(result, searched), ...renderOnline(report)]);
+      else printLines(io, [...renderSearch(result, searched), ...acquisition.renderOnline(report)]);
       // Nothing could be asked: every backend was down, slow, rate-limited or broken.
       if (report.all_failed === true) context.exit(3);
     });

@@ -3,11 +3,11 @@ import { join, resolve } from "node:path";
 import { UsageError } from "../../core/errors.js";
 import { pathExists } from "../../core/fs.js";
 import { packageRoot } from "../../core/paths.js";
+import { EMBEDDING_MODEL_VARIABLE } from "../../model/embedding-variable.js";
 // Types only at the top: models, the builder, the exporter and the MCP server load in the
 // commands that use them, so `wiki search` starts without them (see program.ts on start-up).
 import type { EmbeddingClient, ModelClient } from "../../model/index.js";
 import type { BuildSummary } from "../../wiki/build.js";
-import { EMBEDDING_MODEL_VARIABLE, resolveSearchEmbeddingModel } from "../../wiki/embedding.js";
 import { looksLikeUrl } from "../../wiki/resources/url.js";
 import type { SearchResult, SelectionStrategy } from "../../wiki/search.js";
 import type { CliIo } from "../context.js";
@@ -43,6 +43,7 @@ export async function embeddingClientFor(
   strategy: SelectionStrategy,
   flag: string | undefined,
 ): Promise<EmbeddingClient> {
+  const { resolveSearchEmbeddingModel } = await import("../../wiki/embedding.js");
   const resolved = resolveSearchEmbeddingModel(flag, io);
   if (resolved === undefined)
     throw new UsageError(

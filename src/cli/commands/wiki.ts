@@ -7,7 +7,6 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { UsageError } from "../../core/errors.js";
-import { resolveEntry } from "../../wiki/store.js";
 import { type CommandContext, log, printJson, printLines } from "../context.js";
 import { waitForTerminationSignal } from "../interrupt.js";
 import { registerWikiSearch } from "./wiki-search.js";
@@ -104,6 +103,7 @@ export function registerWiki(
       const { io } = context;
       const root = await wikiToRead(io, flags.wiki);
       // The 12-digit ids `wiki search` prints are accepted too (a prefix naming one entry).
+      const { resolveEntry } = await import("../../wiki/store.js");
       const entry = await resolveEntry(root, id);
       const { exportEntry } = await import("../../wiki/export.js");
       const result = await exportEntry(entry, resolve(io.cwd, flags.out));
