@@ -4,7 +4,7 @@
  */
 import type { FlagEffect } from "../../env/verifier/flags.js";
 import type { DetectableEffect, SignFlipMethod, SkillClass } from "../../stats/index.js";
-import type { RunManifest } from "../store/manifest.js";
+import type { ArmSkills, RunManifest } from "../store/manifest.js";
 import type { Arm, AttemptRecord, RunResult, VerifierRecord } from "../store/results.js";
 import type { ArmMatrix } from "./arms.js";
 import type {
@@ -318,6 +318,12 @@ export interface BenchReport {
     }>;
   };
   readonly configs: readonly ConfigSummary[];
+  /**
+   * What each arm of each skill installed, under every configuration alike: the skills under test
+   * (`treatment`) and the distractors every arm gets, by name and content digest. Absent when
+   * the run directory's manifest does not record them.
+   */
+  readonly armSkills?: readonly ArmSkills[];
   /**
    * Control configurations (harnesses registered as controls: none, oracle): per task what the
    * control reached; they give no skill a verdict. Absent when the run has none.

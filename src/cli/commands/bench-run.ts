@@ -25,6 +25,7 @@ import {
   type SandboxKind,
   unmeasuredRunsOf,
   type VariantOption,
+  withDistractors,
   withVariants,
 } from "../../bench/index.js";
 import { UsageError } from "../../core/errors.js";
@@ -64,6 +65,7 @@ interface RunOptions {
   rateLimit?: string[];
   pollInterval?: number;
   variant?: string[];
+  distractor?: string[];
   reuse?: string[];
   freshBaseline?: boolean;
   skill?: string[];
@@ -153,6 +155,11 @@ function runOptions(run: Command): Command {
       collect,
     )
     .option(
+      "--distractor <dir>",
+      "install this Agent Skills folder in every arm of every skill, the without arm included (repeatable; a distractor named like a skill under test is refused)",
+      collect,
+    )
+    .option(
       "--reuse <run-dir>",
       "copy unassisted runs from this earlier run directory when everything that determines them is the same (repeatable)",
       collect,
@@ -182,7 +189,8 @@ async function runCommand(
     partial: true,
   });
   const variants = (options.variant ?? []).map((text) => parseVariantOption(text, io.cwd));
-  const suite = await withVariants(loaded.suite, variants);
+  const distractors = (options.distractor ?? []).map((folder) => resolve(io.cwd, folder));
+  const suite = await withDistractors(await withVariants(loaded.suite, variants), distractors);
   const runDir =
     options.out === undefined ? defaultRunDir(io.cwd, suite) : resolve(io.cwd, options.out);
   const terminal = io.stderrIsTerminal === true;
@@ -199,6 +207,7 @@ async function runCommand(
   const common = runSuiteOptions(suitePath, loaded, options, io, flags, {
     runDir,
     variants,
+    distractors,
     progress,
   });
   // Ctrl-C stops scheduling, ends the runs in flight and still says what was stored.
@@ -306,6 +315,7 @@ function runSuiteOptions(
   run: {
     readonly runDir: string;
     readonly variants: readonly VariantOption[];
+    readonly distractors: readonly string[];
     readonly progress: ReturnType<typeof createProgressRenderer>;
   },
 ) {
@@ -317,6 +327,7 @@ function runSuiteOptions(
     runDir: run.runDir,
     selection: selectionOf(options),
     ...(run.variants.length === 0 ? {} : { variants: run.variants }),
+    ...(run.distractors.length === 0 ? {} : { distractors: run.distractors }),
     ...(options.check === false ? { check: false } : {}),
     weakThreshold: flags.weakThreshold,
     setupNetwork: flags.setupNetwork,
@@ -420,6 +431,7 @@ function commandLineOptions(options: RunOptions): string[] {
   if (options.queue !== undefined) argv.push("--queue", redactRedisUrl(options.queue));
   for (const limit of options.rateLimit ?? []) argv.push("--rate-limit", limit);
   for (const variant of options.variant ?? []) argv.push("--variant", variant);
+  for (const folder of options.distractor ?? []) argv.push("--distractor", folder);
   for (const dir of options.reuse ?? []) argv.push("--reuse", dir);
   if (options.freshBaseline === true) argv.push("--fresh-baseline");
   for (const skill of options.skill ?? []) argv.push("--skill", skill);
