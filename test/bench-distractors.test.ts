@@ -190,4 +190,34 @@ describe("distractor skills", () => {
     expect(refused.stderr).toContain('is named "alpha", like the with arm\'s skill');
     expect(seen.size).toBe(0);
   }, 60_000);
+
+  it("join a multi-skill treatment given on bench run's command line (--variant name=dirA,dirB)", async () => {
+    const suite = await suiteIn("treatment");
+    const beta = join(root, "skills", "beta");
+    const gamma = await skillFolder("gamma", BETA.replaceAll("beta", "gamma"));
+    const delta = await skillFolder("delta", BETA.replaceAll("beta", "delta"));
+    const runDir = join(root, "treatment", "run");
+    seen.clear();
+    const result = await run(suite, runDir, [
+      "--variant",
+      `pair=${gamma},${delta}`,
+      "--distractor",
+      beta,
+    ]);
+    expect(result.stderr).not.toContain("failed after");
+    expect(seen.get("without")).toEqual(["beta"]);
+    expect(seen.get("with")).toEqual(["alpha", "beta"]);
+    expect(seen.get("variant:pair")).toEqual(["beta", "delta", "gamma"]);
+    const manifest = JSON.parse(await readFile(join(runDir, "manifest.json"), "utf8")) as {
+      armSkills: ManifestArm[];
+    };
+    expect(
+      manifest.armSkills
+        .find((entry) => entry.arm === "variant:pair")
+        ?.skills.map(({ name, role }) => `${name}/${role}`),
+    ).toEqual(["gamma/treatment", "delta/treatment", "beta/distractor"]);
+    expect(result.stdout).toMatch(
+      /variant:pair: gamma \(treatment, [0-9a-f]{12}\), delta \(treatment/,
+    );
+  }, 60_000);
 });

@@ -79,6 +79,7 @@ export type {
 export {
   isVariantName,
   parseVariantOption,
+  parseVariantOptions,
   type VariantOption,
   variantNames,
   withVariants,

@@ -10,7 +10,7 @@
 
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { armSkillsText } from "../bench/analysis/render.js";
+import { armSkillsText, roundedScore } from "../bench/analysis/render.js";
 import {
   type BenchReport,
   type FlagCount,
@@ -366,7 +366,7 @@ function controlsSection(report: BenchReport): string {
   const rows = controls
     .map(
       (control) =>
-        `<tr data-testid="control" data-config="${escapeHtml(control.config)}" data-skill="${escapeHtml(control.skill)}" data-requirement="${escapeHtml(control.requirement)}" data-status="${control.status}"><td>${escapeHtml(control.config)}</td><td>${escapeHtml(control.skill)}</td><td>${escapeHtml(control.requirement)}</td><td>${control.score === null ? "-" : escapeHtml(String(Math.round(control.score * 1000) / 1000))}</td><td>${control.expectedScore}</td><td>${escapeHtml(control.says)}</td></tr>`,
+        `<tr data-testid="control" data-config="${escapeHtml(control.config)}" data-skill="${escapeHtml(control.skill)}" data-requirement="${escapeHtml(control.requirement)}" data-status="${control.status}"><td>${escapeHtml(control.config)}</td><td>${escapeHtml(control.skill)}</td><td>${escapeHtml(control.requirement)}</td><td>${control.score === null ? "-" : escapeHtml(roundedScore(control.score))}</td><td>${escapeHtml(roundedScore(control.expectedScore))}${control.expectedFrom === "untouched-check" ? " (check)" : ""}</td><td>${escapeHtml(control.says)}</td></tr>`,
     )
     .join("");
   return `<section id="controls"><h2>Controls</h2>

@@ -473,7 +473,10 @@ export function unmeasuredRunsOf(
     if (control.status === "unmeasured")
       add(`control ${control.agent} failed`, control.runs.length);
     if (control.status === "not-as-expected")
-      add(`control ${control.agent} did not reach ${control.expectedScore}`, control.runs.length);
+      add(
+        `control ${control.agent} did not reach ${roundedScore(control.expectedScore)}`,
+        control.runs.length,
+      );
   }
   const count = [...reasons.values()].reduce((sum, value) => sum + value, 0);
   if (count === 0) return undefined;
@@ -507,6 +510,11 @@ function headerLines(report: BenchReport): string[] {
   }
   if (report.completeness?.complete === false) lines.push(incompleteLine(report), "");
   return lines;
+}
+
+/** A score to three decimals, as controls show it. */
+export function roundedScore(score: number): string {
+  return String(Math.round(score * 1000) / 1000);
 }
 
 /** One arm's installed skills in words: "none", or each name with its role and digest. */
@@ -547,8 +555,8 @@ function controlLines(report: BenchReport): string[] {
         control.config,
         control.skill,
         control.requirement,
-        control.score === null ? "-" : String(Math.round(control.score * 1000) / 1000),
-        String(control.expectedScore),
+        control.score === null ? "-" : roundedScore(control.score),
+        `${roundedScore(control.expectedScore)}${control.expectedFrom === "untouched-check" ? " (check)" : ""}`,
         control.status,
       ]),
     ]),

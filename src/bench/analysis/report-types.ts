@@ -254,8 +254,13 @@ export interface ControlOutcome {
   readonly agent: string;
   readonly skill: string;
   readonly requirement: string;
-  /** What the control must reach: 1 (the oracle), 0 (the untouched working directory). */
-  readonly expectedScore: 0 | 1;
+  /**
+   * What the control must reach: 1 (the oracle); for `none` what the verifier check measured on
+   * the untouched repository, or 0 where the check measured nothing (a reward-scored task).
+   */
+  readonly expectedScore: number;
+  /** `untouched-check`: the verifier check's measurement; `control`: the harness's registration. */
+  readonly expectedFrom: "control" | "untouched-check";
   readonly means: string;
   /** Mean score over its runs; null when a run could not be measured. */
   readonly score: number | null;

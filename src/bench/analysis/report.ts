@@ -64,6 +64,7 @@ export function buildReport(
   const controls = controlOutcomes(
     allResults.filter((run) => controlConfigs.has(run.config)),
     controlConfigs,
+    options.manifest?.untouchedScores,
   );
   const results = allResults.filter((run) => !controlConfigs.has(run.config));
   const attempts = (options.attempts ?? []).filter(

@@ -13,7 +13,7 @@ import {
   estimateSuiteCost,
   loadSuiteSelection,
   parseRateLimit,
-  parseVariantOption,
+  parseVariantOptions,
   type RateLimit,
   type RunEvent,
   redactRedisUrl,
@@ -150,8 +150,8 @@ function runOptions(run: Command): Command {
     );
   return withSetupNetworkOptions(command)
     .option(
-      "--variant <[skill:]name=dir>",
-      "also run this version of the skill (an Agent Skills folder) as its own arm; the report compares every pair of arms (repeatable)",
+      "--variant <[skill:]name=dir[,dir...]>",
+      "also run this version of the skill (one or more Agent Skills folders, all installed together) as its own arm; the report compares every pair of arms (repeatable)",
       collect,
     )
     .option(
@@ -188,7 +188,7 @@ async function runCommand(
     ...selection,
     partial: true,
   });
-  const variants = (options.variant ?? []).map((text) => parseVariantOption(text, io.cwd));
+  const variants = (options.variant ?? []).flatMap((text) => parseVariantOptions(text, io.cwd));
   const distractors = (options.distractor ?? []).map((folder) => resolve(io.cwd, folder));
   const suite = await withDistractors(await withVariants(loaded.suite, variants), distractors);
   const runDir =
