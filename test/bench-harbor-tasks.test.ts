@@ -122,7 +122,29 @@ describe.skipIf(sandbox === undefined)(
       expect(environmentRecord(outcome).notes).toContain(
         "task.toml field ignored: [environment] storage_mb = 10240: no disk limit is applied here",
       );
-    }, 240_000);
+      // The none control of a reward-scored task: the untouched directory must score 0, and
+      // does (no check measurement stands in for it: only a pass-ratio verifier has one).
+      const none = await runInProcess(
+        [
+          "bench",
+          "run",
+          suite,
+          "--agent",
+          "none",
+          "--sandbox",
+          "container",
+          "--out",
+          join(scratch, "run-none-non-root"),
+        ],
+        {
+          cwd: scratch,
+          env: { ...process.env, SKILLSMITH_CACHE_DIR: join(scratch, "cache-non-root") },
+        },
+      );
+      expect(none.code, none.stderr).toBe(0);
+      expect(none.stdout).toMatch(/none\S* +as-app +\S+ +0 +0 +as-expected/);
+      expect(none.stdout).toMatch(/controls \(.*\): 2 of 2 as expected/);
+    }, 480_000);
 
     it("bench check-tasks goes on past an unbuildable task and says whose fault each failure is", async () => {
       const tasks = join(scratch, "mixed-tasks");

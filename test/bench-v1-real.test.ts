@@ -351,5 +351,55 @@ describe.skipIf(!runnable)(
         expect.stringMatching(/^\/usr\/bin\/python3 -m venv --system-site-packages/),
       );
     }, 300_000);
+
+    it("--agent none on a pass-ratio verifier: the untouched repository scores what the check measured, as the control must (exit 0)", async () => {
+      // batch4 passes 5 of 19 tests untouched, batch9 5 of 12 (measured by hand, see the
+      // header): the none control must reproduce them, not reach 0 (which it cannot).
+      const runDir = join(root, "run-none");
+      const result = await cli([
+        "bench",
+        "run",
+        suite,
+        "--agent",
+        "none",
+        "--requirement",
+        "python-packaging/batch4",
+        "--requirement",
+        "python-packaging/batch9",
+        "--no-setup-network",
+        "--out",
+        runDir,
+        "--json",
+      ]);
+      expect(result.code, result.stderr).toBe(0);
+      const { report } = JSON.parse(result.stdout) as {
+        report: {
+          controls: {
+            requirement: string;
+            score: number;
+            expectedScore: number;
+            expectedFrom: string;
+            status: string;
+          }[];
+        };
+      };
+      const control = (requirement: string) =>
+        report.controls.find((entry) => entry.requirement === requirement);
+      expect(control("batch4")).toMatchObject({
+        status: "as-expected",
+        expectedFrom: "untouched-check",
+      });
+      expect(control("batch4")?.score).toBeCloseTo(5 / 19, 10);
+      expect(control("batch4")?.expectedScore).toBeCloseTo(5 / 19, 10);
+      expect(control("batch9")).toMatchObject({
+        status: "as-expected",
+        expectedFrom: "untouched-check",
+      });
+      expect(control("batch9")?.score).toBeCloseTo(5 / 12, 10);
+      const manifest = JSON.parse(await readFile(join(runDir, "manifest.json"), "utf8")) as {
+        untouchedScores: Record<string, number>;
+      };
+      expect(manifest.untouchedScores["python-packaging/batch4"]).toBeCloseTo(5 / 19, 10);
+    }, 300_000);
   },
 );

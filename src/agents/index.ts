@@ -38,4 +38,4 @@ export {
   installSkillsFor,
   type SkillFolder,
 } from "./skill-install.js";
-export { addUsage, emptyUsage, parseTrajectory } from "./trajectory.js";
+export { addUsage, emptyUsage, isSkillActivated, parseTrajectory } from "./trajectory.js";

@@ -98,6 +98,12 @@ export interface HarnessFacts {
    */
   readonly control?: {
     readonly expectedScore: 0 | 1;
+    /**
+     * The control leaves the working directory untouched: it must score what the verifier check
+     * measured on the untouched repository (a pass-ratio verifier may pass some checks there),
+     * and `expectedScore` only where the check measured nothing (an environment-only task).
+     */
+    readonly untouched?: boolean;
     /** What meeting the expectation says, for a report ("the reference solution passes"). */
     readonly means: string;
   };
@@ -298,6 +304,7 @@ registerHarness("none", () => new NoneHarness(), {
   facts: {
     control: {
       expectedScore: 0,
+      untouched: true,
       means: "the untouched working directory must not pass the verifier",
     },
   },

@@ -28,6 +28,7 @@ export * from "./queue/index.js";
 export * from "./review/index.js";
 export * from "./run/index.js";
 export * from "./store/index.js";
+export { checkArmSkillNames, withDistractors } from "./suite/distractors.js";
 export * from "./suite/estimate.js";
 export * from "./suite/layout.js";
 export {
@@ -78,6 +79,7 @@ export type {
 export {
   isVariantName,
   parseVariantOption,
+  parseVariantOptions,
   type VariantOption,
   variantNames,
   withVariants,

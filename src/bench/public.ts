@@ -92,6 +92,7 @@ export {
   type RunKey,
   type RunResult,
 } from "./store/results.js";
+export { withDistractors } from "./suite/distractors.js";
 export {
   formatSuiteProblem,
   loadSuite,

@@ -10,6 +10,7 @@
 
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { armSkillsText, roundedScore } from "../bench/analysis/render.js";
 import {
   type BenchReport,
   type FlagCount,
@@ -345,6 +346,22 @@ function completenessBanner(report: BenchReport): string {
   return `<p class="meta" role="status" data-testid="incomplete"><strong>incomplete: ${completeness.stored} of ${plural(completeness.planned, "run")}</strong> stored — every verdict on this page is provisional until the run finishes.</p>`;
 }
 
+/** What each arm of each skill installed: the skills under test and the distractors. */
+function armSkillsSection(report: BenchReport): string {
+  const armSkills = report.armSkills ?? [];
+  if (armSkills.length === 0) return "";
+  const rows = armSkills
+    .map(
+      (entry) =>
+        `<tr data-testid="arm-skills" data-skill="${escapeHtml(entry.skill)}" data-arm="${escapeHtml(entry.arm)}"><td>${escapeHtml(entry.skill)}</td><td>${escapeHtml(entry.arm)}</td><td>${escapeHtml(armSkillsText(entry))}</td></tr>`,
+    )
+    .join("");
+  return `<section id="arm-skills"><h2>Skills installed per arm</h2>
+<p>What the agent had in each arm, under every configuration alike: the skills under test (treatment) and the distractors every arm gets, with the first digits of their content digest.</p>
+<table data-testid="arm-skills-table"><thead><tr><th scope="col">skill</th><th scope="col">arm</th><th scope="col">installed skills</th></tr></thead><tbody>${rows}</tbody></table>
+</section>`;
+}
+
 /** Control configurations (none, oracle): what each reached per task; they give no verdict. */
 function controlsSection(report: BenchReport): string {
   const controls = report.controls ?? [];
@@ -352,7 +369,7 @@ function controlsSection(report: BenchReport): string {
   const rows = controls
     .map(
       (control) =>
-        `<tr data-testid="control" data-config="${escapeHtml(control.config)}" data-skill="${escapeHtml(control.skill)}" data-requirement="${escapeHtml(control.requirement)}" data-status="${control.status}"><td>${escapeHtml(control.config)}</td><td>${escapeHtml(control.skill)}</td><td>${escapeHtml(control.requirement)}</td><td>${control.score === null ? "-" : escapeHtml(String(Math.round(control.score * 1000) / 1000))}</td><td>${control.expectedScore}</td><td>${escapeHtml(control.says)}</td></tr>`,
+        `<tr data-testid="control" data-config="${escapeHtml(control.config)}" data-skill="${escapeHtml(control.skill)}" data-requirement="${escapeHtml(control.requirement)}" data-status="${control.status}"><td>${escapeHtml(control.config)}</td><td>${escapeHtml(control.skill)}</td><td>${escapeHtml(control.requirement)}</td><td>${control.score === null ? "-" : escapeHtml(roundedScore(control.score))}</td><td>${escapeHtml(roundedScore(control.expectedScore))}${control.expectedFrom === "untouched-check" ? " (check)" : ""}</td><td>${escapeHtml(control.says)}</td></tr>`,
     )
     .join("");
   return `<section id="controls"><h2>Controls</h2>
@@ -518,6 +535,7 @@ ${options.live === undefined ? "" : `<p class="meta" id="live-status" role="stat
 <div class="pair">${chartContainer(heatmap, "Heatmap of skill-level Δ, skills by configurations")}
 ${heatmapTable(report, skills, alpha)}</div>
 </section>
+${armSkillsSection(report)}
 ${controlsSection(report)}
 ${multiplicitySection(report)}
 ${armsSection(report)}

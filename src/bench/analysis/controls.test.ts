@@ -145,3 +145,57 @@ describe("an incomplete run", () => {
     expect(renderReportText(complete).join("\n")).not.toMatch(/incomplete|provisional/);
   });
 });
+
+describe("the none control on a pass-ratio verifier (a SWE-style suite)", () => {
+  // The check measured 5 of 19 tests passing on the untouched repository of r1 and 0 of 12 on
+  // r2; r3 was not checked (as with --no-check). none reproduces r1's 5 of 19 in both arms.
+  const untouchedScores = { "lib/r1": 5 / 19, "lib/r2": 0 };
+  const runs: RunResult[] = (["without", "with"] as const).flatMap((arm) => [
+    runResult("none", "lib", "r1", arm, 5 / 19),
+    runResult("none", "lib", "r2", arm, 1 / 12),
+    runResult("none", "lib", "r3", arm, 0.4),
+  ]);
+  const report = buildReport(runs, {
+    manifest: { ...manifestOf({ none: "none" }), untouchedScores },
+  });
+  const find = (requirement: string) =>
+    report.controls?.find((control) => control.requirement === requirement);
+
+  it("must score what the untouched repository scored in the verifier check", () => {
+    expect(find("r1")).toMatchObject({
+      status: "as-expected",
+      expectedScore: 5 / 19,
+      expectedFrom: "untouched-check",
+    });
+    expect(find("r1")?.says).toMatch(/none reaches 0\.263 as it must \(the untouched repository/);
+    // A score other than the check's: the verifier or the run path is not deterministic.
+    expect(find("r2")).toMatchObject({ status: "not-as-expected", expectedScore: 0 });
+    expect(find("r2")?.says).toMatch(/none reaches 0\.083, not 0: the untouched repository/);
+  });
+
+  it("falls back to 0 where no check measured the requirement, and says how to get the baseline", () => {
+    expect(find("r3")).toMatchObject({
+      status: "not-as-expected",
+      expectedScore: 0,
+      expectedFrom: "control",
+    });
+    expect(find("r3")?.says).toMatch(/run without --no-check/);
+    const text = renderReportText(report).join("\n");
+    expect(text).toMatch(/none +lib +r1 +0\.263 +0\.263 \(check\) +as-expected/);
+    expect(unmeasuredRunsOf(report)?.line).toBe(
+      "4 of 6 runs could not be measured: control none did not reach 0 (4)",
+    );
+  });
+
+  it("keeps 0 for a reward-scored task the check did not measure (an environment-only task)", () => {
+    const harbor = buildReport(
+      (["without", "with"] as const).map((arm) => runResult("none", "task", "t", arm, 0)),
+      { manifest: { ...manifestOf({ none: "none" }), untouchedScores } },
+    );
+    expect(harbor.controls?.[0]).toMatchObject({
+      status: "as-expected",
+      expectedScore: 0,
+      expectedFrom: "control",
+    });
+  });
+});

@@ -4,6 +4,13 @@
  * reads a skill, so comparing their arms says nothing about one: their runs check the task
  * instead (the oracle must reach 1, the untouched directory 0) and the report shows them as
  * controls — never a Golden / Harmful / Ineffective class, never a member of the BH family.
+ *
+ * The untouched directory's 0 holds for a task scored by a reward (Harbor) or by checks that all
+ * fail without a change. A SWE-style verifier scores a pass ratio over tests the untouched
+ * repository partly passes already (regression tests): there `none` must score what the verifier
+ * check measured on the untouched repository (the manifest's `untouchedScores`) — the same number
+ * twice says the runs measure what the check measured; another says the verifier is not
+ * deterministic, or the run path scores differently from the check.
  */
 import { harnessFacts } from "../../agents/registry.js";
 import { flagDefinition } from "../../env/verifier/flags.js";
@@ -16,14 +23,44 @@ import type { ControlOutcome, RunDetail } from "./report-types.js";
 /** What a control configuration is expected to show, by configuration id (controls only). */
 export function controlConfigurations(
   manifest: RunManifest | undefined,
-): Map<string, { agent: string; expectedScore: 0 | 1; means: string }> {
-  const controls = new Map<string, { agent: string; expectedScore: 0 | 1; means: string }>();
+): Map<string, ControlExpectation> {
+  const controls = new Map<string, ControlExpectation>();
   for (const configuration of manifest?.configurations ?? []) {
     const control = harnessFacts(configuration.agent).control;
     if (control !== undefined)
       controls.set(configuration.id, { agent: configuration.agent, ...control });
   }
   return controls;
+}
+
+/** A control configuration's harness and what its registration says it must reach. */
+interface ControlExpectation {
+  readonly agent: string;
+  readonly expectedScore: 0 | 1;
+  readonly means: string;
+  readonly untouched?: boolean;
+}
+
+/** Scores are ratios of small counts: equal when they agree to well below one check in a million. */
+const SCORE_TOLERANCE = 1e-9;
+
+/**
+ * What a control must reach on one requirement: the untouched score the verifier check
+ * measured, for a control that leaves the directory untouched and a requirement the check
+ * measured; the registration's score otherwise.
+ */
+function expectationFor(
+  control: ControlExpectation,
+  untouchedScore: number | undefined,
+): Pick<ControlOutcome, "expectedScore" | "expectedFrom" | "means"> {
+  if (control.untouched !== true || untouchedScore === undefined) {
+    return { expectedScore: control.expectedScore, expectedFrom: "control", means: control.means };
+  }
+  return {
+    expectedScore: untouchedScore,
+    expectedFrom: "untouched-check",
+    means: `the untouched repository must score what it scored in the verifier check (${formatScore(untouchedScore)})`,
+  };
 }
 
 /**
@@ -51,6 +88,7 @@ function trajectoryError(result: RunResult): string | undefined {
 export function controlOutcomes(
   results: readonly RunResult[],
   controls: ReturnType<typeof controlConfigurations>,
+  untouchedScores: Readonly<Record<string, number>> = {},
 ): ControlOutcome[] {
   const groups = groupBy(results, (run) =>
     JSON.stringify([run.config, run.skill, run.requirement]),
@@ -70,23 +108,31 @@ export function controlOutcomes(
     });
     const scores = details.map((run) => run.score);
     const score = scores.reduce((sum, value) => sum + value, 0) / scores.length;
-    const met = failures.length === 0 && scores.every((value) => value === control.expectedScore);
+    const expectation = expectationFor(control, untouchedScores[`${skill}/${requirement}`]);
+    const expected = expectation.expectedScore;
+    const met =
+      failures.length === 0 &&
+      scores.every((value) => Math.abs(value - expected) <= SCORE_TOLERANCE);
     const subject = control.agent;
+    // A pass-ratio verifier with no check measurement (--no-check): say where the baseline is.
+    const hint =
+      control.untouched === true && expectation.expectedFrom === "control"
+        ? " (no verifier check of this requirement is recorded in this run: a verifier whose tests the untouched repository partly passes is compared with the check's measurement; run without --no-check)"
+        : "";
     outcomes.push({
       config,
       agent: control.agent,
       skill,
       requirement,
-      expectedScore: control.expectedScore,
-      means: control.means,
+      ...expectation,
       score: failures.length === 0 ? score : null,
       status: failures.length > 0 ? "unmeasured" : met ? "as-expected" : "not-as-expected",
       says:
         failures.length > 0
           ? `${subject} could not be measured: ${failures.join("; ")}`
           : met
-            ? `${subject} reaches ${control.expectedScore} as it must (${control.means})`
-            : `${subject} reaches ${formatScore(score)}, not ${control.expectedScore}: ${control.means}`,
+            ? `${subject} reaches ${formatScore(expected)} as it must (${expectation.means})`
+            : `${subject} reaches ${formatScore(score)}, not ${formatScore(expected)}: ${expectation.means}${hint}`,
       runs: details,
     });
   }

@@ -12,6 +12,7 @@ import {
   type SkillClass,
 } from "../../stats/index.js";
 import { heldVerdictLabel, reviewLines } from "../review/render.js";
+import type { ArmSkills } from "../store/manifest.js";
 import { printable } from "./excerpt.js";
 import {
   type BenchReport,
@@ -320,7 +321,7 @@ function designLines(config: BenchReport["configs"][number]): string[] {
 /** Lines of the text report: the verdict table first, then the views behind it. */
 export function renderReportText(report: BenchReport): string[] {
   const lines: string[] = headerLines(report);
-  lines.push(...controlLines(report));
+  lines.push(...armSkillLines(report), ...controlLines(report));
   if (report.profiles.length === 0) {
     lines.push(
       report.controls === undefined ? "no results yet" : "no skill verdicts: controls only",
@@ -472,7 +473,10 @@ export function unmeasuredRunsOf(
     if (control.status === "unmeasured")
       add(`control ${control.agent} failed`, control.runs.length);
     if (control.status === "not-as-expected")
-      add(`control ${control.agent} did not reach ${control.expectedScore}`, control.runs.length);
+      add(
+        `control ${control.agent} did not reach ${roundedScore(control.expectedScore)}`,
+        control.runs.length,
+      );
   }
   const count = [...reasons.values()].reduce((sum, value) => sum + value, 0);
   if (count === 0) return undefined;
@@ -508,6 +512,36 @@ function headerLines(report: BenchReport): string[] {
   return lines;
 }
 
+/** A score to three decimals, as controls show it. */
+export function roundedScore(score: number): string {
+  return String(Math.round(score * 1000) / 1000);
+}
+
+/** One arm's installed skills in words: "none", or each name with its role and digest. */
+export function armSkillsText(entry: ArmSkills): string {
+  if (entry.skills.length === 0) return "none";
+  return entry.skills
+    .map((skill) => `${skill.name} (${skill.role}, ${skill.digest.slice(0, 12)})`)
+    .join(", ");
+}
+
+/** What each arm of each skill installed (the same under every configuration). */
+function armSkillLines(report: BenchReport): string[] {
+  const armSkills = report.armSkills ?? [];
+  if (armSkills.length === 0) return [];
+  const bySkill = new Map<string, ArmSkills[]>();
+  for (const entry of armSkills)
+    bySkill.set(entry.skill, [...(bySkill.get(entry.skill) ?? []), entry]);
+  return [
+    "skills installed per arm (every configuration alike):",
+    ...[...bySkill].map(
+      ([skill, entries]) =>
+        `  ${skill}: ${entries.map((entry) => `${entry.arm}: ${armSkillsText(entry)}`).join("; ")}`,
+    ),
+    "",
+  ];
+}
+
 /** Control configurations (none, oracle): per task what the control reached; no verdicts. */
 function controlLines(report: BenchReport): string[] {
   const controls = report.controls ?? [];
@@ -521,8 +555,8 @@ function controlLines(report: BenchReport): string[] {
         control.config,
         control.skill,
         control.requirement,
-        control.score === null ? "-" : String(Math.round(control.score * 1000) / 1000),
-        String(control.expectedScore),
+        control.score === null ? "-" : roundedScore(control.score),
+        `${roundedScore(control.expectedScore)}${control.expectedFrom === "untouched-check" ? " (check)" : ""}`,
         control.status,
       ]),
     ]),

@@ -4,7 +4,7 @@
  */
 import type { FlagEffect } from "../../env/verifier/flags.js";
 import type { DetectableEffect, SignFlipMethod, SkillClass } from "../../stats/index.js";
-import type { RunManifest } from "../store/manifest.js";
+import type { ArmSkills, RunManifest } from "../store/manifest.js";
 import type { Arm, AttemptRecord, RunResult, VerifierRecord } from "../store/results.js";
 import type { ArmMatrix } from "./arms.js";
 import type {
@@ -254,8 +254,13 @@ export interface ControlOutcome {
   readonly agent: string;
   readonly skill: string;
   readonly requirement: string;
-  /** What the control must reach: 1 (the oracle), 0 (the untouched working directory). */
-  readonly expectedScore: 0 | 1;
+  /**
+   * What the control must reach: 1 (the oracle); for `none` what the verifier check measured on
+   * the untouched repository, or 0 where the check measured nothing (a reward-scored task).
+   */
+  readonly expectedScore: number;
+  /** `untouched-check`: the verifier check's measurement; `control`: the harness's registration. */
+  readonly expectedFrom: "control" | "untouched-check";
   readonly means: string;
   /** Mean score over its runs; null when a run could not be measured. */
   readonly score: number | null;
@@ -318,6 +323,12 @@ export interface BenchReport {
     }>;
   };
   readonly configs: readonly ConfigSummary[];
+  /**
+   * What each arm of each skill installed, under every configuration alike: the skills under test
+   * (`treatment`) and the distractors every arm gets, by name and content digest. Absent when
+   * the run directory's manifest does not record them.
+   */
+  readonly armSkills?: readonly ArmSkills[];
   /**
    * Control configurations (harnesses registered as controls: none, oracle): per task what the
    * control reached; they give no skill a verdict. Absent when the run has none.

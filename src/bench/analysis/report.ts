@@ -1,4 +1,5 @@
 import { pearson, spearman } from "../../stats/index.js";
+import type { ArmSkills } from "../store/manifest.js";
 import {
   type AttemptRecord,
   formatRunKey,
@@ -63,6 +64,7 @@ export function buildReport(
   const controls = controlOutcomes(
     allResults.filter((run) => controlConfigs.has(run.config)),
     controlConfigs,
+    options.manifest?.untouchedScores,
   );
   const results = allResults.filter((run) => !controlConfigs.has(run.config));
   const attempts = (options.attempts ?? []).filter(
@@ -106,6 +108,9 @@ export function buildReport(
     profiles,
     multiplicity,
     configs,
+    ...(options.manifest?.armSkills === undefined
+      ? {}
+      : { armSkills: armSkillsOf(options.manifest.armSkills, options.filter) }),
     ...(controls.length === 0 ? {} : { controls }),
     ...(options.completeness === undefined ? {} : { completeness: options.completeness }),
     pooled: pooledOf(measurable),
@@ -135,6 +140,12 @@ export function buildReport(
       infraAttempts: attempts.filter((attempt) => attempt.outcome === "infra_error").length,
     },
   };
+}
+
+/** The manifest's arm skills of the skills the report's filter selects (all without one). */
+function armSkillsOf(armSkills: readonly ArmSkills[], filter: BenchReport["filter"]): ArmSkills[] {
+  const skills = filter?.skills;
+  return armSkills.filter((entry) => skills === undefined || skills.includes(entry.skill));
 }
 
 /** α and the design recommendation's settings, every default written out. */

@@ -43,6 +43,7 @@ import {
   jobIdPrefix,
   parseQueueResult,
   type QueueJobData,
+  type QueueJobDistractor,
   type QueueJobVariant,
   queueJobSchema,
   queueNameOf,
@@ -206,6 +207,11 @@ export class QueueScheduler implements Scheduler {
         digest: await treeDigest(folder),
       });
     }
+    const distractors: QueueJobDistractor[] = [];
+    for (const given of options.distractors ?? []) {
+      const folder = resolve(given);
+      distractors.push({ folder, digest: await treeDigest(folder) });
+    }
     // `--reuse`: the session opened the sources; which run is reused is decided by the
     // worker's fingerprint of it.
     const reuseCandidates =
@@ -233,6 +239,7 @@ export class QueueScheduler implements Scheduler {
         ...(options.prices === undefined ? {} : { prices: options.prices }),
         ...(options.setupNetwork === undefined ? {} : { setupNetwork: options.setupNetwork }),
         variants,
+        distractors,
         ...(candidates.length === 0 ? {} : { reuseCandidates: candidates }),
       });
       // Checked as a worker will check it: a value no worker accepts (a base image with a space)

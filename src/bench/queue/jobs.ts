@@ -76,6 +76,12 @@ const variantSchema = z.strictObject({
   digest: sha256Schema,
 });
 
+/** A command-line distractor (`--distractor <dir>`): checked by its tree digest like a variant. */
+const distractorSchema = z.strictObject({
+  folder: z.string().min(2).startsWith("/"),
+  digest: sha256Schema,
+});
+
 export const queueJobSchema = z.object({
   format: z.literal(QUEUE_JOB_FORMAT),
   /** Names the run directory's queue namespace (`queue.json`), so two runs never share a key. */
@@ -100,6 +106,8 @@ export const queueJobSchema = z.object({
   setupNetwork: z.enum(["auto", "on", "off"]).optional(),
   /** Variants given on the coordinator's command line, added to the suite the worker loads. */
   variants: z.array(variantSchema).max(64).optional(),
+  /** Distractors given on the coordinator's command line, installed in every arm. */
+  distractors: z.array(distractorSchema).max(64).optional(),
   /**
    * `--reuse` (an unassisted run only): fingerprint digests of earlier runs the coordinator can
    * copy for this key. A worker whose own fingerprint of the run is one of them answers
@@ -109,6 +117,7 @@ export const queueJobSchema = z.object({
 });
 export type QueueJobData = z.output<typeof queueJobSchema>;
 export type QueueJobVariant = z.output<typeof variantSchema>;
+export type QueueJobDistractor = z.output<typeof distractorSchema>;
 
 const attemptSchema = runKeySchema.extend({
   attempt: z.number().int().positive(),
@@ -270,6 +279,7 @@ export function jobDataFor(
     readonly prices?: Readonly<Record<string, ModelPrice>>;
     readonly setupNetwork?: SetupNetworkChoice;
     readonly variants?: ReadonlyArray<QueueJobVariant>;
+    readonly distractors?: ReadonlyArray<QueueJobDistractor>;
     /** Fingerprint digests of the earlier runs `--reuse` could copy for this key. */
     readonly reuseCandidates?: readonly string[];
   },
@@ -301,6 +311,9 @@ export function jobDataFor(
     ...(inputs.variants === undefined || inputs.variants.length === 0
       ? {}
       : { variants: inputs.variants.map((variant) => ({ ...variant })) }),
+    ...(inputs.distractors === undefined || inputs.distractors.length === 0
+      ? {}
+      : { distractors: inputs.distractors.map((distractor) => ({ ...distractor })) }),
     ...(inputs.reuseCandidates === undefined
       ? {}
       : { reuse: { candidates: [...inputs.reuseCandidates] } }),

@@ -38,6 +38,7 @@ import { Predictions } from "../run/predictions.js";
 import { harnessesFor, openSandbox } from "../run/prepare.js";
 import { fingerprints } from "../run/reuse.js";
 import type { AttemptRecord, RunFingerprint } from "../store/results.js";
+import { withDistractors } from "../suite/distractors.js";
 import { loadSuite } from "../suite/load.js";
 import type { Configuration } from "../suite/schema.js";
 import type { Suite } from "../suite/types.js";
@@ -48,6 +49,7 @@ import {
   DEFAULT_QUEUE_PREFIX,
   QUEUE_RESULT_FORMAT,
   type QueueJobData,
+  type QueueJobDistractor,
   type QueueJobResult,
   type QueueJobVariant,
   queueJobSchema,
@@ -323,6 +325,7 @@ function loadedRunFor(
   // never serve another job that asked for different ones.
   const settings = JSON.stringify([
     data.variants ?? [],
+    data.distractors ?? [],
     data.prices ?? {},
     data.baseImages ?? {},
     data.setupNetwork ?? "",
@@ -344,7 +347,10 @@ async function loadRun(
       `suite ${data.suite.path} on this worker differs from the coordinator's (digest ${digest.slice(0, 12)}, expected ${data.suite.digest.slice(0, 12)})`,
     );
   }
-  const suite = await withVariants(loadedSuite, await checkedVariants(data.variants ?? []));
+  const suite = await withDistractors(
+    await withVariants(loadedSuite, await checkedVariants(data.variants ?? [])),
+    await checkedDistractors(data.distractors ?? []),
+  );
   const predictions = await predictionsFor(state, data);
   const harnessOf = harnessesFor(suite, predictions, state.options.harnessFor, data.prices);
   const baseFor = skillBases({
@@ -561,6 +567,24 @@ async function checkedVariants(variants: readonly QueueJobVariant[]): Promise<Va
       name: variant.name,
       folder: variant.folder,
     });
+  }
+  return checked;
+}
+
+/** A job's distractors, each only if its folder here has the digest the coordinator recorded. */
+async function checkedDistractors(distractors: readonly QueueJobDistractor[]): Promise<string[]> {
+  const checked: string[] = [];
+  for (const distractor of distractors) {
+    const digest = await checkVariantFolder(distractor.folder, "distractor")
+      .then(() => treeDigest(distractor.folder))
+      .catch(() => undefined);
+    if (digest !== distractor.digest) {
+      throw new InfrastructureError(
+        "queue.distractor-differs",
+        `distractor ${distractor.folder} on this worker is missing or differs from the coordinator's (expected digest ${distractor.digest.slice(0, 12)})`,
+      );
+    }
+    checked.push(distractor.folder);
   }
   return checked;
 }

@@ -13,6 +13,7 @@ import {
   harnessFacts,
   type InstalledSkills,
   installSkillsFor,
+  isSkillActivated,
   pricedUsage,
   type Trajectory,
 } from "../../agents/index.js";
@@ -41,6 +42,7 @@ import {
   type RunPatch,
   type RunResult,
 } from "../store/results.js";
+import { installedSkillName } from "../suite/distractors.js";
 import type { Configuration } from "../suite/schema.js";
 import type { SuiteSkill } from "../suite/types.js";
 import { environmentSandbox } from "./environments.js";
@@ -48,7 +50,7 @@ import { endpointFor, type ModelEndpointOption, modelFor, modelSpecOf } from "./
 import type { RunFailure } from "./options.js";
 import { captureWorkspacePatch } from "./patch.js";
 import type { PlannedRun } from "./plan.js";
-import { installedFolders } from "./reuse.js";
+import { armOwnFolders, installedFolders } from "./reuse.js";
 import {
   requirementVerifierTarget,
   runSuiteVerifier,
@@ -311,7 +313,11 @@ async function runAgent(
   if (isAborted(signal)) return undefined;
   // Tokens without a cost (Codex, builtin) are priced here, so the budget counts every agent:
   // at the provider the model spec names, else the one the harness registration names.
-  trajectory = { ...trajectory, usage: priced(trajectory.usage, configuration, context.prices) };
+  trajectory = {
+    ...trajectory,
+    usage: priced(trajectory.usage, configuration, context.prices),
+    ...(await activationWithoutDistractors(skill, key.arm, trajectory)),
+  };
   if (trajectory.status === "infra_error") {
     throw new InfraFailure(
       `agent run lost to infrastructure: ${trajectory.error ?? "no detail"}`,
@@ -319,6 +325,22 @@ async function runAgent(
     );
   }
   return { trajectory, agentMs };
+}
+
+/**
+ * With distractors installed, "the skill was activated" means a skill under test was, not any
+ * installed one: the harness's own answer counts the distractors too. Nothing to change without.
+ */
+async function activationWithoutDistractors(
+  skill: SuiteSkill,
+  arm: PlannedRun["key"]["arm"],
+  trajectory: Trajectory,
+): Promise<Pick<Trajectory, "skillActivated"> | undefined> {
+  if ((skill.distractors ?? []).length === 0) return undefined;
+  const names = await Promise.all(armOwnFolders(skill, arm).map(installedSkillName));
+  return {
+    skillActivated: names.some((name) => isSkillActivated(trajectory.events, name)),
+  };
 }
 
 /**

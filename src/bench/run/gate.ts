@@ -66,7 +66,10 @@ export interface Gate {
   /** Runs stored flagged by this invocation. */
   readonly unmeasured: number;
   /** What the manifest records of it. */
-  readonly manifest: Pick<RunManifest, "environments" | "check" | "selection" | "setupNetwork">;
+  readonly manifest: Pick<
+    RunManifest,
+    "environments" | "check" | "selection" | "setupNetwork" | "untouchedScores"
+  >;
 }
 
 export interface GateOptions {
@@ -353,7 +356,21 @@ function gateManifest(
           },
         }),
     setupNetwork: options.setupNetwork ?? "auto",
+    ...untouchedScoresOf(check),
   };
+}
+
+/**
+ * What the untouched repository scored per requirement in the check: what the `none` control
+ * must score (a pass-ratio verifier may pass some checks untouched; see `controls.ts`).
+ */
+function untouchedScoresOf(check: SuiteCheck | undefined): Pick<RunManifest, "untouchedScores"> {
+  const scores: Record<string, number> = {};
+  for (const requirement of check?.requirements ?? []) {
+    if (requirement.untouchedPassRatio === null || requirement.requirement === "*") continue;
+    scores[`${requirement.skill}/${requirement.requirement}`] = requirement.untouchedPassRatio;
+  }
+  return Object.keys(scores).length === 0 ? {} : { untouchedScores: scores };
 }
 
 /**

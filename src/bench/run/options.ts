@@ -42,6 +42,11 @@ export interface RunInputs {
   readonly modelOverride?: string;
   /** Skill variants to add as arms (`--variant [skill:]name=dir`), beside the suite's own. */
   readonly variants?: readonly VariantOption[];
+  /**
+   * Distractor skills (absolute Agent Skills folders, `--distractor <dir>`) installed in every arm
+   * of every skill, the unassisted one included, beside the suite's own (`distractors:`).
+   */
+  readonly distractors?: readonly string[];
   /** The replay agent's recorded patches: a parsed set or a JSONL file path. */
   readonly predictions?: Predictions | string;
   /** Recorded in the manifest. */

@@ -11,6 +11,7 @@ import { packageVersion } from "../../core/paths.js";
 import { runProcess } from "../../core/process.js";
 import { DEFAULT_SANDBOX_LIMITS, type LimitEnforcement, treeDigest } from "../../env/index.js";
 import {
+  type ArmSkills,
   MANIFEST_FORMAT,
   mergeManifest,
   type RunManifest,
@@ -18,10 +19,12 @@ import {
   writeManifest,
 } from "../store/manifest.js";
 import { ARMS, ResultsStore, type RunKey, variantArm } from "../store/results.js";
+import { withDistractors } from "../suite/distractors.js";
 import { loadSuiteSelection, selectFromSuite } from "../suite/load.js";
 import type { Configuration } from "../suite/schema.js";
 import type { ExcludedPart, Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
 import { withVariants } from "../suite/variants.js";
+import { armSkillRecords } from "./arm-skills.js";
 import { type ConfigurationOrigin, resolveConfigurations } from "./configurations.js";
 import {
   isLoadedSelection,
@@ -113,6 +116,8 @@ export interface RunPlan {
   readonly existingManifest: RunManifest | undefined;
   /** Skills and requirements of the suite left out because of errors in their files. */
   readonly excluded: readonly ExcludedPart[];
+  /** What each arm of each skill installs (recorded in the manifest). */
+  readonly armSkills: readonly ArmSkills[];
 }
 
 /** What planning reads: the inputs, the policy, and of the environment the images and harnesses. */
@@ -138,7 +143,12 @@ export async function planRun(options: PlanOptions): Promise<RunPlan> {
         : { suite: selectFromSuite(options.suite, options.selection ?? {}), excluded: [] };
   // Variants named on the command line join the loaded suite here, so a suite given by path
   // (loaded with its selection and partial errors) gets them as well as a suite object.
-  const suite = await withVariants(loaded.suite, options.variants ?? []);
+  const suite = await withDistractors(
+    await withVariants(loaded.suite, options.variants ?? []),
+    options.distractors ?? [],
+  );
+  // Before anything is written: a distractor named like a skill under test is refused here.
+  const armSkills = await armSkillRecords(suite);
   const runDir = resolve(options.runDir);
   // The suite's protocol sets the defaults; the command line still overrides them.
   const repeats = options.repeats ?? suite.protocol?.repeats ?? 1;
@@ -200,6 +210,7 @@ export async function planRun(options: PlanOptions): Promise<RunPlan> {
     predictions,
     existingManifest,
     excluded: loaded.excluded,
+    armSkills,
   };
 }
 
@@ -270,6 +281,7 @@ export async function openRunDirectory(
           },
         }),
     seeds: {},
+    armSkills: [...plan.armSkills],
     commandLines: options.commandLine === undefined ? [] : [[...options.commandLine]],
     plannedRuns,
   };

@@ -30,8 +30,17 @@ import type { SuiteSkill } from "../suite/types.js";
 import { agentBinary, FolderDigests, runFingerprint } from "./fingerprint.js";
 import type { PlannedRun } from "./plan.js";
 
-/** The folders installed in a run's arm: none, the suite's skill, or a variant's. */
+/**
+ * The folders installed in a run's arm: the arm's own (none, the suite's skill, or a variant's),
+ * then the skill's distractors, which every arm gets. The arm's own come first: a harness that
+ * takes one `skillPath` gets the skill under test.
+ */
 export function installedFolders(skill: SuiteSkill, arm: PlannedRun["key"]["arm"]): string[] {
+  return [...armOwnFolders(skill, arm), ...(skill.distractors ?? [])];
+}
+
+/** The folders of an arm without the distractors: none, the suite's skill, or a variant's. */
+export function armOwnFolders(skill: SuiteSkill, arm: PlannedRun["key"]["arm"]): string[] {
   if (arm === "without") return [];
   if (arm === "with") return [...skill.skillFolders];
   const name = variantName(arm) ?? "";

@@ -9,7 +9,7 @@
  */
 import { isAborted } from "../../core/limit.js";
 import { defaultCacheDir, type SandboxKind, type SandboxV1 } from "../../env/index.js";
-import { type RunManifest, writeManifest } from "../store/manifest.js";
+import { mergedUntouchedScores, type RunManifest, writeManifest } from "../store/manifest.js";
 import type { ResultsStore, RunResult } from "../store/results.js";
 import type { SuiteSkill } from "../suite/types.js";
 import type { EnvironmentOutcome } from "./environments.js";
@@ -352,8 +352,15 @@ export class RunSession {
         await opened.sandbox.dispose?.();
       }
       const pending = gate?.pending ?? ungatedPending(store, planned, directory.pending);
+      // Untouched scores add up over invocations: a resumed run checks only what is left to run.
       const manifest =
-        gate === undefined ? directory.manifest : { ...directory.manifest, ...gate.manifest };
+        gate === undefined
+          ? directory.manifest
+          : {
+              ...directory.manifest,
+              ...gate.manifest,
+              ...mergedUntouchedScores(directory.manifest, gate.manifest),
+            };
       if (gate !== undefined) await writeManifest(plan.runDir, manifest);
       sources =
         options.freshBaseline === true || (options.reuse ?? []).length === 0

@@ -32,6 +32,25 @@ export const manifestConfigurationSchema = configurationSchema.extend({
 
 export type ManifestConfiguration = z.output<typeof manifestConfigurationSchema>;
 
+/** The skills one arm of one skill installs (the same under every configuration). */
+export const armSkillsSchema = z.object({
+  skill: z.string(),
+  arm: z.string(),
+  skills: z.array(
+    z.object({
+      /** The name it installs under (its SKILL.md `name`). */
+      name: z.string(),
+      /** `treatment`: the arm's own skill; `distractor`: installed in every arm. */
+      role: z.enum(["treatment", "distractor"]),
+      /** Content digest of the folder (`treeDigest`). */
+      digest: z.string(),
+      path: z.string(),
+    }),
+  ),
+});
+
+export type ArmSkills = z.output<typeof armSkillsSchema>;
+
 export const manifestSchema = z.object({
   format: z.literal(MANIFEST_FORMAT),
   createdAt: z.string(),
@@ -78,6 +97,16 @@ export const manifestSchema = z.object({
   predictions: z.object({ path: z.string(), digest: z.string() }).optional(),
   /** No randomness is used by the runner itself; recorded so a reader need not wonder. */
   seeds: z.record(z.string(), z.number()),
+  /**
+   * Each arm's installed skills per skill, under every configuration alike (absent in manifests
+   * written before they were recorded): the skills under test and the distractors.
+   */
+  armSkills: z.array(armSkillsSchema).optional(),
+  /**
+   * What the untouched working directory scored in the verifier check, by `skill/requirement`,
+   * over every invocation (the latest measurement wins): what the `none` control must score.
+   */
+  untouchedScores: z.record(z.string(), z.number()).optional(),
   /** Every command line that worked on this directory, oldest first. */
   commandLines: z.array(z.array(z.string())),
   /** `--skill` / `--requirement` of the latest invocation (absent: everything). */
@@ -209,6 +238,7 @@ export function mergeManifest(
     }
     baseImages[from] = to;
   }
+  const armSkills = mergeArmSkills(existing.armSkills, current.armSkills, runDir);
   // More repeats only add keys; the manifest keeps the largest count ever asked for.
   return {
     ...current,
@@ -221,8 +251,49 @@ export function mergeManifest(
       repeats: Math.max(existing.limits.repeats, current.limits.repeats),
     },
     commandLines: [...existing.commandLines, ...current.commandLines],
+    ...(armSkills === undefined ? {} : { armSkills }),
+    ...mergedUntouchedScores(existing, current),
     ...(existing.plannedRuns === undefined && current.plannedRuns === undefined
       ? {}
       : { plannedRuns: { ...existing.plannedRuns, ...current.plannedRuns } }),
   };
+}
+
+/**
+ * The arms' skills of both invocations; an arm whose skills (names or contents) changed is
+ * refused: its stored runs had other skills installed, and one key would mean two experiments.
+ */
+function mergeArmSkills(
+  existing: readonly ArmSkills[] | undefined,
+  current: readonly ArmSkills[] | undefined,
+  runDir: string,
+): ArmSkills[] | undefined {
+  if (existing === undefined) return current === undefined ? undefined : [...current];
+  const merged = [...existing];
+  const describe = (entry: ArmSkills) =>
+    entry.skills.map((skill) => `${skill.name} (${skill.role}, ${skill.digest})`).join(", ") ||
+    "no skills";
+  for (const entry of current ?? []) {
+    const index = merged.findIndex(
+      (stored) => stored.skill === entry.skill && stored.arm === entry.arm,
+    );
+    const stored = index < 0 ? undefined : merged[index];
+    if (stored === undefined) merged.push(entry);
+    else if (describe(stored) !== describe(entry)) {
+      throw new UsageError(
+        "run-arm-skills-changed",
+        `${join(runDir, MANIFEST_FILE)}: arm ${entry.arm} of skill ${entry.skill} installed ${describe(stored)} in this run and would now install ${describe(entry)} (a --distractor, --variant or skill folder changed); use a new --out folder`,
+      );
+    }
+  }
+  return merged;
+}
+
+/** The untouched scores of both invocations, the current measurement winning. */
+export function mergedUntouchedScores(
+  existing: Pick<RunManifest, "untouchedScores">,
+  current: Pick<RunManifest, "untouchedScores">,
+): Pick<RunManifest, "untouchedScores"> {
+  const scores = { ...existing.untouchedScores, ...current.untouchedScores };
+  return Object.keys(scores).length === 0 ? {} : { untouchedScores: scores };
 }

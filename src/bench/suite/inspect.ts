@@ -135,6 +135,7 @@ export async function inspectSkill(
   const where = { root, skillRelative, folder, fileRelative };
   const skillFolders = await inspectSkillFolders(where, skillFile, selection, problems);
   const variants = await inspectVariants(where, skillFile, problems);
+  const distractors = await inspectDistractors(where, skillFile, problems);
 
   const errorsBeforeRepository = problems.errorCount;
   const repository =
@@ -207,6 +208,7 @@ export async function inspectSkill(
     folder,
     skillFolders,
     ...(Object.keys(variants).length === 0 ? {} : { variants }),
+    ...(distractors.length === 0 ? {} : { distractors }),
     ...(repository === undefined ? {} : { repository }),
     ...(environment === undefined ? {} : { environment }),
     ...(skillFile.agentLimits === undefined ? {} : { agentLimits: skillFile.agentLimits }),
@@ -284,24 +286,47 @@ async function inspectVariants(
   skillFile: SkillFile | undefined,
   problems: Problems,
 ): Promise<Record<string, string[]>> {
-  const { root, skillRelative, folder, fileRelative } = place;
   const variants: Record<string, string[]> = {};
   for (const [name, paths] of Object.entries(skillFile?.variants ?? {})) {
-    variants[name] = paths.map((path) => join(folder, path));
+    variants[name] = paths.map((path) => join(place.folder, path));
     for (const path of paths) {
-      const relativeVariant = join(skillRelative, path);
-      if ((await pathKind(join(root, relativeVariant))) !== "directory") {
-        problems.error(fileRelative, `variant ${name}: missing Agent Skills folder ${path}`, {
-          field: `variants.${name}`,
-        });
-      } else if (!(await validateSkillFolder(join(root, relativeVariant))).valid) {
-        problems.error(relativeVariant, `variant ${name}: not a valid Agent Skills folder`, {
-          field: `variants.${name}`,
-        });
-      }
+      await inspectAgentSkillsFolder(place, path, `variant ${name}`, `variants.${name}`, problems);
     }
   }
   return variants;
+}
+
+/**
+ * The skill's distractors (`distractors:` of skill.yaml): skills installed in every arm, the
+ * unassisted one included, each an existing, valid Agent Skills folder.
+ */
+async function inspectDistractors(
+  place: SkillPlace,
+  skillFile: SkillFile | undefined,
+  problems: Problems,
+): Promise<string[]> {
+  const paths = skillFile?.distractors ?? [];
+  for (const path of paths) {
+    await inspectAgentSkillsFolder(place, path, `distractor ${path}`, "distractors", problems);
+  }
+  return paths.map((path) => join(place.folder, path));
+}
+
+/** One Agent Skills folder skill.yaml names (relative to the skill folder): there and valid. */
+async function inspectAgentSkillsFolder(
+  place: SkillPlace,
+  path: string,
+  label: string,
+  field: string,
+  problems: Problems,
+): Promise<void> {
+  const { root, skillRelative, fileRelative } = place;
+  const relativeFolder = join(skillRelative, path);
+  if ((await pathKind(join(root, relativeFolder))) !== "directory") {
+    problems.error(fileRelative, `${label}: missing Agent Skills folder ${path}`, { field });
+  } else if (!(await validateSkillFolder(join(root, relativeFolder))).valid) {
+    problems.error(relativeFolder, `${label}: not a valid Agent Skills folder`, { field });
+  }
 }
 
 export async function resolveRepository(

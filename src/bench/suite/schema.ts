@@ -191,6 +191,11 @@ export const skillFileSchema = z
         z.array(relativePathSchema).min(1),
       )
       .optional(),
+    /**
+     * Distractor skills (Agent Skills folders, relative to this skill's folder) installed in every
+     * arm, the unassisted one included: the skill under test must still be found among them.
+     */
+    distractors: z.array(relativePathSchema).optional(),
     repository: repositorySchema.optional(),
     environment: environmentSchema.optional(),
     agentLimits: agentLimitsSchema.optional(),

@@ -85,6 +85,11 @@ export interface SuiteSkill {
   readonly skillFolders: string[];
   /** Further versions of the skill, each its own arm `variant:<name>`: name → absolute folders. */
   readonly variants?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * Distractor skills: absolute Agent Skills folders installed in every arm (`without` included)
+   * beside the arm's own, so the arms differ only by the skill under test.
+   */
+  readonly distractors?: readonly string[];
   readonly repository?: SuiteRepository;
   readonly environment?: SuiteEnvironment;
   readonly agentLimits?: AgentLimits;

@@ -46,9 +46,27 @@ export function parseVariantOption(text: string, cwd: string): VariantOption {
 }
 
 /**
+ * Parse one `--variant [skill:]name=dirA,dirB` value: one option per folder, all of one name,
+ * so a variant arm can hold several skills (a peer benchmark's multi-skill treatment).
+ */
+export function parseVariantOptions(text: string, cwd: string): VariantOption[] {
+  const first = parseVariantOption(text, cwd);
+  const path = text.slice(text.indexOf("=") + 1);
+  const folders = path.split(",");
+  if (folders.some((folder) => folder === "")) {
+    throw new UsageError(
+      "variant-invalid",
+      `--variant ${JSON.stringify(text)}: expected [skill:]name=dir[,dir...] with no empty folder`,
+    );
+  }
+  return folders.map((folder) => ({ ...first, folder: resolve(cwd, folder) }));
+}
+
+/**
  * The suite with the command line's variants added to their skills. Each folder must be a valid
- * Agent Skills folder; a name the skill already has (from skill.yaml or twice on the command
- * line) is a usage error, so one arm never means two things.
+ * Agent Skills folder; a name the skill already has in skill.yaml, or the same folder twice, is
+ * a usage error, so one arm never means two things. Options of one name add their folders to
+ * one arm (`--variant v2=a,b`).
  */
 export async function withVariants(
   suite: Suite,
@@ -84,14 +102,15 @@ export async function withVariants(
       );
     }
     const own = added.get(skill.id) ?? new Map<string, string[]>();
-    if (own.has(option.name) || skill.variants?.[option.name] !== undefined) {
+    const folders = own.get(option.name) ?? [];
+    if (skill.variants?.[option.name] !== undefined || folders.includes(option.folder)) {
       throw new UsageError(
         "variant-duplicate",
-        `variant "${option.name}" of skill ${skill.id} is given twice`,
+        `variant "${option.name}" of skill ${skill.id} is given twice${folders.includes(option.folder) ? ` with ${option.folder}` : " (skill.yaml declares it)"}`,
       );
     }
     await checkVariantFolder(option.folder, `--variant ${option.name}`);
-    own.set(option.name, [option.folder]);
+    own.set(option.name, [...folders, option.folder]);
     added.set(skill.id, own);
   }
   return {

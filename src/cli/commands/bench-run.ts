@@ -13,7 +13,7 @@ import {
   estimateSuiteCost,
   loadSuiteSelection,
   parseRateLimit,
-  parseVariantOption,
+  parseVariantOptions,
   type RateLimit,
   type RunEvent,
   redactRedisUrl,
@@ -25,6 +25,7 @@ import {
   type SandboxKind,
   unmeasuredRunsOf,
   type VariantOption,
+  withDistractors,
   withVariants,
 } from "../../bench/index.js";
 import { UsageError } from "../../core/errors.js";
@@ -64,6 +65,7 @@ interface RunOptions {
   rateLimit?: string[];
   pollInterval?: number;
   variant?: string[];
+  distractor?: string[];
   reuse?: string[];
   freshBaseline?: boolean;
   skill?: string[];
@@ -148,8 +150,13 @@ function runOptions(run: Command): Command {
     );
   return withSetupNetworkOptions(command)
     .option(
-      "--variant <[skill:]name=dir>",
-      "also run this version of the skill (an Agent Skills folder) as its own arm; the report compares every pair of arms (repeatable)",
+      "--variant <[skill:]name=dir[,dir...]>",
+      "also run this version of the skill (one or more Agent Skills folders, all installed together) as its own arm; the report compares every pair of arms (repeatable)",
+      collect,
+    )
+    .option(
+      "--distractor <dir>",
+      "install this Agent Skills folder in every arm of every skill, the without arm included (repeatable; a distractor named like a skill under test is refused)",
       collect,
     )
     .option(
@@ -181,8 +188,9 @@ async function runCommand(
     ...selection,
     partial: true,
   });
-  const variants = (options.variant ?? []).map((text) => parseVariantOption(text, io.cwd));
-  const suite = await withVariants(loaded.suite, variants);
+  const variants = (options.variant ?? []).flatMap((text) => parseVariantOptions(text, io.cwd));
+  const distractors = (options.distractor ?? []).map((folder) => resolve(io.cwd, folder));
+  const suite = await withDistractors(await withVariants(loaded.suite, variants), distractors);
   const runDir =
     options.out === undefined ? defaultRunDir(io.cwd, suite) : resolve(io.cwd, options.out);
   const terminal = io.stderrIsTerminal === true;
@@ -199,6 +207,7 @@ async function runCommand(
   const common = runSuiteOptions(suitePath, loaded, options, io, flags, {
     runDir,
     variants,
+    distractors,
     progress,
   });
   // Ctrl-C stops scheduling, ends the runs in flight and still says what was stored.
@@ -309,6 +318,7 @@ function runSuiteOptions(
   run: {
     readonly runDir: string;
     readonly variants: readonly VariantOption[];
+    readonly distractors: readonly string[];
     readonly progress: ReturnType<typeof createProgressRenderer>;
   },
 ) {
@@ -320,6 +330,7 @@ function runSuiteOptions(
     runDir: run.runDir,
     selection: selectionOf(options),
     ...(run.variants.length === 0 ? {} : { variants: run.variants }),
+    ...(run.distractors.length === 0 ? {} : { distractors: run.distractors }),
     ...(options.check === false ? { check: false } : {}),
     weakThreshold: flags.weakThreshold,
     setupNetwork: flags.setupNetwork,
@@ -423,6 +434,7 @@ function commandLineOptions(options: RunOptions): string[] {
   if (options.queue !== undefined) argv.push("--queue", redactRedisUrl(options.queue));
   for (const limit of options.rateLimit ?? []) argv.push("--rate-limit", limit);
   for (const variant of options.variant ?? []) argv.push("--variant", variant);
+  for (const folder of options.distractor ?? []) argv.push("--distractor", folder);
   for (const dir of options.reuse ?? []) argv.push("--reuse", dir);
   if (options.freshBaseline === true) argv.push("--fresh-baseline");
   for (const skill of options.skill ?? []) argv.push("--skill", skill);
