@@ -377,7 +377,7 @@ function bytesOf(array: ArrayBufferView): Uint8Array {
 
 function damaged(path: string, what: string): InputError {
   return new InputError(
-    "wiki.index.damaged",
+    "wiki.index-damaged",
     `the search index is damaged (${what}); delete it and it is rebuilt by the next search`,
     { file: path },
   );
@@ -539,7 +539,7 @@ export class IndexedWikiSearch {
       );
     } catch (error) {
       // A file shorter than its header says is damaged: like a missing one, it is rebuilt.
-      if (isSkillsmithError(error) && error.code === "wiki.index.damaged") return undefined;
+      if (isSkillsmithError(error) && error.code === "wiki.index-damaged") return undefined;
       throw error;
     } finally {
       if (!keep) closeSync(fd);
@@ -640,12 +640,12 @@ export class IndexedWikiSearch {
     const config = this.shortlistConfig(options);
     if (config.idf_over !== "all")
       throw new UnsupportedError(
-        "wiki.index.idf-scope",
+        "wiki.index-idf-scope",
         "the search index holds BM25 statistics over every entry, not the searched ones: search the entries instead",
       );
     if (!IndexedWikiSearch.indexes(config.fields))
       throw new UnsupportedError(
-        "wiki.index.fields",
+        "wiki.index-fields",
         `the search index holds the four card fields, not ${config.fields.join(", ")}: search the entries instead`,
       );
     const includeUnverified = options.includeUnverified === true;

@@ -435,7 +435,7 @@ export async function searchSkills(
     case "select": {
       if (options.model === undefined)
         throw new UnsupportedError(
-          "wiki.select.no-model",
+          "wiki.select-no-model",
           "selection needs a model (--model <spec>)",
         );
       const selected = await selectFromShortlist(options.model, query, shortlist, max);
@@ -445,7 +445,7 @@ export async function searchSkills(
     case "bm25+embedding": {
       if (options.embedding === undefined)
         throw new UnsupportedError(
-          "wiki.select.no-embedding",
+          "wiki.select-no-embedding",
           `the ${strategy} strategy needs an embedding model: pass --embedding-model <provider:model> or set ${EMBEDDING_MODEL_VARIABLE} (e.g. openai:text-embedding-3-small)`,
         );
       const cards =

@@ -4,6 +4,7 @@
  * cannot be prepared — failed once, with its log, for every later caller. A failed environment
  * is never retried per run; the next invocation tries again (the user may have fixed it).
  */
+import { registeredSkillFolders } from "../../agents/registry.js";
 import { isSkillsmithError, UsageError } from "../../core/errors.js";
 import {
   formatSetupLog,
@@ -75,7 +76,7 @@ export interface SkillEnvironmentOptions {
 export function repositorySource(skill: SuiteSkill): RepositorySource {
   const source = skill.repository?.source;
   if (source === undefined)
-    throw new UsageError("no-repository", `skill ${skill.id} has no repository`);
+    throw new UsageError("bench.no-repository", `skill ${skill.id} has no repository`);
   switch (source.kind) {
     case "url":
       return { kind: "git-url", url: source.url };
@@ -142,6 +143,7 @@ export async function prepareSkillBase(
     cacheDir: options.cacheDir,
     workspaceMountPath: repository.mountPath,
     verifierNeedsPython: verifiersNeedPython(skill),
+    skillFolders: registeredSkillFolders(),
     ...(options.setupNetwork === undefined ? {} : { setupNetwork: options.setupNetwork }),
     ...(options.pythonInterpreter === undefined
       ? {}
@@ -182,7 +184,7 @@ async function prepareSkill(
   } catch (error) {
     // A mistake in how skillsmith was called is not this skill's environment.
     if (isSkillsmithError(error) && error.family === "usage") throw error;
-    const missingCommit = isSkillsmithError(error) && error.code === "unknown-commit";
+    const missingCommit = isSkillsmithError(error) && error.code === "env.unknown-commit";
     const reason = missingCommit
       ? `missing commit: ${messageOf(error)}`
       : `environment failure: ${messageOf(error).split("\n")[0]}`;
