@@ -291,7 +291,7 @@ describe("codex harness (real Codex CLI, scripted model)", { timeout: 90_000 }, 
             model: { spec: "gpt-5-codex", baseUrl: "ftp://127.0.0.1/v1", apiKey: API_KEY },
           }),
         ),
-      ).rejects.toMatchObject({ code: "model.base-url.invalid", family: "input" });
+      ).rejects.toMatchObject({ code: "env.model-base-url-invalid", family: "input" });
       // The state directory was created for the run; the run's home inside it is gone.
       expect(await readdir(stateDirectory)).toEqual([]);
       expect((await readdir(fixture.workspace)).sort()).toEqual(before);

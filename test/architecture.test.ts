@@ -1,37 +1,13 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
 import { describe, expect, it } from "vitest";
+import { MODULE_IMPORTS } from "./support/layers.js";
 
 /**
  * The import direction of ARCHITECTURE.md, enforced. Each module lists the modules it may
  * import from; anything else is a layering violation.
  */
-const allowed: Record<string, readonly string[]> = {
-  core: [],
-  skill: ["core"],
-  stats: ["core"],
-  model: ["core", "skill", "stats"],
-  env: ["core", "skill", "stats", "model"],
-  agents: ["core", "skill", "stats", "model", "env"],
-  bench: ["core", "skill", "stats", "model", "env", "agents"],
-  wiki: ["core", "skill", "stats", "model", "env", "agents"],
-  synth: ["core", "skill", "stats", "model", "env", "agents", "bench"],
-  report: ["core", "skill", "stats", "model", "env", "agents", "bench", "wiki", "synth"],
-  cli: ["core", "skill", "stats", "model", "env", "agents", "bench", "wiki", "synth", "report"],
-  // The package's root entry (`import … from "skillsmith"`), the one file directly under src/.
-  "index.ts": [
-    "core",
-    "skill",
-    "stats",
-    "model",
-    "env",
-    "agents",
-    "bench",
-    "wiki",
-    "synth",
-    "report",
-  ],
-};
+const allowed = MODULE_IMPORTS;
 
 const sourceRoot = resolve(import.meta.dirname, "..", "src");
 

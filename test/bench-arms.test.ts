@@ -168,7 +168,7 @@ describe("variants through the library", () => {
           check: false,
           variants: [{ name, folder: variantFolder }],
         }),
-      ).rejects.toMatchObject({ code: "variant-invalid" });
+      ).rejects.toMatchObject({ code: "bench.variant-invalid" });
       expect(existsSync(join(out, "results.sqlite"))).toBe(false);
     },
   );

@@ -573,7 +573,7 @@ describe.skipIf(!hasRedisServer)(
           agentEnv: { OPENAI_API_KEY: "sk-agent-env-secret" },
           queue: url,
         }),
-      ).rejects.toMatchObject({ code: "queue-agent-env" });
+      ).rejects.toMatchObject({ code: "bench.queue-agent-env" });
       expect(existsSync(join(root, "agent-env", "queue.json"))).toBe(false);
     });
 

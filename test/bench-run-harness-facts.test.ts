@@ -16,6 +16,7 @@ import type { RunSuiteOptions } from "../src/bench/run/options.js";
 import { agentVersions } from "../src/bench/run/plan.js";
 import { runSuite } from "../src/bench/run/runner.js";
 import { ResultsStore } from "../src/bench/store/results.js";
+import { runProcess } from "../src/core/process.js";
 import { removeRunRoot, writeTinySuite } from "./support/suites.js";
 
 const NAME = "facts-test-agent";
@@ -66,9 +67,60 @@ afterAll(async () => {
 
 const configuration = { id: "facts", agent: NAME, limits: { timeoutSeconds: 30 } };
 
-/** The tiny suite with one configuration running `agent`, written under `folder`. */
-function writeFactsSuite(folder: string, agent: string): Promise<string> {
+/** Where the harnesses of the skill-folder tests read skills. */
+const FOLDER = ".folders-agent/skills";
+
+/** Per harness: the repository paths under a skill folder its runs found in the git history. */
+const seenHistory = new Map<string, string[]>();
+
+/**
+ * Registers `name`, a harness reading skills from `folder`: each run records, per arm, every
+ * folder under `folder` anywhere in its workspace (those holding the skill under test, "# Alpha",
+ * by the skill's name), and writes the result file.
+ */
+function registerFolderAgent(name: string, folder: string): Map<string, string[]> {
+  const seen = new Map<string, string[]>();
+  registerHarness(
+    name,
+    () => ({
+      specificationVersion: "v1",
+      name,
+      async run(request: AgentRunRequest) {
+        const found: string[] = [];
+        for (const top of ["", "pkg"]) {
+          const skills = join(request.workspace, top, folder);
+          for (const entry of await readdir(skills).catch(() => [])) {
+            const text = await readFile(join(skills, entry, "SKILL.md"), "utf8").catch(() => "");
+            found.push(text.includes("# Alpha") ? entry : join(top, entry));
+          }
+        }
+        seen.set(request.arm ?? "", found.sort());
+        const history = await runProcess("git", ["log", "--all", "--name-only", "--format="], {
+          cwd: request.workspace,
+        });
+        const paths = history.stdout.split("\n").filter((line) => line.includes("/skills/"));
+        seenHistory.set(name, [...(seenHistory.get(name) ?? []), ...paths]);
+        // The agent's own work, so the stored change is not empty.
+        await writeFile(join(request.workspace, "result-r1.txt"), "good\n");
+        return new NoneHarness().run(request);
+      },
+    }),
+    { facts: { skillFolders: [folder] } },
+  );
+  return seen;
+}
+
+/**
+ * The tiny suite with one configuration running `agent`, written under `folder`; its repository
+ * ships `repositoryFiles`.
+ */
+function writeFactsSuite(
+  folder: string,
+  agent: string,
+  repositoryFiles: Readonly<Record<string, string>> = {},
+): Promise<string> {
   return writeTinySuite(folder, {
+    repositoryFiles,
     suiteYaml: `format: skillsmith-suite/1\nname: facts\nconfigurations:\n  - id: facts\n    agent: ${agent}\n    limits: { timeoutSeconds: 30 }\n`,
     skillMarkdown:
       "---\nname: alpha\ndescription: Writes result files. Use when a task asks for a result file.\n---\n\n# Alpha\n\nWrite good.\n",
@@ -146,30 +198,7 @@ describe("a registered harness's facts", () => {
 
   it("install the skill where its registration says it reads skills, in the skill's arm only", async () => {
     const name = "folders-test-agent";
-    const folder = ".folders-agent/skills";
-    /** Per arm: the SKILL.md files the agent found under its folder while it ran. */
-    const seen = new Map<string, string[]>();
-    registerHarness(
-      name,
-      () => ({
-        specificationVersion: "v1",
-        name,
-        async run(request: AgentRunRequest) {
-          const skills = join(request.workspace, folder);
-          const names = await readdir(skills).catch(() => []);
-          const found: string[] = [];
-          for (const entry of names) {
-            const text = await readFile(join(skills, entry, "SKILL.md"), "utf8").catch(() => "");
-            if (text.includes("# Alpha")) found.push(entry);
-          }
-          seen.set(request.arm ?? "", found);
-          // The agent's own work, so the stored change is not empty.
-          await writeFile(join(request.workspace, "result-r1.txt"), "good\n");
-          return new NoneHarness().run(request);
-        },
-      }),
-      { facts: { skillFolders: [folder] } },
-    );
+    const seen = registerFolderAgent(name, FOLDER);
     try {
       await mkdir(join(root, "folders"));
       const suite = await writeFactsSuite(join(root, "folders"), name);
@@ -190,6 +219,30 @@ describe("a registered harness's facts", () => {
       unregisterHarness(name);
     }
   });
+
+  it("clear a repository's own skills from its registered folder, as .claude/skills are", async () => {
+    // The attack: a repository ships skills where the registered harness reads them (at the top
+    // and in a subfolder, and committed, so `git checkout` would bring them back); the arm
+    // without skills must not see them, or the comparison measures the repository's skills.
+    const name = "shipped-folders-agent";
+    const seen = registerFolderAgent(name, FOLDER);
+    const own = "---\nname: own\ndescription: The repository's own skill.\n---\n\n# Own\n";
+    try {
+      await mkdir(join(root, "shipped"));
+      const suite = await writeFactsSuite(join(root, "shipped"), name, {
+        [`${FOLDER}/own/SKILL.md`]: own,
+        [`pkg/${FOLDER}/own/SKILL.md`]: own,
+        ".claude/skills/own/SKILL.md": own,
+      });
+      const summary = await runFirstRequirement(suite, join(root, "shipped", "run"));
+      expect(summary.failed).toEqual([]);
+      expect(seen.get("without")).toEqual([]);
+      expect(seen.get("with")).toEqual(["alpha"]);
+      expect(seenHistory.get(name)).toEqual([]);
+    } finally {
+      unregisterHarness(name);
+    }
+  }, 60_000);
 
   it.each([["../outside"], ["/etc/skills"], ["a/./b"], [""], ["a//b"]])(
     "refuse a skill folder outside the workspace: %j",

@@ -173,7 +173,7 @@ describe("bench run: failures, timeouts and budget", () => {
         const key = `${request.taskId}/${request.arm}`;
         if (!failedOnce.has(key)) {
           failedOnce.add(key);
-          throw new InfrastructureError("endpoint-unreachable", "connection refused");
+          throw new InfrastructureError("model.request-failed", "connection refused");
         }
         return inner.run(request);
       }),

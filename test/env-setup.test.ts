@@ -382,7 +382,7 @@ describe("detectSetup toolchains", () => {
       await mkdir(join(folder, manifest));
       const failure = await detectSetup(folder, { network: "offline" }).catch((error) => error);
       expect(failure).toBeInstanceOf(InputError);
-      expect((failure as InputError).code).toBe("file.unreadable");
+      expect((failure as InputError).code).toBe("core.file-unreadable");
       expect((failure as Error).message).toContain(join(folder, manifest));
     }
   });

@@ -69,7 +69,7 @@ describe("fresh workspace identity", () => {
     const base = await freshBase();
     const app = join(base.tree, "src", "app.py");
     await writeFile(app, "VERSION = 'tampered'\n");
-    await expect(materialiseVerified(base)).rejects.toMatchObject({ code: "base-changed" });
+    await expect(materialiseVerified(base)).rejects.toMatchObject({ code: "env.base-changed" });
     await writeFile(app, "VERSION = 1\n");
     const workspace = await materialiseVerified(base);
     try {

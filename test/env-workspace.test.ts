@@ -236,13 +236,13 @@ describe("prepare once, materialise many", () => {
       (error: unknown) => error,
     );
     expect(failure).toBeInstanceOf(InputError);
-    expect((failure as InputError).code).toBe("unknown-commit");
+    expect((failure as InputError).code).toBe("env.unknown-commit");
     expect((failure as InputError).message).toContain(unknown);
     expect((failure as InputError).message).toContain(resolve(repository));
     const short = await prepareBase({ source: repository, commit: "deadbee", cacheDir }).catch(
       (error: unknown) => error,
     );
-    expect((short as InputError).code).toBe("unknown-commit");
+    expect((short as InputError).code).toBe("env.unknown-commit");
     // Nothing half-made is left to look like a base.
     expect(await readdir(join(cacheDir, "bases"))).toEqual([]);
   });
@@ -263,7 +263,7 @@ describe("prepare once, materialise many", () => {
       cacheDir,
     }).catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(InputError);
-    expect((missing as InputError).code).toBe("clone-failed");
+    expect((missing as InputError).code).toBe("env.clone-failed");
   });
 
   it("publishes nothing when setup fails, and prepares afresh on the next attempt", async () => {

@@ -50,7 +50,7 @@ describe("when bubblewrap is not available", () => {
     );
     expect(failure).toBeInstanceOf(SandboxUnavailableError);
     const error = failure as SandboxUnavailableError;
-    expect(error.code).toBe("SANDBOX_BWRAP_MISSING");
+    expect(error.code).toBe("env.sandbox-bwrap-missing");
     expect(error.message).toContain("apt-get install bubblewrap");
     expect(error.message).toContain("--unsafe-no-sandbox");
   });
@@ -68,7 +68,7 @@ describe("when bubblewrap is not available", () => {
       (error: unknown) => error,
     );
     expect(failure).toBeInstanceOf(SandboxUnavailableError);
-    expect((failure as SandboxUnavailableError).code).toBe("SANDBOX_BWRAP_UNUSABLE");
+    expect((failure as SandboxUnavailableError).code).toBe("env.sandbox-bwrap-unusable");
     expect((failure as Error).message).toContain("No permissions to create new namespace");
   });
 

@@ -54,7 +54,7 @@ describe("connecting to a Docker/Podman API", () => {
       }).catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(SandboxUnavailableError);
       const error = failure as SandboxUnavailableError;
-      expect(error.code).toBe("CONTAINER_ENGINE_UNREACHABLE");
+      expect(error.code).toBe("env.container-engine-unreachable");
       expect(error.family).toBe("infrastructure");
       expect(error.message).toContain(`unix://${missingSocket}`);
       expect(error.message).toContain(`tcp://127.0.0.1:${port}`);
@@ -92,7 +92,7 @@ describe(`running a missing image${engine === undefined ? " (skipped: no Docker/
         })
         .catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(SandboxUnavailableError);
-      expect((failure as SandboxUnavailableError).code).toBe("CONTAINER_IMAGE_MISSING");
+      expect((failure as SandboxUnavailableError).code).toBe("env.container-image-missing");
       expect((failure as Error).message).toContain("scripts/ci-containers.sh");
     },
   );

@@ -47,7 +47,7 @@ describe("skillsmith skill audit as a gate", () => {
     const document = JSON.parse(result.stdout) as AuditDocument;
     expect(document.reports.map((report) => [report.path, report.error?.code])).toEqual([
       [join(root, "good"), undefined],
-      [join(root, "missing"), "path-not-found"],
+      [join(root, "missing"), "skill.path-not-found"],
     ]);
     expect(document.reports[0]?.findings).toEqual([]);
   });

@@ -400,14 +400,14 @@ describe.skipIf(!hasGit)("online acquisition through search backends (needs git)
         connector: "json:docs",
         stage: "fetch",
         path: "file:///etc/passwd",
-        code: "wiki.search.result-scheme",
+        code: "wiki.search-result-scheme",
         error: expect.stringMatching(/may only name an http or https resource, not a file URL/),
       },
       {
         connector: "json:docs",
         stage: "fetch",
         path: `${web.url}/docs/gone.html`,
-        code: "wiki.url.status",
+        code: "wiki.url-status",
         error: expect.stringMatching(/answered HTTP 404/),
       },
     ]);
@@ -449,9 +449,9 @@ describe.skipIf(!hasGit)("online acquisition through search backends (needs git)
       runner: new UnavailableRunner("no code"),
     });
     expect(result.failed.map((each) => [each.stage, each.code])).toEqual([
-      ["fetch", "wiki.search.result-file"],
-      ["fetch", "wiki.search.result-file"],
-      ["search", "wiki.search.rate-limited"],
+      ["fetch", "wiki.search-result-file"],
+      ["fetch", "wiki.search-result-file"],
+      ["search", "wiki.search-rate-limited"],
     ]);
     expect(result.failed[0]?.error).toMatch(/has no file "\.\.\/\.\.\/\.\.\/\.\.\/etc\/passwd"$/);
     expect(result.failed[1]?.error).toMatch(/has no file "css\/missing\.css"$/);
@@ -497,11 +497,11 @@ describe.skipIf(!hasGit)("online acquisition through search backends (needs git)
     expect(Date.now() - started).toBeLessThan(40_000);
     const searchFailures = result.failed.filter((each) => each.stage === "search");
     expect(searchFailures.map((each) => [each.connector, each.code])).toEqual([
-      ["json:down", "wiki.search.unreachable"],
-      ["json:slow", "wiki.search.timeout"],
-      ["json:garbage", "wiki.search.invalid-answer"],
-      [`github:repositories@${web.url}/api/limited`, "wiki.search.rate-limited"],
-      ["json:busy", "wiki.search.rate-limited"],
+      ["json:down", "wiki.search-unreachable"],
+      ["json:slow", "wiki.search-timeout"],
+      ["json:garbage", "wiki.search-invalid-answer"],
+      [`github:repositories@${web.url}/api/limited`, "wiki.search-rate-limited"],
+      ["json:busy", "wiki.search-rate-limited"],
     ]);
     const messages = searchFailures.map((each) => each.error);
     expect(messages[0]).toMatch(
@@ -575,8 +575,8 @@ describe.skipIf(!hasGit)("online acquisition through search backends (needs git)
     };
     expect(document.online).toMatchObject({ triggered: true, all_failed: true, pool_size: 0 });
     expect(document.online.failed.map((each) => [each.connector, each.code])).toEqual([
-      [`github:repositories@${web.url}/garbage`, "wiki.search.status"],
-      [`json:127.0.0.1:${down}`, "wiki.search.unreachable"],
+      [`github:repositories@${web.url}/garbage`, "wiki.search-status"],
+      [`json:127.0.0.1:${down}`, "wiki.search-unreachable"],
     ]);
     // The acquisition is recorded; nothing else was written.
     expect(await readdir(pool)).toEqual(["pool.json"]);

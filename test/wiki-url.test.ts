@@ -385,7 +385,7 @@ describe.skipIf(!hasGit)("wiki build from URLs (needs git)", () => {
       (error: unknown) => error,
     );
     expect(stalled).toBeInstanceOf(InfrastructureError);
-    expect((stalled as InfrastructureError).code).toBe("wiki.url.timeout");
+    expect((stalled as InfrastructureError).code).toBe("wiki.url-timeout");
     expect((stalled as InfrastructureError).retryable).toBe(true);
     expect((stalled as Error).message).toContain(`${web.url}/stalled.html`);
 
@@ -413,7 +413,7 @@ describe.skipIf(!hasGit)("wiki build from URLs (needs git)", () => {
       () => undefined,
       (error: unknown) => error,
     );
-    expect((capped as InputError).code).toBe("wiki.url.too-large");
+    expect((capped as InputError).code).toBe("wiki.url-too-large");
     for (const name of ["wiki-stalled", "wiki-fake", "wiki-capped"])
       expect(existsSync(join(root, name))).toBe(false);
   });
@@ -490,7 +490,7 @@ describe("wiki search --online (URL and folder connectors)", () => {
         connector: "urls",
         stage: "fetch",
         path: dead,
-        code: "wiki.url.status",
+        code: "wiki.url-status",
         error: `field "--resources": GET ${dead} answered HTTP 404 Not Found`,
       },
     ]);

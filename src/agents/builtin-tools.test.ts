@@ -149,14 +149,14 @@ describe("tool errors are typed", () => {
   it("a path outside the workspace and a failed edit are InputErrors with their own codes", async () => {
     const outside = await resolveInWorkspace(workspace, "../outside.txt").catch((error) => error);
     expect(InputError.isInstance(outside)).toBe(true);
-    expect((outside as InputError).code).toBe("workspace.path-outside");
+    expect((outside as InputError).code).toBe("agents.workspace-path-outside");
     const missing = await runTool("edit_file", {
       path: "src/a.txt",
       old_string: "four",
       new_string: "4",
     }).catch((error) => error);
     expect(InputError.isInstance(missing)).toBe(true);
-    expect((missing as InputError).code).toBe("tool.edit-not-found");
+    expect((missing as InputError).code).toBe("agents.tool-edit-not-found");
     // The message the model sees is unchanged: no file/line prefix from a location.
     expect((missing as Error).message).toBe("old_string not found in src/a.txt");
   });
@@ -166,7 +166,7 @@ describe("tool errors are typed", () => {
     // realpath fails with ELOOP here; before, the walk-up treated that as "not there yet".
     const looped = await resolveInWorkspace(workspace, "loop/new-file").catch((error) => error);
     expect(InputError.isInstance(looped)).toBe(true);
-    expect((looped as InputError).code).toBe("file.unreadable");
+    expect((looped as InputError).code).toBe("core.file-unreadable");
     // A file where a folder is expected (ENOTDIR) still counts as "not there".
     expect(await resolveInWorkspace(workspace, "src/a.txt/new")).toBe(
       join(workspace, "src/a.txt/new"),

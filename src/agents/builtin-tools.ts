@@ -27,10 +27,10 @@ export const TOOL_LIMITS = {
 
 const SKIPPED = new Set([".git", "node_modules"]);
 
-/** The model named a path outside the workspace (code `workspace.path-outside`). */
+/** The model named a path outside the workspace (code `agents.workspace-path-outside`). */
 export class WorkspacePathError extends InputError {
   constructor(message: string) {
-    super("workspace.path-outside", message);
+    super("agents.workspace-path-outside", message);
   }
 }
 
@@ -241,10 +241,10 @@ async function editWorkspaceFile(
   const text = await readFile(file, "utf8");
   const occurrences = text.split(old_string).length - 1;
   if (occurrences === 0)
-    throw new InputError("tool.edit-not-found", `old_string not found in ${display(file)}`);
+    throw new InputError("agents.tool-edit-not-found", `old_string not found in ${display(file)}`);
   if (occurrences > 1 && replace_all !== true) {
     throw new InputError(
-      "tool.edit-ambiguous",
+      "agents.tool-edit-ambiguous",
       `old_string occurs ${occurrences} times in ${display(file)}; give more context or set replace_all`,
     );
   }
@@ -278,7 +278,7 @@ async function searchWorkspace(
     regex = new RegExp(pattern, ignore_case === true ? "i" : "");
   } catch (error) {
     throw new InputError(
-      "tool.search-pattern-invalid",
+      "agents.tool-search-pattern-invalid",
       `invalid regular expression: ${(error as Error).message}`,
       {},
       { cause: error },
@@ -315,7 +315,7 @@ async function runWorkspaceCommand(
 ): Promise<string> {
   const remaining = context.deadline - Date.now();
   if (remaining <= 0) {
-    throw new InfrastructureError("tool.deadline-passed", "no time left for commands");
+    throw new InfrastructureError("agents.tool-deadline-passed", "no time left for commands");
   }
   const result = await context.sandbox.exec({
     command: ["sh", "-c", command],
@@ -352,7 +352,7 @@ async function loadSkill(context: WorkspaceToolsContext, name: string): Promise<
   const skill = context.skills.find((candidate) => candidate.name === name);
   if (skill === undefined) {
     throw new InputError(
-      "tool.skill-unknown",
+      "agents.tool-skill-unknown",
       `no skill named "${name}"; available: ${context.skills.map((s) => s.name).join(", ")}`,
     );
   }

@@ -130,7 +130,10 @@ export class BuiltinHarness implements AgentHarnessV1 {
     const timer = setTimeout(() => {
       timedOut = true;
       controller.abort(
-        new InfrastructureError("agent.timeout", `timed out after ${request.limits.timeoutMs} ms`),
+        new InfrastructureError(
+          "agents.agent-timeout",
+          `timed out after ${request.limits.timeoutMs} ms`,
+        ),
       );
     }, request.limits.timeoutMs);
     const onAbort = () => controller.abort(request.signal?.reason);

@@ -18,7 +18,7 @@ describe("agent CLI location", () => {
   it("says how to install the pinned version when a CLI is missing", () => {
     const claude = new AgentCliMissingError("claude");
     expect(claude).toBeInstanceOf(InfrastructureError);
-    expect(claude.code).toBe("agent-cli-missing");
+    expect(claude.code).toBe("agents.agent-cli-missing");
     expect(claude.message).toContain("npm install -g @anthropic-ai/claude-code@2.1.328");
     expect(new AgentCliMissingError("codex").message).toContain(
       "npm install -g @openai/codex@0.169.0",

@@ -42,7 +42,7 @@ export class AgentCliMissingError extends InfrastructureError {
   constructor(binary: AgentCliName) {
     const { packageName, version } = AGENT_CLIS[binary];
     super(
-      "agent-cli-missing",
+      "agents.agent-cli-missing",
       `the "${binary}" CLI was not found on PATH, in node_modules/.bin or in ${agentCliCacheDirectory()}; install it with: npm install -g ${packageName}@${version} (or, in a skillsmith clone, npm run agent-clis)`,
       { data: { binary, packageName, version } },
     );

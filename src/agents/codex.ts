@@ -232,7 +232,7 @@ function watchEndpoint(
           failuresInARow += 1;
           if (failuresInARow >= failureLimit && endpointFailure === undefined) {
             endpointFailure = message;
-            stopper.abort(new InfrastructureError("agent.endpoint-failure", message));
+            stopper.abort(new InfrastructureError("agents.agent-endpoint-failure", message));
           }
         } else if (line.trim() !== "") {
           failuresInARow = 0;

@@ -114,9 +114,9 @@ describe("requireWorkspace", () => {
       // stat follows the link to itself and fails with ELOOP: there, but unreadable.
       const unreadable = await requireWorkspace(looped).catch((error) => error);
       expect(InputError.isInstance(unreadable)).toBe(true);
-      expect((unreadable as InputError).code).toBe("file.unreadable");
+      expect((unreadable as InputError).code).toBe("core.file-unreadable");
       const missing = await requireWorkspace(join(root, "gone")).catch((error) => error);
-      expect((missing as InputError).code).toBe("workspace-not-directory");
+      expect((missing as InputError).code).toBe("skill.workspace-not-directory");
       expect(await requireWorkspace(root)).toBe(root);
     } finally {
       await rm(root, { recursive: true, force: true });

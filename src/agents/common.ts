@@ -129,7 +129,7 @@ export function cliDidNotStart(result: SandboxExecResult, producedEvents: boolea
 export async function requireWorkspace(workspace: string): Promise<string> {
   const info = await unlessMissing(workspace, stat(workspace));
   if (info === undefined || !info.isDirectory()) {
-    throw new InputError("workspace-not-directory", "workspace is not a folder", {
+    throw new InputError("skill.workspace-not-directory", "workspace is not a folder", {
       file: workspace,
     });
   }

@@ -136,19 +136,19 @@ export function registerHarness<Options = unknown>(
 ): void {
   if (typeof name !== "string" || !NAME_PATTERN.test(name)) {
     throw new UsageError(
-      "harness-name-invalid",
+      "agents.harness-name-invalid",
       `harness name ${JSON.stringify(name)} is not valid: use letters, digits, '.', '_' or '-', starting with a letter or digit (at most 128 characters)`,
     );
   }
   if (typeof factory !== "function") {
     throw new UsageError(
-      "harness-factory-invalid",
+      "agents.harness-factory-invalid",
       `registerHarness("${name}", factory): the factory must be a function returning a harness`,
     );
   }
   if (factories.has(name) && options.replace !== true) {
     throw new UsageError(
-      "harness-name-taken",
+      "agents.harness-name-taken",
       `a harness named "${name}" is already registered; pass { replace: true } to replace it`,
     );
   }
@@ -166,7 +166,7 @@ function checkSkillFolders(name: string, folders: readonly string[] | undefined)
     const parts = typeof folder === "string" ? folder.split("/") : [""];
     if (parts.some((part) => part === "" || part === "." || part === ".." || part.includes("\\"))) {
       throw new UsageError(
-        "harness-skill-folder-invalid",
+        "agents.harness-skill-folder-invalid",
         `registerHarness("${name}"): skill folder ${JSON.stringify(folder)} must be a relative path inside the workspace, "/"-separated, with no empty, "." or ".." part`,
       );
     }
@@ -179,6 +179,16 @@ export function harnessFacts(name: string): HarnessFacts {
 }
 
 /**
+ * Every folder a registered harness reads a project's skills from (its `skillFolders`), sorted:
+ * preparing a repository clears them all, so the repository's own skills for any of them never
+ * reach an arm that runs without skills.
+ */
+export function registeredSkillFolders(): string[] {
+  const folders = [...factsByName.values()].flatMap((facts) => facts.skillFolders ?? []);
+  return [...new Set(folders)].sort();
+}
+
+/**
  * Remove a harness registered by `registerHarness`; true when there was one. Built-in harnesses
  * cannot be removed (replace them instead).
  *
@@ -187,7 +197,7 @@ export function harnessFacts(name: string): HarnessFacts {
 export function unregisterHarness(name: string): boolean {
   if ((BUILTIN_HARNESS_NAMES as readonly string[]).includes(name)) {
     throw new UsageError(
-      "harness-builtin",
+      "agents.harness-builtin",
       `the built-in harness "${name}" cannot be unregistered; register a replacement with { replace: true }`,
     );
   }
@@ -217,7 +227,7 @@ export function createHarness(name: string, options?: unknown): AgentHarnessV1 {
   const factory = factories.get(name);
   if (factory === undefined) {
     throw new UsageError(
-      "harness-unknown",
+      "agents.harness-unknown",
       `unknown agent harness "${name}"; expected one of: ${harnessNames().join(", ")} (or register one with registerHarness)`,
     );
   }
@@ -229,7 +239,7 @@ export function createHarness(name: string, options?: unknown): AgentHarnessV1 {
     typeof harness.run !== "function"
   ) {
     throw new UsageError(
-      "harness-factory-invalid",
+      "agents.harness-factory-invalid",
       `the factory registered for "${name}" did not return an AgentHarnessV1 (specificationVersion "v1" and a run method)`,
     );
   }
@@ -239,7 +249,7 @@ export function createHarness(name: string, options?: unknown): AgentHarnessV1 {
 function requireOptions<Options>(name: "replay" | "oracle", options: Options | undefined): Options {
   if (options === undefined) {
     throw new UsageError(
-      "harness-options-missing",
+      "agents.harness-options-missing",
       `the ${name} harness needs ${name === "replay" ? "recorded patches" : "reference solutions"}`,
     );
   }

@@ -211,9 +211,13 @@ async function diffTrajectory(
 
 function requireTaskId(harness: string, request: AgentRunRequest): string {
   if (request.taskId === undefined) {
-    throw new InputError("task-id-missing", `the ${harness} harness needs the request's taskId`, {
-      field: "taskId",
-    });
+    throw new InputError(
+      "agents.task-id-missing",
+      `the ${harness} harness needs the request's taskId`,
+      {
+        field: "taskId",
+      },
+    );
   }
   return request.taskId;
 }

@@ -16,7 +16,7 @@ const cleanups = cleanupsAfterEach();
 
 describe("typed errors", () => {
   it("names file, line and field in an input error's message and data", () => {
-    const error = new InputError("bad-value", "expected a number", {
+    const error = new InputError("cli.option-invalid", "expected a number", {
       file: "suite.yaml",
       line: 7,
       field: "limits.timeoutSeconds",
@@ -31,7 +31,7 @@ describe("typed errors", () => {
 
   it("keeps the cause and the retryable flag", () => {
     const cause = new Error("ECONNRESET");
-    const error = new InfrastructureError("endpoint-unreachable", "model endpoint failed", {
+    const error = new InfrastructureError("model.request-failed", "model endpoint failed", {
       cause,
       retryable: true,
     });
@@ -42,7 +42,7 @@ describe("typed errors", () => {
   });
 
   it("defaults to not retryable with a message left as given", () => {
-    const error = new UsageError("missing-flag", "--deltas is required");
+    const error = new UsageError("cli.option-missing", "--deltas is required");
     expect(error.retryable).toBe(false);
     expect(error.message).toBe("--deltas is required");
   });
@@ -61,7 +61,9 @@ describe("errors recognised across copies of the package", () => {
   it("is a different class to instanceof, the same family to isInstance", async () => {
     const other = await secondCopy();
     expect(other.InputError).not.toBe(InputError);
-    const foreign = new other.InputError("bad-value", "expected a number", { file: "a.yaml" });
+    const foreign = new other.InputError("cli.option-invalid", "expected a number", {
+      file: "a.yaml",
+    });
     // The failure the markers exist for: instanceof does not see the other copy's classes.
     expect(foreign instanceof InputError).toBe(false);
     expect(foreign instanceof SkillsmithError).toBe(false);
@@ -72,7 +74,7 @@ describe("errors recognised across copies of the package", () => {
     expect(isSkillsmithError(foreign, "input")).toBe(true);
     expect(isSkillsmithError(foreign, "usage")).toBe(false);
     // And the other way round: this copy's errors seen by the other copy's checks.
-    const ours = new UsageError("missing-flag", "--deltas is required");
+    const ours = new UsageError("cli.option-missing", "--deltas is required");
     expect(other.UsageError.isInstance(ours)).toBe(true);
     expect(other.InputError.isInstance(ours)).toBe(false);
     expect(other.isSkillsmithError(ours, "usage")).toBe(true);
@@ -80,11 +82,13 @@ describe("errors recognised across copies of the package", () => {
 
   it("recognises subclasses by every class of their chain", () => {
     class SuiteBrokenError extends InputError {}
-    const error = new SuiteBrokenError("suite-broken", "broken");
+    const error = new SuiteBrokenError("bench.suite-invalid", "broken");
     expect(SuiteBrokenError.isInstance(error)).toBe(true);
     expect(InputError.isInstance(error)).toBe(true);
     expect(SkillsmithError.isInstance(error)).toBe(true);
-    expect(SuiteBrokenError.isInstance(new InputError("other", "other"))).toBe(false);
+    expect(SuiteBrokenError.isInstance(new InputError("model.config-invalid", "other"))).toBe(
+      false,
+    );
     expect(InfrastructureError.isInstance(error)).toBe(false);
   });
 
@@ -100,7 +104,7 @@ describe("errors recognised across copies of the package", () => {
   });
 
   it("keeps the markers out of the error's enumerable properties", () => {
-    const error = new InputError("bad-value", "expected a number", { line: 3 });
+    const error = new InputError("cli.option-invalid", "expected a number", { line: 3 });
     expect(Object.getOwnPropertySymbols(error).length).toBeGreaterThan(0);
     expect(
       Object.getOwnPropertySymbols(error).filter((symbol) =>

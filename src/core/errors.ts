@@ -5,6 +5,43 @@
  * The CLI maps families to exit codes: user mistakes (usage, input) exit 2 with a message and
  * no stack trace; everything else is a bug or an environment failure and exits 1 or more.
  */
+/**
+ * The modules an error code can belong to: the folders under src/, lowest layer first.
+ * A code is `<module>.<kebab-name>` (`core.dependency-missing`, `wiki.url-timeout`): the module
+ * that registered it, one dot, then lower-case words joined by hyphens.
+ */
+export const ERROR_CODE_MODULES = [
+  "core",
+  "skill",
+  "stats",
+  "model",
+  "env",
+  "agents",
+  "bench",
+  "wiki",
+  "synth",
+  "report",
+  "cli",
+] as const;
+export type ErrorCodeModule = (typeof ERROR_CODE_MODULES)[number];
+
+/** The convention every registered code follows (checked by `error-codes.test.ts`). */
+export const ERROR_CODE_PATTERN: RegExp = new RegExp(
+  `^(?:${ERROR_CODE_MODULES.join("|")})\\.[a-z0-9]+(?:-[a-z0-9]+)*$`,
+);
+
+/**
+ * Every registered error code. Each module's `error-codes.ts` adds its own list to this
+ * interface (declaration merging: `interface ErrorCodeRegistry extends Record<WikiErrorCode,
+ * "wiki"> {}`), so an error cannot be constructed with a code no module registered: it does
+ * not compile. Core cannot import the modules above it; merging lets them register downwards.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by each module's error-codes.ts
+export interface ErrorCodeRegistry {}
+
+/** A registered error code (see `ErrorCodeRegistry`). */
+export type ErrorCode = keyof ErrorCodeRegistry & string;
+
 export interface ErrorOptions {
   readonly cause?: unknown;
   readonly data?: Readonly<Record<string, unknown>>;
@@ -60,11 +97,11 @@ export abstract class SkillsmithError extends Error {
     | "agent"
     | "internal"
     | "unsupported";
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly retryable: boolean;
   readonly data: Readonly<Record<string, unknown>>;
 
-  constructor(code: string, message: string, options: ErrorOptions = {}) {
+  constructor(code: ErrorCode, message: string, options: ErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     Object.defineProperty(this, ERROR_MARKER, { value: true, enumerable: false });
@@ -105,7 +142,7 @@ export class InputError extends SkillsmithError {
   readonly location: InputLocation;
 
   constructor(
-    code: string,
+    code: ErrorCode,
     message: string,
     location: InputLocation = {},
     options: ErrorOptions = {},

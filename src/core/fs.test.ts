@@ -31,7 +31,7 @@ describe("missing is not unreadable", () => {
       () => undefined,
       (caught: unknown) => caught,
     );
-    expect(isSkillsmithError(error) && error.code).toBe("file.unreadable");
+    expect(isSkillsmithError(error) && error.code).toBe("core.file-unreadable");
     expect(String((error as Error).message)).toContain(loop);
     expect(String((error as Error).message)).toContain("ELOOP");
   });
@@ -44,7 +44,7 @@ describe("missing is not unreadable", () => {
       await writeFile(path, "{}");
       await chmod(path, 0o000);
       await expect(unlessMissing(path, readFile(path))).rejects.toMatchObject({
-        code: "file.unreadable",
+        code: "core.file-unreadable",
         data: { errno: "EACCES" },
       });
     },

@@ -40,7 +40,7 @@ export function unreadableError(path: string, cause: unknown): InputError {
   const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? "error";
   const reason = cause instanceof Error ? cause.message.replace(/^[A-Z]+: /, "") : String(cause);
   return new InputError(
-    "file.unreadable",
+    "core.file-unreadable",
     `cannot read it (${code}): ${reason}`,
     { file: path },
     {
@@ -69,7 +69,7 @@ export async function fsOutcome<T>(operation: Promise<T>): Promise<FsOutcome<T>>
 /**
  * The result of a file-system call on `path`, or undefined when the path does not exist. Any
  * other failure (permission denied, a symlink loop, an I/O error) is an `InputError` with code
- * `file.unreadable`: a file that is there but unreadable must never pass for a missing one.
+ * `core.file-unreadable`: a file that is there but unreadable must never pass for a missing one.
  */
 export async function unlessMissing<T>(
   path: string,

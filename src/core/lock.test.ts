@@ -101,7 +101,7 @@ describe("acquireLock, two processes taking over one stale lock", () => {
           const outcome = await acquireLock(directory + "/round-" + round + ".lock", { timeoutMs: 0, pollMs: 1 });
           if (outcome.acquired) won.push(round);
         } catch (error) {
-          if (error.code !== "lock-timeout") throw error;
+          if (error.code !== "core.lock-timeout") throw error;
         }
       }
       await barrier("done-");
@@ -131,7 +131,7 @@ describe("acquireLock, owners it cannot judge", () => {
     const path = join(scratch, "other-host.lock");
     await writeFile(path, JSON.stringify({ pid: 4_194_305, host: `not-${hostname()}`, since: "" }));
     await expect(acquireLock(path, { timeoutMs: 30, pollMs: 10 })).rejects.toMatchObject({
-      code: "lock-timeout",
+      code: "core.lock-timeout",
       data: { path, pid: 4_194_305 },
     });
     // The lock is left as it was: nobody on this host may remove it.

@@ -48,7 +48,7 @@ interface LockFileState {
 
 /**
  * Take an exclusive lock file, or wait for the holder to finish. On timeout an
- * `InfrastructureError` with code `lock-timeout` whose data names the path and the holder's pid
+ * `InfrastructureError` with code `core.lock-timeout` whose data names the path and the holder's pid
  * (when recorded).
  */
 export async function acquireLock(path: string, options: LockOptions = {}): Promise<LockOutcome> {
@@ -88,7 +88,7 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
     if (Date.now() >= deadline) {
       const pid = typeof state.owner?.pid === "number" ? state.owner.pid : undefined;
       throw new InfrastructureError(
-        "lock-timeout",
+        "core.lock-timeout",
         `timed out waiting for lock ${path} (held by another process ${options.holderDoes ?? "preparing the same base"}${pid === undefined ? "" : `, process ${pid}`})`,
         { retryable: true, data: { path, ...(pid === undefined ? {} : { pid }) } },
       );

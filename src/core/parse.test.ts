@@ -57,7 +57,7 @@ describe("firstProblem", () => {
 
 describe("parseInput", () => {
   it("returns the parsed value", () => {
-    expect(parseInput(schema, { name: "a", steps: [] }, { code: "x.invalid" })).toEqual({
+    expect(parseInput(schema, { name: "a", steps: [] }, { code: "model.config-invalid" })).toEqual({
       name: "a",
       steps: [],
     });
@@ -70,7 +70,7 @@ describe("parseInput", () => {
         schema,
         { name: "a", steps: [{}] },
         {
-          code: "demo.invalid",
+          code: "model.config-invalid",
           location: { file: "demo.jsonl", line: 7 },
           describe: (problem) => `${problem.message} (each line needs name and steps)`,
         },
@@ -81,7 +81,7 @@ describe("parseInput", () => {
     expect(thrown).toBeInstanceOf(InputError);
     expect(isSkillsmithError(thrown)).toBe(true);
     const error = thrown as InputError;
-    expect(error.code).toBe("demo.invalid");
+    expect(error.code).toBe("model.config-invalid");
     expect(error.location).toEqual({ file: "demo.jsonl", line: 7, field: "steps.0.command" });
     expect(error.message).toMatch(/^demo\.jsonl, line 7, field "steps\.0\.command": /);
     expect(error.message).toMatch(/\(each line needs name and steps\)$/);
@@ -95,7 +95,7 @@ describe("parseInput", () => {
         schema,
         { name: "a", steps: [{ command: 1 }] },
         {
-          code: "demo.invalid",
+          code: "model.config-invalid",
           location: { file: "f.yaml" },
           lineOf: (path) => {
             asked.push(path);
@@ -108,8 +108,8 @@ describe("parseInput", () => {
   });
 
   it("uses zod's message when no description is given, with no field for a top-level mismatch", () => {
-    expect(() => parseInput(schema, 42, { code: "demo.invalid", location: { file: "f" } })).toThrow(
-      /^f: .*object/,
-    );
+    expect(() =>
+      parseInput(schema, 42, { code: "model.config-invalid", location: { file: "f" } }),
+    ).toThrow(/^f: .*object/);
   });
 });

@@ -4,7 +4,7 @@
  * the field naming (dotted, absent for the value as a whole) is the same everywhere.
  */
 import type { z } from "zod";
-import { InputError, type InputLocation } from "./errors.js";
+import { type ErrorCode, InputError, type InputLocation } from "./errors.js";
 import { err, ok, type Result } from "./result.js";
 
 /** Why a value did not match its schema. */
@@ -51,8 +51,8 @@ export function parseResult<Output>(
 
 /** How a failed parse is reported as an `InputError`. */
 export interface InputParseOptions {
-  /** The error's code, e.g. "run-manifest-invalid". */
-  readonly code: string;
+  /** The error's code, e.g. "bench.run-manifest-invalid". */
+  readonly code: ErrorCode;
   /** Where the value came from; the failing field is added to it. */
   readonly location?: InputLocation;
   /**

@@ -24,7 +24,7 @@ export function packageRoot(): string {
     const parent = dirname(directory);
     if (parent === directory) {
       // Only a bundled or copied-out build lacks its package.json: a packaging bug, not a user's.
-      throw new InternalError("package-root-missing", "skillsmith package root not found", {
+      throw new InternalError("core.package-root-missing", "skillsmith package root not found", {
         data: { searchedFrom: dirname(fileURLToPath(import.meta.url)) },
       });
     }

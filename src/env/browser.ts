@@ -127,7 +127,7 @@ export async function launchIsolatedChromium(options: {
     });
   } catch (cause) {
     throw new InfrastructureError(
-      "env.browser.launch",
+      "env.browser-launch",
       `Chromium (${options.executablePath}) did not start: ${cause instanceof Error ? cause.message.split("\n")[0] : String(cause)}`,
       { cause, retryable: true },
     );

@@ -33,7 +33,7 @@ export function readSystemFileSync(path: string): string | undefined {
 function systemFileError(path: string, cause: unknown): InfrastructureError {
   const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? "error";
   return new InfrastructureError(
-    "env.system-file.unreadable",
+    "env.system-file-unreadable",
     `${path}: cannot read it (${code}): ${cause instanceof Error ? cause.message : String(cause)}`,
     { cause, data: { file: path, errno: code } },
   );

@@ -62,7 +62,7 @@ export class ModelCallCache {
       );
     } catch (cause) {
       throw new InfrastructureError(
-        "model.cache.open",
+        "model.cache-open",
         `cannot open the model call cache ${path}`,
         { cause, data: { path } },
       );

@@ -316,7 +316,7 @@ export class ModelClient {
     const message = error instanceof Error ? error.message : String(error);
     const statusCode = (error as { statusCode?: unknown }).statusCode;
     return new InfrastructureError(
-      "model.request.failed",
+      "model.request-failed",
       redactSecrets(`${this.describe()} request failed: ${message}`, this.knownSecrets),
       {
         cause: error,

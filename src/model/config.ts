@@ -56,9 +56,13 @@ export function loadModelConfig(source: ConfigSource): { config: ModelConfig; pa
   const path = resolve(source.cwd, explicit ?? configFileName);
   if (!existsSync(path)) {
     if (explicit !== undefined)
-      throw new InputError("config.missing", "the file named by SKILLSMITH_CONFIG does not exist", {
-        file: path,
-      });
+      throw new InputError(
+        "model.config-missing",
+        "the file named by SKILLSMITH_CONFIG does not exist",
+        {
+          file: path,
+        },
+      );
     return { config: {} };
   }
   let value: unknown;
@@ -66,14 +70,14 @@ export function loadModelConfig(source: ConfigSource): { config: ModelConfig; pa
     value = JSON.parse(readFileSync(path, "utf8"));
   } catch (cause) {
     throw new InputError(
-      "config.syntax",
+      "model.config-syntax",
       `not valid JSON: ${cause instanceof Error ? cause.message : String(cause)}`,
       { file: path },
       { cause },
     );
   }
   const parsed = parseInput(configFileSchema, value, {
-    code: "config.invalid",
+    code: "model.config-invalid",
     location: { file: path },
   });
   return { config: parsed.model ?? {}, path };
@@ -149,7 +153,7 @@ export function resolveProviderSettings(
   const url = urlCandidates.find(([value]) => value !== undefined);
   if (url?.[0] === undefined)
     throw new InputError(
-      "model.base-url.missing",
+      "model.base-url-missing",
       `no base URL for the openai-compatible provider: give it in the spec (openai-compatible:<model>@<base-url>) or as "model.providers.openai-compatible.baseUrl" in ${configFileName}`,
       { field: "model" },
     );
@@ -157,7 +161,7 @@ export function resolveProviderSettings(
   // Local OpenAI-compatible servers usually need no key; the hosted APIs always do.
   if (key === undefined && spec.provider !== "openai-compatible")
     throw new InputError(
-      "model.api-key.missing",
+      "model.api-key-missing",
       // No command-line flag carries a key (it would show in `ps` and shell history), so the
       // message names only the two places a key can come from.
       `no API key for provider "${spec.provider}": set ${names.apiKey} (export ${names.apiKey}=…) or "model.providers.${spec.provider}.apiKey" in ${configFileName}`,

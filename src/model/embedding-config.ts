@@ -36,13 +36,13 @@ export function embeddingModelFromConfig(
   try {
     value = JSON.parse(readFileSync(path, "utf8"));
   } catch (cause) {
-    throw new InputError("config.syntax", "not valid JSON", { file: path }, { cause });
+    throw new InputError("model.config-syntax", "not valid JSON", { file: path }, { cause });
   }
   const schema = z.looseObject({
     [section]: z.strictObject({ embeddingModel: z.string().min(1).optional() }).optional(),
   });
   const parsed = parseInput(schema, value, {
-    code: "config.invalid",
+    code: "model.config-invalid",
     location: { file: path },
     describe: (problem) =>
       `${problem.message} (expected "${section}": {"embeddingModel": "<provider>:<model>"})`,

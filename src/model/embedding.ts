@@ -72,7 +72,7 @@ async function embeddingModelFor(
 
 function unsupportedProvider(spec: ModelSpec): UnsupportedError {
   return new UnsupportedError(
-    "model.embedding.unsupported-provider",
+    "model.embedding-unsupported-provider",
     `"${formatModelSpec(spec)}" cannot embed: Anthropic offers no embeddings API; use an openai: or openai-compatible: embedding model`,
   );
 }

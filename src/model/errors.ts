@@ -12,7 +12,7 @@ import { type ErrorOptions, InputError, SkillsmithError } from "../core/errors.j
 export class ModelOutputError extends SkillsmithError {
   readonly family = "agent" as const;
   constructor(message: string, options: ErrorOptions = {}) {
-    super("model.output.invalid", message, { ...options, retryable: false });
+    super("model.output-invalid", message, { ...options, retryable: false });
   }
 }
 
@@ -20,7 +20,7 @@ export class ModelOutputError extends SkillsmithError {
 export class CacheMissError extends InputError {
   constructor(key: string, cacheFile: string) {
     super(
-      "model.cache.miss",
+      "model.cache-miss",
       `no cached model call with key ${key.slice(0, 16)}… (cache mode "replay-only" never calls a model; record the run first with mode "use" or "refresh")`,
       { file: cacheFile },
       { data: { key } },

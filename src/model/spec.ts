@@ -19,7 +19,7 @@ const expected =
 export function parseModelSpec(text: string, field = "model"): ModelSpec {
   const fail = (problem: string): never => {
     throw new InputError(
-      "model.spec.invalid",
+      "model.spec-invalid",
       `${problem}: ${expected}`,
       { field },
       { data: { spec: text } },

@@ -31,10 +31,10 @@ async function setUp() {
 describe("evaluateSkill reading its inputs", () => {
   it("tells a missing SKILL.md from one that is there but unreadable", async () => {
     const { skill, options } = await setUp();
-    await expect(evaluateSkill(options)).rejects.toMatchObject({ code: "skill-missing" });
+    await expect(evaluateSkill(options)).rejects.toMatchObject({ code: "report.skill-missing" });
     await selfLoopingLink(skill, "SKILL.md");
     await expect(evaluateSkill(options)).rejects.toMatchObject({
-      code: "file.unreadable",
+      code: "core.file-unreadable",
       location: { file: join(skill, "SKILL.md") },
     });
   });
@@ -43,10 +43,12 @@ describe("evaluateSkill reading its inputs", () => {
     const { skill, workDir, options } = await setUp();
     await writeFile(join(skill, "SKILL.md"), "---\nname: skill\ndescription: d\n---\nBody\n");
     // No record: a new evaluation, which (with no suite and no generator) needs a generator.
-    await expect(evaluateSkill(options)).rejects.toMatchObject({ code: "eval-needs-generator" });
+    await expect(evaluateSkill(options)).rejects.toMatchObject({
+      code: "report.eval-needs-generator",
+    });
     await mkdir(join(workDir, "eval.json"));
     await expect(evaluateSkill(options)).rejects.toMatchObject({
-      code: "file.unreadable",
+      code: "core.file-unreadable",
       location: { file: join(workDir, "eval.json") },
     });
   });

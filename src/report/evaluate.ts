@@ -199,12 +199,14 @@ async function readState(path: string): Promise<EvaluationState | undefined> {
   try {
     value = JSON.parse(text);
   } catch {
-    throw new InputError("eval-state-damaged", "the evaluation record is not JSON", { file: path });
+    throw new InputError("report.eval-state-damaged", "the evaluation record is not JSON", {
+      file: path,
+    });
   }
   const state = value as Partial<EvaluationState> | null;
   if (state?.format !== EVALUATION_FORMAT || typeof state.skill?.digest !== "string") {
     throw new InputError(
-      "eval-state-damaged",
+      "report.eval-state-damaged",
       `not a ${EVALUATION_FORMAT} evaluation record (move it away or choose another --out)`,
       { file: path },
     );
@@ -411,7 +413,7 @@ export async function selectSuiteSkill(suite: Suite, skillPath: string): Promise
     (suite.skills.length === 1 ? suite.skills[0] : undefined);
   if (match === undefined) {
     throw new InputError(
-      "eval-skill-not-in-suite",
+      "report.eval-skill-not-in-suite",
       `the suite has no skill ${[...names].map((name) => `"${name}"`).join(" or ")} (its skills: ${suite.skills.map((skill) => skill.id).join(", ")}); pass one of their folders or a suite of this skill`,
       { file: join(suite.root, "suite.yaml") },
     );
@@ -429,7 +431,7 @@ function repositoryOf(
   if (options.repository !== undefined && options.commit !== undefined) {
     if (pinned !== undefined && !pinned.commit.startsWith(options.commit)) {
       throw new InputError(
-        "eval-repository-conflict",
+        "report.eval-repository-conflict",
         `--repo asks for commit ${options.commit}, the suite pins ${pinned.commit}; drop --repo to use the suite's`,
         { file: suiteFile },
       );
@@ -438,7 +440,7 @@ function repositoryOf(
   }
   if (pinned === undefined) {
     throw new InputError(
-      "eval-repository-missing",
+      "report.eval-repository-missing",
       "the suite's skill pins no repository: pass --repo <url|path>@<commit>",
       { file: suiteFile },
     );
@@ -464,7 +466,7 @@ function refuseChangedInputs(
   ].filter((item) => item !== undefined);
   if (changed.length > 0) {
     throw new InputError(
-      "eval-inputs-changed",
+      "report.eval-inputs-changed",
       `${dirname(statePath)} holds an evaluation of other inputs (${changed.join(", ")} changed); choose another --out to evaluate these`,
       { file: statePath },
     );
@@ -493,7 +495,7 @@ async function generateInto(
 ): Promise<{ estimate: CostEstimate; generation: NonNullable<EvaluateSkillResult["generation"]> }> {
   if (options.generator === undefined) {
     throw new InputError(
-      "eval-needs-generator",
+      "report.eval-needs-generator",
       "no suite to reuse: a model to write requirements and verifiers is needed",
       { field: "generator model" },
     );
@@ -575,7 +577,9 @@ export async function evaluateSkill(options: EvaluateSkillOptions): Promise<Eval
   const statePath = join(workDir, "eval.json");
   const skillPath = resolve(options.skill);
   if (!(await pathExists(join(skillPath, "SKILL.md")))) {
-    throw new InputError("skill-missing", "no SKILL.md in the skill folder", { file: skillPath });
+    throw new InputError("report.skill-missing", "no SKILL.md in the skill folder", {
+      file: skillPath,
+    });
   }
   const skillDigest = await treeDigest(skillPath);
   const previous = await readState(statePath);

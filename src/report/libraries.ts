@@ -37,7 +37,7 @@ function packageFolder(name: string): string {
     const parent = dirname(directory);
     if (parent === directory) {
       throw new InternalError(
-        "report-library-missing",
+        "report.report-library-missing",
         `the chart library ${name} is not installed (run \`npm ci\`)`,
       );
     }

@@ -62,23 +62,23 @@ describe("isLoopbackHost", () => {
 describe("startDashboard", () => {
   it("refuses a non-loopback host without a token, and a token unfit for a cookie", async () => {
     const noToken = await startDashboard({ runDir, host: "0.0.0.0" }).catch((error) => error);
-    expect(isSkillsmithError(noToken) && noToken.code).toBe("view-token-required");
+    expect(isSkillsmithError(noToken) && noToken.code).toBe("report.view-token-required");
     const badToken = await startDashboard({ runDir, token: "short; Path=/" }).catch(
       (error) => error,
     );
-    expect(isSkillsmithError(badToken) && badToken.code).toBe("view-token");
+    expect(isSkillsmithError(badToken) && badToken.code).toBe("report.view-token");
   });
 
   it("tells a missing run directory (a usage mistake) from one it cannot read", async () => {
     const missing = await startDashboard({ runDir: join(runDir, "absent") }).catch(
       (error) => error,
     );
-    expect(isSkillsmithError(missing) && missing.code).toBe("view-no-run-dir");
+    expect(isSkillsmithError(missing) && missing.code).toBe("report.view-no-run-dir");
     const parent = await mkdtemp(join(tmpdir(), "dashboard-loop-"));
     try {
       const loop = await selfLoopingLink(parent, "run");
       await expect(startDashboard({ runDir: loop })).rejects.toMatchObject({
-        code: "file.unreadable",
+        code: "core.file-unreadable",
         location: { file: loop },
       });
     } finally {

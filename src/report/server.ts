@@ -169,19 +169,19 @@ function checkDashboardOptions(runDir: string, host: string, token: string | und
   }
   if (!isDirectory) {
     throw new UsageError(
-      "view-no-run-dir",
+      "report.view-no-run-dir",
       `${runDir} is not a directory; give the run directory of \`skillsmith bench run --out <dir>\``,
     );
   }
   if (token !== undefined && !/^[A-Za-z0-9_-]{16,}$/.test(token)) {
     throw new UsageError(
-      "view-token",
+      "report.view-token",
       "the access token must be at least 16 characters of A-Z, a-z, 0-9, _ and - (it goes into a cookie)",
     );
   }
   if (!isLoopbackHost(host) && token === undefined) {
     throw new UsageError(
-      "view-token-required",
+      "report.view-token-required",
       `binding the dashboard to ${host} (not loopback) requires an access token`,
     );
   }
@@ -194,11 +194,13 @@ async function listen(server: Server, host: string, bindHost: string, port: numb
       rejectListen(
         error.code === "EADDRINUSE" || error.code === "EACCES" || error.code === "EADDRNOTAVAIL"
           ? new UsageError(
-              "view-listen",
+              "report.view-listen",
               `cannot listen on ${host}:${port} (${error.code}); choose another --port or --host`,
               { cause: error },
             )
-          : new InfrastructureError("view-listen", `cannot listen on ${host}`, { cause: error }),
+          : new InfrastructureError("report.view-listen", `cannot listen on ${host}`, {
+              cause: error,
+            }),
       ),
     );
     server.listen(port, bindHost, () => resolveListen());

@@ -70,7 +70,7 @@ export async function auditSkillFolder(path: string): Promise<AuditReport> {
   const rootStat = realRoot === undefined ? undefined : await lstat(realRoot);
   if (realRoot === undefined || rootStat === undefined || !rootStat.isDirectory()) {
     throw new InputError(
-      realRoot === undefined ? "path-not-found" : "not-a-directory",
+      realRoot === undefined ? "skill.path-not-found" : "skill.not-a-directory",
       realRoot === undefined ? "no such skill folder" : "expected a skill folder, found a file",
       { file: path },
     );

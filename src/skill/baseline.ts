@@ -92,7 +92,7 @@ export async function readBaseline(path: string): Promise<AuditBaseline> {
     text = await readFile(path, "utf8");
   } catch (error) {
     throw new InputError(
-      "baseline-unreadable",
+      "skill.baseline-unreadable",
       `cannot read the baseline: ${(error as Error).message}`,
       {
         file: path,
@@ -104,7 +104,7 @@ export async function readBaseline(path: string): Promise<AuditBaseline> {
     value = JSON.parse(text);
   } catch (error) {
     throw new InputError(
-      "baseline-not-json",
+      "skill.baseline-not-json",
       `the baseline is not JSON: ${(error as Error).message}`,
       {
         file: path,
@@ -113,7 +113,7 @@ export async function readBaseline(path: string): Promise<AuditBaseline> {
   }
   baselineSchema ??= makeBaselineSchema();
   return parseInput(await baselineSchema, value, {
-    code: "baseline-invalid",
+    code: "skill.baseline-invalid",
     location: { file: path },
     describe: (problem) =>
       `not a ${BASELINE_FORMAT} version ${BASELINE_VERSION} file: ${fieldPrefix(problem)}${problem.message}`,

@@ -59,32 +59,46 @@ export const AGENT_SKILL_DIRECTORIES: readonly string[] = [
 /** Folders never searched: dependencies and version-control internals are not the project's. */
 const SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set(["node_modules", ".git"]);
 
-const agentFolderNames: ReadonlySet<string> = new Set(
-  AGENT_SKILL_DIRECTORIES.map((relativePath) => relativePath.split("/")[0] ?? ""),
-);
+/**
+ * The folders to clear, as path segments: every agent's (`AGENT_SKILL_DIRECTORIES`) and `extra`,
+ * the folders a harness registered by a program reads skills from (its `skillFolders`, relative
+ * and `/`-separated), so a repository's own skills for that harness are cleared too.
+ */
+export function skillFolderPatterns(extra: readonly string[] = []): readonly string[][] {
+  const folders = [...new Set([...AGENT_SKILL_DIRECTORIES, ...extra])];
+  return folders.map((folder) => folder.split("/").filter((part) => part !== ""));
+}
 
 /**
- * Remove every agent-skill folder (see `AGENT_SKILL_DIRECTORIES`) found anywhere under
+ * Remove every agent-skill folder (see `AGENT_SKILL_DIRECTORIES`, plus `extraFolders`, see
+ * `skillFolderPatterns`) found anywhere under
  * `workspace`, nested ones included, without descending into `node_modules`, `.git` or
  * symbolic links. A symlinked skills folder is removed as a link; its target is left alone,
  * because it lies outside what we were asked to clean. For the same reason an agent folder
  * that is itself a link (`.claude -> elsewhere`) is not followed. Returns the removed paths,
  * sorted.
  */
-export async function cleanAgentSkillFolders(workspace: string): Promise<string[]> {
+export async function cleanAgentSkillFolders(
+  workspace: string,
+  extraFolders: readonly string[] = [],
+): Promise<string[]> {
   const root = resolve(workspace);
   const rootStat = await unlessMissing(workspace, stat(root));
   if (rootStat === undefined || !rootStat.isDirectory()) {
-    throw new InputError("workspace-not-directory", "workspace is not a directory", {
+    throw new InputError("skill.workspace-not-directory", "workspace is not a directory", {
       file: workspace,
     });
   }
   const removed: string[] = [];
-  await cleanBelow(root, removed);
+  await cleanBelow(root, skillFolderPatterns(extraFolders), removed);
   return removed.sort();
 }
 
-async function cleanBelow(directory: string, removed: string[]): Promise<void> {
+async function cleanBelow(
+  directory: string,
+  patterns: readonly string[][],
+  removed: string[],
+): Promise<void> {
   // A folder gone since its parent was listed holds nothing; one that cannot be read may still
   // hold skills an agent (root in a container, say) can read, so it is an error, not "clean".
   const entries: Dirent[] =
@@ -92,14 +106,32 @@ async function cleanBelow(directory: string, removed: string[]): Promise<void> {
   for (const entry of entries) {
     if (!entry.isDirectory() || SKIPPED_DIRECTORIES.has(entry.name)) continue;
     const child = join(directory, entry.name);
-    if (agentFolderNames.has(entry.name)) {
-      const skills = join(child, "skills");
+    let gone = false;
+    for (const [first, ...rest] of patterns) {
+      if (first !== entry.name || !(await realFolders(child, rest.slice(0, -1)))) continue;
+      const skills = join(child, ...rest);
       const skillsStat = await unlessMissing(skills, lstat(skills));
       if (skillsStat !== undefined) {
         await rm(skills, { recursive: true, force: true });
         removed.push(skills);
+        gone ||= rest.length === 0;
       }
     }
-    await cleanBelow(child, removed);
+    if (!gone) await cleanBelow(child, patterns, removed);
   }
+}
+
+/**
+ * Whether each of `parts` below `directory` is a folder and not a link: a longer registered
+ * folder (`.tool/config/skills`) is only followed through real folders, so a repository's link
+ * (`.tool/config -> /home/user`) cannot point the removal outside the workspace.
+ */
+async function realFolders(directory: string, parts: readonly string[]): Promise<boolean> {
+  let path = directory;
+  for (const part of parts) {
+    path = join(path, part);
+    const status = await unlessMissing(path, lstat(path));
+    if (status === undefined || !status.isDirectory()) return false;
+  }
+  return true;
 }

@@ -58,11 +58,11 @@ describe("parseSkillSource", () => {
   });
 
   it.each([
-    ["", "source-empty"],
-    ["just-a-name", "source-invalid"],
-    ["owner/repo@--upload-pack=evil", "source-ref-invalid"],
-    ["owner/repo@a..b", "source-ref-invalid"],
-    ["owner/repo@$(id)", "source-ref-invalid"],
+    ["", "skill.source-empty"],
+    ["just-a-name", "skill.source-invalid"],
+    ["owner/repo@--upload-pack=evil", "skill.source-ref-invalid"],
+    ["owner/repo@a..b", "skill.source-ref-invalid"],
+    ["owner/repo@$(id)", "skill.source-ref-invalid"],
   ])("refuses %j (%s)", (spec, code) => {
     let caught: unknown;
     try {

@@ -34,7 +34,7 @@ const GITHUB_SHORTHAND = /^([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))\/([A-Za-z0-9._-]{
 export function parseSkillSource(spec: string, cwd = process.cwd()): SkillSource {
   const trimmed = spec.trim();
   if (trimmed === "")
-    throw new InputError("source-empty", "no skill source given", { field: "source" });
+    throw new InputError("skill.source-empty", "no skill source given", { field: "source" });
   const lastSlash = Math.max(trimmed.lastIndexOf("/"), trimmed.lastIndexOf(":"));
   const hash = trimmed.lastIndexOf("#");
   const at = trimmed.lastIndexOf("@");
@@ -42,11 +42,15 @@ export function parseSkillSource(spec: string, cwd = process.cwd()): SkillSource
   const base = refAt === -1 ? trimmed : trimmed.slice(0, refAt);
   const ref = refAt === -1 ? undefined : trimmed.slice(refAt + 1);
   if (ref !== undefined && !/^[\w./-]+$/.test(ref))
-    throw new InputError("source-ref-invalid", `"${ref}" is not a branch, tag or commit name`, {
-      field: "source",
-    });
+    throw new InputError(
+      "skill.source-ref-invalid",
+      `"${ref}" is not a branch, tag or commit name`,
+      {
+        field: "source",
+      },
+    );
   if (ref !== undefined && (ref.startsWith("-") || ref.includes("..")))
-    throw new InputError("source-ref-invalid", `"${ref}" is not a safe ref name`, {
+    throw new InputError("skill.source-ref-invalid", `"${ref}" is not a safe ref name`, {
       field: "source",
     });
   const shorthand = GITHUB_SHORTHAND.exec(base);
@@ -61,7 +65,9 @@ export function parseSkillSource(spec: string, cwd = process.cwd()): SkillSource
   }
   if (/^(https?|ssh|git|file):\/\//i.test(base) || /^[\w.-]+@[\w.-]+:/.test(base)) {
     if (base.startsWith("-"))
-      throw new InputError("source-invalid", "a source may not start with -", { field: "source" });
+      throw new InputError("skill.source-invalid", "a source may not start with -", {
+        field: "source",
+      });
     return { source: base, url: base, ref, kind: "git" };
   }
   if (base.startsWith("/") || base.startsWith("./") || base.startsWith("../") || base === ".") {
@@ -69,7 +75,7 @@ export function parseSkillSource(spec: string, cwd = process.cwd()): SkillSource
     return { source: path, url: path, ref, kind: "git" };
   }
   throw new InputError(
-    "source-invalid",
+    "skill.source-invalid",
     `"${spec}" is neither owner/repo nor a git URL nor a path (start local paths with ./ or /)`,
     { field: "source" },
   );
@@ -98,12 +104,12 @@ async function git(args: readonly string[], options: GitOptions, cwd?: string): 
     },
   );
   if (result.spawnError !== undefined)
-    throw new InfrastructureError("git-missing", "git is not installed or not on PATH", {
+    throw new InfrastructureError("skill.git-missing", "git is not installed or not on PATH", {
       cause: result.spawnError,
     });
   if (result.timedOut)
     throw new InfrastructureError(
-      "git-timeout",
+      "skill.git-timeout",
       `git ${args[0]} took longer than ${(options.timeoutMs ?? GIT_TIMEOUT_MS) / 1000} s`,
       {
         retryable: true,
@@ -111,7 +117,7 @@ async function git(args: readonly string[], options: GitOptions, cwd?: string): 
     );
   if (result.exitCode !== 0)
     throw new InputError(
-      "git-failed",
+      "skill.git-failed",
       `git ${args
         .filter((arg) => !arg.startsWith("-"))
         .slice(0, 2)
@@ -144,9 +150,13 @@ export async function resolveRemoteCommit(
     rows.find(([, name]) => name === `refs/tags/${wanted}`) ??
     rows[0];
   if (exact === undefined)
-    throw new InputError("git-ref-missing", `${source.url} has no branch or tag "${wanted}"`, {
-      field: "source",
-    });
+    throw new InputError(
+      "skill.git-ref-missing",
+      `${source.url} has no branch or tag "${wanted}"`,
+      {
+        field: "source",
+      },
+    );
   return exact[0];
 }
 
@@ -186,7 +196,7 @@ export async function checkoutCommit(
     const head = (await git(["rev-parse", "HEAD"], options, staging)).trim();
     if (head !== commit)
       throw new InfrastructureError(
-        "git-checkout-mismatch",
+        "skill.git-checkout-mismatch",
         `checked out ${head}, wanted ${commit}`,
       );
     await rename(staging, folder).catch(async (error: unknown) => {

@@ -104,14 +104,14 @@ export async function agentSkillsFolder(options: InstallOptions): Promise<{
   const agent = agentFolders(options.agent);
   if (agent === undefined) {
     throw new InputError(
-      "agent-unknown",
+      "skill.agent-unknown",
       `unknown agent "${String(options.agent)}"; expected one of ${AGENTS.map((each) => each.id).join(", ")}`,
       { field: "agent" },
     );
   }
   if ((options.scope ?? "project") === "global") {
     if (options.home === undefined)
-      throw new InputError("home-unknown", "global scope needs a home folder ($HOME)", {
+      throw new InputError("skill.home-unknown", "global scope needs a home folder ($HOME)", {
         field: "home",
       });
     const folder = agent.global(options.home, options.env ?? {});
@@ -128,10 +128,12 @@ export async function agentSkillsFolder(options: InstallOptions): Promise<{
 /** The workspace of a project-scope install, its real path; it must be an existing folder. */
 async function projectWorkspace(options: InstallOptions): Promise<string> {
   if (options.workspace === undefined)
-    throw new InputError("workspace-missing", "project scope needs a workspace", { field: "into" });
+    throw new InputError("skill.workspace-missing", "project scope needs a workspace", {
+      field: "into",
+    });
   const workspaceReal = await unlessMissing(options.workspace, realpath(options.workspace));
   if (workspaceReal === undefined || !(await stat(workspaceReal)).isDirectory()) {
-    throw new InputError("workspace-not-directory", "workspace is not a directory", {
+    throw new InputError("skill.workspace-not-directory", "workspace is not a directory", {
       file: options.workspace,
     });
   }
@@ -153,7 +155,7 @@ async function projectFolderTarget(options: InstallOptions): Promise<{
     parts.some((part) => part === "" || part === "." || part === "..")
   ) {
     throw new InputError(
-      "skill-folder-invalid",
+      "skill.skill-folder-invalid",
       `skill folder ${JSON.stringify(relativeFolder)} must be a relative path inside the project (no "..", ".", empty or absolute parts)`,
       { field: "projectFolder" },
     );
@@ -164,7 +166,7 @@ async function projectFolderTarget(options: InstallOptions): Promise<{
 
 /**
  * Install a valid skill where `agent` discovers skills. The skill is audited first and refused
- * (`InputError` code `skill-audit-failed`, the report in `data`) on a finding at or above
+ * (`InputError` code `skill.skill-audit-failed`, the report in `data`) on a finding at or above
  * `auditFailOn` unless `allowFindings`. Refuses (`InputError`, exit 2) an invalid skill and a
  * different skill already installed under the same name; an identical one is left as it is. The
  * copy is staged beside the destination and renamed into place, so an agent never sees half a
@@ -180,7 +182,7 @@ export async function installSkill(
   const source = checked.loaded.realPath;
   if (!result.valid || checked.frontmatter === undefined || source === undefined) {
     throw new InputError(
-      "skill-invalid",
+      "skill.skill-invalid",
       `refusing to install an invalid skill:\n${formatFindingList(result.errors)}`,
       { file: skillDir },
       { data: { errors: result.errors } },
@@ -200,7 +202,7 @@ export async function installSkill(
   ) {
     const failing = audit.findings.filter((finding) => findingFails(finding, failOn));
     throw new InputError(
-      "skill-audit-failed",
+      "skill.skill-audit-failed",
       `refusing to install: the audit found ${failing.length} finding${failing.length === 1 ? "" : "s"} at or above ${failOn} (review them, then accept them with --baseline <file> from skill audit --write-baseline, or pass --allow-findings to install anyway):\n${formatFindingList(failing)}`,
       { file: skillDir },
       { data: { audit } },
@@ -240,7 +242,7 @@ async function realFolder(
   const folderReal = await realpath(folder);
   if (target.relativeFolder !== undefined && !isInside(target.base, folderReal)) {
     throw new InputError(
-      "skills-folder-outside-workspace",
+      "skill.skills-folder-outside-workspace",
       `${relative(target.base, folder)} resolves outside the workspace (to ${folderReal})`,
       { file: folder },
     );
@@ -278,7 +280,7 @@ async function copyInto(
       return { name, destination, status: "installed" };
     }
     throw new InputError(
-      "skill-install-conflict",
+      "skill.skill-install-conflict",
       `a different skill named "${name}" is already installed there; remove it first or rename one of them`,
       { file: destination },
     );
@@ -310,7 +312,7 @@ async function linkInto(
   if (existing !== undefined) {
     if (existing.isSymbolicLink() && (await readlink(link)) === wanted) return "unchanged";
     throw new InputError(
-      "skill-install-conflict",
+      "skill.skill-install-conflict",
       `something named "${name}" is already installed there; remove it first`,
       { file: link },
     );

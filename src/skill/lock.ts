@@ -65,7 +65,7 @@ export async function readLock(path: string): Promise<SkillsLock> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return emptyLock();
     throw new InputError(
-      "lock-unreadable",
+      "skill.lock-unreadable",
       `cannot read the lock file: ${(error as Error).message}`,
       { file: path },
     );
@@ -75,7 +75,7 @@ export async function readLock(path: string): Promise<SkillsLock> {
     value = JSON.parse(text);
   } catch (error) {
     throw new InputError(
-      "lock-not-json",
+      "skill.lock-not-json",
       `the lock file is not JSON: ${(error as Error).message}`,
       { file: path },
     );
@@ -83,12 +83,12 @@ export async function readLock(path: string): Promise<SkillsLock> {
   const version = (value as { version?: unknown } | null)?.version;
   if (typeof version === "number" && version > LOCK_VERSION)
     throw new InputError(
-      "lock-newer",
+      "skill.lock-newer",
       `the lock file is version ${version}; this skillsmith reads version ${LOCK_VERSION} (upgrade skillsmith)`,
       { file: path, field: "version" },
     );
   return parseInput(lockSchema, value, {
-    code: "lock-invalid",
+    code: "skill.lock-invalid",
     location: { file: path },
     describe: (problem) =>
       `not a ${LOCK_FORMAT} version ${LOCK_VERSION} file: ${fieldPrefix(problem)}${problem.message}`,

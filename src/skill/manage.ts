@@ -48,13 +48,15 @@ export interface ManageOptions extends GitOptions {
 export function lockFileOf(options: ManageOptions): string {
   if (options.scope === "global") {
     if (options.home === undefined)
-      throw new InputError("home-unknown", "global scope needs a home folder ($HOME)", {
+      throw new InputError("skill.home-unknown", "global scope needs a home folder ($HOME)", {
         field: "home",
       });
     return globalLockFile(options.home, options.env ?? {});
   }
   if (options.workspace === undefined)
-    throw new InputError("workspace-missing", "project scope needs a workspace", { field: "into" });
+    throw new InputError("skill.workspace-missing", "project scope needs a workspace", {
+      field: "into",
+    });
   return join(options.workspace, PROJECT_LOCK_FILE);
 }
 
@@ -98,7 +100,7 @@ export interface AddResult {
 function checkAgents(agents: readonly string[]): void {
   if (agents.length === 0)
     throw new InputError(
-      "agent-missing",
+      "skill.agent-missing",
       `name at least one --agent: ${AGENTS.map((agent) => agent.id).join(", ")}`,
       {
         field: "agent",
@@ -126,7 +128,7 @@ export async function addSkills(spec: string, options: AddOptions): Promise<AddR
   );
   if (missing.length > 0 || found.length === 0)
     throw new InputError(
-      "skill-not-in-source",
+      "skill.skill-not-in-source",
       found.length === 0
         ? `${source.source} at ${commit.slice(0, 12)} holds no skill (no SKILL.md found)`
         : `${source.source} at ${commit.slice(0, 12)} has no skill named ${missing.join(", ")}; it has ${found.map((skill) => skill.name).join(", ")}`,
@@ -143,7 +145,7 @@ export async function addSkills(spec: string, options: AddOptions): Promise<AddR
     const existing = lock.skills[skill.name];
     if (existing !== undefined && existing.url !== source.url)
       throw new InputError(
-        "skill-lock-conflict",
+        "skill.skill-lock-conflict",
         `a skill named "${skill.name}" is already locked from ${existing.source}; remove it first`,
         { file: lockFile, field: `skills.${skill.name}` },
       );
@@ -156,7 +158,7 @@ export async function addSkills(spec: string, options: AddOptions): Promise<AddR
       if (!auditFails(report, failOn)) continue;
       const failing = report.findings.filter((finding) => findingFails(finding, failOn));
       throw new InputError(
-        "skill-audit-failed",
+        "skill.skill-audit-failed",
         `refusing to add ${skill.name}: the audit found ${failing.length} finding${failing.length === 1 ? "" : "s"} at or above ${failOn} (review them, then pass --allow-findings to add anyway):\n${formatFindingList(failing)}`,
         { file: skill.folder },
         { data: { audit: report } },
@@ -266,7 +268,7 @@ export interface RemoveResult {
  * Remove locked skills: their installed folders (or links) for `agents` (all of the entry's
  * when none is given), and the lock entry once no agent keeps it. A name the lock does not know
  * is an error: removing is never a guess at what a folder is. A copy edited by hand is refused
- * (`skill-modified-locally`, nothing removed) unless `force`, as `updateSkills` refuses it:
+ * (`skill.skill-modified-locally`, nothing removed) unless `force`, as `updateSkills` refuses it:
  * both would discard the edits.
  */
 export async function removeSkills(
@@ -277,7 +279,7 @@ export async function removeSkills(
   const lock = await readLock(lockFile);
   const unknown = names.filter((name) => lock.skills[name] === undefined);
   if (unknown.length > 0)
-    throw new InputError("skill-not-locked", `not in ${lockFile}: ${unknown.join(", ")}`, {
+    throw new InputError("skill.skill-not-locked", `not in ${lockFile}: ${unknown.join(", ")}`, {
       file: lockFile,
     });
   if (options.force !== true) await refuseEditedCopies(names, lock, options);
@@ -331,7 +333,7 @@ async function refuseEditedCopies(
   }
   if (edited.length > 0)
     throw new InputError(
-      "skill-modified-locally",
+      "skill.skill-modified-locally",
       `${edited.map((copy) => copy.path).join(", ")} ${edited.length === 1 ? "was" : "were"} edited after installing; removing would discard the edits: pass --force to remove anyway`,
       { file: edited[0]?.path ?? lockFileOf(options) },
       { data: { edited } },
@@ -406,7 +408,7 @@ export async function updateSkills(
   const chosen = names.length === 0 ? Object.keys(lock.skills) : [...names];
   const unknown = chosen.filter((name) => lock.skills[name] === undefined);
   if (unknown.length > 0)
-    throw new InputError("skill-not-locked", `not in ${lockFile}: ${unknown.join(", ")}`, {
+    throw new InputError("skill.skill-not-locked", `not in ${lockFile}: ${unknown.join(", ")}`, {
       file: lockFile,
     });
   const updated: UpdatedSkill[] = [];
@@ -423,7 +425,7 @@ export async function updateSkills(
     );
     if (edited.length > 0 && options.force !== true)
       throw new InputError(
-        "skill-modified-locally",
+        "skill.skill-modified-locally",
         `${name} was edited after it was installed (${edited.map((copy) => copy.path).join(", ")}); updating would discard the edits: pass --force to replace them`,
         { file: edited[0]?.path ?? lockFile },
       );
@@ -433,7 +435,7 @@ export async function updateSkills(
     );
     if (skill === undefined)
       throw new InputError(
-        "skill-not-in-source",
+        "skill.skill-not-in-source",
         `${entry.source} at ${commit.slice(0, 12)} no longer has the skill "${name}" (was at ${entry.path || "the root"})`,
         { field: "skill" },
       );

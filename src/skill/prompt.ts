@@ -53,7 +53,7 @@ export async function promptSkillsOf(folders: readonly string[]): Promise<Prompt
     const result = toValidationResult(checked);
     if (!result.valid || checked.frontmatter === undefined)
       throw new InputError(
-        "skill-invalid",
+        "skill.skill-invalid",
         `not a valid skill:\n${formatFindingList(result.errors)}`,
         { file: folder },
       );

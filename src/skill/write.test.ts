@@ -52,7 +52,7 @@ describe("writeSkillFolder", () => {
       frontmatter: { name: "Bad Skill", description: "x" },
       body: "text",
     }).catch((caught: unknown) => caught);
-    expect(isSkillsmithError(error) && error.code === "skill-invalid").toBe(true);
+    expect(isSkillsmithError(error) && error.code === "skill.skill-invalid").toBe(true);
     expect((error as Error).message).toContain("name-invalid-chars");
     expect(await readdir(root)).toEqual([]);
   });
@@ -65,7 +65,7 @@ describe("writeSkillFolder", () => {
         body: "b",
         files: { [path]: "x" },
       }).catch((caught: unknown) => caught);
-      expect(isSkillsmithError(error) && error.code === "skill-file-path-invalid").toBe(true);
+      expect(isSkillsmithError(error) && error.code === "skill.skill-file-path-invalid").toBe(true);
       expect(await readdir(root)).toEqual([]);
     },
   );

@@ -45,7 +45,7 @@ function checkRelativePath(path: string): void {
     path === "SKILL.md";
   if (bad) {
     throw new InputError(
-      "skill-file-path-invalid",
+      "skill.skill-file-path-invalid",
       `cannot write "${path}": extra files need a relative path inside the skill (no "..", no leading "/", not SKILL.md)`,
       { field: "files" },
     );
@@ -83,7 +83,7 @@ export async function writeSkillFolder(
     const check = await validateSkillFolder(staged);
     if (!check.valid) {
       throw new InputError(
-        "skill-invalid",
+        "skill.skill-invalid",
         `refusing to write an invalid skill to ${dir}:\n${formatFindingList(check.errors)}`,
         { file: dir },
         { data: { errors: check.errors } },

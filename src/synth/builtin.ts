@@ -93,7 +93,7 @@ export class BuiltinTaskFamily extends PythonSolvers implements TaskFamilyV1 {
       text = await readFile(file, "utf8");
     } catch (cause) {
       throw new InputError(
-        "synth.family.unreadable",
+        "synth.family-unreadable",
         "cannot read the task file",
         { file },
         { cause },
@@ -101,12 +101,12 @@ export class BuiltinTaskFamily extends PythonSolvers implements TaskFamilyV1 {
     }
     const read = readYamlValue(text);
     if (!read.ok)
-      throw new InputError("synth.family.syntax", `not valid YAML: ${read.error.message}`, {
+      throw new InputError("synth.family-syntax", `not valid YAML: ${read.error.message}`, {
         file,
         ...(read.error.line === undefined ? {} : { line: read.error.line }),
       });
     const parsed = parseInput(fileSchema, read.value.value, {
-      code: "synth.family.invalid",
+      code: "synth.family-invalid",
       location: { file },
       lineOf: read.value.lineOf,
       describe: (problem) =>
@@ -115,7 +115,7 @@ export class BuiltinTaskFamily extends PythonSolvers implements TaskFamilyV1 {
     const seen = new Set<string>();
     return parsed.tasks.map((task, index) => {
       if (seen.has(task.id))
-        throw new InputError("synth.family.duplicate", `duplicate task id "${task.id}"`, {
+        throw new InputError("synth.family-duplicate", `duplicate task id "${task.id}"`, {
           file,
           field: `tasks.${index}.id`,
         });
@@ -202,7 +202,7 @@ export class BuiltinTaskFamily extends PythonSolvers implements TaskFamilyV1 {
   ): Promise<AttemptScore> {
     const tests = task.hidden.tests;
     if (tests === undefined)
-      throw new InputError("synth.family.no-tests", `task "${task.id}" has no hidden tests`, {
+      throw new InputError("synth.family-no-tests", `task "${task.id}" has no hidden tests`, {
         field: "tests",
       });
     const workspace = await mkdtemp(join(tmpdir(), "skillsmith-synth-"));

@@ -555,14 +555,14 @@ export async function runHumanEvalChecks(
     const python = options.python ?? defaultHumanEvalPython;
     if (harnessError !== undefined)
       throw new InfrastructureError(
-        "synth.humaneval.harness",
+        "synth.humaneval-harness",
         `the HumanEval harness (${python}) could not protect itself: ${String(harnessError)}`,
       );
     // Killed (by a signal: an answer, the memory limit) or out of time: the answers' fault, 0.
     const killed = execution.exitCode === null || execution.exitCode >= 128;
     if (!done && !execution.timedOut && !killed && !execution.oomKilled)
       throw new InfrastructureError(
-        "synth.humaneval.harness",
+        "synth.humaneval-harness",
         `the HumanEval harness (${python}) failed (exit ${execution.exitCode}): ${execution.stderr.trim().slice(-500) || "no output"}`,
       );
     // By position: one batch may check several answers to the same task.

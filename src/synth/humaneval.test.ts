@@ -116,7 +116,7 @@ describe("HumanEval family files", () => {
     // One whose dataset is there but unreadable (a link loop): said so, not "holds neither".
     await selfLoopingLink(directory, "HumanEval.jsonl.gz");
     await expect(family(directory).loadTasks()).rejects.toMatchObject({
-      code: "file.unreadable",
+      code: "core.file-unreadable",
       location: { file: join(directory, "HumanEval.jsonl.gz") },
     });
   });

@@ -70,14 +70,14 @@ async function datasetFile(path: string): Promise<string> {
   // Missing is the user's "no such file"; there but unreadable (a link loop) is its own error.
   const found = await unlessMissing(path, stat(path));
   if (found === undefined)
-    throw new InputError("synth.humaneval.missing", "no such file or folder", { file: path });
+    throw new InputError("synth.humaneval-missing", "no such file or folder", { file: path });
   if (!found.isDirectory()) return path;
   for (const name of ["HumanEval.jsonl.gz", "HumanEval.jsonl"]) {
     const candidate = join(path, name);
     if ((await unlessMissing(candidate, stat(candidate)))?.isFile() === true) return candidate;
   }
   throw new InputError(
-    "synth.humaneval.missing",
+    "synth.humaneval-missing",
     "the folder holds neither HumanEval.jsonl.gz nor HumanEval.jsonl",
     { file: path },
   );
@@ -166,7 +166,7 @@ export class HumanEvalTaskFamily extends PythonSolvers implements TaskFamilyV1 {
       bytes = await readFile(file);
     } catch (cause) {
       throw new InputError(
-        "synth.humaneval.unreadable",
+        "synth.humaneval-unreadable",
         "cannot read the dataset",
         { file },
         {
@@ -178,7 +178,7 @@ export class HumanEvalTaskFamily extends PythonSolvers implements TaskFamilyV1 {
     try {
       text = (file.endsWith(".gz") ? gunzipSync(bytes) : bytes).toString("utf8");
     } catch (cause) {
-      throw new InputError("synth.humaneval.gzip", "not a valid gzip file", { file }, { cause });
+      throw new InputError("synth.humaneval-gzip", "not a valid gzip file", { file }, { cause });
     }
     const tasks: FamilyTask[] = [];
     const seen = new Set<string>();
@@ -189,7 +189,7 @@ export class HumanEvalTaskFamily extends PythonSolvers implements TaskFamilyV1 {
         value = JSON.parse(line);
       } catch (cause) {
         throw new InputError(
-          "synth.humaneval.syntax",
+          "synth.humaneval-syntax",
           "not valid JSON",
           { file, line: index + 1 },
           {
@@ -198,13 +198,13 @@ export class HumanEvalTaskFamily extends PythonSolvers implements TaskFamilyV1 {
         );
       }
       const record = parseInput(recordSchema, value, {
-        code: "synth.humaneval.record",
+        code: "synth.humaneval-record",
         location: { file, line: index + 1 },
         describe: (problem) =>
           `${problem.message} (each line needs task_id, prompt, canonical_solution, test, entry_point)`,
       });
       if (seen.has(record.task_id))
-        throw new InputError("synth.humaneval.duplicate", `duplicate task_id "${record.task_id}"`, {
+        throw new InputError("synth.humaneval-duplicate", `duplicate task_id "${record.task_id}"`, {
           file,
           line: index + 1,
           field: "task_id",
@@ -221,7 +221,7 @@ export class HumanEvalTaskFamily extends PythonSolvers implements TaskFamilyV1 {
       });
     }
     if (tasks.length === 0)
-      throw new InputError("synth.humaneval.empty", "the dataset holds no tasks", { file });
+      throw new InputError("synth.humaneval-empty", "the dataset holds no tasks", { file });
     this.file = file;
     this.digest = createHash("sha256").update(bytes).digest("hex");
     this.count = tasks.length;
@@ -291,7 +291,7 @@ export class HumanEvalTaskFamily extends PythonSolvers implements TaskFamilyV1 {
       async () => {
         const [outcome] = await this.check([{ task, code: output }], signal);
         if (outcome === undefined)
-          throw new InternalError("synth.humaneval.no-outcome", "the harness gave no outcome");
+          throw new InternalError("synth.humaneval-no-outcome", "the harness gave no outcome");
         return scoreOf(outcome);
       },
     );
@@ -309,7 +309,7 @@ export class HumanEvalTaskFamily extends PythonSolvers implements TaskFamilyV1 {
       const { test, entry_point: entryPoint } = task.hidden;
       if (test === undefined || entryPoint === undefined)
         throw new InputError(
-          "synth.humaneval.hidden",
+          "synth.humaneval-hidden",
           `task "${task.id}" has no hidden test or entry point`,
           { field: test === undefined ? "test" : "entry_point" },
         );

@@ -55,7 +55,7 @@ export async function readPool(path: string): Promise<PoolEntry[]> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw new InputError(
-      "synth.pool.unreadable",
+      "synth.pool-unreadable",
       "cannot read the pool file",
       { file: path },
       {
@@ -74,7 +74,7 @@ export async function readPool(path: string): Promise<PoolEntry[]> {
     } catch (cause) {
       if (index === lastContentLine && !text.endsWith("\n")) break;
       throw new InputError(
-        "synth.pool.syntax",
+        "synth.pool-syntax",
         "not valid JSON",
         { file: path, line: index + 1 },
         {
@@ -84,7 +84,7 @@ export async function readPool(path: string): Promise<PoolEntry[]> {
     }
     entries.push(
       parseInput(poolEntrySchema, value, {
-        code: "synth.pool.entry",
+        code: "synth.pool-entry",
         location: { file: path, line: index + 1 },
         describe: (problem) => `${problem.message} (expected a pool entry of schema 1 or 2)`,
       }),

@@ -22,7 +22,7 @@ export function fillPrompt(template: string, values: Readonly<Record<string, str
   return template.replace(/\{\{(\w+)\}\}/g, (_match, key: string) => {
     const value = values[key];
     if (value === undefined)
-      throw new InternalError("synth.prompt.placeholder", `no value for {{${key}}} in a prompt`);
+      throw new InternalError("synth.prompt-placeholder", `no value for {{${key}}} in a prompt`);
     return value;
   });
 }

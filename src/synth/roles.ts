@@ -60,13 +60,13 @@ function fromConfig(source: {
   try {
     value = JSON.parse(readFileSync(path, "utf8"));
   } catch (cause) {
-    throw new InputError("config.syntax", "not valid JSON", { file: path }, { cause });
+    throw new InputError("model.config-syntax", "not valid JSON", { file: path }, { cause });
   }
   const parsed = parseInput(
     z.looseObject({ [ROLE_CONFIG_SECTION]: sectionSchema.optional() }),
     value,
     {
-      code: "config.invalid",
+      code: "model.config-invalid",
       location: { file: path },
       describe: (problem) =>
         `${problem.message} (expected "${ROLE_CONFIG_SECTION}": {${modelRoles.map((role) => `"${role}"?: "<provider>:<model>"`).join(", ")}})`,

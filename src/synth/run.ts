@@ -205,7 +205,7 @@ async function bestOfN(
   }
   const attempt = attempts[chosen] ?? attempts[0];
   if (attempt === undefined)
-    throw new InternalError("synth.best-of-n.empty", "Best-of-N produced no sample");
+    throw new InternalError("synth.best-of-n-empty", "Best-of-N produced no sample");
   return {
     attempt,
     record: { n, temperature, criterion, checkScores, chosen, samples: outputs },
@@ -222,10 +222,10 @@ export async function runMethod(options: RunMethodOptions): Promise<MethodResult
   const samples = options.samples ?? defaultSamples;
   const temperature = options.sampleTemperature ?? defaultSampleTemperature;
   if (method === "best-of-n" && (!Number.isSafeInteger(samples) || samples < 1))
-    throw new UsageError("synth.best-of-n.samples", `Best-of-N needs N ≥ 1, got ${samples}`);
+    throw new UsageError("synth.best-of-n-samples", `Best-of-N needs N ≥ 1, got ${samples}`);
   if (method === "react" && family.solveReact === undefined)
     throw new UnsupportedError(
-      "synth.react.unsupported",
+      "synth.react-unsupported",
       `the task family "${family.name}" has no ReAct solver`,
     );
   // One index per method run: pool vectors are embedded once and reused by every task.

@@ -65,14 +65,14 @@ export function slotLibraryProblems(library: SlotLibrary): string[] {
 /** Parse and check a library from untrusted JSON; `source` names the file in the error. */
 export function parseSlotLibrary(value: unknown, source: string): SlotLibrary {
   const library = parseInput(slotLibrarySchema, value, {
-    code: "synth.library.invalid",
+    code: "synth.library-invalid",
     location: { file: source },
     describe: (problem) =>
       `${problem.message} (a slot library has "version", "input" and "output" arrays of {id, text})`,
   });
   const problems = slotLibraryProblems(library);
   if (problems.length > 0)
-    throw new InputError("synth.library.limits", `slot limits broken: ${problems.join("; ")}`, {
+    throw new InputError("synth.library-limits", `slot limits broken: ${problems.join("; ")}`, {
       file: source,
     });
   return library;

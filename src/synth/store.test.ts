@@ -63,10 +63,18 @@ describe("LibraryStore formats", () => {
     expect(await store.patches()).toEqual([olderPatch]);
   });
 
+  it("refuses a patch record that does not match its schema, naming the file and field", async () => {
+    const store = await storeWith({ "patches/0001.json": { ...olderPatch, status: "maybe" } });
+    await expect(store.patches()).rejects.toMatchObject({
+      code: "synth.patch-invalid",
+      location: { file: join(store.directory, "patches", "0001.json"), field: "status" },
+    });
+  });
+
   it("refuses a library of a later format with a message saying so", async () => {
     const store = await storeWith({ "libraries/v2.json": { ...olderLibrary, format: 2 } });
     await expect(store.load("v2")).rejects.toMatchObject({
-      code: "synth.store.format",
+      code: "synth.store-format",
       message: expect.stringContaining(`reads format ${SYNTH_STORE_FORMAT}`),
     });
   });
@@ -77,8 +85,8 @@ describe("LibraryStore on files it cannot read", () => {
     const store = await storeWith({});
     await mkdir(join(store.directory, "libraries"), { recursive: true });
     await selfLoopingLink(join(store.directory, "libraries"), "v2.json");
-    await expect(store.load("v2")).rejects.toMatchObject({ code: "file.unreadable" });
+    await expect(store.load("v2")).rejects.toMatchObject({ code: "core.file-unreadable" });
     // A missing one is still "not stored".
-    await expect(store.load("v3")).rejects.toMatchObject({ code: "synth.library.missing" });
+    await expect(store.load("v3")).rejects.toMatchObject({ code: "synth.library-missing" });
   });
 });

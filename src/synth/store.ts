@@ -12,8 +12,10 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { z } from "zod";
 import { InputError } from "../core/errors.js";
 import { isMissing, unlessMissing, unreadableError } from "../core/fs.js";
+import { parseInput } from "../core/parse.js";
 import { redactedJsonFile, writeRedactedFile } from "../model/redact.js";
 import { promptText } from "./prompts.js";
 import { parseSlotLibrary, type SlotLibrary } from "./slots.js";
@@ -30,7 +32,7 @@ function readableFormat(value: unknown, path: string): unknown {
   // No field: written before formats were recorded, which is format 1's layout.
   if (format === undefined || format === SYNTH_STORE_FORMAT) return rest;
   throw new InputError(
-    "synth.store.format",
+    "synth.store-format",
     `written in store format ${JSON.stringify(format)}; this skillsmith reads format ${SYNTH_STORE_FORMAT} (and files without a format): use the skillsmith that wrote it, or a newer one`,
     { file: path, field: "format" },
   );
@@ -45,24 +47,30 @@ export function initialLibrary(): SlotLibrary {
   return parseSlotLibrary(JSON.parse(promptText("slots-v1.json")), "prompts/synth/slots-v1.json");
 }
 
-export interface PatchRecord {
-  readonly number: number;
-  readonly epoch: number;
-  readonly baseVersion: string;
+/** A stored patch (`patches/<n>.json`, without its `format`), read back through this schema. */
+const patchRecordSchema = z.object({
+  number: z.number().int().nonnegative(),
+  epoch: z.number().int().nonnegative(),
+  baseVersion: z.string(),
   /** The version it became when accepted. */
-  readonly resultVersion?: string;
-  readonly status: "accepted" | "rejected-invalid" | "rejected-no-gain";
-  readonly reason: string;
-  readonly rationale: string;
-  readonly operations: readonly unknown[];
-  readonly diff: string;
-  readonly scores?: {
-    readonly base: number;
-    readonly candidate: number;
-    readonly tasks: readonly string[];
-  };
-  readonly createdAt: string;
-}
+  resultVersion: z.string().optional(),
+  status: z.enum(["accepted", "rejected-invalid", "rejected-no-gain"]),
+  reason: z.string(),
+  rationale: z.string(),
+  operations: z.array(z.unknown()).readonly(),
+  diff: z.string(),
+  scores: z
+    .object({
+      base: z.number(),
+      candidate: z.number(),
+      tasks: z.array(z.string()).readonly(),
+    })
+    .readonly()
+    .optional(),
+  createdAt: z.string(),
+});
+
+export type PatchRecord = z.infer<typeof patchRecordSchema>;
 
 export class LibraryStore {
   constructor(readonly directory: string) {}
@@ -75,7 +83,7 @@ export class LibraryStore {
   async load(version: string): Promise<SlotLibrary> {
     if (!/^v\d+$/.test(version))
       throw new InputError(
-        "synth.library.version",
+        "synth.library-version",
         `"${version}" is not a library version (v1, v2, ...)`,
         {
           field: "--library",
@@ -89,7 +97,7 @@ export class LibraryStore {
       if (!isMissing(error)) throw unreadableError(path, error);
       if (version === initialLibraryVersion) return initialLibrary();
       throw new InputError(
-        "synth.library.missing",
+        "synth.library-missing",
         `library version ${version} is not stored`,
         {
           file: path,
@@ -136,7 +144,13 @@ export class LibraryStore {
     const records: PatchRecord[] = [];
     for (const name of names) {
       const path = join(directory, name);
-      records.push(readableFormat(JSON.parse(await readFile(path, "utf8")), path) as PatchRecord);
+      const stored = readableFormat(JSON.parse(await readFile(path, "utf8")), path);
+      records.push(
+        parseInput(patchRecordSchema, stored, {
+          code: "synth.patch-invalid",
+          location: { file: path },
+        }),
+      );
     }
     return records;
   }

@@ -98,7 +98,7 @@ const scoreMemo = new ScoreMemo();
 function requireRepository(skill: SuiteSkill): void {
   if (skill.repository === undefined)
     throw new UnsupportedError(
-      "synth.suite.no-repository",
+      "synth.suite-no-repository",
       `skill "${skill.id}" has no repository (an image-only environment): the suite task family needs a repository to materialise workspaces from`,
     );
 }
@@ -163,7 +163,7 @@ export class SuiteTaskFamily implements TaskFamilyV1 {
     const found = this.byId.get(id);
     if (found === undefined)
       throw new InfrastructureError(
-        "synth.suite.unknown-task",
+        "synth.suite-unknown-task",
         `task "${id}" is not in the loaded suite (call loadTasks first)`,
       );
     return found;
@@ -293,7 +293,7 @@ export class SuiteTaskFamily implements TaskFamilyV1 {
       });
       if (trajectory.status === "infra_error")
         throw new InfrastructureError(
-          "synth.suite.agent-infra",
+          "synth.suite-agent-infra",
           `the agent run for ${task.id} was lost to infrastructure: ${trajectory.error ?? "no detail"}`,
         );
       // Captured the way `bench run` captures a run's patch: the workspace's own `.git` (which
@@ -301,7 +301,7 @@ export class SuiteTaskFamily implements TaskFamilyV1 {
       const patch = await captureWorkspacePatch(base.tree, workspace);
       if (patch.truncated)
         throw new InfrastructureError(
-          "synth.suite.diff-too-large",
+          "synth.suite-diff-too-large",
           `the agent's change for ${task.id} is larger than ${patch.diff.length} characters and cannot be scored`,
         );
       const output = patch.diff;

@@ -221,7 +221,7 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
   const domain = parseResult(domainSchema, options.domain);
   if (!domain.ok)
     throw new InputError(
-      "wiki.domain.invalid",
+      "wiki.domain-invalid",
       `domain "${options.domain}": ${domain.error.message}`,
       { field: "--domain" },
     );
@@ -479,7 +479,7 @@ async function resourceSpecs(options: BuildOptions): Promise<ResourceSpec[]> {
     const given =
       typeof options.resources === "string" ? [options.resources] : [...(options.resources ?? [])];
     if (given.length === 0)
-      throw new InputError("wiki.resources.none", "no resources given", {
+      throw new InputError("wiki.resources-none", "no resources given", {
         field: "--resources",
       });
     specs = [];
@@ -490,7 +490,7 @@ async function resourceSpecs(options: BuildOptions): Promise<ResourceSpec[]> {
     const path = specPath(spec);
     if (seen.has(path))
       throw new InputError(
-        "wiki.resources.duplicate",
+        "wiki.resources-duplicate",
         `resource "${path}" is given twice; manifest paths (and so skill ids) must be unique`,
         { field: "--resources" },
       );
@@ -551,7 +551,7 @@ async function gateCandidate(given: Candidate, context: GateContext): Promise<Ca
   const resource = context.prepared.get(candidate.sourcePath);
   if (resource === undefined)
     throw new InternalError(
-      "wiki.build.provenance",
+      "wiki.build-provenance",
       `the provenance gate passed ${candidate.sourcePath}, which names no prepared resource`,
     );
   const duplicate = deduplicationGate(candidate, context.dedup);

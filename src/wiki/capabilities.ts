@@ -98,7 +98,7 @@ export async function loadCapabilities(root: string): Promise<Map<string, Capabi
     manifest.capabilities.forEach((capability, index) => {
       if (builtinImplementations[capability.implementation] === undefined)
         throw new InputError(
-          "wiki.capability.unimplemented",
+          "wiki.capability-unimplemented",
           `capability "${capability.name}" names implementation "${capability.implementation}", which nothing implements (known: ${Object.keys(builtinImplementations).join(", ")})`,
           { file: path, field: `capabilities.${index}.implementation` },
         );

@@ -100,7 +100,7 @@ describe("loadDistillerPrompt", () => {
     await selfLoopingLink(folder, "audio.md");
     for (const domain of ["web", "audio"])
       await expect(loadDistillerPrompt(domain, folder)).rejects.toMatchObject({
-        code: "file.unreadable",
+        code: "core.file-unreadable",
         location: { file: join(folder, `${domain}.md`) },
       });
   });

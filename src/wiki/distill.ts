@@ -70,7 +70,7 @@ export async function loadDistillerPrompt(
     if (text !== undefined) return { text, file };
   }
   throw new InputError(
-    "wiki.prompt.missing",
+    "wiki.prompt-missing",
     `no distiller prompt for domain "${domain}" and no default.md`,
     { file: promptDir },
   );

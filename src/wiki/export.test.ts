@@ -40,7 +40,7 @@ async function failure(entry: WikiEntry): Promise<InputError> {
 describe("exportEntry on a damaged or hostile entry", () => {
   it("names the entry and the file when its overview is missing, instead of a bare ENOENT", async () => {
     const error = await failure(await entryWith("no-overview", [], false));
-    expect(error.code).toBe("wiki.entry.file-missing");
+    expect(error.code).toBe("wiki.entry-file-missing");
     expect(error.message).toContain('entry a1b2c3d4 lists "text/overview.md"');
     expect(error.message).toContain("meta.json");
   });
@@ -50,7 +50,7 @@ describe("exportEntry on a damaged or hostile entry", () => {
     await writeFile(outside, "not yours\n");
     for (const listed of ["../secret.txt", outside, "code/../../secret.txt"]) {
       const error = await failure(await entryWith(`escape-${listed.length}`, [listed], true));
-      expect(error.code, listed).toBe("wiki.entry.file-outside");
+      expect(error.code, listed).toBe("wiki.entry-file-outside");
     }
   });
 });

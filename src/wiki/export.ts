@@ -45,7 +45,7 @@ async function entryFile(entry: WikiEntry, listed: string): Promise<Buffer> {
   const location = { file: join(entry.dir, "meta.json"), field: "files" };
   if (inside === "" || inside.startsWith("..") || isAbsolute(inside))
     throw new InputError(
-      "wiki.entry.file-outside",
+      "wiki.entry-file-outside",
       `entry ${entry.meta.skill_id} lists "${listed}", which is outside its folder`,
       location,
     );
@@ -53,7 +53,7 @@ async function entryFile(entry: WikiEntry, listed: string): Promise<Buffer> {
     return await readFile(path);
   } catch (cause) {
     throw new InputError(
-      "wiki.entry.file-missing",
+      "wiki.entry-file-missing",
       `entry ${entry.meta.skill_id} lists "${listed}", which cannot be read (${(cause as NodeJS.ErrnoException).code ?? "error"}): rebuild the wiki or remove the entry`,
       location,
       { cause },

@@ -20,10 +20,12 @@
  * build, pool record) and the connectors and the pool record schema exist only for it; the search
  * backends and fetchers are their own modules.
  */
+
 import { mkdir, mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { z } from "zod";
+import { currentErrorCode } from "../core/error-code-renames.js";
 import { InputError, InternalError, isSkillsmithError } from "../core/errors.js";
 import { writeFileAtomic } from "../core/fs.js";
 import type { ModelClient } from "../model/index.js";
@@ -112,7 +114,7 @@ export class ResourceListConnector implements ResourceConnectorV1 {
       }
       if (context === undefined)
         throw new InternalError(
-          "wiki.online.no-context",
+          "wiki.online-no-context",
           `connector ${this.name} lists URLs and needs a work folder to fetch them into`,
         );
       fetchDir ??= await mkdtemp(join(context.workDir, "connector-"));
@@ -162,7 +164,7 @@ export async function connectorsFor(
       isFolder = (await stat(argument)).isDirectory();
     } catch (cause) {
       throw new InputError(
-        "wiki.resources.missing",
+        "wiki.resources-missing",
         "no such folder or resource list",
         { file: argument },
         { cause },
@@ -193,8 +195,11 @@ const failureSchema = z.strictObject({
   stage: z.enum(["search", "fetch"]).optional(),
   /** The request or the result's URL (or path). */
   path: z.string(),
-  /** The error's code (`wiki.search.timeout`, `wiki.url.status`, …). */
-  code: z.string().optional(),
+  /**
+   * The error's code (`wiki.search-timeout`, `wiki.url-status`, …); a pool written by an older
+   * version spelled codes differently (`wiki.search.timeout`): read under their current names.
+   */
+  code: z.string().transform(currentErrorCode).optional(),
   error: z.string(),
 });
 export type AcquisitionFailure = z.infer<typeof failureSchema>;
@@ -314,7 +319,7 @@ async function fetchHit(
   const parsed = parseResourceUrl(hit.url, where);
   if (!RESULT_SCHEMES.has(parsed.scheme))
     throw new InputError(
-      "wiki.search.result-scheme",
+      "wiki.search-result-scheme",
       `${hit.url}: a search result may only name an http or https resource, not a ${parsed.scheme} URL`,
       where,
     );
@@ -347,7 +352,7 @@ async function fetchHit(
     const absent = hit.files.filter((file) => !present.has(file));
     if (absent.length > 0)
       throw new InputError(
-        "wiki.search.result-file",
+        "wiki.search-result-file",
         `${spec.path}: the repository at ${fetched.origin.commit ?? "its default branch"} has no file ${absent.map((file) => JSON.stringify(file)).join(", ")}`,
         where,
       );
@@ -369,7 +374,7 @@ function checkedPool(options: AcquireOptions): string {
     options.budget > ONLINE_POOL_BUDGET_LIMIT
   )
     throw new InputError(
-      "wiki.online.budget",
+      "wiki.online-budget",
       `the online pool budget must be an integer from 1 to ${ONLINE_POOL_BUDGET_LIMIT}, got ${options.budget}`,
       { field: "budget" },
     );
@@ -377,7 +382,7 @@ function checkedPool(options: AcquireOptions): string {
   const inside = relative(resolve(options.offlineWiki), pool);
   if (inside === "" || (!inside.startsWith("..") && !inside.startsWith("/")))
     throw new InputError(
-      "wiki.online.pool-inside-offline",
+      "wiki.online-pool-inside-offline",
       "the online pool must live outside the offline wiki, which it is never merged into",
       { file: pool },
     );
@@ -389,7 +394,7 @@ async function readPoolRecord(recordPath: string, budget: number): Promise<PoolR
   try {
     return await readJsonFile(recordPath, poolRecordSchema);
   } catch (error) {
-    if (!(error instanceof InputError && error.code === "wiki.file.unreadable")) throw error;
+    if (!(error instanceof InputError && error.code === "wiki.file-unreadable")) throw error;
     return { format: WIKI_FORMAT_VERSION, budget, acquisitions: [] };
   }
 }

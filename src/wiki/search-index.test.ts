@@ -233,7 +233,7 @@ describe("the search index file", () => {
       await rm(path, { recursive: true, force: true });
       await make(path);
       await expect(IndexedWikiSearch.open(root, defaultThresholds)).rejects.toMatchObject({
-        code: "file.unreadable",
+        code: "core.file-unreadable",
         location: { file: path },
       });
     }

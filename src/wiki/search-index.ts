@@ -467,7 +467,7 @@ async function readMetaBytes(path: string): Promise<Buffer> {
   try {
     return await readFile(path);
   } catch (cause) {
-    throw new InputError("wiki.file.unreadable", "cannot read the file", { file: path }, { cause });
+    throw new InputError("wiki.file-unreadable", "cannot read the file", { file: path }, { cause });
   }
 }
 
@@ -481,7 +481,7 @@ function bytesOf(array: ArrayBufferView): Uint8Array {
  */
 export class IndexMismatchError extends InputError {
   constructor(path: string, what: string) {
-    super("wiki.index.mismatch", `the search index does not match the wiki: ${what}`, {
+    super("wiki.index-mismatch", `the search index does not match the wiki: ${what}`, {
       file: path,
     });
   }
@@ -489,7 +489,7 @@ export class IndexMismatchError extends InputError {
 
 function damaged(path: string, what: string): InputError {
   return new InputError(
-    "wiki.index.damaged",
+    "wiki.index-damaged",
     `the search index is damaged (${what}); delete it and it is rebuilt by the next search`,
     { file: path },
   );
@@ -666,7 +666,7 @@ export class IndexedWikiSearch {
       );
     } catch (error) {
       // A file shorter than its header says is damaged: like a missing one, it is rebuilt.
-      if (isSkillsmithError(error) && error.code === "wiki.index.damaged") return undefined;
+      if (isSkillsmithError(error) && error.code === "wiki.index-damaged") return undefined;
       throw error;
     } finally {
       if (!keep) closeSync(fd);
@@ -819,12 +819,12 @@ export class IndexedWikiSearch {
     const config = this.shortlistConfig(options);
     if (config.idf_over !== "all")
       throw new UnsupportedError(
-        "wiki.index.idf-scope",
+        "wiki.index-idf-scope",
         "the search index holds BM25 statistics over every entry, not the searched ones: search the entries instead",
       );
     if (!IndexedWikiSearch.indexes(config.fields))
       throw new UnsupportedError(
-        "wiki.index.fields",
+        "wiki.index-fields",
         `the search index holds the four card fields, not ${config.fields.join(", ")}: search the entries instead`,
       );
     const includeUnverified = options.includeUnverified === true;

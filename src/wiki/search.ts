@@ -363,7 +363,7 @@ export async function searchSkills(
     if (
       !(search instanceof IndexedWikiSearch) ||
       !isSkillsmithError(error) ||
-      error.code !== "wiki.index.mismatch"
+      error.code !== "wiki.index-mismatch"
     )
       throw error;
     search.close();
@@ -423,7 +423,7 @@ async function searchWith(
     case "select": {
       if (options.model === undefined)
         throw new UnsupportedError(
-          "wiki.select.no-model",
+          "wiki.select-no-model",
           "selection needs a model (--model <spec>)",
         );
       const { selectFromShortlist } = await import("./select.js");
@@ -434,7 +434,7 @@ async function searchWith(
     case "bm25+embedding": {
       if (options.embedding === undefined)
         throw new UnsupportedError(
-          "wiki.select.no-embedding",
+          "wiki.select-no-embedding",
           `the ${strategy} strategy needs an embedding model: pass --embedding-model <provider:model> or set ${EMBEDDING_MODEL_VARIABLE} (e.g. openai:text-embedding-3-small)`,
         );
       const cards =

@@ -15,7 +15,7 @@ describe("reading a wiki that cannot be read", () => {
   it("reports an unreadable wiki.json as unreadable, not as 'not a wiki'", async () => {
     const wiki = await temporaryDirectoryIn(cleanups, "skillsmith-wiki-unreadable-");
     await selfLoopingLink(wiki, "wiki.json");
-    await expect(readWikiManifest(wiki)).rejects.toMatchObject({ code: "file.unreadable" });
+    await expect(readWikiManifest(wiki)).rejects.toMatchObject({ code: "core.file-unreadable" });
   });
 });
 
@@ -46,7 +46,7 @@ describe("wiki.json of other versions", () => {
     const wiki = await temporaryDirectoryIn(cleanups, "skillsmith-wiki-newer-");
     await writeFile(join(wiki, "wiki.json"), JSON.stringify({ format: 2, created: "x" }));
     await expect(readWikiManifest(wiki)).rejects.toMatchObject({
-      code: "wiki.file.format",
+      code: "wiki.file-format",
       message: expect.stringContaining("reads format 1"),
     });
   });

@@ -58,7 +58,7 @@ export async function readJsonFile<T>(path: string, schema: z.ZodType<T>): Promi
   try {
     text = await readFile(path, "utf8");
   } catch (cause) {
-    throw new InputError("wiki.file.unreadable", "cannot read the file", { file: path }, { cause });
+    throw new InputError("wiki.file-unreadable", "cannot read the file", { file: path }, { cause });
   }
   return parseJsonText(path, text, schema);
 }
@@ -70,7 +70,7 @@ export function parseJsonText<T>(path: string, text: string, schema: z.ZodType<T
     value = JSON.parse(text);
   } catch (cause) {
     throw new InputError(
-      "wiki.file.syntax",
+      "wiki.file-syntax",
       `not valid JSON: ${cause instanceof Error ? cause.message : String(cause)}`,
       { file: path },
       { cause },
@@ -83,11 +83,11 @@ export function parseJsonText<T>(path: string, text: string, schema: z.ZodType<T
       : undefined;
   if (typeof format === "number" && format > WIKI_FORMAT_VERSION)
     throw new InputError(
-      "wiki.file.format",
+      "wiki.file-format",
       `written in wiki format ${format}; this skillsmith reads format ${WIKI_FORMAT_VERSION}: use the skillsmith that built the wiki, or a newer one`,
       { file: path, field: "format" },
     );
-  return parseInput(schema, value, { code: "wiki.file.invalid", location: { file: path } });
+  return parseInput(schema, value, { code: "wiki.file-invalid", location: { file: path } });
 }
 
 /** The wiki's JSON file text, with every known secret and token shape removed. */
@@ -153,7 +153,7 @@ export async function acquireBuildLock(root: string): Promise<BuildLock> {
       throw new InfrastructureError("wiki.locked", `cannot take the wiki lock ${path}`);
     return { path, release: () => outcome.release() };
   } catch (error) {
-    if (!isSkillsmithError(error) || error.code !== "lock-timeout") throw error;
+    if (!isSkillsmithError(error) || error.code !== "core.lock-timeout") throw error;
     const pid = typeof error.data.pid === "number" ? error.data.pid : undefined;
     throw new InfrastructureError(
       "wiki.locked",
@@ -236,16 +236,16 @@ export async function resolveEntry(root: string, wanted: string): Promise<WikiEn
   const location = { field: "skill_id" };
   switch (match.kind) {
     case "invalid":
-      throw new InputError("wiki.skill.invalid-id", `"${wanted}": ${match.reason}`, location);
+      throw new InputError("wiki.skill-invalid-id", `"${wanted}": ${match.reason}`, location);
     case "none":
       throw new InputError(
-        "wiki.skill.missing",
+        "wiki.skill-missing",
         `no skill with id "${wanted}" in ${root}`,
         location,
       );
     case "ambiguous":
       throw new InputError(
-        "wiki.skill.ambiguous",
+        "wiki.skill-ambiguous",
         `"${wanted}" is the start of ${match.ids.length} skill ids in ${root}: ${match.ids.slice(0, 10).join(", ")}${match.ids.length > 10 ? ", …" : ""}; give more digits`,
         location,
       );
@@ -253,7 +253,7 @@ export async function resolveEntry(root: string, wanted: string): Promise<WikiEn
       const entry = await findEntry(root, match.id);
       if (entry === undefined)
         throw new InputError(
-          "wiki.skill.missing",
+          "wiki.skill-missing",
           `no skill with id "${wanted}" in ${root}`,
           location,
         );
@@ -298,7 +298,7 @@ export async function writeEntry(root: string, content: EntryContent): Promise<s
         relative.startsWith("/")
       )
         throw new InputError(
-          "wiki.entry.path",
+          "wiki.entry-path",
           `entry file path "${relative}" must stay inside the entry`,
         );
       // The path too: meta.json lists it redacted (below), and a file name can carry a token.
@@ -330,7 +330,7 @@ function redactedMeta(meta: SkillMeta): SkillMeta {
   if (parsed.ok) return parsed.value;
   const field = parsed.error.field;
   throw new InputError(
-    "wiki.entry.secret",
+    "wiki.entry-secret",
     `entry "${meta.skill_name}" (${meta.skill_id}): its ${field ?? ""} looks like a secret and was removed, which leaves it invalid; the entry is not stored`,
     field === undefined ? {} : { field },
   );

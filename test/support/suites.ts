@@ -5,18 +5,28 @@
  * suite for the replay agent with its predictions.
  */
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { runProcess } from "../../src/core/process.js";
 import { git } from "./git.js";
 
 /** Where the tiny repository is mounted in the sandbox. */
 export const TINY_MOUNT = "/workspace/tiny";
 
-/** A git repository at `<root>/repo` with one commit holding README.md; its path and commit. */
-export async function tinyRepository(root: string): Promise<{ repo: string; commit: string }> {
+/**
+ * A git repository at `<root>/repo` with one commit holding README.md (and `files`, path →
+ * content); its path and commit.
+ */
+export async function tinyRepository(
+  root: string,
+  files: Readonly<Record<string, string>> = {},
+): Promise<{ repo: string; commit: string }> {
   const repo = join(root, "repo");
   await mkdir(repo);
   await writeFile(join(repo, "README.md"), "tiny\n");
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(dirname(join(repo, path)), { recursive: true });
+    await writeFile(join(repo, path), content);
+  }
   await git(repo, "init", "-q", "-b", "main");
   await git(repo, "add", "-A");
   await git(repo, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "init");
@@ -52,13 +62,18 @@ export async function writeRequirement(
 /**
  * Writes `<root>/repo` (a git repository holding README.md) and the suite at `<root>/suite`,
  * returning the suite folder. The caller gives the texts a test depends on: `suite.yaml`, the
- * skill's `SKILL.md` and requirement k's `check.sh`.
+ * skill's `SKILL.md` and requirement k's `check.sh`, and any files the repository ships.
  */
 export async function writeTinySuite(
   root: string,
-  texts: { suiteYaml: string; skillMarkdown: string; checkScript: (requirement: number) => string },
+  texts: {
+    suiteYaml: string;
+    skillMarkdown: string;
+    checkScript: (requirement: number) => string;
+    repositoryFiles?: Readonly<Record<string, string>>;
+  },
 ): Promise<string> {
-  const { repo, commit } = await tinyRepository(root);
+  const { repo, commit } = await tinyRepository(root, texts.repositoryFiles);
   const suite = join(root, "suite");
   const skill = await writeAlphaSkill(suite, {
     suiteYaml: texts.suiteYaml,

@@ -56,7 +56,7 @@ export function filterRuns(
   for (const skill of filter.skills ?? []) {
     if (!skills.includes(skill)) {
       throw new UsageError(
-        "report-unknown-skill",
+        "bench.report-unknown-skill",
         `--skill ${skill}: no run of that skill in this run directory (skills: ${skills.join(", ") || "none"})`,
       );
     }
@@ -69,7 +69,7 @@ export function filterRuns(
     if (!requirementIds.has(requirement)) {
       const known = [...new Set(inSkills.map((key) => `${key.skill}/${key.requirement}`))].sort();
       throw new UsageError(
-        "report-unknown-requirement",
+        "bench.report-unknown-requirement",
         `--requirement ${requirement}: no run of that requirement${(filter.skills ?? []).length > 0 ? " in the selected skills" : ""} (requirements: ${known.slice(0, 20).join(", ") || "none"}${known.length > 20 ? ", …" : ""})`,
       );
     }
@@ -121,7 +121,7 @@ export async function reportRunDir(
   const directory = resolve(runDir);
   if (!(await pathExists(join(directory, RESULTS_FILE)))) {
     throw new UsageError(
-      "report-no-results",
+      "bench.report-no-results",
       `${directory} is not a run directory (no ${RESULTS_FILE}); run \`skillsmith bench run <suite> --out ${runDir}\` first`,
     );
   }

@@ -140,7 +140,7 @@ function messageOf(error: unknown): string {
 
 /**
  * An error as one line for a problem list: its first line and, when it carries a build log
- * (`CONTAINER_BUILD_FAILED`) or several lines, the last lines of that, joined by " | ".
+ * (`env.container-build-failed`) or several lines, the last lines of that, joined by " | ".
  */
 function oneLine(error: unknown): string {
   const lines = (text: string) =>

@@ -23,6 +23,9 @@ describe("generateSuite's --out check", () => {
         model: undefined as unknown as ModelClient,
         sandbox: undefined as unknown as SandboxV1,
       }),
-    ).rejects.toMatchObject({ code: "file.unreadable", data: { file: out, errno: "ENOTDIR" } });
+    ).rejects.toMatchObject({
+      code: "core.file-unreadable",
+      data: { file: out, errno: "ENOTDIR" },
+    });
   });
 });

@@ -165,7 +165,7 @@ async function loadSkill(folder: string): Promise<LoadedSkill> {
   if (!validation.valid) {
     const first = validation.errors[0];
     throw new InputError(
-      "generate.skill-invalid",
+      "bench.generate-skill-invalid",
       `--skill ${folder} is not a valid Agent Skills folder: ${validation.errors.map((error) => error.message).join("; ")}`,
       { file: first?.file ?? join(folder, SKILL_FILE_NAME), field: "--skill" },
     );
@@ -231,7 +231,7 @@ async function askRequirements(
   }
   if (kept.length === 0) {
     throw new InputError(
-      "generate.no-requirements",
+      "bench.generate-no-requirements",
       `the requirement engineer produced no usable requirement: ${findings.join("; ")}`,
     );
   }
@@ -328,7 +328,7 @@ async function generateVerifier(
   }
   const chosen = best ?? last;
   if (chosen === undefined) {
-    throw new InternalError("generate.no-round", "unreachable: at least one round runs");
+    throw new InternalError("bench.generate-no-round", "unreachable: at least one round runs");
   }
   return {
     requirement: id,
@@ -350,7 +350,7 @@ async function ensureEmptyTarget(out: string): Promise<void> {
   });
   if (entries.length > 0) {
     throw new InputError(
-      "generate.out-not-empty",
+      "bench.generate-out-not-empty",
       `--out ${out} already exists and is not empty; choose a new folder`,
       { file: out, field: "--out" },
     );

@@ -30,7 +30,7 @@ export function fillBenchPrompt(
   return template.replace(/\{\{(\w+)\}\}/g, (_match, key: string) => {
     const value = values[key];
     if (value === undefined) {
-      throw new InternalError("bench.prompt.placeholder", `no value for {{${key}}} in a prompt`);
+      throw new InternalError("bench.prompt-placeholder", `no value for {{${key}}} in a prompt`);
     }
     return value;
   });

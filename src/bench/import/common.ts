@@ -53,13 +53,13 @@ export class SuiteStaging {
     const target = resolve(out);
     const kind = await pathKind(target);
     if (kind === "file" || kind === "other") {
-      throw new InputError("suite-out-exists", `--out ${out} exists and is not a folder`, {
+      throw new InputError("bench.suite-out-exists", `--out ${out} exists and is not a folder`, {
         file: out,
       });
     }
     if (kind === "directory" && (await readdir(target)).length > 0) {
       throw new InputError(
-        "suite-out-exists",
+        "bench.suite-out-exists",
         `--out ${out} already exists and is not empty; choose a new folder (imports never overwrite)`,
         { file: out },
       );

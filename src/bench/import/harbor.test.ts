@@ -14,7 +14,7 @@ describe("importHarbor on a task path that is there but unreadable", () => {
     const root = await temporaryDirectoryIn(cleanups, "harbor-unreadable-");
     const loop = await selfLoopingLink(root, "task");
     await expect(importHarbor([loop], { out: join(root, "suite") })).rejects.toMatchObject({
-      code: "file.unreadable",
+      code: "core.file-unreadable",
       data: { file: loop },
     });
   });

@@ -187,7 +187,7 @@ async function validatedFolders(folders: readonly string[], flag: string): Promi
     const invalid = await validSkill(path);
     if (invalid !== undefined) {
       throw new InputError(
-        "skill-invalid",
+        "skill.skill-invalid",
         `${flag} ${folder} is not a valid Agent Skill: ${invalid}`,
         { file: folder },
       );
@@ -198,7 +198,7 @@ async function validatedFolders(folders: readonly string[], flag: string): Promi
   const twice = names.find((name, index) => names.indexOf(name) !== index);
   if (twice !== undefined) {
     throw new InputError(
-      "skill-duplicate",
+      "bench.skill-duplicate",
       `${flag}: two skill folders are both named "${twice}"; an arm installs each skill under its folder name`,
       { file: twice },
     );
@@ -211,7 +211,7 @@ async function sharedSkills(options: HarborImportOptions): Promise<SharedSkills>
   for (const [name, folders] of Object.entries(options.variants ?? {})) {
     if (name === DISTRACTOR_ARM && (options.distractors ?? []).length > 0) {
       throw new InputError(
-        "variant-invalid",
+        "bench.variant-invalid",
         `--variant ${name}: the name is taken by the arm of the distractor skills alone`,
         { file: name },
       );
@@ -252,7 +252,7 @@ export async function importHarbor(
   const tasks = await expandTaskFolders(taskDirectories, problems);
   if (tasks.length === 0) {
     throw new InputError(
-      "not-harbor",
+      "bench.not-harbor",
       `no Harbor task folder among ${taskDirectories.join(", ")} (expected instruction.md, task.toml, environment/, tests/, solution/)`,
       { file: taskDirectories[0] ?? "" },
     );

@@ -58,7 +58,7 @@ describe("verifierHelpers on an unreadable test file", () => {
     // A folder where the test file is expected: reading it fails with EISDIR, also as root.
     await mkdir(join(folder, "test_folder.py"));
     await expect(verifierHelpers(folder, "test_folder.py")).rejects.toMatchObject({
-      code: "file.unreadable",
+      code: "core.file-unreadable",
       data: { file: join(folder, "test_folder.py") },
     });
   });

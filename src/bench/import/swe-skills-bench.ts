@@ -367,7 +367,7 @@ async function readBenchmarkConfig(
   const configPath = join(input, CONFIG_FILE);
   if ((await pathKind(configPath)) !== "file") {
     throw new InputError(
-      "not-swe-skills-bench",
+      "bench.not-swe-skills-bench",
       `${inputDirectory} is not a SWE-Skills-Bench folder: ${CONFIG_FILE} is missing (expected ${CONFIG_FILE}, skills/<id>/SKILL.md, tasks/batchN/<id>.md, tests/batchN/test_<id>.py)`,
       { file: join(inputDirectory, CONFIG_FILE) },
     );
@@ -377,7 +377,7 @@ async function readBenchmarkConfig(
   if (parsed.problems.length > 0 || !Array.isArray(skills)) {
     const first = parsed.problems[0];
     throw new InputError(
-      "not-swe-skills-bench",
+      "bench.not-swe-skills-bench",
       first === undefined
         ? `expected a "skills:" list of skill entries`
         : `cannot read the benchmark config: ${first.message}`,

@@ -29,25 +29,25 @@ export function parseRedisUrl(text: string, flag = "--queue"): RedisConnectionOp
     url = new URL(text);
   } catch {
     throw new UsageError(
-      "queue-url-invalid",
+      "bench.queue-url-invalid",
       `${flag} expects a URL like redis://127.0.0.1:6379/0 or rediss://:password@host:6380/0 (got "${redactRedisUrl(text)}")`,
     );
   }
   if (url.protocol !== "redis:" && url.protocol !== "rediss:") {
     throw new UsageError(
-      "queue-url-invalid",
+      "bench.queue-url-invalid",
       `${flag} expects the redis:// or rediss:// scheme (got "${url.protocol}//")`,
     );
   }
   if (url.hostname === "") {
-    throw new UsageError("queue-url-invalid", `${flag}: the URL names no host`);
+    throw new UsageError("bench.queue-url-invalid", `${flag}: the URL names no host`);
   }
   const port = url.port === "" ? DEFAULT_PORT : Number(url.port);
   const path = url.pathname.replace(/^\//, "");
   const db = path === "" ? 0 : Number(path);
   if (!Number.isInteger(db) || db < 0 || !/^\d*$/.test(path)) {
     throw new UsageError(
-      "queue-url-invalid",
+      "bench.queue-url-invalid",
       `${flag}: the database is the path, a number ≥ 0 (got "/${path}")`,
     );
   }

@@ -87,7 +87,7 @@ async function queueRunId(runDir: string): Promise<string> {
       return value.runId;
     }
     throw new UsageError(
-      "queue-run-file-invalid",
+      "bench.queue-run-file-invalid",
       `${file}: expected {"runId": "<hex>"} as written by bench run --queue; remove it to start a new queue namespace (results already stored are kept)`,
     );
   }
@@ -124,7 +124,7 @@ export class QueueScheduler implements Scheduler {
     if (options.agentEnv !== undefined && Object.keys(options.agentEnv).length > 0) {
       // It may hold keys, and the queue carries none: workers have their own environment.
       throw new UsageError(
-        "queue-agent-env",
+        "bench.queue-agent-env",
         "agentEnv is not carried to queue workers (it may hold secrets); set it in each worker's environment instead",
       );
     }
@@ -247,7 +247,7 @@ export class QueueScheduler implements Scheduler {
       const checked = parseResult(queueJobSchema, data);
       if (!checked.ok) {
         throw new UsageError(
-          "queue-job-invalid",
+          "bench.queue-job-invalid",
           `cannot enqueue ${formatRunKey(run.key)}: ${checked.error.field ?? "job"}: ${checked.error.message}`,
         );
       }
@@ -321,7 +321,10 @@ class QueueCollection {
   private queueOf(configuration: Configuration): Queue {
     const queue = this.queues.get(rateLimitGroupOf(configuration));
     if (queue === undefined)
-      throw new InternalError("queue.no-queue", `no queue for configuration ${configuration.id}`);
+      throw new InternalError(
+        "bench.queue-no-queue",
+        `no queue for configuration ${configuration.id}`,
+      );
     return queue;
   }
 

@@ -254,7 +254,7 @@ export function parseRateLimit(text: string): { group: string; limit: RateLimit 
   const seconds = Number(match?.[3]);
   if (match === null || !(max >= 1) || !(seconds > 0)) {
     throw new UsageError(
-      "rate-limit-invalid",
+      "bench.rate-limit-invalid",
       `--rate-limit expects <provider:model>=<runs>/<seconds>s, e.g. anthropic:claude-sonnet-4-5=30/60s (got "${text}")`,
     );
   }

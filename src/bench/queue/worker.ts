@@ -307,7 +307,7 @@ function predictionsFor(state: WorkerState, data: QueueJobData): Promise<Predict
     const predictions = await Predictions.read(resolve(recorded.path));
     if (predictions.digest !== recorded.digest) {
       throw new InfrastructureError(
-        "queue.predictions-differ",
+        "bench.queue-predictions-differ",
         `predictions ${recorded.path} on this worker differ from the coordinator's (digest ${predictions.digest.slice(0, 12)}, expected ${recorded.digest.slice(0, 12)})`,
       );
     }
@@ -343,7 +343,7 @@ async function loadRun(
   const digest = await treeDigest(loadedSuite.root);
   if (digest !== data.suite.digest) {
     throw new InfrastructureError(
-      "queue.suite-differs",
+      "bench.queue-suite-differs",
       `suite ${data.suite.path} on this worker differs from the coordinator's (digest ${digest.slice(0, 12)}, expected ${data.suite.digest.slice(0, 12)})`,
     );
   }
@@ -491,7 +491,7 @@ async function executeJob(
   if (outcome.kind === "aborted") {
     // Not an outcome of the run: the job goes back to the queue for another worker.
     throw new InfrastructureError(
-      "queue.worker-stopped",
+      "bench.queue-worker-stopped",
       "worker stopped while the run was in progress",
       { retryable: true },
     );
@@ -558,7 +558,7 @@ async function checkedVariants(variants: readonly QueueJobVariant[]): Promise<Va
       .catch(() => undefined);
     if (digest !== variant.digest) {
       throw new InfrastructureError(
-        "queue.variant-differs",
+        "bench.queue-variant-differs",
         `variant ${variant.name}: ${variant.folder} on this worker is missing or differs from the coordinator's (expected digest ${variant.digest.slice(0, 12)})`,
       );
     }
@@ -580,7 +580,7 @@ async function checkedDistractors(distractors: readonly QueueJobDistractor[]): P
       .catch(() => undefined);
     if (digest !== distractor.digest) {
       throw new InfrastructureError(
-        "queue.distractor-differs",
+        "bench.queue-distractor-differs",
         `distractor ${distractor.folder} on this worker is missing or differs from the coordinator's (expected digest ${distractor.digest.slice(0, 12)})`,
       );
     }

@@ -159,13 +159,13 @@ export async function readReview(runDir: string): Promise<ReviewFile> {
     value = JSON.parse(text);
   } catch (error) {
     throw new InputError(
-      "review-file-invalid",
+      "bench.review-file-invalid",
       `not JSON (${error instanceof Error ? error.message : String(error)}); expected ${REVIEW_FORMAT} as written by \`skillsmith bench review\``,
       { file },
     );
   }
   return parseInput(reviewFileSchema, value, {
-    code: "review-file-invalid",
+    code: "bench.review-file-invalid",
     location: { file },
   });
 }

@@ -91,7 +91,7 @@ export function holdVerdicts(
 async function storedResults(runDir: string): Promise<RunResult[]> {
   if (!(await pathExists(join(runDir, RESULTS_FILE)))) {
     throw new UsageError(
-      "review-no-results",
+      "bench.review-no-results",
       `${runDir} is not a run directory (no ${RESULTS_FILE}); review a directory written by \`skillsmith bench run\``,
     );
   }
@@ -130,7 +130,7 @@ export async function decideRunDir(
           if (run === undefined) {
             const known = runs.map((candidate) => candidate.key);
             throw new UsageError(
-              "review-unknown-run",
+              "bench.review-unknown-run",
               `${key}: no suspicious run with that key in ${directory} (suspicious: ${known.slice(0, 20).join(", ") || "none"})`,
             );
           }

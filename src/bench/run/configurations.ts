@@ -69,7 +69,7 @@ export function resolveConfigurations(
     const unknown = options.configs.filter((id) => !known.has(id));
     if (unknown.length > 0) {
       throw new UsageError(
-        "run-config-unknown",
+        "bench.run-config-unknown",
         `unknown configuration ${unknown.map((id) => `"${id}"`).join(", ")}; the suite has: ${[...known].join(", ")}`,
       );
     }
@@ -107,7 +107,7 @@ export function resolveConfigurations(
   const repeated = ids.filter((id, index) => ids.indexOf(id) !== index);
   if (repeated.length > 0) {
     throw new UsageError(
-      "run-config-ambiguous",
+      "bench.run-config-ambiguous",
       `the overrides give several configurations the id "${repeated[0]}"; select one with --config`,
     );
   }

@@ -6,6 +6,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { registeredSkillFolders } from "../../agents/registry.js";
 import { isSkillsmithError, UsageError } from "../../core/errors.js";
 import {
   cacheableInstalls,
@@ -83,7 +84,7 @@ export interface SkillEnvironmentOptions {
 export function repositorySource(skill: SuiteSkill): RepositorySource {
   const source = skill.repository?.source;
   if (source === undefined)
-    throw new UsageError("no-repository", `skill ${skill.id} has no repository`);
+    throw new UsageError("bench.no-repository", `skill ${skill.id} has no repository`);
   switch (source.kind) {
     case "url":
       return { kind: "git-url", url: source.url };
@@ -170,6 +171,7 @@ export async function prepareSkillBase(
     workspaceMountPath: repository.mountPath,
     verifierNeedsPython: verifiersNeedPython(skill),
     testTimeInstalls: await skillTestTimeInstalls(skill),
+    skillFolders: registeredSkillFolders(),
     ...(options.setupNetwork === undefined ? {} : { setupNetwork: options.setupNetwork }),
     ...(options.pythonInterpreter === undefined
       ? {}
@@ -210,7 +212,7 @@ async function prepareSkill(
   } catch (error) {
     // A mistake in how skillsmith was called is not this skill's environment.
     if (isSkillsmithError(error) && error.family === "usage") throw error;
-    const missingCommit = isSkillsmithError(error) && error.code === "unknown-commit";
+    const missingCommit = isSkillsmithError(error) && error.code === "env.unknown-commit";
     const reason = missingCommit
       ? `missing commit: ${messageOf(error)}`
       : `environment failure: ${messageOf(error).split("\n")[0]}`;

@@ -64,7 +64,7 @@ export class InfraFailure extends InfrastructureError {
     message: string,
     readonly costUsd = 0,
   ) {
-    super("run.attempt-failed", message, { retryable: true, data: { costUsd } });
+    super("bench.run-attempt-failed", message, { retryable: true, data: { costUsd } });
   }
 }
 function isUserMistake(error: unknown): boolean {

@@ -44,7 +44,7 @@ export class LocalScheduler implements Scheduler {
     const { plan, options, store, pending, tracker, sources } = work;
     const { sandbox, environmentFor } = work;
     if (sandbox === undefined || environmentFor === undefined) {
-      throw new InternalError("run.no-sandbox", "the local scheduler runs without a sandbox");
+      throw new InternalError("bench.run-no-sandbox", "the local scheduler runs without a sandbox");
     }
     const baseFor = async (skill: SuiteSkill): Promise<PreparedBase> => {
       const outcome = await environmentFor(skill);

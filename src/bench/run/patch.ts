@@ -105,7 +105,7 @@ async function privateGit(
   if (result.spawnError !== undefined) throw result.spawnError;
   if (result.exitCode !== 0) {
     throw new InfrastructureError(
-      "run.patch-git",
+      "bench.run-patch-git",
       `git ${args[0]} failed (${result.exitCode}): ${result.stderr.trim()}`,
     );
   }
@@ -119,7 +119,7 @@ async function initPrivateRepository(gitDir: string, home: string): Promise<void
   });
   if (init.spawnError !== undefined) throw init.spawnError;
   if (init.exitCode !== 0)
-    throw new InfrastructureError("run.patch-git", `git init failed: ${init.stderr.trim()}`);
+    throw new InfrastructureError("bench.run-patch-git", `git init failed: ${init.stderr.trim()}`);
 }
 
 async function treeOf(gitDir: string, folder: string, env: Record<string, string>) {
@@ -219,7 +219,7 @@ async function runObjects(scratch: string, snapshot: BaseSnapshot): Promise<stri
   // The alternates file is one path a line; a path with a newline cannot be written into it.
   if (alternate.includes("\n")) {
     throw new InfrastructureError(
-      "run.patch-path",
+      "bench.run-patch-path",
       `the workspace folder ${alternate} holds a newline`,
     );
   }

@@ -161,14 +161,14 @@ export async function planRun(options: PlanOptions): Promise<RunPlan> {
   ] as const) {
     if (!Number.isInteger(value) || value < 1) {
       throw new UsageError(
-        "run-option-invalid",
+        "bench.run-option-invalid",
         `${name} must be a positive integer (got ${value})`,
       );
     }
   }
   if (options.budgetUsd !== undefined && !(options.budgetUsd >= 0)) {
     throw new UsageError(
-      "run-option-invalid",
+      "bench.run-option-invalid",
       `--budget-usd must be a number ≥ 0 (got ${options.budgetUsd})`,
     );
   }
@@ -185,7 +185,7 @@ export async function planRun(options: PlanOptions): Promise<RunPlan> {
     configurations.some((configuration) => configuration.agent === "replay")
   ) {
     throw new UsageError(
-      "run-predictions-missing",
+      "bench.run-predictions-missing",
       "the replay agent needs recorded patches: pass --predictions <file.jsonl>",
     );
   }
@@ -193,7 +193,7 @@ export async function planRun(options: PlanOptions): Promise<RunPlan> {
   const existingManifest = await readManifest(runDir);
   if (options.resume === true && existingManifest === undefined) {
     throw new UsageError(
-      "run-nothing-to-resume",
+      "bench.run-nothing-to-resume",
       `--resume: ${runDir} holds no earlier run (no manifest.json); drop --resume to start one`,
     );
   }

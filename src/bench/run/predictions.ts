@@ -69,13 +69,13 @@ export class Predictions {
         value = JSON.parse(raw);
       } catch (error) {
         throw new InputError(
-          "predictions-json",
+          "bench.predictions-json",
           `not a JSON object (${error instanceof Error ? error.message : String(error)}); expected {"skill","requirement","arm":"with"|"without","config"?,"patch"}`,
           { file, line },
         );
       }
       const prediction = parseInput(predictionSchema, value, {
-        code: "predictions-invalid",
+        code: "bench.predictions-invalid",
         location: { file, line },
         describe: (problem) =>
           `${problem.message}; expected {"skill","requirement","arm":"with"|"without","config"?,"patch":"<unified diff>"}`,
@@ -83,7 +83,7 @@ export class Predictions {
       const key = mapKey(prediction.config, prediction);
       if (byKey.has(key)) {
         throw new InputError(
-          "predictions-duplicate",
+          "bench.predictions-duplicate",
           `a second prediction for skill "${prediction.skill}", requirement "${prediction.requirement}", arm "${prediction.arm}"${prediction.config === undefined ? "" : `, config "${prediction.config}"`}`,
           { file, line },
         );
@@ -96,7 +96,7 @@ export class Predictions {
   static async read(file: string): Promise<Predictions> {
     const text = await readFile(file, "utf8").catch((error: unknown) => {
       throw new InputError(
-        "predictions-unreadable",
+        "bench.predictions-unreadable",
         "cannot read the predictions file",
         {
           file,

@@ -168,11 +168,14 @@ async function regradeInputs(options: RegradeOptions): Promise<{
   const outDir = resolve(options.outDir);
   const manifest = await readManifest(runDir);
   if (manifest === undefined) {
-    throw new UsageError("regrade-not-a-run", `${options.runDir}: no run there (no manifest.json)`);
+    throw new UsageError(
+      "bench.regrade-not-a-run",
+      `${options.runDir}: no run there (no manifest.json)`,
+    );
   }
   if (outDir === runDir || (await readManifest(outDir)) !== undefined) {
     throw new UsageError(
-      "regrade-out-exists",
+      "bench.regrade-out-exists",
       `--out ${options.outDir}: already holds a run; re-grading writes a new run directory`,
     );
   }

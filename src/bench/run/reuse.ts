@@ -47,7 +47,7 @@ export function armOwnFolders(skill: SuiteSkill, arm: PlannedRun["key"]["arm"]):
   const folders = skill.variants?.[name];
   if (folders === undefined || folders.length === 0) {
     throw new UsageError(
-      "variant-unknown",
+      "bench.variant-unknown",
       `skill ${skill.id} has no variant "${name}" (its variants: ${Object.keys(skill.variants ?? {}).join(", ") || "none"})`,
     );
   }
@@ -122,13 +122,13 @@ export class BaselineSources {
         const runDir = resolve(given);
         if (runDir === resolve(ownRunDir)) {
           throw new UsageError(
-            "reuse-self",
+            "bench.reuse-self",
             `--reuse ${given}: that is this run's own directory (its runs are kept anyway)`,
           );
         }
         if ((await readManifest(runDir)) === undefined) {
           throw new UsageError(
-            "reuse-not-a-run",
+            "bench.reuse-not-a-run",
             `--reuse ${given}: no earlier run there (no manifest.json and ${RESULTS_FILE})`,
           );
         }

@@ -36,7 +36,7 @@ export interface TaskBaseOptions {
 function requireContainer(skill: SuiteSkill, sandbox: SandboxV1): ContainerSandbox {
   if (sandbox instanceof ContainerSandbox) return sandbox;
   throw new UsageError(
-    "task-needs-container",
+    "bench.task-needs-container",
     `skill ${skill.id} is an environment-only task (no repository, an environment image or Dockerfile): run it with --sandbox container (Docker or Podman)`,
   );
 }
@@ -76,7 +76,7 @@ export async function prepareTaskBase(options: TaskBaseOptions): Promise<Prepare
     image = options.baseImages?.[wanted] ?? wanted;
     if (!(await imagePresent(sandbox, image))) {
       throw new UsageError(
-        "task-base-image-missing",
+        "env.task-base-image-missing",
         `task ${skill.id} runs in image ${image}, which is not present locally, and no registry is used; map it with --base-image ${wanted}=localhost/skillsmith-base:bookworm or load it first`,
         { data: { task: skill.id, missing: [image] } },
       );
@@ -86,7 +86,7 @@ export async function prepareTaskBase(options: TaskBaseOptions): Promise<Prepare
     baseImage = image;
   } else {
     throw new UsageError(
-      "no-repository",
+      "bench.no-repository",
       `skill ${skill.id} has neither a repository nor an environment image or Dockerfile`,
     );
   }
@@ -99,7 +99,7 @@ export async function prepareTaskBase(options: TaskBaseOptions): Promise<Prepare
   const workdir = environment.workdir ?? (await imageWorkdir(sandbox, image));
   if (workdir === undefined || workdir === "/" || !workdir.startsWith("/")) {
     throw new UsageError(
-      "task-workdir-missing",
+      "bench.task-workdir-missing",
       `task ${skill.id}: its image sets no working directory other than / (add a WORKDIR to environment/Dockerfile, or environment.workdir to skill.yaml)`,
     );
   }
@@ -107,7 +107,7 @@ export async function prepareTaskBase(options: TaskBaseOptions): Promise<Prepare
     // The reward folder and the tests are mounted fresh for the verifier only; a workspace
     // there would let the agent's files sit where the verifier's are expected.
     throw new UsageError(
-      "task-workdir-reserved",
+      "bench.task-workdir-reserved",
       `task ${skill.id}: working directory ${workdir} overlaps /logs or /tests, which the verifier owns`,
     );
   }
@@ -241,7 +241,7 @@ export async function requireTaskImages(
   const images = [...new Set(missing.flatMap((task) => task.images))];
   const unmapped = images.filter((image) => !Object.values(baseImages).includes(image));
   throw new UsageError(
-    "task-base-image-missing",
+    "env.task-base-image-missing",
     `${missing.length} environment-only task${missing.length === 1 ? "" : "s"} cannot be built here: ${missing.map((task) => `${task.skill} starts FROM ${task.images.join(", ")}`).join("; ")}. These images are not present locally and no registry is used${unmapped.length > 0 ? `; map them to local images with ${unmapped.map((image) => `--base-image ${image}=localhost/skillsmith-base:bookworm`).join(" ")}` : ""}`,
     { data: { missing } },
   );

@@ -417,7 +417,7 @@ async function runRewardVerifier(
 ): Promise<SuiteVerifierRun> {
   if (place.rewardDir === undefined || place.unsafe) {
     throw new UsageError(
-      "reward-verifier-unsupported",
+      "bench.reward-verifier-unsupported",
       "a reward-scored (Harbor) verifier needs a rewardFile and a sandbox with mounts (--sandbox container)",
     );
   }

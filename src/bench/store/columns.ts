@@ -82,7 +82,7 @@ export function readColumn<Output>(
     value = JSON.parse(text);
   } catch (error) {
     throw new InputError(
-      "results-column-invalid",
+      "bench.results-column-invalid",
       `${where.run}: column ${where.column} is not JSON (${error instanceof Error ? error.message : String(error)})`,
       { file: where.file },
     );
@@ -90,7 +90,7 @@ export function readColumn<Output>(
   const parsed = parseResult(schema, value);
   if (parsed.ok) return parsed.value;
   throw new InputError(
-    "results-column-invalid",
+    "bench.results-column-invalid",
     `${where.run}: column ${where.column}: ${fieldPrefix(parsed.error)}${parsed.error.message}`,
     { file: where.file },
     { data: { issues: parsed.error.issues } },

@@ -83,7 +83,7 @@ describe("readManifest", () => {
     // A folder where the file is expected: reading it fails with EISDIR, also as root.
     await mkdir(join(runDir, "manifest.json"));
     await expect(readManifest(runDir)).rejects.toMatchObject({
-      code: "file.unreadable",
+      code: "core.file-unreadable",
       data: { file: join(runDir, "manifest.json"), errno: "EISDIR" },
     });
   });

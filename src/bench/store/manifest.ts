@@ -156,10 +156,10 @@ export async function readManifest(runDir: string): Promise<RunManifest | undefi
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new InputError("run-manifest-json", "not valid JSON", { file }, { cause: error });
+    throw new InputError("bench.run-manifest-json", "not valid JSON", { file }, { cause: error });
   }
   return parseInput(manifestSchema, value, {
-    code: "run-manifest-invalid",
+    code: "bench.run-manifest-invalid",
     location: { file },
     describe: (problem) => `not a skillsmith run manifest: ${problem.message}`,
   });
@@ -201,7 +201,7 @@ export function mergeManifest(
 ): RunManifest {
   if (existing.suite.digest !== current.suite.digest) {
     throw new UsageError(
-      "run-suite-changed",
+      "bench.run-suite-changed",
       `${join(runDir, MANIFEST_FILE)}: the run directory holds results of suite "${existing.suite.name}" with digest ${existing.suite.digest.slice(0, 12)}, but the suite now has digest ${current.suite.digest.slice(0, 12)}; use a new --out folder for the changed suite`,
     );
   }
@@ -211,7 +211,7 @@ export function mergeManifest(
     existing.predictions.digest !== current.predictions.digest
   ) {
     throw new UsageError(
-      "run-predictions-changed",
+      "bench.run-predictions-changed",
       `${join(runDir, MANIFEST_FILE)}: the predictions file changed since this run started; use a new --out folder`,
     );
   }
@@ -221,7 +221,7 @@ export function mergeManifest(
     if (stored === undefined) configurations.push(configuration);
     else if (!sameConfiguration(stored, configuration)) {
       throw new UsageError(
-        "run-configuration-changed",
+        "bench.run-configuration-changed",
         `${join(runDir, MANIFEST_FILE)}: configuration "${configuration.id}" was ${JSON.stringify(canonical(stored))} in this run and is now ${JSON.stringify(canonical(configuration))} (--agent/--model change it); use a new --out folder`,
       );
     }
@@ -232,7 +232,7 @@ export function mergeManifest(
   for (const [from, to] of Object.entries(current.baseImages ?? {})) {
     if (baseImages[from] !== undefined && baseImages[from] !== to) {
       throw new UsageError(
-        "run-base-image-changed",
+        "bench.run-base-image-changed",
         `${join(runDir, MANIFEST_FILE)}: this run built ${from} tasks from ${baseImages[from]}, not ${to}; use a new --out folder for another --base-image`,
       );
     }
@@ -281,7 +281,7 @@ function mergeArmSkills(
     if (stored === undefined) merged.push(entry);
     else if (describe(stored) !== describe(entry)) {
       throw new UsageError(
-        "run-arm-skills-changed",
+        "bench.run-arm-skills-changed",
         `${join(runDir, MANIFEST_FILE)}: arm ${entry.arm} of skill ${entry.skill} installed ${describe(stored)} in this run and would now install ${describe(entry)} (a --distractor, --variant or skill folder changed); use a new --out folder`,
       );
     }

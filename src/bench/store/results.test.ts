@@ -100,7 +100,7 @@ describe("ResultsStore JSON columns", () => {
         thrown = error;
       }
       expect(thrown).toBeInstanceOf(InputError);
-      expect((thrown as InputError).code).toBe("results-column-invalid");
+      expect((thrown as InputError).code).toBe("bench.results-column-invalid");
       expect((thrown as InputError).message).toMatch(message);
       expect((thrown as InputError).message).toContain("c/s/r1/with#1");
       expect((thrown as InputError).message).toContain(RESULTS_FILE);
@@ -250,7 +250,7 @@ describe("ResultsStore format versions", () => {
         }
       })();
       expect(error).toBeInstanceOf(InputError);
-      expect(error?.code).toBe("results-store-damaged");
+      expect(error?.code).toBe("bench.results-store-damaged");
       expect(error?.message).toContain(file);
       expect(error?.message).toContain("move it aside");
     }

@@ -421,7 +421,7 @@ function migrate(database: Database.Database, file: string, readOnly: boolean): 
   const version = database.pragma("user_version", { simple: true }) as number;
   if (version > RESULTS_STORE_VERSION) {
     throw new InputError(
-      "results-store-newer",
+      "bench.results-store-newer",
       `written by a newer skillsmith (store format ${version}; this version reads up to ${RESULTS_STORE_VERSION}): upgrade skillsmith to read it`,
       { file },
     );
@@ -437,7 +437,7 @@ function migrate(database: Database.Database, file: string, readOnly: boolean): 
     ).map((table) => table.name);
     if (tables.length > 0 && !tables.includes("results")) {
       throw new InputError(
-        "results-store-foreign",
+        "bench.results-store-foreign",
         `not a skillsmith results store (it holds tables ${tables.slice(0, 5).join(", ")}); use a new --out folder`,
         { file },
       );
@@ -452,7 +452,7 @@ function migrate(database: Database.Database, file: string, readOnly: boolean): 
       .all();
     if (tables.length === 0) {
       throw new InputError(
-        "results-store-foreign",
+        "bench.results-store-foreign",
         "not a skillsmith results store (no results table)",
         {
           file,
@@ -502,7 +502,7 @@ export function storeFailure(error: unknown, file: string): Error {
   const detail = error instanceof Error ? error.message : String(error);
   if (DAMAGED.has(code) || code.startsWith("SQLITE_CORRUPT")) {
     return new InputError(
-      "results-store-damaged",
+      "bench.results-store-damaged",
       `not a readable results store (damaged or not an SQLite file: ${detail}); move it aside and run again, or use a new --out folder`,
       { file },
       { cause: error },
@@ -510,7 +510,7 @@ export function storeFailure(error: unknown, file: string): Error {
   }
   if (NO_SPACE.has(code) || code.startsWith("SQLITE_FULL")) {
     return new InfrastructureError(
-      "results-store-disk-full",
+      "bench.results-store-disk-full",
       // The detail (SQLite's or the file system's words) keeps the failure to this one line:
       // the CLI adds a "caused by" line only for a cause the message does not already quote.
       `${file}: no space left on the device (${detail}); free space and run again (results stored so far are kept)`,
@@ -523,21 +523,21 @@ export function storeFailure(error: unknown, file: string): Error {
     code.startsWith("SQLITE_CANTOPEN")
   ) {
     return new InfrastructureError(
-      "results-store-unwritable",
+      "bench.results-store-unwritable",
       `${file}: cannot be written (${detail}); make the run folder writable or choose another --out folder`,
       { cause: error, data: { file } },
     );
   }
   if (code.startsWith("SQLITE_")) {
     return new InfrastructureError(
-      "results-store-failed",
+      "bench.results-store-failed",
       `${file}: the results store failed (${detail}); stored results are kept, run again to retry`,
       { cause: error, data: { file } },
     );
   }
   return error instanceof Error
     ? error
-    : new InternalError("results-store-non-error", `${file}: ${detail}`, { cause: error });
+    : new InternalError("bench.results-store-non-error", `${file}: ${detail}`, { cause: error });
 }
 
 /**

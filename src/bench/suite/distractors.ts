@@ -41,7 +41,7 @@ export async function installedSkillName(folder: string): Promise<string> {
   const name = checked.frontmatter?.name;
   if (name === undefined) {
     throw new UsageError(
-      "skill-folder-invalid",
+      "skill.skill-folder-invalid",
       `${folder}: not a valid Agent Skills folder (its SKILL.md names no valid skill)`,
     );
   }
@@ -62,7 +62,7 @@ export async function checkArmSkillNames(skill: SuiteSkill): Promise<void> {
     const earlier = distractorNames.get(name);
     if (earlier !== undefined) {
       throw new UsageError(
-        "distractor-name-conflict",
+        "bench.distractor-name-conflict",
         `skill ${skill.id}: distractors ${earlier} and ${folder} are both named "${name}"; one would replace the other in the agent's skill folder`,
       );
     }
@@ -81,7 +81,7 @@ export async function checkArmSkillNames(skill: SuiteSkill): Promise<void> {
       const distractor = distractorNames.get(name);
       if (distractor !== undefined) {
         throw new UsageError(
-          "distractor-name-conflict",
+          "bench.distractor-name-conflict",
           `skill ${skill.id}: distractor ${distractor} is named "${name}", like the ${arm} arm's skill ${folder}; a distractor must not share a name with a skill under test (it would replace it, or put it into the without arm); rename one of them`,
         );
       }

@@ -26,7 +26,7 @@ describe("pathKind", () => {
     const root = await temporaryDirectoryIn(cleanups, "suite-files-");
     const loop = await selfLoopingLink(root, "loop");
     await expect(pathKind(loop)).rejects.toMatchObject({
-      code: "file.unreadable",
+      code: "core.file-unreadable",
       data: { file: loop, errno: "ELOOP" },
     });
   });
@@ -38,8 +38,8 @@ describe("folderEntries and folderNames", () => {
     expect(await folderEntries(join(root, "absent"))).toEqual([]);
     expect(await folderNames(join(root, "absent"))).toEqual([]);
     const loop = await selfLoopingLink(root, "loop");
-    await expect(folderEntries(loop)).rejects.toMatchObject({ code: "file.unreadable" });
-    await expect(folderNames(loop)).rejects.toMatchObject({ code: "file.unreadable" });
+    await expect(folderEntries(loop)).rejects.toMatchObject({ code: "core.file-unreadable" });
+    await expect(folderNames(loop)).rejects.toMatchObject({ code: "core.file-unreadable" });
   });
 
   it("names entries in natural order (batch2 before batch10)", async () => {

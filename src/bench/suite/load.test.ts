@@ -80,7 +80,7 @@ describe("a suite folder with a part that is there but unreadable", () => {
     await mkdir(join(root, "skills"));
     const loop = await selfLoopingLink(root, "suite.yaml");
     await expect(validateSuite(root)).rejects.toMatchObject({
-      code: "file.unreadable",
+      code: "core.file-unreadable",
       data: { file: loop },
     });
   });
@@ -90,7 +90,7 @@ describe("a suite folder with a part that is there but unreadable", () => {
     await writeFile(join(root, "suite.yaml"), suiteYaml);
     const loop = await selfLoopingLink(root, "skills");
     await expect(validateSuite(root)).rejects.toMatchObject({
-      code: "file.unreadable",
+      code: "core.file-unreadable",
       data: { file: loop },
     });
   });

@@ -208,7 +208,7 @@ export function selectFromSuite(suite: Suite, selection: SuiteSelection): Suite 
   const unknownSkills = skills.filter((id) => !suite.skills.some((skill) => skill.id === id));
   if (unknownSkills.length > 0) {
     throw new UsageError(
-      "unknown-skill",
+      "bench.unknown-skill",
       `--skill ${unknownSkills.join(", ")}: not in the suite (it has: ${suite.skills.map((skill) => skill.id).join(", ")})`,
     );
   }
@@ -230,7 +230,7 @@ export function selectFromSuite(suite: Suite, selection: SuiteSelection): Suite 
   );
   if (unknownRequirements.length > 0) {
     throw new UsageError(
-      "unknown-requirement",
+      "bench.unknown-requirement",
       `--requirement ${unknownRequirements.join(", ")}: no selected skill has it (use an id such as batch1, or skill/batch1)`,
     );
   }
@@ -283,7 +283,7 @@ export async function loadSuiteSelection(
   }
   const errors = validation.problems.filter((problem) => problem.severity === "error");
   throw new InputError(
-    "suite-invalid",
+    "bench.suite-invalid",
     `the suite ${directory} has ${errors.length} problem${errors.length === 1 ? "" : "s"} and ${options.partial === true ? "nothing in it can" : "it cannot"} run:\n${errors.map(formatSuiteProblem).join("\n")}`,
     { file: directory },
     { data: { problems: errors } },
@@ -296,7 +296,7 @@ export async function loadSuite(directory: string, selection: SuiteSelection = {
   if (validation.suite !== undefined) return validation.suite;
   const errors = validation.problems.filter((problem) => problem.severity === "error");
   throw new InputError(
-    "suite-invalid",
+    "bench.suite-invalid",
     `the suite ${directory} has ${errors.length} problem${errors.length === 1 ? "" : "s"} and cannot run:\n${errors.map(formatSuiteProblem).join("\n")}`,
     { file: directory },
     { data: { problems: errors } },

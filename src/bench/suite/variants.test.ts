@@ -13,7 +13,7 @@ describe("checkVariantFolder", () => {
   it("says a missing variant folder is not a folder", async () => {
     const root = await temporaryDirectoryIn(cleanups, "variant-");
     await expect(checkVariantFolder(join(root, "absent"), "--variant v")).rejects.toMatchObject({
-      code: "variant-folder-missing",
+      code: "bench.variant-folder-missing",
     });
   });
 
@@ -21,7 +21,7 @@ describe("checkVariantFolder", () => {
     const root = await temporaryDirectoryIn(cleanups, "variant-");
     const loop = await selfLoopingLink(root, "variant");
     await expect(checkVariantFolder(loop, "--variant v")).rejects.toMatchObject({
-      code: "file.unreadable",
+      code: "core.file-unreadable",
       data: { file: loop },
     });
   });

@@ -38,7 +38,7 @@ export function parseVariantOption(text: string, cwd: string): VariantOption {
   const name = colon < 0 ? head : head.slice(colon + 1);
   if (path === "" || !isVariantName(name) || skill === "") {
     throw new UsageError(
-      "variant-invalid",
+      "bench.variant-invalid",
       `--variant ${JSON.stringify(text)}: expected [skill:]name=path, name of letters, digits, . _ - (not with, without, none or skill)`,
     );
   }
@@ -55,7 +55,7 @@ export function parseVariantOptions(text: string, cwd: string): VariantOption[] 
   const folders = path.split(",");
   if (folders.some((folder) => folder === "")) {
     throw new UsageError(
-      "variant-invalid",
+      "bench.variant-invalid",
       `--variant ${JSON.stringify(text)}: expected [skill:]name=dir[,dir...] with no empty folder`,
     );
   }
@@ -79,7 +79,7 @@ export async function withVariants(
     // and a reserved arm name or a path would make one arm mean two things or name stray files.
     if (!isVariantName(option.name)) {
       throw new UsageError(
-        "variant-invalid",
+        "bench.variant-invalid",
         `variant name ${JSON.stringify(option.name)}: letters, digits, . _ - (not with, without, none or skill)`,
       );
     }
@@ -87,7 +87,7 @@ export async function withVariants(
     if (option.skill === undefined) {
       if (suite.skills.length !== 1) {
         throw new UsageError(
-          "variant-skill-ambiguous",
+          "bench.variant-skill-ambiguous",
           `--variant ${option.name}=…: the suite has ${suite.skills.length} skills; name one as --variant <skill>:${option.name}=<path> (skills: ${suite.skills.map((item) => item.id).join(", ")})`,
         );
       }
@@ -97,7 +97,7 @@ export async function withVariants(
     }
     if (skill === undefined) {
       throw new UsageError(
-        "variant-skill-unknown",
+        "bench.variant-skill-unknown",
         `--variant ${option.skill}:${option.name}: the suite has no skill "${option.skill}"`,
       );
     }
@@ -105,7 +105,7 @@ export async function withVariants(
     const folders = own.get(option.name) ?? [];
     if (skill.variants?.[option.name] !== undefined || folders.includes(option.folder)) {
       throw new UsageError(
-        "variant-duplicate",
+        "bench.variant-duplicate",
         `variant "${option.name}" of skill ${skill.id} is given twice${folders.includes(option.folder) ? ` with ${option.folder}` : " (skill.yaml declares it)"}`,
       );
     }
@@ -127,13 +127,13 @@ export async function withVariants(
 export async function checkVariantFolder(folder: string, where: string): Promise<void> {
   const info = await unlessMissing(folder, stat(folder));
   if (info?.isDirectory() !== true) {
-    throw new UsageError("variant-folder-missing", `${where}: ${folder} is not a folder`);
+    throw new UsageError("bench.variant-folder-missing", `${where}: ${folder} is not a folder`);
   }
   const validation = await validateSkillFolder(folder);
   if (validation.errors.length > 0) {
     const first = validation.errors[0];
     throw new UsageError(
-      "variant-folder-invalid",
+      "bench.variant-folder-invalid",
       `${where}: ${folder} is not a valid Agent Skills folder: ${first?.message ?? "invalid"}${validation.errors.length > 1 ? ` (and ${validation.errors.length - 1} more)` : ""}`,
     );
   }

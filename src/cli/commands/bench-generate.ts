@@ -58,7 +58,7 @@ export function registerGenerate(bench: Command, context: CommandContext): void 
         maxRounds = Number(options.maxRounds);
         if (!Number.isInteger(maxRounds) || maxRounds < 0) {
           throw new UsageError(
-            "option-invalid",
+            "cli.option-invalid",
             `--max-rounds expects an integer ≥ 0 (got "${options.maxRounds}")`,
           );
         }

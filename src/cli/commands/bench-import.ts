@@ -162,14 +162,14 @@ export function parseVariants(
       .filter((folder) => folder !== "");
     if (match === null || folders.length === 0) {
       throw new UsageError(
-        "variant-invalid",
+        "bench.variant-invalid",
         `--variant ${value}: expected name=folder[,folder...] (a name of letters, digits, ".", "_" or "-")`,
       );
     }
     const name = match[1] as string;
     if (["with", "without", "none", "skill"].includes(name)) {
       throw new UsageError(
-        "variant-invalid",
+        "bench.variant-invalid",
         `--variant ${value}: with, without, none and skill name the fixed arms; choose another name`,
       );
     }

@@ -19,7 +19,10 @@ export function positiveInteger(flag: string): (value: string) => number {
   return (value) => {
     const parsed = Number(value);
     if (!Number.isInteger(parsed) || parsed < 1) {
-      throw new UsageError("option-invalid", `${flag} expects a positive integer (got "${value}")`);
+      throw new UsageError(
+        "cli.option-invalid",
+        `${flag} expects a positive integer (got "${value}")`,
+      );
     }
     return parsed;
   };
@@ -49,7 +52,7 @@ export function setupNetworkOf(
   if (fromEnv === undefined || fromEnv === "") return "auto";
   if (fromEnv === "auto" || fromEnv === "on" || fromEnv === "off") return fromEnv;
   throw new UsageError(
-    "option-invalid",
+    "cli.option-invalid",
     `SKILLSMITH_SETUP_NETWORK expects auto, on or off (got "${fromEnv}")`,
   );
 }
@@ -64,7 +67,7 @@ export function weakThresholdOf(
   const value = Number(text);
   if (!Number.isFinite(value) || value <= 0 || value > 1) {
     throw new UsageError(
-      "option-invalid",
+      "cli.option-invalid",
       `${flag === undefined ? "SKILLSMITH_WEAK_THRESHOLD" : "--weak-threshold"} expects a share of checks in (0, 1], e.g. 0.5 (got "${text}")`,
     );
   }
@@ -82,7 +85,7 @@ export function sandboxKindOf(options: {
   const kind = options.unsafeNoSandbox === true ? "unsafe" : options.sandbox;
   if (!isSandboxKind(kind)) {
     throw new UsageError(
-      "option-invalid",
+      "cli.option-invalid",
       `--sandbox expects ${sandboxKindList()} (got "${options.sandbox}")`,
     );
   }
@@ -110,7 +113,7 @@ export function positiveReal(flag: string, below: number): (value: string) => nu
     const parsed = Number(value);
     if (!Number.isFinite(parsed) || parsed <= 0 || parsed >= below) {
       throw new UsageError(
-        "option-invalid",
+        "cli.option-invalid",
         `${flag} expects a number above 0${Number.isFinite(below) ? ` and below ${below}` : ""} (got "${value}")`,
       );
     }
@@ -126,7 +129,7 @@ export function parseRepoFlag(value: string): { repository: string; commit: stri
   // `git@host:org/repo` has an `@` too: a revision never contains `/` or `:`.
   if (repository === "" || commit === "" || /[/:\s]/.test(commit)) {
     throw new UsageError(
-      "option-invalid",
+      "cli.option-invalid",
       `--repo expects <url|path>@<commit> (e.g. ./repo@3f2c1ab), got "${value}"`,
     );
   }
@@ -137,7 +140,7 @@ export function parseRepoFlag(value: string): { repository: string; commit: stri
 export function agentKindOf(text: string): AgentKind {
   if (!(AGENT_KINDS as readonly string[]).includes(text)) {
     throw new UsageError(
-      "option-invalid",
+      "cli.option-invalid",
       `--agent expects one of ${AGENT_KINDS.join(", ")} (got "${text}")`,
     );
   }
@@ -149,7 +152,7 @@ export function budgetUsdOf(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const budgetUsd = Number(text);
   if (!Number.isFinite(budgetUsd) || budgetUsd < 0) {
-    throw new UsageError("option-invalid", `--budget-usd expects a number ≥ 0 (got "${text}")`);
+    throw new UsageError("cli.option-invalid", `--budget-usd expects a number ≥ 0 (got "${text}")`);
   }
   return budgetUsd;
 }

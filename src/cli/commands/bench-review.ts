@@ -37,7 +37,7 @@ export function registerReview(bench: Command, context: CommandContext): void {
       const { decideRunDir, reviewRunDir } = await import("../../bench/review/index.js");
       const directory = resolve(io.cwd, runDir);
       if (options.accept !== undefined && options.reject !== undefined) {
-        throw new UsageError("review-both-decisions", "give --accept or --reject, not both");
+        throw new UsageError("cli.review-both-decisions", "give --accept or --reject, not both");
       }
       const decision =
         options.accept !== undefined

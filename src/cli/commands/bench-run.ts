@@ -294,7 +294,7 @@ function flagSettings(options: RunOptions, io: CommandContext["io"]) {
       ["--rate-limit", options.rateLimit],
       ["--poll-interval", options.pollInterval],
     ] as const) {
-      if (value !== undefined) throw new UsageError("option-invalid", `${flag} needs --queue`);
+      if (value !== undefined) throw new UsageError("cli.option-invalid", `${flag} needs --queue`);
     }
   }
   return {

@@ -132,7 +132,7 @@ export function registerEval(program: Command, context: CommandContext): void {
       const parsed = Number(value);
       if (!Number.isInteger(parsed) || parsed < 0) {
         throw new UsageError(
-          "option-invalid",
+          "cli.option-invalid",
           `--max-rounds expects an integer ≥ 0 (got "${value}")`,
         );
       }
@@ -150,7 +150,7 @@ export function registerEval(program: Command, context: CommandContext): void {
     .action(async (skillDir: string, options: EvalOptions) => {
       if (options.repo === undefined && options.suite === undefined) {
         throw new UsageError(
-          "option-missing",
+          "cli.option-missing",
           "--repo <url|path>@<commit> is required unless --suite gives a suite that pins the repository",
         );
       }

@@ -43,7 +43,7 @@ export function registerSkillServe(skill: Command, context: CommandContext): voi
         for (const skipped of loaded.skipped)
           log(io, `not served: ${display(skipped.path, io)}: ${skipped.reason}`);
         if (loaded.skills.length === 0)
-          throw new UsageError("cli.skill.nothing-to-serve", "no skill can be served (see above)");
+          throw new UsageError("cli.skill-nothing-to-serve", "no skill can be served (see above)");
         if (options.http !== true) {
           log(io, `serving ${plural(loaded.skills.length, "skill")} over MCP on stdio`);
           await serveMcpStdio(() => createSkillsMcpServer(loaded.skills));

@@ -80,7 +80,7 @@ export function failOnOption(): Option {
 export function homeOf(io: CliIo): string {
   const home = io.env.HOME?.trim();
   if (home === undefined || home === "")
-    throw new UsageError("cli.skill.home", "--global needs $HOME to be set");
+    throw new UsageError("cli.skill-home", "--global needs $HOME to be set");
   return home;
 }
 
@@ -122,7 +122,7 @@ export async function refusingOnAudit<T>(
   try {
     return await run();
   } catch (error) {
-    if (isSkillsmithError(error) && error.code === "skill-audit-failed") {
+    if (isSkillsmithError(error) && error.code === "skill.skill-audit-failed") {
       context.io.stderr(`error: ${error.message}\n`);
       context.exit(1);
       return undefined;

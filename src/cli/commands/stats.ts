@@ -72,14 +72,14 @@ export function registerStats(program: Command, context: CommandContext): void {
 async function readDeltas(options: StatsTestOptions, cwd: string): Promise<number[]> {
   if (options.deltas !== undefined && options.deltasFile !== undefined) {
     throw new UsageError(
-      "stats.conflicting-flags",
+      "cli.stats-conflicting-flags",
       "give either --deltas or --deltas-file, not both",
     );
   }
   if (options.deltas !== undefined) return parseDeltaFlag(options.deltas);
   if (options.deltasFile !== undefined) return parseDeltaFile(options.deltasFile, cwd);
   throw new UsageError(
-    "stats.missing-deltas",
+    "cli.stats-missing-deltas",
     "missing deltas: pass --deltas 10,-5,20,... or --deltas-file <path>",
   );
 }
@@ -100,7 +100,7 @@ function describeItem(item: string): string {
 export function parseDeltaFlag(text: string): number[] {
   if (text.trim() === "") {
     throw new UsageError(
-      "stats.bad-deltas",
+      "cli.stats-bad-deltas",
       "--deltas is empty; expected a comma-separated list of finite numbers such as 10,-5,20",
     );
   }
@@ -109,7 +109,7 @@ export function parseDeltaFlag(text: string): number[] {
     const value = parseItem(item);
     if (value === undefined) {
       throw new UsageError(
-        "stats.bad-deltas",
+        "cli.stats-bad-deltas",
         `--deltas: item ${index + 1} of ${items.length} is ${describeItem(item)}, not a number; expected a comma-separated list of finite numbers such as 10,-5,20`,
         { data: { position: index + 1, item } },
       );
@@ -125,7 +125,7 @@ export async function parseDeltaFile(path: string, cwd: string): Promise<number[
     text = await readFile(absolute, "utf8");
   } catch (error) {
     throw new InputError(
-      "stats.deltas-file-unreadable",
+      "cli.stats-deltas-file-unreadable",
       `cannot read the deltas file (${(error as NodeJS.ErrnoException).code ?? "error"}); expected a readable text file of numbers`,
       { file: path },
       { cause: error },
@@ -144,7 +144,7 @@ export async function parseDeltaFile(path: string, cwd: string): Promise<number[
         if (value === undefined) {
           const position = items.length > 1 ? `item ${itemIndex + 1} ` : "";
           throw new InputError(
-            "stats.bad-deltas-file",
+            "cli.stats-bad-deltas-file",
             `${position}${describeItem(item)} is not a number; expected one finite number per line or a comma-separated list`,
             { file: path, line: lineIndex + 1 },
             { data: { position: itemIndex + 1, item } },
@@ -155,7 +155,7 @@ export async function parseDeltaFile(path: string, cwd: string): Promise<number[
     });
   if (deltas.length === 0) {
     throw new InputError(
-      "stats.bad-deltas-file",
+      "cli.stats-bad-deltas-file",
       "contains no deltas; expected one finite number per line or a comma-separated list",
       { file: path },
     );
@@ -167,7 +167,7 @@ function parseAlpha(text: string): number {
   const value = parseItem(text.trim());
   if (value === undefined || value <= 0 || value >= 1) {
     throw new UsageError(
-      "stats.bad-alpha",
+      "cli.stats-bad-alpha",
       `--alpha is ${describeItem(text)}; expected a number strictly between 0 and 1, such as 0.05`,
     );
   }

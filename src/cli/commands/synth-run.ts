@@ -207,7 +207,7 @@ async function readRunPool(
   const pool = (await readPool(poolPath)).filter((entry) => entry.family === family.name);
   if (pool.length === 0 && chosen.some((method) => method !== "zero-shot"))
     throw new UsageError(
-      "synth.pool.empty",
+      "cli.synth-pool-empty",
       `the pool ${poolPath} holds no ${family.name} attempts: run "skillsmith synth pool --family ${flags.family} --split train --model <spec>" first`,
     );
   if (split === "test") {
@@ -219,7 +219,7 @@ async function readRunPool(
     const leaked = [...new Set(pool.map((entry) => entry.taskId))].filter((id) => testIds.has(id));
     if (leaked.length > 0)
       throw new UsageError(
-        "synth.pool.test-tasks",
+        "cli.synth-pool-test-tasks",
         `the pool ${poolPath} holds attempts on ${leaked.length} task(s) of the test split (split seed ${splitSeedOf(flags)}), e.g. ${leaked.slice(0, 3).join(", ")}: build the pool on the training split with the same --split-seed`,
       );
   }
@@ -242,7 +242,7 @@ async function skilloptOf(
   );
   if (chosen.includes("skillopt") && (await skilloptStore.patches()).length === 0) {
     const hint = `no SkillOpt optimisation in ${skilloptStore.directory}: run "skillsmith synth optimise --family ${flags.family} --target skillopt --model <spec>" first`;
-    if (flags.method === "skillopt") throw new UsageError("synth.skillopt.missing", hint);
+    if (flags.method === "skillopt") throw new UsageError("cli.synth-skillopt-missing", hint);
     log(io, `skillopt skipped: ${hint}`);
     chosen = chosen.filter((method) => method !== "skillopt");
   }

@@ -127,12 +127,12 @@ export async function openFamily(flags: CommonFlags, io: CliIo): Promise<TaskFam
     (humanEvalPath === undefined || humanEvalPath === "")
   )
     throw new UsageError(
-      "synth.family.unknown",
+      "cli.synth-family-unknown",
       `--family: unknown task family "${flags.family}" (available: builtin, suite:<suite-dir>, humaneval:<path>)`,
     );
   if (flags.familyDir !== undefined && flags.family !== "builtin")
     throw new UsageError(
-      "synth.family.dir",
+      "cli.synth-family-dir",
       "--family-dir is for the builtin family; suite and humaneval families name their path: --family suite:<dir>, --family humaneval:<path>",
     );
   const sandbox: SandboxV1 = await createSandbox(
@@ -173,7 +173,7 @@ export async function selectTasks(
     const unknown = wanted.filter((id) => !known.has(id));
     if (unknown.length > 0)
       throw new UsageError(
-        "synth.tasks.unknown",
+        "cli.synth-tasks-unknown",
         `--tasks: not in the ${split} split: ${unknown.join(", ")}`,
       );
     tasks = tasks.filter((task) => wanted.includes(task.id));
@@ -228,7 +228,7 @@ export const manifestPathOf = (logPath: string): string =>
 
 export function parseSplit(value: string): Split {
   if (value !== "train" && value !== "test")
-    throw new UsageError("synth.split", `--split: expected train or test, got "${value}"`);
+    throw new UsageError("cli.synth-split", `--split: expected train or test, got "${value}"`);
   return value;
 }
 

@@ -171,7 +171,7 @@ async function runOptimiseCommand(flags: OptimiseFlags, context: CommandContext)
   const pool = (await readPool(poolPath)).filter((entry) => entry.family === family.name);
   if (pool.length === 0)
     throw new UsageError(
-      "synth.pool.empty",
+      "cli.synth-pool-empty",
       `the pool ${poolPath} holds no ${family.name} attempts: run "skillsmith synth pool" first`,
     );
   const store = new LibraryStore(

@@ -13,7 +13,7 @@ import { waitForTerminationSignal } from "../interrupt.js";
 function parsePort(text: string): number {
   if (!/^[0-9]+$/.test(text) || Number(text) > 65_535) {
     throw new UsageError(
-      "view-port",
+      "cli.view-port",
       `--port ${text}: expected a port number from 0 to 65535 (0 picks a free port)`,
     );
   }

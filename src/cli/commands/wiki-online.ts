@@ -99,16 +99,16 @@ export async function searchBackendsFor(
 
 export async function onlinePlan(io: CliIo, flags: OnlineFlags): Promise<OnlinePlan> {
   if (flags.domain === undefined)
-    throw new UsageError("cli.wiki.online", "--online needs --domain <domain> (the pool's domain)");
+    throw new UsageError("cli.wiki-online", "--online needs --domain <domain> (the pool's domain)");
   if (flags.model === undefined)
-    throw new UsageError("cli.wiki.online", "--online needs --model <spec> (the distiller)");
+    throw new UsageError("cli.wiki-online", "--online needs --model <spec> (the distiller)");
   if (
     (flags.resources ?? []).length === 0 &&
     (flags.search ?? []).length === 0 &&
     flags.searchConfig === undefined
   )
     throw new UsageError(
-      "cli.wiki.online",
+      "cli.wiki-online",
       "--online needs something to acquire from: --search <backend...>, --search-config <file> or --resources <dir|manifest|url...>",
     );
   if (
@@ -116,19 +116,19 @@ export async function onlinePlan(io: CliIo, flags: OnlineFlags): Promise<OnlineP
     !(flags.search ?? []).some((each) => each.startsWith("json:"))
   )
     throw new UsageError(
-      "cli.wiki.results-path",
+      "cli.wiki-results-path",
       "--results-path belongs to --search json:<template>",
     );
   const budget = parseCount(flags.budget, "--budget");
   if (budget < 1 || budget > ONLINE_POOL_BUDGET_LIMIT)
     throw new UsageError(
-      "cli.wiki.budget",
+      "cli.wiki-budget",
       `--budget: expected 1 to ${ONLINE_POOL_BUDGET_LIMIT}, got ${budget}`,
     );
   const minScore = Number(flags.minScore);
   if (!Number.isFinite(minScore) || minScore < 0)
     throw new UsageError(
-      "cli.wiki.min-score",
+      "cli.wiki-min-score",
       `--min-score: expected a non-negative number, got "${flags.minScore}"`,
     );
   return {

@@ -123,7 +123,7 @@ export function registerWikiSearch(wiki: Command, context: CommandContext): void
       const { io } = context;
       const strategy = flags.strategy ?? (flags.select === true ? "select" : "bm25-only");
       if (strategy === "select" && flags.model === undefined)
-        throw new UsageError("cli.wiki.model", "--select needs --model <spec>");
+        throw new UsageError("cli.wiki-model", "--select needs --model <spec>");
       const embedding = strategy.includes("embedding")
         ? await embeddingClientFor(io, strategy, flags.embeddingModel)
         : undefined;
@@ -236,7 +236,7 @@ export function selectionOptions(flags: {
       const k = Number(value);
       if (!Number.isInteger(k) || k < 1)
         throw new UsageError(
-          "cli.wiki.shortlist-size",
+          "cli.wiki-shortlist-size",
           `--shortlist-size: expected a positive integer K or max(5n,25), got "${flags.shortlistSize}"`,
         );
       options.shortlistSize = "k";
@@ -250,7 +250,7 @@ export function selectionOptions(flags: {
     );
     if (unknown.length > 0 || fields.length === 0)
       throw new UsageError(
-        "cli.wiki.fields",
+        "cli.wiki-fields",
         `--fields: unknown field${unknown.length === 1 ? "" : "s"} ${unknown.join(", ")}; expected some of ${shortlistFields.join(", ")}`,
       );
     options.fields = fields as ShortlistField[];
@@ -259,7 +259,7 @@ export function selectionOptions(flags: {
     const boost = Number(flags.visualBoost);
     if (!Number.isFinite(boost) || boost < 1)
       throw new UsageError(
-        "cli.wiki.visual-boost",
+        "cli.wiki-visual-boost",
         `--visual-boost: expected a number ≥ 1, got "${flags.visualBoost}"`,
       );
     options.visualBoost = boost;

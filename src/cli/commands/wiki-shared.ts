@@ -47,7 +47,7 @@ export async function embeddingClientFor(
   const resolved = resolveSearchEmbeddingModel(flag, io);
   if (resolved === undefined)
     throw new UsageError(
-      "cli.wiki.embedding-model",
+      "cli.wiki-embedding-model",
       `--strategy ${strategy} needs an embedding model: pass --embedding-model <provider:model> (e.g. openai:text-embedding-3-small) or set ${EMBEDDING_MODEL_VARIABLE}`,
     );
   const { createEmbeddingClient } = await import("../../model/embedding.js");

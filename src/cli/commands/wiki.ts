@@ -146,7 +146,7 @@ export function registerWiki(
         const minScore = Number(flags.minScore);
         if (!Number.isFinite(minScore) || minScore < 0)
           throw new UsageError(
-            "cli.wiki.min-score",
+            "cli.wiki-min-score",
             `--min-score: expected a non-negative number, got "${flags.minScore}"`,
           );
         // The MCP SDK costs ~0.5 s of start-up: only this command loads it.

@@ -147,7 +147,7 @@ export function findOnPath(
 
 export function bubblewrapMissingError(): SandboxUnavailableError {
   return new SandboxUnavailableError(
-    "SANDBOX_BWRAP_MISSING",
+    "env.sandbox-bwrap-missing",
     "bubblewrap (bwrap) is not installed, so the local sandbox cannot run. Install it with " +
       "`apt-get install bubblewrap` (Debian/Ubuntu) or `dnf install bubblewrap` (Fedora), use " +
       "the container sandbox, or pass --unsafe-no-sandbox to run without any isolation.",
@@ -219,7 +219,7 @@ export class BubblewrapSandbox implements SandboxV1 {
     );
     if (result.exitCode !== 0) {
       throw new SandboxUnavailableError(
-        "SANDBOX_BWRAP_UNUSABLE",
+        "env.sandbox-bwrap-unusable",
         `bubblewrap is installed but cannot create a sandbox here: ${
           result.spawnError?.message ?? result.stderr.trim()
         }. Enable user namespaces (sysctl kernel.unprivileged_userns_clone=1), run as root, use ` +
@@ -232,7 +232,7 @@ export class BubblewrapSandbox implements SandboxV1 {
   async exec(request: SandboxExecRequest): Promise<SandboxExecResult> {
     if (request.command.length === 0) throw new TypeError("empty command");
     if (!existsSync(request.workspace)) {
-      throw new InputError("SANDBOX_WORKSPACE_MISSING", "the workspace folder does not exist", {
+      throw new InputError("env.sandbox-workspace-missing", "the workspace folder does not exist", {
         file: request.workspace,
       });
     }
@@ -331,7 +331,7 @@ export class BubblewrapSandbox implements SandboxV1 {
     const mountPath = normalizeMountPath(request.workspaceMountPath);
     if (!posix.isAbsolute(mountPath) || mountPath === "/") {
       throw new InputError(
-        "SANDBOX_MOUNT_PATH",
+        "env.sandbox-mount-path",
         `workspace mount path "${request.workspaceMountPath}" must be an absolute path below /`,
         { field: "workspaceMountPath" },
       );
@@ -343,7 +343,7 @@ export class BubblewrapSandbox implements SandboxV1 {
       // creates it in its own (empty) root.
       if (!existsSync(target) && isSystemFolder(top)) {
         throw new InputError(
-          "SANDBOX_MOUNT_PATH",
+          "env.sandbox-mount-path",
           `cannot create mount point ${target} inside the read-only system folder /${top}`,
           { field: "workspaceMountPath" },
         );

@@ -150,7 +150,7 @@ export class ContainerSandbox implements SandboxV1 {
     }
     if (baseImageId === undefined) {
       throw new SandboxUnavailableError(
-        "CONTAINER_BASE_IMAGE_MISSING",
+        "env.container-base-image-missing",
         `base image ${baseImage} is not present; build it with scripts/ci-containers.sh or buildBaseImage()`,
         { data: { baseImage } },
       );
@@ -222,7 +222,7 @@ export class ContainerSandbox implements SandboxV1 {
         ".",
       ]);
       if (tarFailure !== undefined) {
-        throw new InfrastructureError("CONTAINER_CONTEXT_FAILED", `tar failed: ${tarFailure}`, {
+        throw new InfrastructureError("env.container-context-failed", `tar failed: ${tarFailure}`, {
           data: { workspace: request.workspace },
         });
       }
@@ -243,7 +243,7 @@ export class ContainerSandbox implements SandboxV1 {
       );
       if (failure !== undefined) {
         throw new InfrastructureError(
-          "CONTAINER_BUILD_FAILED",
+          "env.container-build-failed",
           `building ${tag} failed: ${failure}`,
           { data: { tag, dockerfile, log: log.slice(-8_000) } },
         );
@@ -256,7 +256,7 @@ export class ContainerSandbox implements SandboxV1 {
   async exec(request: SandboxExecRequest): Promise<SandboxExecResult> {
     if (request.command.length === 0) throw new TypeError("empty command");
     if (!existsSync(request.workspace)) {
-      throw new InputError("SANDBOX_WORKSPACE_MISSING", "the workspace folder does not exist", {
+      throw new InputError("env.sandbox-workspace-missing", "the workspace folder does not exist", {
         file: request.workspace,
       });
     }
@@ -464,12 +464,12 @@ async function engineCall<T>(what: string, call: () => Promise<T>): Promise<T> {
     const detail = error instanceof Error ? error.message : String(error);
     if (status === 404 && what.startsWith("create")) {
       throw new SandboxUnavailableError(
-        "CONTAINER_IMAGE_MISSING",
+        "env.container-image-missing",
         `cannot ${what}: the image is not present (${detail}); prepare it first, or build the base image with scripts/ci-containers.sh`,
         { cause: error },
       );
     }
-    throw new InfrastructureError("CONTAINER_ENGINE_FAILED", `cannot ${what}: ${detail}`, {
+    throw new InfrastructureError("env.container-engine-failed", `cannot ${what}: ${detail}`, {
       cause: error,
       retryable: true,
     });
@@ -550,7 +550,7 @@ export async function buildBaseImage(options: BuildBaseImageOptions): Promise<st
     );
     if (bootstrap.exitCode !== 0) {
       throw new InfrastructureError(
-        "CONTAINER_BASE_IMAGE_FAILED",
+        "env.container-base-image-failed",
         `debootstrap failed (exit ${bootstrap.exitCode}): ${
           bootstrap.spawnError?.message ?? bootstrap.stderr.trim().slice(-2_000)
         }`,
@@ -577,9 +577,13 @@ export async function importRootFilesystem(
     const tarPath = join(scratch, "rootfs.tar");
     const tarFailure = await packBuildContext(tarPath, ["-C", folder, "."]);
     if (tarFailure !== undefined) {
-      throw new InfrastructureError("CONTAINER_BASE_IMAGE_FAILED", `tar failed: ${tarFailure}`, {
-        data: { folder },
-      });
+      throw new InfrastructureError(
+        "env.container-base-image-failed",
+        `tar failed: ${tarFailure}`,
+        {
+          data: { folder },
+        },
+      );
     }
     // `repo` carrying the tag is what both engines honour (Podman ignores a separate `tag`).
     const stream = await docker.importImage(createReadStream(tarPath), { repo: tag });

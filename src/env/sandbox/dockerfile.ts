@@ -26,7 +26,7 @@ export function generateDockerfile(input: DockerfileInput): string {
   if (!posix.isAbsolute(mountPath) || /\s/.test(mountPath)) {
     // WORKDIR has no quoting form; a path with blanks would be split.
     throw new InputError(
-      "SANDBOX_MOUNT_PATH",
+      "env.sandbox-mount-path",
       `workspace mount path "${input.workspaceMountPath}" must be absolute and without blanks`,
       { field: "workspaceMountPath" },
     );
@@ -40,7 +40,7 @@ export function generateDockerfile(input: DockerfileInput): string {
   for (const [key] of variables) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
       throw new InputError(
-        "SANDBOX_ENV_NAME",
+        "env.sandbox-env-name",
         `"${key}" is not a valid environment variable name`,
         {
           field: "env",

@@ -83,7 +83,7 @@ export async function connectDocker(
     if (await answers(docker, options.timeoutMs ?? 3_000)) return { docker, endpoint };
   }
   throw new SandboxUnavailableError(
-    "CONTAINER_ENGINE_UNREACHABLE",
+    "env.container-engine-unreachable",
     `no Docker/Podman API answered (tried ${tried.join(", ")}). Start Docker, or Podman's API ` +
       "with `podman system service --time=0 unix:///run/podman/podman.sock &` (see " +
       "scripts/ci-containers.sh), set DOCKER_HOST, use the local sandbox, or pass " +

@@ -1,4 +1,4 @@
-import { type ErrorOptions, InfrastructureError } from "../../core/errors.js";
+import { type ErrorCode, type ErrorOptions, InfrastructureError } from "../../core/errors.js";
 
 /**
  * The requested isolation backend cannot run on this machine (tool missing, engine unreachable,
@@ -6,7 +6,7 @@ import { type ErrorOptions, InfrastructureError } from "../../core/errors.js";
  * to get it, and that `--unsafe-no-sandbox` is the explicit way to run without isolation.
  */
 export class SandboxUnavailableError extends InfrastructureError {
-  constructor(code: string, message: string, options: ErrorOptions = {}) {
+  constructor(code: ErrorCode, message: string, options: ErrorOptions = {}) {
     super(code, message, options);
   }
 }

@@ -57,19 +57,19 @@ export function registerSandbox(
 ): void {
   if (typeof kind !== "string" || !KIND_PATTERN.test(kind)) {
     throw new UsageError(
-      "sandbox-kind-invalid",
+      "env.sandbox-kind-invalid",
       `sandbox kind ${JSON.stringify(kind)} is not valid: use letters, digits, '.', '_' or '-', starting with a letter or digit (at most 128 characters)`,
     );
   }
   if (typeof factory !== "function") {
     throw new UsageError(
-      "sandbox-factory-invalid",
+      "env.sandbox-factory-invalid",
       `registerSandbox("${kind}", factory): the factory must be a function returning a sandbox`,
     );
   }
   if (factories.has(kind) && options.replace !== true) {
     throw new UsageError(
-      "sandbox-kind-taken",
+      "env.sandbox-kind-taken",
       `a sandbox of kind "${kind}" is already registered; pass { replace: true } to replace it`,
     );
   }
@@ -85,7 +85,7 @@ export function registerSandbox(
 export function unregisterSandbox(kind: string): boolean {
   if ((BUILTIN_SANDBOX_KINDS as readonly string[]).includes(kind)) {
     throw new UsageError(
-      "sandbox-builtin",
+      "env.sandbox-builtin",
       `the built-in sandbox "${kind}" cannot be unregistered; register a replacement with { replace: true }`,
     );
   }
@@ -114,7 +114,7 @@ export async function createSandbox(
   const factory = factories.get(options.kind);
   if (factory === undefined) {
     throw new UsageError(
-      "sandbox-unknown",
+      "env.sandbox-unknown",
       `unknown sandbox kind "${options.kind}"; expected one of: ${sandboxKinds().join(", ")} (or register one with registerSandbox)`,
     );
   }
@@ -126,7 +126,7 @@ export async function createSandbox(
     typeof sandbox.exec !== "function"
   ) {
     throw new UsageError(
-      "sandbox-factory-invalid",
+      "env.sandbox-factory-invalid",
       `the factory registered for sandbox kind "${options.kind}" did not return a SandboxV1 (specificationVersion "v1" and an exec method)`,
     );
   }

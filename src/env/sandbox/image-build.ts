@@ -20,7 +20,7 @@ export async function imageId(docker: Docker, name: string): Promise<string | un
   } catch (error) {
     if ((error as { statusCode?: unknown }).statusCode === 404) return undefined;
     throw new InfrastructureError(
-      "CONTAINER_ENGINE_FAILED",
+      "env.container-engine-failed",
       `cannot inspect image ${name}: ${error instanceof Error ? error.message : String(error)}`,
       { cause: error, retryable: true, data: { image: name } },
     );

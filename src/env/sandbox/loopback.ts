@@ -238,7 +238,7 @@ export async function startCredentialProxy(
   const upstream = URL.canParse(options.upstream) ? new URL(options.upstream) : undefined;
   if (upstream?.protocol !== "http:" && upstream?.protocol !== "https:") {
     throw new InputError(
-      "model.base-url.invalid",
+      "env.model-base-url-invalid",
       `model endpoint ${JSON.stringify(options.upstream)} is not an http(s) URL`,
       { field: "baseUrl" },
     );

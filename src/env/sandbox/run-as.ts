@@ -78,7 +78,7 @@ export async function userIdsInImage(
       .map(Number);
     if (StatusCode !== 0 || uid === undefined || gid === undefined || !(uid >= 0 && gid >= 0)) {
       throw new InfrastructureError(
-        "CONTAINER_USER_UNKNOWN",
+        "env.container-user-unknown",
         `image ${image} has no user "${user}" (id answered: ${output.trim().slice(0, 200) || `exit ${StatusCode}`}); set USER or [agent]/[verifier] user to a user the image defines`,
         { data: { image, user } },
       );

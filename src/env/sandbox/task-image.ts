@@ -37,7 +37,7 @@ export function parseBaseImageMap(values: readonly string[]): Record<string, str
     const to = value.slice(at + 1).trim();
     if (at <= 0 || from === "" || to === "") {
       throw new UsageError(
-        "base-image-invalid",
+        "env.base-image-invalid",
         `--base-image expects <image>=<local image>, e.g. ubuntu:24.04=localhost/skillsmith-base:bookworm (got "${value}")`,
       );
     }
@@ -177,7 +177,7 @@ export async function buildTaskImage(request: TaskImageRequest): Promise<TaskIma
         ? `; map ${unmapped.length === 1 ? "it" : "each"} to a local image with ${unmapped.map((image) => `--base-image ${image}=localhost/skillsmith-base:bookworm`).join(" ")}`
         : "; build or load the mapped image first";
     throw new UsageError(
-      "task-base-image-missing",
+      "env.task-base-image-missing",
       `the environment/Dockerfile of task ${request.taskName} starts FROM ${missing.join(", ")}, which ${missing.length === 1 ? "is" : "are"} not present locally, and no registry is used${hint}`,
       { data: { task: request.taskName, missing, mapped: used } },
     );
@@ -245,7 +245,7 @@ async function buildFromContext(
     ]);
     if (tarFailure !== undefined) {
       throw new InfrastructureError(
-        "TASK_CONTEXT_FAILED",
+        "env.task-context-failed",
         `tar of ${request.contextDir} failed: ${tarFailure}`,
       );
     }
@@ -270,7 +270,7 @@ async function buildFromContext(
       );
       if (failure !== undefined) {
         throw new InfrastructureError(
-          "TASK_BUILD_FAILED",
+          "env.task-build-failed",
           `building the environment of task ${request.taskName} failed: ${failure}; last build output: ${log.slice(-1_500).trim()}`,
           { data: { tag, log: log.slice(-8_000) } },
         );
@@ -278,7 +278,7 @@ async function buildFromContext(
     } catch (error) {
       if (controller.signal.aborted) {
         throw new InfrastructureError(
-          "TASK_BUILD_TIMEOUT",
+          "env.task-build-timeout",
           `building the environment of task ${request.taskName} took longer than ${Math.round(timeoutMs / 1000)} s (build_timeout_sec)`,
           { cause: error },
         );
@@ -333,7 +333,7 @@ export async function copyFolderFromImage(
     ]);
     if (extract.exitCode !== 0) {
       throw new InfrastructureError(
-        "TASK_WORKDIR_COPY_FAILED",
+        "env.task-workdir-copy-failed",
         `cannot copy ${folder} out of ${image}: ${extract.stderr.trim()}`,
       );
     }

@@ -44,7 +44,7 @@ const TEST_NAMES = ["test", "tests", "testing", "dev"];
 
 /**
  * A manifest of the repository being detected, or undefined when it is not there. One that is
- * there but unreadable (a folder named `setup.py`, a symlink loop) is a `file.unreadable`
+ * there but unreadable (a folder named `setup.py`, a symlink loop) is a `core.file-unreadable`
  * input error naming it: read as empty, it would silently change the detected setup.
  */
 export function readRepositoryFile(repository: string, name: string): Promise<string | undefined> {

@@ -377,7 +377,7 @@ function insideWorkspace(workspace: string, relativePath: string, field: string)
     normalised.startsWith(`..${sep}`)
   ) {
     throw new InputError(
-      "verifier-path-outside-workspace",
+      "env.verifier-path-outside-workspace",
       `verifier path "${relativePath}" must be relative to the workspace and stay inside it`,
       { field },
     );

@@ -148,7 +148,7 @@ async function applyReference(workspace: string, reference: ReferenceSolution): 
       const target = join(workspace, file.path);
       if (relative(workspace, target).startsWith("..")) {
         throw new InputError(
-          "reference-path-outside-workspace",
+          "env.reference-path-outside-workspace",
           `reference file "${file.path}" leaves the workspace`,
           {
             field: "reference.files",
@@ -165,7 +165,7 @@ async function applyReference(workspace: string, reference: ReferenceSolution): 
   const applied = await applyDiff(workspace, reference.patch);
   if (!applied.ok) {
     throw new InputError(
-      "reference-patch-does-not-apply",
+      "env.reference-patch-does-not-apply",
       `the reference solution's patch does not apply to the base commit: ${applied.message}`,
       { field: "reference.patch" },
     );

@@ -26,7 +26,7 @@ describe("readStoredBase", () => {
     await mkdir(join(root, "tree"));
     const failure = await readStoredBase(root).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(InputError);
-    expect((failure as InputError).code).toBe("file.unreadable");
+    expect((failure as InputError).code).toBe("core.file-unreadable");
     expect((failure as Error).message).toContain(join(root, "meta.json"));
   });
 });

@@ -54,6 +54,12 @@ export interface PrepareBaseOptions {
    * served offline (part of the cache key when there are any).
    */
   readonly testTimeInstalls?: readonly TestTimeInstall[];
+  /**
+   * Skill folders to clear besides every agent's own (`AGENT_SKILL_DIRECTORIES`): those of the
+   * harnesses registered by a program (their `skillFolders`), so a repository's skills for them
+   * do not reach an arm that runs without skills. Relative, `/`-separated.
+   */
+  readonly skillFolders?: readonly string[];
   /** How `auto` asks whether the network is there (tests replace it). */
   readonly probeNetwork?: (language: SetupPlan["language"]) => Promise<NetworkProbe>;
   /** One line per decision and per setup step, as it happens (progress for long setups). */
@@ -145,7 +151,7 @@ export const ENVIRONMENT_FOLDER = "env";
 /**
  * The base published at `root`, or undefined when none is there yet (no `meta.json`, or no
  * `tree/` beside it). A `meta.json` or `tree` that is there but unreadable is a
- * `file.unreadable` input error naming it: taken for "not prepared", it would send every run
+ * `core.file-unreadable` input error naming it: taken for "not prepared", it would send every run
  * to rebuild over a cache entry it cannot replace.
  */
 export async function readStoredBase(root: string): Promise<StoredBase | undefined> {

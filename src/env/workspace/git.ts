@@ -32,7 +32,7 @@ export async function git(args: readonly string[], options: GitOptions = {}): Pr
   const result = await tryGit(args, options);
   if (result.spawnError !== undefined) {
     throw new InfrastructureError(
-      "git-missing",
+      "skill.git-missing",
       `git could not be started: ${result.spawnError.message}`,
       {
         cause: result.spawnError,
@@ -41,7 +41,7 @@ export async function git(args: readonly string[], options: GitOptions = {}): Pr
   }
   if (result.exitCode !== 0) {
     throw new InfrastructureError(
-      "git-failed",
+      "skill.git-failed",
       `git ${args.join(" ")} failed (exit ${result.exitCode ?? result.signal}): ${result.stderr.trim()}`,
       { data: { args: [...args], cwd: options.cwd, stderr: result.stderr } },
     );
@@ -73,7 +73,7 @@ export async function gitWithFiles(
   });
   if (result.spawnError !== undefined || result.exitCode !== 0) {
     throw new InfrastructureError(
-      "git-failed",
+      "skill.git-failed",
       `git ${args.join(" ")} failed (exit ${result.exitCode ?? result.signal}): ${result.stderr.trim() || result.spawnError?.message || ""}`,
       { data: { args: [...args], cwd: options.cwd, stderr: result.stderr } },
     );

@@ -14,26 +14,29 @@
  */
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { AGENT_SKILL_DIRECTORIES } from "../../skill/install.js";
+import { skillFolderPatterns } from "../../skill/clean.js";
 import { git, gitWithFiles } from "./git.js";
 
-/** The folder names agents keep skills in, e.g. `.claude` of `.claude/skills`. */
-const agentFolderNames: ReadonlySet<string> = new Set(
-  AGENT_SKILL_DIRECTORIES.map((relativePath) => relativePath.split("/")[0] ?? ""),
-);
+const DEFAULT_PATTERNS = skillFolderPatterns();
 
 /**
  * Whether a repository path lies inside an agent-skill folder (`<agent folder>/skills/…` at any
  * depth), by the rule the working-tree clean-up uses: nothing below `node_modules` counts.
  * A quoted path (git quotes unusual names) is judged by its segments; the folder names are ASCII.
  */
-export function isAgentSkillPath(path: string): boolean {
+export function isAgentSkillPath(
+  path: string,
+  patterns: readonly string[][] = DEFAULT_PATTERNS,
+): boolean {
   const unquoted = path.startsWith('"') && path.endsWith('"') ? path.slice(1, -1) : path;
   const segments = unquoted.split("/");
-  for (let index = 0; index + 2 < segments.length; index += 1) {
+  for (let index = 0; index + 1 < segments.length; index += 1) {
     const segment = segments[index] ?? "";
     if (segment === "node_modules" || segment === ".git") return false;
-    if (agentFolderNames.has(segment) && segments[index + 1] === "skills") return true;
+    const inside = (pattern: readonly string[]) =>
+      index + pattern.length < segments.length &&
+      pattern.every((part, offset) => segments[index + offset] === part);
+    if (patterns.some(inside)) return true;
   }
   return false;
 }
@@ -53,7 +56,10 @@ const LINE_FEED = 0x0a;
  * Drops file operations on agent-skill paths from a `git fast-export --no-data` stream. Commit
  * messages (`data <bytes>`) are copied byte for byte; every other line passes unchanged.
  */
-export function filterFastExport(stream: Buffer): { output: Buffer; dropped: number } {
+export function filterFastExport(
+  stream: Buffer,
+  patterns: readonly string[][] = DEFAULT_PATTERNS,
+): { output: Buffer; dropped: number } {
   const parts: Buffer[] = [];
   let dropped = 0;
   let position = 0;
@@ -74,9 +80,9 @@ export function filterFastExport(stream: Buffer): { output: Buffer; dropped: num
       // M <mode> <dataref> <path>
       const afterMode = line.indexOf(" ", 2);
       const afterRef = afterMode === -1 ? -1 : line.indexOf(" ", afterMode + 1);
-      drop = afterRef !== -1 && isAgentSkillPath(line.slice(afterRef + 1));
+      drop = afterRef !== -1 && isAgentSkillPath(line.slice(afterRef + 1), patterns);
     } else if (line.startsWith("D ")) {
-      drop = isAgentSkillPath(line.slice(2));
+      drop = isAgentSkillPath(line.slice(2), patterns);
     }
     if (drop) dropped += 1;
     else parts.push(stream.subarray(position, next));
@@ -89,14 +95,17 @@ export function filterFastExport(stream: Buffer): { output: Buffer; dropped: num
  * Rewrites the history of `tree`'s detached HEAD without agent-skill folders, then points HEAD at
  * the rewritten commit and resets the index to it (the working tree, already cleaned, then
  * matches: `git status` is clean). Old objects stay until the caller prunes (`pruneToCommit`).
- * `scratch` is a folder for the export stream.
+ * `scratch` is a folder for the export stream; `extraFolders` are cleared besides the agents'
+ * own (see `skillFolderPatterns`).
  */
 export async function removeSkillFoldersFromHistory(
   tree: string,
   scratch: string,
+  extraFolders: readonly string[] = [],
 ): Promise<HistoryRewrite> {
   const head = (await git(["rev-parse", "HEAD"], { cwd: tree })).trim();
-  const pathspecs = [...agentFolderNames].map((name) => `:(glob)**/${name}/skills/**`);
+  const patterns = skillFolderPatterns(extraFolders);
+  const pathspecs = patterns.map((parts) => `:(glob)**/${parts.join("/")}/**`);
   const touching = (await git(["rev-list", "HEAD", "--", ...pathspecs], { cwd: tree }))
     .split("\n")
     .filter((line) => line !== "");
@@ -113,7 +122,7 @@ export async function removeSkillFoldersFromHistory(
       { stdoutFile: exported },
       { cwd: tree },
     );
-    const { output, dropped } = filterFastExport(await readFile(exported));
+    const { output, dropped } = filterFastExport(await readFile(exported), patterns);
     await writeFile(filtered, output);
     await gitWithFiles(
       ["fast-import", "--quiet", "--force"],

@@ -37,7 +37,7 @@ const verified = new Map<string, Promise<VerifiedBase>>();
 
 /**
  * The base's tree, walked once per process per base: its digest (compared with the recorded
- * one; a difference throws an `InfrastructureError`, `base-changed`) and whether it may hold
+ * one; a difference throws an `InfrastructureError`, `env.base-changed`) and whether it may hold
  * agent-skill folders. A failed check is not remembered: the next call walks again.
  */
 export function verifyBase(base: PreparedBase): Promise<VerifiedBase> {
@@ -65,7 +65,7 @@ async function walkBase(base: PreparedBase): Promise<VerifiedBase> {
   });
   if (digest !== base.digest) {
     throw new InfrastructureError(
-      "base-changed",
+      "env.base-changed",
       `the prepared base ${base.tree} changed since it was prepared (digest ${base.digest} recorded, ${digest} now); remove ${base.root} so the next run prepares it again`,
       { data: { recorded: base.digest, actual: digest, base: base.root } },
     );

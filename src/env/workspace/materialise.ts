@@ -180,7 +180,7 @@ async function mountOverlay(lower: string, holder: string, merged: string): Prom
   ]);
   if (result.exitCode !== 0) {
     throw new InfrastructureError(
-      "overlay-mount-failed",
+      "env.overlay-mount-failed",
       `cannot mount an overlay workspace at ${merged}: ${result.spawnError?.message ?? result.stderr.trim()}`,
     );
   }
@@ -193,7 +193,7 @@ async function unmount(path: string): Promise<void> {
     const lazy = await runProcess("umount", ["-l", path]);
     if (lazy.exitCode !== 0) {
       throw new InfrastructureError(
-        "overlay-unmount-failed",
+        "env.overlay-unmount-failed",
         `cannot unmount workspace ${path}: ${result.stderr.trim()}`,
       );
     }
@@ -206,7 +206,7 @@ async function copyTree(from: string, to: string, reflink: "always" | "never"): 
   const result = await runProcess("cp", ["-a", `--reflink=${reflink}`, `${from}/.`, to]);
   if (result.exitCode !== 0) {
     throw new InfrastructureError(
-      "workspace-copy-failed",
+      "env.workspace-copy-failed",
       `cannot copy base ${from} to ${to}: ${result.spawnError?.message ?? result.stderr.trim()}`,
     );
   }
@@ -322,7 +322,7 @@ export function parseMaterialiseMethod(value: string): MaterialiseMethod | "auto
   if (value === "auto" || value === "overlay" || value === "reflink" || value === "copy")
     return value;
   throw new UsageError(
-    "unknown-materialise-method",
+    "env.unknown-materialise-method",
     `unknown workspace method "${value}" (expected auto, overlay, reflink or copy)`,
   );
 }

@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { InfrastructureError, InputError } from "../../core/errors.js";
 import { writeFileAtomic } from "../../core/fs.js";
 import { acquireLock } from "../../core/lock.js";
-import { cleanAgentSkillFolders } from "../../skill/install.js";
+import { AGENT_SKILL_DIRECTORIES, cleanAgentSkillFolders } from "../../skill/install.js";
 import { DEFAULT_PYTHON } from "../setup/detect.js";
 import type { SetupNetworkChoice } from "../setup/network.js";
 import {
@@ -92,6 +92,7 @@ export async function prepareBase(options: PrepareBaseOptions): Promise<Prepared
       network: options.setupNetwork ?? "auto",
       verifierNeedsPython: options.verifierNeedsPython === true,
       ...installsKey(options.testTimeInstalls),
+      extraSkillFolders: extraSkillFolders(options.skillFolders),
       toolchain:
         recipe.kind === "none"
           ? "none"
@@ -112,7 +113,7 @@ export async function prepareBase(options: PrepareBaseOptions): Promise<Prepared
     if (!lock.acquired) {
       const published = await readStoredBase(root);
       if (published === undefined)
-        throw new InfrastructureError("base-vanished", `base ${root} disappeared`);
+        throw new InfrastructureError("env.base-vanished", `base ${root} disappeared`);
       return materialisedView(published, root, cacheDir, true);
     }
     try {
@@ -167,6 +168,7 @@ function baseKey(
     verifierNeedsPython: boolean;
     toolchain: string;
     testTimeInstalls?: readonly string[];
+    extraSkillFolders: readonly string[] | undefined;
   },
 ): string {
   // The mount path is part of the key because setup may bake absolute paths (virtualenvs), and
@@ -211,13 +213,24 @@ function installsKey(installs: PrepareBaseOptions["testTimeInstalls"]): {
   return keys.length === 0 ? {} : { testTimeInstalls: keys };
 }
 
+/**
+ * The extra skill folders a base is cleared of, sorted, for its key: a base cleared of fewer
+ * folders is another base. None: undefined, so the keys of bases prepared before stay the same.
+ */
+function extraSkillFolders(folders: readonly string[] | undefined): string[] | undefined {
+  const extra = [...new Set(folders ?? [])]
+    .filter((folder) => !AGENT_SKILL_DIRECTORIES.includes(folder))
+    .sort();
+  return extra.length === 0 ? undefined : extra;
+}
+
 async function cloneInto(source: RepositorySource, target: string): Promise<void> {
   const location = cloneLocation(source);
   if (source.kind === "bundle") {
     const verified = await tryGit(["bundle", "list-heads", location]);
     if (verified.exitCode !== 0) {
       throw new InputError(
-        "invalid-bundle",
+        "env.invalid-bundle",
         `not a readable git bundle: ${verified.stderr.trim() || "git bundle list-heads failed"}`,
         { file: location },
       );
@@ -230,13 +243,13 @@ async function cloneInto(source: RepositorySource, target: string): Promise<void
   if (cloned.exitCode !== 0) {
     if (networkFailurePattern.test(cloned.stderr)) {
       throw new InfrastructureError(
-        "clone-unreachable",
+        "env.clone-unreachable",
         `cannot reach repository ${describeSource(source)}: ${cloned.stderr.trim()}`,
         { retryable: true, data: { stderr: cloned.stderr } },
       );
     }
     throw new InputError(
-      "clone-failed",
+      "env.clone-failed",
       `cannot clone repository ${describeSource(source)}: ${cloned.stderr.trim()}`,
       { field: "repository" },
       { data: { stderr: cloned.stderr } },
@@ -263,7 +276,7 @@ async function resolveCommit(
   }
   if (resolved === undefined) {
     throw new InputError(
-      "unknown-commit",
+      "env.unknown-commit",
       `commit "${commit}" does not exist in repository ${describeSource(source)} (expected a commit SHA or a revision that resolves to a commit)`,
       { field: "commit" },
       { data: { repository: describeSource(source), commit } },
@@ -290,12 +303,13 @@ async function buildBase(parts: {
   });
   await git(["clean", "-ffdxq"], { cwd: tree });
   await pruneToCommit(tree);
-  const removedSkillFolders = (await cleanAgentSkillFolders(tree)).map((path) =>
+  const extraFolders = parts.options.skillFolders ?? [];
+  const removedSkillFolders = (await cleanAgentSkillFolders(tree, extraFolders)).map((path) =>
     path.slice(tree.length + 1),
   );
   // Skills the repository committed leave its history too, or `git checkout -- .` and `git log
   // -p` would hand them to the agent; the old objects go with a second prune.
-  const skillHistory = await removeSkillFoldersFromHistory(tree, dirname(tree));
+  const skillHistory = await removeSkillFoldersFromHistory(tree, dirname(tree), extraFolders);
   if (skillHistory.commitsWithSkills > 0) await pruneToCommit(tree);
 
   const built = await runSetupOf({ ...parts, commit });

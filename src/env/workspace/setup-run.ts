@@ -43,7 +43,9 @@ export class SetupFailedError extends InfrastructureError {
     readonly report: SetupReport,
     readonly log: string,
   ) {
-    super("setup-failed", message, { data: { log, steps: report.steps, network: report.network } });
+    super("env.setup-failed", message, {
+      data: { log, steps: report.steps, network: report.network },
+    });
   }
 }
 
@@ -172,7 +174,7 @@ export async function runSetupOf(parts: SetupParts): Promise<BuiltSetup> {
   if (setup.steps.length > 0) {
     if (options.sandbox === undefined) {
       throw new UsageError(
-        "setup-needs-sandbox",
+        "env.setup-needs-sandbox",
         `setup has ${setup.steps.length} command(s) to run but no sandbox was given to run them in`,
       );
     }
@@ -199,9 +201,9 @@ export async function runSetupOf(parts: SetupParts): Promise<BuiltSetup> {
     }
   }
   // Setup must not smuggle skills in (e.g. a dependency that ships a .claude/skills folder).
-  const removedSkillFolders = (await cleanAgentSkillFolders(tree)).map((path) =>
-    path.slice(tree.length + 1),
-  );
+  const removedSkillFolders = (
+    await cleanAgentSkillFolders(tree, parts.options.skillFolders ?? [])
+  ).map((path) => path.slice(tree.length + 1));
   const finalReport = report();
   await writeFileAtomic(join(tree, "..", SETUP_LOG), formatSetupLog(finalReport));
   return {

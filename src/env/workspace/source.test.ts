@@ -60,13 +60,13 @@ describe("repository sources", () => {
   it("tells a path that is not there from one that is there but unreadable", async () => {
     const absent = await parseRepositorySource("no-such-repo", scratch).catch((error) => error);
     expect(absent).toBeInstanceOf(InputError);
-    expect((absent as InputError).code).toBe("repository-not-found");
+    expect((absent as InputError).code).toBe("env.repository-not-found");
     // A symbolic link to itself: stat fails with ELOOP, which is not "missing" (as root, EACCES
     // cannot be provoked). Before, this too was reported as "neither a URL nor a path".
     await symlink("loop", join(scratch, "loop"));
     const unreadable = await parseRepositorySource("loop", scratch).catch((error) => error);
     expect(unreadable).toBeInstanceOf(InputError);
-    expect((unreadable as InputError).code).toBe("file.unreadable");
+    expect((unreadable as InputError).code).toBe("core.file-unreadable");
     expect((unreadable as Error).message).toContain(join(scratch, "loop"));
     expect((unreadable as Error).message).toContain("ELOOP");
   });

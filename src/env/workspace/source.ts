@@ -27,11 +27,11 @@ export async function parseRepositorySource(
   if (urlPattern.test(text) || scpLikePattern.test(text)) return { kind: "git-url", url: text };
   const path = resolve(cwd, text);
   // Only "nothing there" is "not found": a path that exists but cannot be read (a symlink loop,
-  // no permission) is a `file.unreadable` input error naming it.
+  // no permission) is a `core.file-unreadable` input error naming it.
   const found = await unlessMissing(path, stat(path));
   if (found === undefined) {
     throw new InputError(
-      "repository-not-found",
+      "env.repository-not-found",
       `repository "${text}" is neither a URL nor an existing path (expected a git URL, a repository folder or a git bundle file)`,
       { field: "repository" },
     );

@@ -157,7 +157,7 @@ describe("loadScript", () => {
       const twice = join(directory, "twice.yaml");
       await writeFile(twice, "fallback: { text: a }\nfallback: { text: b }\n");
       await expect(loadScript(twice)).rejects.toMatchObject({
-        code: "model.script.syntax",
+        code: "model.script-syntax",
         location: { file: twice, line: 2 },
       });
     } finally {

@@ -157,7 +157,7 @@ export function parseScript(
   // A cast only for optional fields: zod infers them as `T | undefined`, `Script` leaves them out;
   // the strict schema checks every field `Script` has.
   return parseInput(scriptSchema, value, {
-    code: "model.script.invalid",
+    code: "model.script-invalid",
     location: { file: source },
     ...(lineOf === undefined ? {} : { lineOf }),
     describe: (problem) =>
@@ -172,7 +172,7 @@ export async function loadScript(path: string): Promise<Script> {
     text = await readFile(path, "utf8");
   } catch (cause) {
     throw new InputError(
-      "model.script.unreadable",
+      "model.script-unreadable",
       "cannot read the script file",
       { file: path },
       {
@@ -184,7 +184,7 @@ export async function loadScript(path: string): Promise<Script> {
   if (extension === ".yaml" || extension === ".yml") {
     const read = readYamlValue(text);
     if (!read.ok)
-      throw new InputError("model.script.syntax", `not valid YAML: ${read.error.message}`, {
+      throw new InputError("model.script-syntax", `not valid YAML: ${read.error.message}`, {
         file: path,
         ...(read.error.line === undefined ? {} : { line: read.error.line }),
       });
@@ -195,7 +195,7 @@ export async function loadScript(path: string): Promise<Script> {
     value = JSON.parse(text);
   } catch (cause) {
     throw new InputError(
-      "model.script.syntax",
+      "model.script-syntax",
       `not valid JSON: ${cause instanceof Error ? cause.message : String(cause)}`,
       { file: path },
       { cause },

@@ -441,7 +441,7 @@ export function startScriptedServer(options: ScriptedServerOptions): Promise<Scr
     server.once("error", (cause) =>
       reject(
         new InfrastructureError(
-          "model.scripted.listen",
+          "model.scripted-listen",
           `cannot listen on ${host}:${options.port ?? 0}`,
           {
             cause,

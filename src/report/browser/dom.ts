@@ -5,7 +5,7 @@ import { InfrastructureError, InternalError } from "../../core/errors.js";
 export function byId(id: string): HTMLElement {
   const element = document.getElementById(id);
   if (element === null)
-    throw new InternalError("report.page.element", `the page has no element #${id}`);
+    throw new InternalError("report.page-element", `the page has no element #${id}`);
   return element;
 }
 
@@ -18,13 +18,13 @@ export function jsonOf<T>(id: string): T {
 export function landmark(selector: string): HTMLElement {
   const element = document.querySelector<HTMLElement>(selector);
   if (element === null)
-    throw new InternalError("report.page.element", `the page has no ${selector}`);
+    throw new InternalError("report.page-element", `the page has no ${selector}`);
   return element;
 }
 
 /** The error of an answer of the report's own server that is not 2xx (the page says so). */
 export function httpError(response: Response): InfrastructureError {
-  return new InfrastructureError("report.page.http", `HTTP ${response.status}`, {
+  return new InfrastructureError("report.page-http", `HTTP ${response.status}`, {
     retryable: response.status >= 500,
     data: { status: response.status, url: response.url },
   });

@@ -178,7 +178,7 @@ export async function listResourceInputs(
   for (const spec of specs) {
     if (spec.kind === "remote")
       throw new InputError(
-        "wiki.resources.url-unsupported",
+        "wiki.resources-url-unsupported",
         `${spec.remote.path}: URL resources are not read here; give the list to \`wiki build\` or to a URL connector`,
         spec.remote.where,
       );
@@ -193,7 +193,7 @@ async function listResourceSpecs(input: string): Promise<{ root: string; specs: 
     info = await stat(input);
   } catch (cause) {
     throw new InputError(
-      "wiki.resources.missing",
+      "wiki.resources-missing",
       "no such folder or resource list",
       { file: input },
       { cause },
@@ -212,7 +212,7 @@ async function listResourceSpecs(input: string): Promise<{ root: string; specs: 
           dirent.name !== "resources.json"
         )
           throw new InputError(
-            "wiki.resources.unknown-type",
+            "wiki.resources-unknown-type",
             `cannot tell the resource type of "${dirent.name}": expected a folder (repository), .html, .htm, .md or .markdown (article), a video (${[...VIDEO_EXTENSIONS].join(", ")}) or an image (${[...IMAGE_EXTENSIONS.keys()].join(", ")})`,
             { file: join(input, dirent.name) },
           );
@@ -249,7 +249,7 @@ async function listResourceSpecs(input: string): Promise<{ root: string; specs: 
       entryInfo = await stat(absolutePath);
     } catch (cause) {
       throw new InputError(
-        "wiki.resources.missing",
+        "wiki.resources-missing",
         `resource "${entryPath}" does not exist`,
         { file: input, field: `resources.${index}.path` },
         { cause },
@@ -258,7 +258,7 @@ async function listResourceSpecs(input: string): Promise<{ root: string; specs: 
     const type = entry.type ?? resourceTypeOf(entryPath, entryInfo.isDirectory());
     if (type === undefined)
       throw new InputError(
-        "wiki.resources.unknown-type",
+        "wiki.resources-unknown-type",
         `cannot tell the type of "${entryPath}"; give "type" (${resourceTypes.join(", ")})`,
         { file: input, field: `resources.${index}.type` },
       );
@@ -321,7 +321,7 @@ export async function prepareResource(
         const absent = input.focus.filter((file) => !files.includes(file));
         if (absent.length > 0)
           throw new InputError(
-            "wiki.resources.focus-missing",
+            "wiki.resources-focus-missing",
             `${input.path}: the repository has no ${absent.map((file) => `"${file}"`).join(", ")}`,
             { file: input.path },
           );

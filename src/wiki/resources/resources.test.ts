@@ -96,7 +96,7 @@ describe("licence sidecars", () => {
     const broken = await article("broken.html");
     await mkdir(join(folder, "broken.html.license"));
     await expect(prepareResource(broken, folder)).rejects.toMatchObject({
-      code: "file.unreadable",
+      code: "core.file-unreadable",
       location: { file: join(folder, "broken.html.license") },
     });
   });

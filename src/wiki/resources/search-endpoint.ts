@@ -193,7 +193,7 @@ class JsonEndpointBackend implements ResourceSearchBackendV1 {
       config.apiKeyVariable === undefined ? undefined : environment.env[config.apiKeyVariable];
     if (usesKey && (key === undefined || key === ""))
       throw new InputError(
-        "wiki.search.api-key",
+        "wiki.search-api-key",
         config.apiKeyVariable === undefined
           ? "the template uses {apiKey}: name the environment variable holding it in apiKeyVariable"
           : `the template uses {apiKey}, but ${config.apiKeyVariable} is not set`,

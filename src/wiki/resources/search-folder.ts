@@ -92,7 +92,7 @@ registerSearchBackend("folder", {
       if (!isMissing(error)) throw unreadableError(root, error);
     }
     if (!isFolder)
-      throw new InputError("wiki.search.folder", `no such folder: ${root}`, environment.where);
+      throw new InputError("wiki.search-folder", `no such folder: ${root}`, environment.where);
     return new FolderSearchBackend(root);
   },
 });

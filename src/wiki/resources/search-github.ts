@@ -117,7 +117,7 @@ class GithubSearchBackend implements ResourceSearchBackendV1 {
     // GitHub answers code search only to authenticated requests: say so before any search.
     if (config.search === "code" && this.token === undefined)
       throw new InputError(
-        "wiki.search.github-token",
+        "wiki.search-github-token",
         `GitHub code search needs a token: set ${config.tokenVariable} (a fine-grained token with read access to public repositories is enough)`,
         environment.where,
       );

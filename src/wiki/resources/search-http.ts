@@ -34,7 +34,7 @@ export async function getJson(
   const deadline = new RequestDeadline(options.timeoutMs, options.signal);
   const timeout = (cause?: unknown) =>
     new InfrastructureError(
-      "wiki.search.timeout",
+      "wiki.search-timeout",
       `${what}: no complete answer within ${secondsText(options.timeoutMs)}`,
       { retryable: true, data: { backend: options.backend, timeoutMs: options.timeoutMs }, cause },
     );
@@ -46,7 +46,7 @@ export async function getJson(
         timeout,
         unreachable: (cause) =>
           new InfrastructureError(
-            "wiki.search.unreachable",
+            "wiki.search-unreachable",
             `${what} failed: ${networkReason(cause)}`,
             { retryable: true, data: { backend: options.backend }, cause },
           ),
@@ -59,7 +59,7 @@ export async function getJson(
       if (isSkillsmithError(cause)) throw cause;
       if (deadline.timedOut) throw timeout(cause);
       throw new InfrastructureError(
-        "wiki.search.interrupted",
+        "wiki.search-interrupted",
         `${what}: the answer broke off: ${networkReason(cause)}`,
         { retryable: true, data: { backend: options.backend }, cause },
       );
@@ -69,7 +69,7 @@ export async function getJson(
       return { value: JSON.parse(text), headers: response.headers };
     } catch {
       throw new InfrastructureError(
-        "wiki.search.invalid-answer",
+        "wiki.search-invalid-answer",
         `${what}: the answer is not JSON (Content-Type "${response.headers.get("content-type") ?? "none"}", starts ${JSON.stringify(text.slice(0, 60))})`,
         { data: { backend: options.backend } },
       );
@@ -83,7 +83,7 @@ async function readCapped(response: Response, cap: number, what: string): Promis
   const declared = Number(response.headers.get("content-length") ?? Number.NaN);
   const tooLarge = () =>
     new InfrastructureError(
-      "wiki.search.too-large",
+      "wiki.search-too-large",
       `${what}: the answer is larger than ${cap} bytes, which no page of search results is`,
     );
   if (Number.isFinite(declared) && declared > cap) {
@@ -144,7 +144,7 @@ function statusError(
         ? `retry after ${new Date(reset * 1000).toISOString()} (x-ratelimit-reset)`
         : "retry in a minute or more";
     return new InfrastructureError(
-      "wiki.search.rate-limited",
+      "wiki.search-rate-limited",
       `${what}: rate-limited (${status}${detail}); ${when}`,
       {
         retryable: true,
@@ -159,7 +159,7 @@ function statusError(
   }
   if (response.status === 401)
     return new InputError(
-      "wiki.search.unauthorised",
+      "wiki.search-unauthorised",
       `${what}: answered ${status}${detail}; check the token`,
       {},
       {
@@ -168,14 +168,14 @@ function statusError(
     );
   if (response.status >= 400 && response.status < 500)
     return new InputError(
-      "wiki.search.status",
+      "wiki.search-status",
       `${what}: answered ${status}${detail}`,
       {},
       {
         data: { backend: options.backend, status: response.status },
       },
     );
-  return new InfrastructureError("wiki.search.status", `${what}: answered ${status}${detail}`, {
+  return new InfrastructureError("wiki.search-status", `${what}: answered ${status}${detail}`, {
     retryable: response.status >= 500,
     data: { backend: options.backend, status: response.status },
   });
@@ -187,7 +187,7 @@ export function invalidAnswer(
   problem: string,
 ): InfrastructureError {
   return new InfrastructureError(
-    "wiki.search.invalid-answer",
+    "wiki.search-invalid-answer",
     `search ${backend}: GET ${request}: ${problem}`,
     { data: { backend } },
   );

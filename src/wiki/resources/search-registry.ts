@@ -86,14 +86,14 @@ export function createSearchBackend(
   const definition = typeof kind === "string" ? registry.get(kind) : undefined;
   if (definition === undefined)
     throw new InputError(
-      "wiki.search.unknown-kind",
+      "wiki.search-unknown-kind",
       `unknown search backend kind ${JSON.stringify(kind ?? null)}; registered: ${searchBackendKinds().join(", ")}`,
       { ...environment.where, field: [environment.where.field, "kind"].filter(Boolean).join(".") },
     );
   const parsed = parseResult(definition.schema, config);
   if (!parsed.ok)
     throw new InputError(
-      "wiki.search.config",
+      "wiki.search-config",
       `search backend "${String(kind)}": ${parsed.error.message}`,
       {
         ...environment.where,

@@ -198,7 +198,7 @@ describe("a local folder of resources", () => {
     await selfLoopingLink(parent, "loop");
     expect(() => createSearchBackend(config("loop"), where)).toThrow(
       expect.objectContaining({
-        code: "file.unreadable",
+        code: "core.file-unreadable",
         location: { file: join(parent, "loop") },
       }),
     );
@@ -218,7 +218,7 @@ describe("a local folder of resources", () => {
     // A folder where the subtitles should be: it is there, so it is not silently skipped.
     await mkdir(join(folder, "broken.srt"));
     await expect(resourceText(video("broken"))).rejects.toMatchObject({
-      code: "file.unreadable",
+      code: "core.file-unreadable",
       location: { file: join(folder, "broken.srt") },
     });
   });

@@ -55,7 +55,7 @@ export function backendConfigOf(
   if (spec.startsWith("json:")) {
     if (options.resultsPath === undefined)
       throw new InputError(
-        "wiki.search.results-path",
+        "wiki.search-results-path",
         `${spec}: a JSON endpoint needs --results-path <JSON path to the result URLs>, e.g. '$.items[*].url'`,
         { field: "--search" },
       );
@@ -66,7 +66,7 @@ export function backendConfigOf(
     };
   }
   throw new InputError(
-    "wiki.search.spec",
+    "wiki.search-spec",
     `${JSON.stringify(spec)}: expected github, github:code, folder:<dir> or json:<url template>`,
     { field: "--search" },
   );

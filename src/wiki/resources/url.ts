@@ -118,7 +118,7 @@ export function parseResourceUrl(text: string, where: InputLocation): ParsedReso
   try {
     fragment = hash < 0 ? undefined : decodeURIComponent(given.slice(hash + 1));
   } catch (cause) {
-    throw new InputError("wiki.url.invalid", `"${text}": malformed #fragment`, where, { cause });
+    throw new InputError("wiki.url-invalid", `"${text}": malformed #fragment`, where, { cause });
   }
   if (SCP_LIKE.test(withoutFragment))
     return {
@@ -131,23 +131,23 @@ export function parseResourceUrl(text: string, where: InputLocation): ParsedReso
   try {
     url = new URL(withoutFragment);
   } catch (cause) {
-    throw new InputError("wiki.url.invalid", `"${text}" is not a valid URL`, where, { cause });
+    throw new InputError("wiki.url-invalid", `"${text}" is not a valid URL`, where, { cause });
   }
   const scheme = url.protocol.replace(/:$/, "");
   if (!["http", "https", "ssh", "git", "file"].includes(scheme))
     throw new InputError(
-      "wiki.url.scheme",
+      "wiki.url-scheme",
       `"${text}": unsupported URL scheme "${scheme}:"; expected http, https (articles, images, videos, repositories), ssh, git or file (repositories)`,
       where,
     );
   if (url.password !== "")
     throw new InputError(
-      "wiki.url.credentials",
+      "wiki.url-credentials",
       `"${url.protocol}//${url.host}${url.pathname}": the URL carries a password, which would be written to the manifest; use a git credential helper or an ssh key instead`,
       where,
     );
   if ((scheme === "http" || scheme === "https") && url.hostname === "")
-    throw new InputError("wiki.url.invalid", `"${text}" has no host`, where);
+    throw new InputError("wiki.url-invalid", `"${text}" has no host`, where);
   const path = url.pathname.replace(/\/+$/, "");
   let impliedType: ResourceType | undefined;
   if (forcedRepository || GIT_SCHEMES.has(scheme)) impliedType = "repository";
@@ -238,7 +238,7 @@ export async function downloadDocument(
   const deadline = new RequestDeadline(timeoutMs, options.signal);
   const timeout = (cause?: unknown) =>
     new InfrastructureError(
-      "wiki.url.timeout",
+      "wiki.url-timeout",
       `GET ${url}: timed out after ${secondsText(timeoutMs)} (no complete answer)`,
       { retryable: true, data: { url, timeoutMs }, cause },
     );
@@ -252,7 +252,7 @@ export async function downloadDocument(
         timeout,
         unreachable: (cause) =>
           new InfrastructureError(
-            "wiki.url.unreachable",
+            "wiki.url-unreachable",
             `GET ${url} failed: ${networkReason(cause)}`,
             {
               retryable: true,
@@ -266,10 +266,10 @@ export async function downloadDocument(
       await response.body?.cancel().catch(() => {});
       const status = httpStatusText(response);
       if (response.status >= 400 && response.status < 500)
-        throw new InputError("wiki.url.status", `GET ${url} answered ${status}`, spec.where, {
+        throw new InputError("wiki.url-status", `GET ${url} answered ${status}`, spec.where, {
           data: { url, status: response.status },
         });
-      throw new InfrastructureError("wiki.url.status", `GET ${url} answered ${status}`, {
+      throw new InfrastructureError("wiki.url-status", `GET ${url} answered ${status}`, {
         retryable: response.status >= 500,
         data: { url, status: response.status },
       });
@@ -280,7 +280,7 @@ export async function downloadDocument(
     if (type === undefined || type === "repository") {
       await response.body?.cancel().catch(() => {});
       throw new InputError(
-        "wiki.url.unknown-type",
+        "wiki.url-unknown-type",
         type === "repository"
           ? `${url}: a repository URL cannot be downloaded as a document`
           : `cannot tell the resource type of ${url} (Content-Type "${contentType || "none"}"); expected an HTML page, an image or a video, or give "type" in a resource list`,
@@ -291,7 +291,7 @@ export async function downloadDocument(
     if (spec.type === undefined && fromContent !== undefined && fromContent !== type) {
       await response.body?.cancel().catch(() => {});
       throw new InputError(
-        "wiki.url.content-type",
+        "wiki.url-content-type",
         `${url}: expected ${type === "image" ? "an image" : type === "video" ? "a video" : "an HTML page"}, the server sent Content-Type "${contentType}"`,
         spec.where,
       );
@@ -299,7 +299,7 @@ export async function downloadDocument(
     const cap = caps[type];
     const tooLarge = (bytes: number) =>
       new InputError(
-        "wiki.url.too-large",
+        "wiki.url-too-large",
         `GET ${url}: larger than the ${type} limit of ${cap} bytes (${bytes} bytes${bytes > cap ? "" : " or more"})`,
         spec.where,
         { data: { url, limit: cap } },
@@ -332,7 +332,7 @@ export async function downloadDocument(
         if (isSkillsmithError(cause)) throw cause;
         if (deadline.timedOut) throw timeout(cause);
         throw new InfrastructureError(
-          "wiki.url.interrupted",
+          "wiki.url-interrupted",
           `GET ${url}: the download broke off after ${bytes} bytes: ${networkReason(cause)}`,
           { retryable: true, data: { url }, cause },
         );
@@ -395,13 +395,13 @@ export async function cloneRepository(
     });
     if (result.spawnError !== undefined)
       throw new InfrastructureError(
-        "wiki.git.missing",
+        "wiki.git-missing",
         "git is not installed; repository URLs need it",
         { cause: result.spawnError },
       );
     if (result.timedOut)
       throw new InfrastructureError(
-        "wiki.url.timeout",
+        "wiki.url-timeout",
         `git clone ${url}${ref === undefined ? "" : ` at ${ref}`}: timed out after ${secondsText(timeoutMs)}`,
         { retryable: true, data: { url, timeoutMs } },
       );
@@ -411,11 +411,11 @@ export async function cloneRepository(
     const reason = gitFailure(stderr);
     const message = `git clone ${url}${ref === undefined ? "" : ` at ${ref}`} failed: ${reason}`;
     if (NETWORK_FAILURE.test(stderr))
-      throw new InfrastructureError("wiki.git.unreachable", message, {
+      throw new InfrastructureError("wiki.git-unreachable", message, {
         retryable: true,
         data: { url },
       });
-    throw new InputError("wiki.git.clone", message, spec.where, { data: { url } });
+    throw new InputError("wiki.git-clone", message, spec.where, { data: { url } });
   };
   await rm(dir, { recursive: true, force: true });
   if (ref !== undefined && FULL_COMMIT.test(ref)) {
@@ -482,7 +482,7 @@ export async function fetchRemoteResource(
   }
   if (spec.url.scheme !== "http" && spec.url.scheme !== "https")
     throw new InputError(
-      "wiki.url.scheme",
+      "wiki.url-scheme",
       `${spec.url.href}: only http and https URLs can name a ${type ?? "document"}; ${spec.url.scheme} URLs name git repositories`,
       spec.where,
     );

@@ -79,13 +79,13 @@ export async function probeDuration(videoPath: string): Promise<number> {
   const duration = Number(result.stdout.trim());
   if (result.spawnError !== undefined)
     throw new InfrastructureError(
-      "wiki.ffmpeg.missing",
+      "wiki.ffmpeg-missing",
       "ffprobe is not installed (apt-get install ffmpeg); video resources need it",
       { cause: result.spawnError },
     );
   if (result.exitCode !== 0 || !Number.isFinite(duration) || duration <= 0)
     throw new InfrastructureError(
-      "wiki.video.probe",
+      "wiki.video-probe",
       `ffprobe cannot read the duration of ${videoPath}: ${result.stderr.trim().slice(0, 300)}`,
     );
   return duration;
@@ -230,13 +230,13 @@ export async function detectSceneChanges(
   );
   if (result.spawnError !== undefined)
     throw new InfrastructureError(
-      "wiki.ffmpeg.missing",
+      "wiki.ffmpeg-missing",
       "ffmpeg is not installed (apt-get install ffmpeg); video resources need it",
       { cause: result.spawnError },
     );
   if (result.timedOut || result.exitCode !== 0)
     throw new InfrastructureError(
-      "wiki.video.scenes",
+      "wiki.video-scenes",
       result.timedOut
         ? `ffmpeg scene detection of ${videoPath} took longer than ${SCENE_TIMEOUT_MS / 1000} s`
         : `ffmpeg scene detection failed on ${videoPath}: ${result.stderr.trim().slice(0, 300)}`,
@@ -287,7 +287,7 @@ export async function extractVideoUnits(
   } catch (error) {
     // Scene detection is an improvement over equal windows, not a precondition: a video ffmpeg
     // can seek in but not fully decode in time still gets key frames.
-    if (!(error instanceof InfrastructureError) || error.code === "wiki.ffmpeg.missing")
+    if (!(error instanceof InfrastructureError) || error.code === "wiki.ffmpeg-missing")
       throw error;
     unavailable = `scene detection unavailable: ${error.message}`;
   }
@@ -314,7 +314,7 @@ export async function extractVideoUnits(
     );
     if (result.exitCode !== 0)
       throw new InfrastructureError(
-        "wiki.video.frame",
+        "wiki.video-frame",
         `ffmpeg could not sample a frame at ${frame.atSeconds.toFixed(3)} s of ${videoPath}: ${result.stderr.trim().slice(0, 300)}`,
       );
     const spoken = cues
@@ -380,7 +380,7 @@ export async function embeddedTranscript(
   );
   if (probe.spawnError !== undefined)
     throw new InfrastructureError(
-      "wiki.ffmpeg.missing",
+      "wiki.ffmpeg-missing",
       "ffprobe is not installed (apt-get install ffmpeg); video resources need it",
       { cause: probe.spawnError },
     );
@@ -406,7 +406,7 @@ export async function embeddedTranscript(
   );
   if (extracted.exitCode !== 0)
     throw new InfrastructureError(
-      "wiki.video.subtitles",
+      "wiki.video-subtitles",
       `ffmpeg could not read subtitle track ${stream} of ${videoPath}: ${extracted.stderr.trim().slice(0, 300)}`,
     );
   return {
