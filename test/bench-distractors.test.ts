@@ -145,7 +145,7 @@ describe("distractor skills", () => {
     expect(changed.code).toBe(2);
     expect(changed.stderr).toContain("arm without of skill alpha installed beta (distractor");
     expect(changed.stderr).toContain("use a new --out folder");
-  }, 60_000);
+  });
 
   it("refuse a distractor named like the skill under test, identical or not, before anything runs", async () => {
     const suite = await suiteIn("conflict");
@@ -164,7 +164,7 @@ describe("distractor skills", () => {
       expect(result.stderr).not.toMatch(/\n\s+at /);
       expect(seen.size).toBe(0);
     }
-  }, 60_000);
+  });
 
   it("come from skill.yaml's distractors: as well, checked the same way", async () => {
     const suite = await suiteIn("yaml");
@@ -189,7 +189,7 @@ describe("distractor skills", () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('is named "alpha", like the with arm\'s skill');
     expect(seen.size).toBe(0);
-  }, 60_000);
+  });
 
   it("join a multi-skill treatment given on bench run's command line (--variant name=dirA,dirB)", async () => {
     const suite = await suiteIn("treatment");
@@ -219,5 +219,5 @@ describe("distractor skills", () => {
     expect(result.stdout).toMatch(
       /variant:pair: gamma \(treatment, [0-9a-f]{12}\), delta \(treatment/,
     );
-  }, 60_000);
+  });
 });

@@ -242,7 +242,7 @@ describe("a registered harness's facts", () => {
     } finally {
       unregisterHarness(name);
     }
-  }, 60_000);
+  });
 
   it.each([["../outside"], ["/etc/skills"], ["a/./b"], [""], ["a//b"]])(
     "refuse a skill folder outside the workspace: %j",
