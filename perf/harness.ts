@@ -18,6 +18,11 @@ export interface BenchmarkRow {
   /** Whether the target was met in this run. */
   readonly met?: boolean;
   readonly note?: string;
+  /**
+   * Why this case did not measure what it claims (e.g. a search that must answer answered
+   * nothing): the row prints FAILED and `npm run bench` exits 1, noise or not.
+   */
+  readonly failed?: string;
 }
 
 export interface Benchmark {

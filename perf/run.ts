@@ -3,6 +3,7 @@
  * the benchmarks whose name (or file name) contains one of the filters (all when none is given),
  * and print a table, or one JSON document with `--json`. `--strict` exits 1 when a target was
  * missed; by default missing a target is reported, not fatal, since shared machines are noisy.
+ * A benchmark that throws, or a row marked `failed` (it measured the wrong thing), exits 1 always.
  */
 import { readdir } from "node:fs/promises";
 import { basename, join } from "node:path";
@@ -45,8 +46,14 @@ function table(results: readonly Result[]): string {
         formatMs(entry.baselineMs),
         entry.ratio === undefined ? "" : `${entry.ratio.toFixed(1)}×`,
         entry.target ?? "",
-        entry.met === undefined ? "" : entry.met ? "yes" : "NO",
-        entry.note ?? "",
+        entry.failed !== undefined
+          ? "FAILED"
+          : entry.met === undefined
+            ? ""
+            : entry.met
+              ? "yes"
+              : "NO",
+        entry.failed === undefined ? (entry.note ?? "") : `${entry.failed}; ${entry.note ?? ""}`,
       ]);
     }
   }
@@ -124,7 +131,10 @@ async function main(argv: readonly string[]): Promise<number> {
   } else {
     process.stdout.write(`${table(results)}\n`);
   }
-  const failed = results.some((result) => result.error !== undefined);
+  const failed = results.some(
+    (result) =>
+      result.error !== undefined || result.rows.some((entry) => entry.failed !== undefined),
+  );
   const missed = results.some((result) => result.rows.some((entry) => entry.met === false));
   if (failed) return 1;
   return strict && missed ? 1 : 0;
