@@ -28,6 +28,7 @@ import {
   withDistractors,
   withVariants,
 } from "../../bench/index.js";
+import { harnessFacts } from "../../agents/registry.js";
 import { UsageError } from "../../core/errors.js";
 import { defaultCacheDir, parseBaseImageMap } from "../../env/index.js";
 import { loadModelConfig } from "../../model/index.js";
@@ -184,9 +185,13 @@ async function runCommand(
   const flags = flagSettings(options, io);
   const selection = selectionOf(options);
   // Skills and requirements with broken files are left out and reported; the rest runs.
+  // A control agent (`none`, `oracle`) never reads a skill: a suite of tasks without skills runs.
+  const controlsOnly =
+    flags.agentOverride !== undefined && harnessFacts(flags.agentOverride).control !== undefined;
   const loaded = await loadSuiteSelection(resolve(io.cwd, suitePath), {
     ...selection,
     partial: true,
+    ...(controlsOnly ? { controlsOnly } : {}),
   });
   const variants = (options.variant ?? []).flatMap((text) => parseVariantOptions(text, io.cwd));
   const distractors = (options.distractor ?? []).map((folder) => resolve(io.cwd, folder));
