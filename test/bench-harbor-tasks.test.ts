@@ -9,7 +9,7 @@
  * greeting, so the oracle reaches 1 and the untouched directory 0.
  */
 import { existsSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -165,9 +165,19 @@ describe.skipIf(sandbox === undefined)(
       await makeTask(tasks, "d-sound", {
         dockerfile: `FROM ${BASE}\nWORKDIR /app\nCOPY data.txt /app/data.txt\n`,
       });
+      // No tests/test.sh: nothing can score it, the verifier's fault; the others are still checked.
+      await makeTask(tasks, "e-no-verifier", {
+        dockerfile: `FROM ${BASE}\nWORKDIR /app\nCOPY data.txt /app/data.txt\n`,
+      });
+      await unlink(join(tasks, "e-no-verifier", "tests", "test.sh"));
+      // No solution/solve.sh: the oracle cannot run, the oracle's fault.
+      await makeTask(tasks, "f-no-oracle", {
+        dockerfile: `FROM ${BASE}\nWORKDIR /app\nCOPY data.txt /app/data.txt\n`,
+      });
+      await unlink(join(tasks, "f-no-oracle", "solution", "solve.sh"));
       const suite = join(scratch, "mixed-suite");
       const imported = await importHarbor([tasks], { out: suite });
-      expect(imported.skills).toBe(4);
+      expect(imported.skills).toBe(6);
       const environment = { SKILLSMITH_CACHE_DIR: join(scratch, "cache-mixed") };
       const first = await runInProcess(["bench", "check-tasks", suite, "--json"], {
         cwd: scratch,
@@ -181,6 +191,8 @@ describe.skipIf(sandbox === undefined)(
         "b-no-checker",
         "c-stub-oracle",
         "d-sound",
+        "e-no-verifier",
+        "f-no-oracle",
       ]);
       expect(bySkill.get("a-unbuildable")).toMatchObject({
         status: "environment-failure",
@@ -206,10 +218,21 @@ describe.skipIf(sandbox === undefined)(
         oracle: { passRatio: 1 },
         untouched: { passRatio: 0 },
       });
-      // Progress on stderr, one line per task; the count of unscorable tasks at the end.
-      expect(first.stderr).toMatch(/\[1\/4 \d+s\] ENV {2}a-unbuildable\/a-unbuildable/);
-      expect(first.stderr).toMatch(/\[4\/4 \d+s\] ok {3}d-sound\/d-sound/);
-      expect(first.stderr).toMatch(/3 of 4 task requirement\(s\) cannot be scored/);
+      expect(bySkill.get("e-no-verifier")).toMatchObject({
+        status: "broken",
+        ok: false,
+        fault: "verifier",
+      });
+      expect(bySkill.get("e-no-verifier")?.problems.join(" ")).toMatch(/test\.sh.*does not exist/);
+      const noOracle = bySkill.get("f-no-oracle");
+      expect(noOracle).toMatchObject({ status: "broken", ok: false, fault: "oracle" });
+      expect(noOracle?.problems.join(" ")).toMatch(/no reference solution/);
+      // Progress on stderr, one line per task (the one the loader left out first, it needs no
+      // run); the count of unscorable tasks at the end.
+      expect(first.stderr).toMatch(/\[1\/6 \d+s\] FAIL e-no-verifier\/e-no-verifier: not run/);
+      expect(first.stderr).toMatch(/\[2\/6 \d+s\] ENV {2}a-unbuildable\/a-unbuildable/);
+      expect(first.stderr).toMatch(/\[5\/6 \d+s\] ok {3}d-sound\/d-sound/);
+      expect(first.stderr).toMatch(/5 of 6 task requirement\(s\) cannot be scored/);
       // The stored control run holds the oracle's whole output.
       expect(stub?.oracle?.runFile).toBeDefined();
 

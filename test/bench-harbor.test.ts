@@ -395,6 +395,38 @@ describe("bench import harbor", () => {
     );
   });
 
+  it("bench check-tasks on a suite whose only task has no test.sh: a per-task result, not a refused suite", async () => {
+    const fixture = join(import.meta.dirname, "fixtures", "skills-benchmarks-lc-basic");
+    const out = join(scratch, "lc-basic-check-tasks");
+    await importHarbor([fixture], { out });
+    // Nothing can run, so no container engine is needed: the result is known from the folder.
+    const result = await runInProcess(["bench", "check-tasks", out, "--json"], {
+      cwd: scratch,
+      env: { SKILLSMITH_CACHE_DIR: join(scratch, "cache-lc-basic") },
+    });
+    expect(result.code, result.stderr).toBe(1);
+    const checks = JSON.parse(result.stdout) as {
+      skill: string;
+      status: string;
+      ok: boolean;
+      fault?: string;
+      problems: string[];
+    }[];
+    expect(checks).toHaveLength(1);
+    expect(checks[0]).toMatchObject({
+      skill: "skills-benchmarks-lc-basic",
+      status: "broken",
+      ok: false,
+      fault: "verifier",
+    });
+    expect(checks[0]?.problems.join(" ")).toMatch(/test\.sh.*does not exist/);
+    expect(result.stderr).toMatch(
+      /\[1\/1 \d+s\] FAIL skills-benchmarks-lc-basic\/\S+: not run \[fault: verifier\]/,
+    );
+    expect(result.stderr).toMatch(/1 of 1 task requirement\(s\) cannot be scored/);
+    expect(result.stderr).not.toMatch(/nothing in it can run/);
+  });
+
   it("exits 2 when no argument is a Harbor task folder", async () => {
     const empty = join(scratch, "empty-folder");
     await mkdir(empty, { recursive: true });

@@ -9,7 +9,8 @@ function ratio(value: number | undefined): string {
 export function taskCheckLine(check: TaskCheck): string {
   const label = check.ok ? "ok  " : check.status === "environment-failure" ? "ENV " : "FAIL";
   const controls =
-    check.status === "environment-failure"
+    check.status === "environment-failure" ||
+    (check.oracle === undefined && check.untouched === undefined)
       ? "not run"
       : `oracle ${ratio(check.oracle?.passRatio)}, untouched ${ratio(check.untouched?.passRatio)}`;
   return `${label} ${check.skill}/${check.requirement}: ${controls}${check.fault === undefined ? "" : ` [fault: ${check.fault}]`}${check.cached === true ? " [cached]" : ""}`;

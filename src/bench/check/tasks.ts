@@ -17,9 +17,9 @@ import type { PlannedRun } from "../run/plan.js";
 import { harnessesFor, preparedBases } from "../run/prepare.js";
 import { missingTaskImages } from "../run/task-environment.js";
 import type { RunResult } from "../store/results.js";
-import { loadSuite } from "../suite/load.js";
+import { loadSuiteSelection } from "../suite/load.js";
 import type { Configuration } from "../suite/schema.js";
-import type { Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
+import type { ExcludedPart, Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
 import { decisiveLines, type TaskFault, taskFault } from "./task-fault.js";
 
 export type { TaskFault } from "./task-fault.js";
@@ -57,6 +57,11 @@ export interface TaskCheck {
 
 export interface CheckTasksOptions {
   readonly suite: Suite | string;
+  /**
+   * Parts the loader left out (a missing test.sh, a damaged task folder): each becomes its own
+   * `broken` result and the rest is checked. Read from the folder when `suite` is a path.
+   */
+  readonly excluded?: readonly ExcludedPart[];
   readonly sandbox: SandboxV1;
   readonly cacheDir: string;
   readonly baseImages?: Readonly<Record<string, string>>;
@@ -156,11 +161,17 @@ function oneLine(error: unknown): string {
 
 /** Check every environment-only task of a suite (skills with a repository are left out). */
 export async function checkTasks(options: CheckTasksOptions): Promise<TaskCheck[]> {
-  // Controls use no skill: a task imported without one is checked all the same.
-  const suite =
+  // Controls use no skill: a task imported without one is checked all the same. A task with
+  // errors is left out of the suite and reported on its own; it never refuses the others.
+  const loaded =
     typeof options.suite === "string"
-      ? await loadSuite(options.suite, { controlsOnly: true })
-      : options.suite;
+      ? await loadSuiteSelection(options.suite, {
+          controlsOnly: true,
+          partial: true,
+          keepEmpty: true,
+        })
+      : { suite: options.suite, excluded: options.excluded ?? [] };
+  const suite = loaded.suite;
   const tasks = suite.skills.filter((skill) => skill.repository === undefined);
   const timeoutSeconds = options.timeoutSeconds ?? DEFAULT_CONTROL_TIMEOUT_SECONDS;
   const context: ExecutionContext = {
@@ -174,6 +185,7 @@ export async function checkTasks(options: CheckTasksOptions): Promise<TaskCheck[
     checks.push(check);
     options.onCheck?.(check);
   };
+  for (const check of excludedTaskChecks(loaded.excluded)) emit(check);
   for (const skill of tasks) {
     if (aborted(options.signal)) break;
     const base = await taskBase(skill, context, options);
@@ -195,7 +207,52 @@ export async function checkTasks(options: CheckTasksOptions): Promise<TaskCheck[
       emit(await checkRequirement(skill, requirement, base, context, options, timeoutSeconds));
     }
   }
-  return checks;
+  // In the suite's order of tasks (folder names), not the order they were decided in.
+  return checks.sort((left, right) => left.skill.localeCompare(right.skill));
+}
+
+/**
+ * Whose fault a problem the loader found is, by the part of the task folder it is in (the path
+ * below `skills/<task>/`, so a task's own name never decides it): the verifier's folder (test.sh
+ * missing), the reference solution's, or the environment's.
+ */
+function loaderFault(part: ExcludedPart): TaskFault | undefined {
+  const inside = (path: string) => {
+    const marker = `/skills/${part.skill}/`;
+    const index = path.indexOf(marker);
+    return index < 0 ? "" : path.slice(index + marker.length);
+  };
+  const where = (pattern: RegExp) =>
+    part.problems.some((problem) => pattern.test(inside(problem.path)));
+  if (where(/(^|\/)verifier(\/|\.yaml|$)/)) return "verifier";
+  if (where(/(^|\/)solution/)) return "oracle";
+  if (where(/(^|\/)environment|dockerfile/i)) return "environment";
+  return undefined;
+}
+
+/** A task (or one requirement of it) the loader left out: broken, with the loader's reasons. */
+export function excludedTaskChecks(excluded: readonly ExcludedPart[]): TaskCheck[] {
+  return excluded.flatMap((part) => {
+    const requirements =
+      part.requirement !== undefined
+        ? [part.requirement]
+        : (part.requirements ?? []).length > 0
+          ? (part.requirements ?? [])
+          : [part.skill];
+    const fault = loaderFault(part);
+    return requirements.map(
+      (requirement): TaskCheck => ({
+        skill: part.skill,
+        requirement,
+        status: "broken",
+        ok: false,
+        problems: part.problems.map(
+          (problem) => `${problem.message} (${problem.path}); the task was not run`,
+        ),
+        ...(fault === undefined ? {} : { fault }),
+      }),
+    );
+  });
 }
 
 /** The task's prepared base, or why it cannot be had (its images, its build's last lines). */

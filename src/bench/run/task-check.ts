@@ -5,6 +5,7 @@
 export {
   type CheckTasksOptions,
   checkTasks,
+  excludedTaskChecks,
   type TaskCheck,
   type TaskCheckStatus,
   type TaskControl,

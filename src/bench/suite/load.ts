@@ -24,6 +24,11 @@ export interface ValidateSuiteOptions extends SuiteSelection {
    * repositories and bundles; remote ones are reported as not checked).
    */
   readonly checkCommits?: boolean;
+  /**
+   * Give `runnable` even when every part has errors (a sound `suite.yaml` with nothing runnable):
+   * task controls report each excluded task as its own result instead of refusing the suite.
+   */
+  readonly keepEmpty?: boolean;
 }
 
 /**
@@ -159,7 +164,7 @@ export async function validateSuite(
     valid,
     problems: problems.list,
     ...(valid ? { suite } : {}),
-    ...(suite.skills.length > 0 ? { runnable: suite } : {}),
+    ...(suite.skills.length > 0 || options.keepEmpty === true ? { runnable: suite } : {}),
     excluded,
   };
 }
@@ -237,13 +242,12 @@ export function selectFromSuite(suite: Suite, selection: SuiteSelection): Suite 
   return { ...suite, skills: chosen.filter((skill) => skill.requirements.length > 0) };
 }
 
-export interface LoadSuiteOptions extends SuiteSelection {
+export interface LoadSuiteOptions extends ValidateSuiteOptions {
   /**
    * Return the runnable part of a suite with errors instead of throwing (the excluded parts are
-   * in the result's `excluded`); it still throws when nothing can run.
+   * in the result's `excluded`); it still throws when nothing can run, unless `keepEmpty`.
    */
   readonly partial?: boolean;
-  readonly checkCommits?: boolean;
 }
 
 /** A suite loaded for running: the suite and the parts left out because of errors. */

@@ -8,6 +8,7 @@ import {
   checkJson,
   checkSuite,
   checkTasks,
+  excludedTaskChecks,
   loadSuiteSelection,
   openSandbox,
   renderCheckText,
@@ -151,43 +152,50 @@ export function registerCheckTasks(bench: Command, context: CommandContext): voi
     .action(async (suitePath: string, options: CheckTasksCliOptions) => {
       const baseImages = parseBaseImageMap(options.baseImage ?? []);
       const skills = [...(options.skill ?? []), ...(options.task ?? [])];
+      // A task the loader leaves out (no test.sh, say) is its own broken result, never a
+      // reason to refuse the rest of the suite.
       const loaded = await loadSuiteSelection(resolve(io.cwd, suitePath), {
         ...selectionOf({ ...options, ...(skills.length === 0 ? {} : { skill: skills }) }),
         partial: true,
         controlsOnly: true,
+        keepEmpty: true,
       });
-      for (const part of loaded.excluded) {
-        log(
-          io,
-          `left out ${part.requirement === undefined ? `task ${part.skill}` : `${part.skill}/${part.requirement}`}: ${part.problems.map((problem) => problem.message).join("; ")}`,
-        );
-      }
-      const sandbox = await createSandbox({ kind: "container" });
-      const total = loaded.suite.skills
+      const runnable = loaded.suite.skills
         .filter((skill) => skill.repository === undefined)
         .reduce((sum, skill) => sum + skill.requirements.length, 0);
+      const excluded = excludedTaskChecks(loaded.excluded);
+      const total = runnable + excluded.length;
       const started = performance.now();
       let done = 0;
+      const onCheck = (check: TaskCheck) => {
+        done += 1;
+        log(
+          io,
+          `[${done}/${total} ${Math.round((performance.now() - started) / 1000)}s] ${taskCheckLine(check)}`,
+        );
+      };
       let checks: TaskCheck[];
-      try {
-        checks = await checkTasks({
-          suite: loaded.suite,
-          sandbox,
-          cacheDir: defaultCacheDir(io.env),
-          baseImages,
-          cacheChecks: true,
-          ...(options.fresh === true ? { fresh: true } : {}),
-          onActivity: (activity) => log(io, `… ${activity}`),
-          onCheck: (check) => {
-            done += 1;
-            log(
-              io,
-              `[${done}/${total} ${Math.round((performance.now() - started) / 1000)}s] ${taskCheckLine(check)}`,
-            );
-          },
-        });
-      } finally {
-        await sandbox.dispose?.();
+      if (runnable === 0) {
+        // Nothing to run needs no container engine: the excluded tasks are still reported.
+        checks = excluded;
+        for (const check of checks) onCheck(check);
+      } else {
+        const sandbox = await createSandbox({ kind: "container" });
+        try {
+          checks = await checkTasks({
+            suite: loaded.suite,
+            excluded: loaded.excluded,
+            sandbox,
+            cacheDir: defaultCacheDir(io.env),
+            baseImages,
+            cacheChecks: true,
+            ...(options.fresh === true ? { fresh: true } : {}),
+            onActivity: (activity) => log(io, `… ${activity}`),
+            onCheck,
+          });
+        } finally {
+          await sandbox.dispose?.();
+        }
       }
       if (options.json === true) printJson(io, checks);
       else printLines(io, renderTaskChecks(checks));
