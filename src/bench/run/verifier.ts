@@ -445,9 +445,10 @@ async function runRewardVerifier(
     evidence.push(reading.detail);
   }
   if (channel === undefined) {
-    evidence.push(
-      `reward not cross-checked: ${inventory.kind === "opaque" ? inventory.reason : ""}`,
-    );
+    // Only a reward that was read can be cross-checked; a missing one already says what is wrong.
+    if (reading.kind === "reward" && inventory.kind === "opaque") {
+      evidence.push(`reward not cross-checked: ${inventory.reason}`);
+    }
   } else if (limitHit === undefined) {
     const ceiling = rewardCeiling(channel.outcome, channel.assessment);
     const disagreement =

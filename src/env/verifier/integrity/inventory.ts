@@ -155,7 +155,7 @@ export function inventoryFromRun(run: InventoryRun): VerifierInventory {
   if (run.timedOut) return opaque("collecting timed out", run);
   if (outcome.connections === 0) {
     return opaque(
-      `the command did not load skillsmith's pytest plugin (not pytest, or pytest with its own PYTEST_ADDOPTS or PYTHONPATH); exit ${run.exitCode}: ${tail(run.output)}`,
+      `the command did not load skillsmith's pytest plugin (not pytest, or pytest with its own PYTEST_ADDOPTS or PYTHONPATH); exit ${run.exitCode}${tail(run.output).trim() === "" ? "" : `: ${tail(run.output)}`}`,
       run,
     );
   }
