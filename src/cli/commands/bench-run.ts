@@ -5,6 +5,7 @@
  */
 import { resolve } from "node:path";
 import type { Command } from "commander";
+import { harnessFacts } from "../../agents/registry.js";
 import {
   AGENT_KINDS,
   createProgressRenderer,
@@ -28,7 +29,6 @@ import {
   withDistractors,
   withVariants,
 } from "../../bench/index.js";
-import { harnessFacts } from "../../agents/registry.js";
 import { UsageError } from "../../core/errors.js";
 import { defaultCacheDir, parseBaseImageMap } from "../../env/index.js";
 import { loadModelConfig } from "../../model/index.js";
