@@ -25,14 +25,15 @@ let clone: string;
 let prefix: string;
 let main: string;
 
-/** `skillsmith --version` in a new shell: only the prefix's bin, node's folder and the system's. */
+/**
+ * `skillsmith --version` in a new shell whose PATH is the prefix's bin and a folder holding only
+ * `node`: a `skillsmith` installed on this machine (in /usr/bin, beside node) must not answer for
+ * the link under test (bash goes on searching PATH past a file it cannot execute).
+ */
 function newShellVersion(): { status: number | null; stdout: string; stderr: string } {
-  return spawnSync("bash", ["-c", "cd / && skillsmith --version"], {
+  return spawnSync("/bin/bash", ["-c", "cd / && skillsmith --version"], {
     encoding: "utf8",
-    env: {
-      HOME: folder,
-      PATH: `${join(prefix, "bin")}:${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
-    },
+    env: { HOME: folder, PATH: `${join(prefix, "bin")}:${join(folder, "node-only")}` },
   });
 }
 
@@ -43,6 +44,8 @@ beforeEach(async () => {
   main = join(clone, "dist", "cli", "main.js");
   await mkdir(dirname(main), { recursive: true });
   await mkdir(join(prefix, "bin"), { recursive: true });
+  await mkdir(join(folder, "node-only"));
+  await symlink(process.execPath, join(folder, "node-only", "node"));
   await writeFile(
     join(clone, "package.json"),
     JSON.stringify({ name: "skillsmith", version, bin: { skillsmith: "dist/cli/main.js" } }),
