@@ -109,3 +109,17 @@ export async function evaluateSkill(options: EvaluateSkillOptions): Promise<Eval
   const evaluate = await import("./report/evaluate.js");
   return evaluate.evaluateSkill(options);
 }
+
+// Each module's error codes: exporting their types brings every `ErrorCodeRegistry` augmentation
+// into the published declarations, so a consumer sees `ErrorCode` as the registered codes.
+export type { AgentsErrorCode } from "./agents/error-codes.js";
+export type { BenchErrorCode } from "./bench/error-codes.js";
+export type { CoreErrorCode } from "./core/error-codes.js";
+export type { ErrorCode } from "./core/errors.js";
+export type { EnvErrorCode } from "./env/error-codes.js";
+export type { ModelErrorCode } from "./model/error-codes.js";
+export type { ReportErrorCode } from "./report/error-codes.js";
+export type { SkillErrorCode } from "./skill/error-codes.js";
+export type { StatsErrorCode } from "./stats/error-codes.js";
+export type { SynthErrorCode } from "./synth/error-codes.js";
+export type { WikiErrorCode } from "./wiki/error-codes.js";

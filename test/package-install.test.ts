@@ -332,7 +332,7 @@ async function main(): Promise<void> {
   const spec = parseModelSpec("anthropic:claude-haiku-4-5", "--model");
   const audit = await auditSkillFolder("skill");
   try {
-    throw new InputError("bad", "bad input", { file: "x.yaml", line: 3 });
+    throw new InputError("core.file-unreadable", "bad input", { file: "x.yaml", line: 3 });
   } catch (error) {
     if (isSkillsmithError(error, "input") && InputError.isInstance(error)) {
       const line: number | undefined = error.location.line;
@@ -502,10 +502,10 @@ console.log(JSON.stringify({
       expect(result.summary).toEqual({ total: 4, executed: 4, failed: 0 });
       expect(result.runs).toEqual(["with", "with", "without", "without"]);
       // Every verifier ran through the user's sandbox: the 4 scored runs; once per requirement
-      // (r1, r2) the inventory taken in an untouched copy of the base; and the check before any
-      // agent runs, per requirement the verifier on the untouched repository with its own
-      // inventory (2 × 2; there is no reference solution to run).
-      expect(result.verifierCommands).toBe(4 + 2 + 2 * 2);
+      // (r1, r2) the inventory taken in an untouched copy of the base, which the check shares
+      // with the runs; and the check before any agent runs, per requirement the verifier on the
+      // untouched repository (2; there is no reference solution to run).
+      expect(result.verifierCommands).toBe(4 + 2 + 2);
       // Without the skill the file says bad (1 of 2 checks), with it good (2 of 2).
       expect(result.profile).toEqual([
         {

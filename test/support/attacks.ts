@@ -211,7 +211,7 @@ atexit.register(_strip)
     id: "delete-junit-print-passed",
     description: 'deletes the JUnit file at exit and prints "8 passed"',
     origin: "issue",
-    expect: "tampered",
+    expect: "no-gain-or-tampered",
     files: initWith(`
 import atexit
 
@@ -228,7 +228,7 @@ atexit.register(_lie)
     id: "junit-path-becomes-folder",
     description: "replaces the JUnit path with a folder holding a forged report",
     origin: "issue",
-    expect: "tampered",
+    expect: "no-gain-or-tampered",
     files: initWith(`
 import atexit
 
