@@ -88,16 +88,17 @@ describe.skipIf(!existsSync(binary))("CLI start-up (dist/, built by `npm test`'s
     expect(second.own).toContain("dist/wiki/search-index.js");
   });
 
-  it("wiki search loads commander and zod (it parses the index header and the entries) and none of the online acquisition pipeline", async () => {
+  it("wiki search loads commander, zod only when it must read the entries, and none of the online acquisition pipeline", async () => {
     const traced = await loadedFiles(
       cleanups,
       [binary, "wiki", "search", "navigation menu that wraps", "--json"],
       { cwd: root },
     );
-    expect({ code: traced.code, packages: traced.packages }).toEqual({
-      code: 0,
-      packages: ["commander", "zod"],
-    });
+    // Whether this wiki's index is already fresh depends on the tests run before (the test above
+    // measures both cases on a wiki of its own): with a fresh index no zod, else zod for the entries.
+    expect(traced.code).toBe(0);
+    expect(traced.packages[0]).toBe("commander");
+    expect(traced.packages.filter((name) => name !== "commander" && name !== "zod")).toEqual([]);
     // The modules `--online` needs (by what they do: the builder, the fetchers, the sandboxes
     // the gates run code in, the browser that renders pages), not a list observed from a run.
     const online = [
