@@ -6,10 +6,10 @@
  * own. Each attack below is the deliverable of a generated verifier's layout
  * (`.skillsmith-verifier/`, as `bench generate` validates): the stub earns 1 of 4 checks; the
  * attack, imported while the first test module is collected, plants into the verifier's folder
- * and must gain nothing (≤ 1 of 4, or flagged `tampered` and scored 0) in bubblewrap and, when an
- * engine answers with the base image, a container.
+ * and must gain nothing: nothing lands there and the run scores the stub's 1 of 4, unflagged, in
+ * bubblewrap and, when an engine answers with the base image, a container.
  */
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -82,21 +82,18 @@ for _name, _text in ${JSON.stringify(files)}.items():
 }
 
 const FAKE_EXPECTED = "SMALL = None\nLARGE = None\nZERO = None\n";
-const ATTACKS: readonly { id: string; deliverable: string }[] = [
-  {
-    // A package wins over a module of the same name in the same folder.
-    id: "package-shadowing-verifier-module",
-    deliverable: planting({ "expected/__init__.py": FAKE_EXPECTED }),
-  },
+const PLANTS: readonly { id: string; files: Readonly<Record<string, string>> }[] = [
+  // A package wins over a module of the same name in the same folder.
+  { id: "package-shadowing-verifier-module", files: { "expected/__init__.py": FAKE_EXPECTED } },
   {
     id: "conftest-in-folder-collected-later",
-    deliverable: planting({
+    files: {
       "zz/conftest.py": `import sys, types\nsys.modules["expected"] = types.SimpleNamespace(SMALL=None, LARGE=None, ZERO=None)\n`,
-    }),
+    },
   },
   {
-    id: "module-planted-beside-tests",
-    deliverable: planting({ "expected_values.py": FAKE_EXPECTED, "zz/expected.py": FAKE_EXPECTED }),
+    id: "module-and-pyc-planted-beside-tests",
+    files: { "zz/expected.py": FAKE_EXPECTED, "__pycache__/expected.cpython-311.pyc": "" },
   },
 ];
 
@@ -107,41 +104,87 @@ const SANDBOXES: { name: string; sandbox: SandboxV1 | undefined; python: string 
   { name: "container", sandbox: container, python: "python3" },
 ];
 
-async function score(sandbox: SandboxV1, python: string, deliverable: string) {
+/** The verifier's result, and which of `planted` (relative to its folder) exist afterwards. */
+async function score(
+  sandbox: SandboxV1,
+  python: string,
+  deliverable: string,
+  planted: readonly string[] = [],
+) {
   const workspace = await mkdtemp(join(tmpdir(), "verifier-folder-"));
   try {
     const init = join(workspace, "tinycalc", "__init__.py");
     await mkdir(dirname(init), { recursive: true });
     await writeFile(init, deliverable);
-    return await runVerifier({
+    const result = await runVerifier({
       sandbox,
       workspace,
       workspaceMountPath: "/workspace/task",
       verifier: verifier(python),
     });
+    const landed: string[] = [];
+    for (const file of planted) {
+      if ((await stat(join(workspace, FOLDER, file)).catch(() => undefined)) !== undefined) {
+        landed.push(file);
+      }
+    }
+    return { result, landed };
   } finally {
     await rm(workspace, { recursive: true, force: true });
   }
 }
 
+type Scored = Awaited<ReturnType<typeof score>>;
+
+// Every case of both sandboxes starts when the file loads, each awaited by its own test: the
+// runs mostly wait on their sandbox's start, so they overlap instead of queueing (85 s → ~25 s).
+const started = new Map<string, Promise<Scored | { error: unknown }>>();
 for (const { name, sandbox, python } of SANDBOXES) {
+  if (sandbox === undefined) continue;
+  const cases: [string, string, readonly string[]][] = [
+    ["stub", STUB, []],
+    ...PLANTS.map((plant): [string, string, readonly string[]] => [
+      plant.id,
+      planting(plant.files),
+      Object.keys(plant.files),
+    ]),
+  ];
+  for (const [id, deliverable, planted] of cases) {
+    started.set(
+      `${name}/${id}`,
+      score(sandbox, python, deliverable, planted).catch((error: unknown) => ({ error })),
+    );
+  }
+}
+
+async function outcome(key: string): Promise<Scored> {
+  const found = await started.get(key);
+  if (found === undefined) throw new Error(`no run was started for ${key}`);
+  if ("error" in found) throw found.error;
+  return found;
+}
+
+for (const { name, sandbox } of SANDBOXES) {
   describe.skipIf(sandbox === undefined)(
     `runVerifier's read-only verifier folder (${name})`,
     () => {
-      const run = (deliverable: string) => score(sandbox as SandboxV1, python, deliverable);
-
       it("scores the stub 1 of 4, unflagged", async () => {
-        const result = await run(STUB);
+        const { result } = await outcome(`${name}/stub`);
         expect([result.passed, result.total, result.flags]).toEqual([STUB_PASSED, CHECKS, []]);
       });
 
-      for (const attack of ATTACKS) {
-        it(`${attack.id}: gains nothing`, async () => {
-          const result = await run(attack.deliverable);
+      // Before the folder was read-only each plant landed, and the run was caught by another layer
+      // (flagged `tampered`, scored 0). Now the write fails: nothing lands, the run is the stub's.
+      for (const plant of PLANTS) {
+        it(`${plant.id}: cannot be planted, gains nothing`, async () => {
+          const { result, landed } = await outcome(`${name}/${plant.id}`);
           const shown = `${result.passed}/${result.total} flags [${result.flags.join(", ")}] evidence ${JSON.stringify(result.evidence)}`;
-          if (result.flags.includes("tampered")) expect(result.passRatio, shown).toBe(0);
-          else expect(result.passed, shown).toBeLessThanOrEqual(STUB_PASSED);
-          expect(result.total, shown).toBe(CHECKS);
+          expect(landed, shown).toEqual([]);
+          expect([result.passed, result.total, result.flags], shown).toEqual([
+            STUB_PASSED,
+            CHECKS,
+            [],
+          ]);
         });
       }
     },
