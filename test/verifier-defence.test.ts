@@ -1,7 +1,9 @@
 /**
  * Defence in depth, end to end: every row of `test/support/defence-attacks.ts` is the with-skill
  * arm of one requirement whose verifier defines twelve checks; the stub package alone (the without
- * arm of every row) earns one. The hacks do not touch the runner, a report file, the console or
+ * arm of every row) earns one. The stub is run once per sandbox, as the control's without arm,
+ * and that stored result is every other row's without arm (`runAttackSuiteSharingStub`): the 24
+ * identical stub runs per sandbox measured the same thing 24 times and were half the file's time. The hacks do not touch the runner, a report file, the console or
  * the exit status: they change what the checks see from inside the process. `runSuite`, the replay
  * agent and bubblewrap (and the container sandbox where it exists) run them.
  *

@@ -98,10 +98,9 @@ export async function runAttackSuite(
 /**
  * `runAttackSuite` with the stub measured once: every without arm of the table is the same stub
  * (one patch, one verifier, one repository), so running it once per row only repeated the same
- * measurement. The without arm of `stubSkill`'s requirement `stubRequirement` runs first (with
- * the rest of that skill); its stored result is then recorded as the without arm of every other
- * requirement of `skills`, and the second invocation runs what is still missing — every with
- * arm. The report is built by `reportRunDir` from the store as for any run, so each row's
+ * measurement. `stubSkill`'s requirement `stubRequirement` runs first (both arms: its without
+ * arm is the stub); that without arm's stored result is then recorded as the without arm of each
+ * row of `shared.rows`, and the second invocation runs what is still missing: every with arm. The report is built by `reportRunDir` from the store as for any run, so each row's
  * verdict is computed against the stub's real measurement.
  */
 export async function runAttackSuiteSharingStub(
@@ -125,7 +124,15 @@ export async function runAttackSuiteSharingStub(
     cacheDir: join(root, "cache"),
     concurrency,
   };
-  await runSuite({ ...options, selection: { skills: [shared.stubSkill] } });
+  const started = performance.now();
+  await runSuite({
+    ...options,
+    selection: {
+      skills: [shared.stubSkill],
+      requirements: [`${shared.stubSkill}/${shared.stubRequirement}`],
+    },
+  });
+  const stubMs = performance.now() - started;
   const store = ResultsStore.open(runDir);
   try {
     const stub = store
@@ -144,7 +151,16 @@ export async function runAttackSuiteSharingStub(
   } finally {
     store.close();
   }
-  return runAttackSuite(root, suite, predictions, sandbox, concurrency);
+  const outcome = await runAttackSuite(root, suite, predictions, sandbox, concurrency);
+  if (process.env.SKILLSMITH_ATTACK_TABLE === "1") {
+    const durations = outcome.results
+      .map((result) => result.verifier?.durationMs ?? 0)
+      .sort((left, right) => left - right);
+    process.stderr.write(
+      `${typeof sandbox === "string" ? sandbox : sandbox.kind}: stub skill ${(stubMs / 1000).toFixed(1)} s, the rest ${((performance.now() - started - stubMs) / 1000).toFixed(1)} s; verifier median ${durations[Math.floor(durations.length / 2)]} ms\n`,
+    );
+  }
+  return outcome;
 }
 
 /** Every without arm (the stub alone) scored `passed` of `total`, unflagged. */
