@@ -1,6 +1,6 @@
 /**
  * What the verifier channel and its integrity layers cost per scored run: one run of the attack
- * table's verifier (eight pytest checks) in three ways, back to back in rotating order, 30 of
+ * table's verifier (eight pytest checks) in three ways, back to back in rotating order, 20 of
  * each, the overheads being medians of the paired differences (load drift cancels in a pair, not
  * across two medians):
  *
@@ -12,34 +12,81 @@
  *   far as this version has them), canaries, the channel and the runner's cross-checks.
  *
  * "channel − plain" is what skillsmith adds to a scored run in all; "channel − JUnit" what the
- * integrity layers add beyond the layout. Plus the inventory, taken once per verifier (median of
+ * integrity layers add beyond the layout.
+ *
+ * What each layer adds: plain pytest again with skillsmith's plugin loaded (`-p`, no channel, no
+ * canaries), once whole and once per layer taken out of a copy of its source (the audit hook,
+ * the identity snapshots, the bytecode comparison). A layer's cost is the median paired
+ * difference between the whole plugin and the plugin without it; the channel, canaries and
+ * cross-checks are the full scored run minus the whole plugin. Each is printed as a ratio to
+ * plain pytest measured in the same rotation. Plus the inventory, taken once per verifier (median of
  * 10, each a verifier the memo has not seen: the same files with the command written
  * differently). Bubblewrap with Debian's pytest when it has one, else unsafe with this machine's
  * python3 (`python.ts`). Target: the layers add at most 300 ms per scored run.
  */
-import { cp, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSandbox } from "../src/bench/run/prepare.js";
 import { runSuiteVerifier, suiteVerifierInventory } from "../src/bench/run/verifier.js";
 import type { SuiteVerifier } from "../src/bench/suite/types.js";
-import type { SandboxV1 } from "../src/env/index.js";
+import { PLUGIN_MODULE, pluginSourcePath, type SandboxV1 } from "../src/env/index.js";
 import type { VerifierInventory } from "../src/env/verifier/integrity/inventory.js";
 import { STUB_INIT, TEST_CALC, TEST_PACKAGE } from "../test/support/attacks.js";
 import { type Benchmark, type BenchmarkRow, summarise } from "./harness.js";
 import { pytestSandboxChoice } from "./python.js";
 
-const samples = 30;
+const samples = 20;
 const inventorySamples = 10;
 const targetMs = 300;
 const pytestCommand = (python: string) =>
   `PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 ${python} -m pytest -q -p no:cacheprovider --junitxml=junit.xml test_package.py test_calc.py`;
-type Mode = "channel" | "junit" | "plain";
-const ORDERS: readonly (readonly Mode[])[] = [
-  ["channel", "junit", "plain"],
-  ["junit", "plain", "channel"],
-  ["plain", "channel", "junit"],
+type PluginMode = "plugin" | "no-tripwire" | "no-identity" | "no-bytecode";
+type Mode = "channel" | "junit" | "plain" | PluginMode;
+const MODES: readonly Mode[] = [
+  "channel",
+  "junit",
+  "plain",
+  "plugin",
+  "no-tripwire",
+  "no-identity",
+  "no-bytecode",
 ];
+/** Each sample starts at the next mode, so machine load drifts into every mode equally. */
+const orderOf = (index: number): Mode[] =>
+  MODES.map((_, position) => MODES[(index + position) % MODES.length] as Mode);
+
+/**
+ * One layer taken out of the plugin's source: the text replaced must be there (else the plugin
+ * changed and this benchmark would silently measure the whole plugin twice).
+ */
+const LAYER_CUTS: Readonly<Record<Exclude<PluginMode, "plugin">, readonly [string, string]>> = {
+  "no-tripwire": ["sys.addaudithook(_tripwire)\n", "\n"],
+  "no-identity": ["_IDENTITIES = _snapshot()\n", "_IDENTITIES = ()\n"],
+  "no-bytecode": [
+    '    """This plugin\'s compile of the test function\'s source, or a reason it has none."""\n',
+    '    """This plugin\'s compile of the test function\'s source, or a reason it has none."""\n    return None, None\n',
+  ],
+};
+
+/** The plugin's source whole, and with each layer cut out, in folders of their own. */
+async function pluginVariants(root: string): Promise<Record<PluginMode, string>> {
+  const source = await readFile(pluginSourcePath(), "utf8");
+  const folders = {} as Record<PluginMode, string>;
+  const variants: [PluginMode, string][] = [["plugin", source]];
+  for (const [mode, [from, to]] of Object.entries(LAYER_CUTS)) {
+    if (!source.includes(from))
+      throw new Error(`${mode}: the plugin no longer has ${JSON.stringify(from)}`);
+    variants.push([mode as PluginMode, source.replace(from, to)]);
+  }
+  for (const [mode, text] of variants) {
+    const folder = join(root, `plugin-${mode}`);
+    await mkdir(folder);
+    await writeFile(join(folder, `${PLUGIN_MODULE}.py`), text);
+    folders[mode] = folder;
+  }
+  return folders;
+}
 
 /** "+12 ms" for a median of paired differences. */
 function signed(ms: number): string {
@@ -90,21 +137,25 @@ const benchmark: Benchmark = {
       if (inventory?.kind !== "pytest") throw new Error("the channel could not serve the verifier");
       const opaque: VerifierInventory = { kind: "opaque", reason: "baseline", junitChecks: 0 };
 
-      const times: Record<Mode, number[]> = { channel: [], junit: [], plain: [] };
+      const plugins = await pluginVariants(root);
+      const times = Object.fromEntries(MODES.map((mode) => [mode, [] as number[]])) as Record<
+        Mode,
+        number[]
+      >;
       for (let index = 0; index < samples; index += 1) {
-        // Rotate which goes first, so machine load drifts into all three equally.
-        for (const mode of ORDERS[index % ORDERS.length] as readonly Mode[]) {
+        for (const mode of orderOf(index)) {
           const scratch = join(root, `run-${index}-${mode}`);
           await mkdir(scratch);
           const started = performance.now();
-          if (mode === "plain") {
+          if (mode !== "channel" && mode !== "junit") {
             await plainPytest(sandbox, choice.kind === "unsafe", {
               folder,
               workspace,
               scratch,
               PYTEST,
+              ...(mode === "plain" ? {} : { plugin: plugins[mode] }),
             });
-            times.plain.push(performance.now() - started);
+            times[mode].push(performance.now() - started);
           } else {
             const result = await runSuiteVerifier({
               ...target,
@@ -146,7 +197,53 @@ const benchmark: Benchmark = {
         met: overhead <= targetMs,
         note: `${signed(overhead)} per scored run ${note}`,
       });
+      const plainMs = plain.medianMs;
+      const layer = (name: string, mode: Mode, without: Mode, note: string): BenchmarkRow => {
+        const cost = summarise(
+          times[mode].map((time, index) => time - (times[without][index] ?? time)),
+        ).medianMs;
+        return {
+          case: `layer: ${name}`,
+          medianMs: plainMs + cost,
+          baselineMs: plainMs,
+          ratio: plainMs / (plainMs + cost),
+          note: `${signed(cost)} per scored run, ${((plainMs + cost) / plainMs).toFixed(3)}× plain pytest (${note}; median of ${samples} paired differences)`,
+        };
+      };
+      const layers: BenchmarkRow[] = [
+        layer(
+          "plugin, every in-process layer",
+          "plugin",
+          "plain",
+          "pytest -p skillsmith's plugin, no channel, against plain pytest",
+        ),
+        layer(
+          "1. tripwire (audit hook)",
+          "plugin",
+          "no-tripwire",
+          "whole plugin against the plugin without its audit hook",
+        ),
+        layer(
+          "2. identity snapshots",
+          "plugin",
+          "no-identity",
+          "whole plugin against the plugin without its snapshots and comparisons",
+        ),
+        layer(
+          "3. bytecode comparison",
+          "plugin",
+          "no-bytecode",
+          "whole plugin against the plugin without its compile of each test's source",
+        ),
+        layer(
+          "channel, canaries, cross-checks, layout",
+          "channel",
+          "plugin",
+          "full scored run against pytest with the plugin alone",
+        ),
+      ];
       return [
+        ...layers,
         against(
           "plain pytest",
           plain.medianMs,
@@ -179,21 +276,39 @@ const benchmark: Benchmark = {
 async function plainPytest(
   sandbox: SandboxV1,
   unsafe: boolean,
-  paths: { folder: string; workspace: string; scratch: string; PYTEST: string },
+  paths: {
+    folder: string;
+    workspace: string;
+    scratch: string;
+    PYTEST: string;
+    /** A folder holding (a variant of) skillsmith's plugin, loaded with `-p`; none when absent. */
+    plugin?: string;
+  },
 ): Promise<void> {
   const copy = join(paths.scratch, "verifier");
   await cp(paths.folder, copy, { recursive: true });
+  const pluginPath = unsafe ? paths.plugin : "/run/skillsmith-bench-plugin";
+  const pluginEnv =
+    paths.plugin === undefined
+      ? {}
+      : { PYTHONPATH: pluginPath ?? "", PYTEST_ADDOPTS: `-p ${PLUGIN_MODULE}` };
+  const mounts = [{ hostPath: copy, sandboxPath: "/verifier", readOnly: false }];
+  if (paths.plugin !== undefined) {
+    mounts.push({
+      hostPath: paths.plugin,
+      sandboxPath: "/run/skillsmith-bench-plugin",
+      readOnly: true,
+    });
+  }
   const execution = await sandbox.exec({
     command: ["sh", "-c", paths.PYTEST],
     workspace: paths.workspace,
     workspaceMountPath: "/workspace/tiny",
     cwd: unsafe ? copy : "/verifier",
     network: "none",
-    env: unsafe ? { SKILLSMITH_WORKSPACE: paths.workspace } : {},
+    env: { ...(unsafe ? { SKILLSMITH_WORKSPACE: paths.workspace } : {}), ...pluginEnv },
     limits: { timeoutMs: 120_000 },
-    ...(unsafe
-      ? {}
-      : { extraMounts: [{ hostPath: copy, sandboxPath: "/verifier", readOnly: false }] }),
+    ...(unsafe ? {} : { extraMounts: mounts }),
   });
   // The stub earns 2 of 8: pytest exits 1 with six failures.
   if (!/6 failed, 2 passed/.test(`${execution.stdout}\n${execution.stderr}`)) {

@@ -115,6 +115,11 @@ export {
   type ScannedFile,
 } from "./verifier/keyword-scan.js";
 export {
+  readOnlyVerifierFolder,
+  type VerifierFolder,
+  verifierFolders,
+} from "./verifier/read-only-folder.js";
+export {
   installVerifierFiles,
   isCollectionError,
   type RunVerifierOptions,

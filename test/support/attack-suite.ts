@@ -95,6 +95,74 @@ export async function runAttackSuite(
   }
 }
 
+/**
+ * `runAttackSuite` with the stub measured once: every without arm of the table is the same stub
+ * (one patch, one verifier, one repository), so running it once per row only repeated the same
+ * measurement. `stubSkill`'s requirement `stubRequirement` runs first (both arms: its without
+ * arm is the stub); that without arm's stored result is then recorded as the without arm of each
+ * row of `shared.rows`, and the second invocation runs what is still missing: every with arm. The report is built by `reportRunDir` from the store as for any run, so each row's
+ * verdict is computed against the stub's real measurement.
+ */
+export async function runAttackSuiteSharingStub(
+  root: string,
+  suite: string,
+  predictions: string,
+  sandbox: SandboxV1 | "local",
+  shared: {
+    readonly stubSkill: string;
+    readonly stubRequirement: string;
+    readonly rows: readonly { readonly skill: string; readonly requirement: string }[];
+  },
+  concurrency = 2,
+): Promise<{ results: RunResult[]; report: BenchReport }> {
+  const runDir = join(root, "run");
+  const options = {
+    suite,
+    runDir,
+    predictions,
+    sandbox,
+    cacheDir: join(root, "cache"),
+    concurrency,
+  };
+  const started = performance.now();
+  await runSuite({
+    ...options,
+    selection: {
+      skills: [shared.stubSkill],
+      requirements: [`${shared.stubSkill}/${shared.stubRequirement}`],
+    },
+  });
+  const stubMs = performance.now() - started;
+  const store = ResultsStore.open(runDir);
+  try {
+    const stub = store
+      .results()
+      .find(
+        (result) =>
+          result.skill === shared.stubSkill &&
+          result.requirement === shared.stubRequirement &&
+          result.arm === "without",
+      );
+    if (stub === undefined) throw new Error("the stub's shared without arm was not stored");
+    for (const row of shared.rows) {
+      const key = { ...stub, skill: row.skill, requirement: row.requirement };
+      if (!store.has(key)) store.recordResult(key);
+    }
+  } finally {
+    store.close();
+  }
+  const outcome = await runAttackSuite(root, suite, predictions, sandbox, concurrency);
+  if (process.env.SKILLSMITH_ATTACK_TABLE === "1") {
+    const durations = outcome.results
+      .map((result) => result.verifier?.durationMs ?? 0)
+      .sort((left, right) => left - right);
+    process.stderr.write(
+      `${typeof sandbox === "string" ? sandbox : sandbox.kind}: stub skill ${(stubMs / 1000).toFixed(1)} s, the rest ${((performance.now() - started - stubMs) / 1000).toFixed(1)} s; verifier median ${durations[Math.floor(durations.length / 2)]} ms\n`,
+    );
+  }
+  return outcome;
+}
+
 /** Every without arm (the stub alone) scored `passed` of `total`, unflagged. */
 export function stubScores(
   results: readonly RunResult[],

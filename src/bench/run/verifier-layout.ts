@@ -3,9 +3,14 @@
  * at the verifier's mount path with its own files read-only, its reward folder beside it, and
  * the mapping between sandbox and host paths that the integrity checks and reports use.
  */
-import { cp, mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, readdir, rm } from "node:fs/promises";
 import { dirname, join, posix, relative, sep } from "node:path";
-import type { ChannelAdditions, Mount, SandboxExecResult } from "../../env/index.js";
+import {
+  type ChannelAdditions,
+  type Mount,
+  readOnlyVerifierFolder,
+  type SandboxExecResult,
+} from "../../env/index.js";
 import type { SuiteVerifier } from "../suite/types.js";
 import type { SuiteVerifierTarget } from "./verifier.js";
 
@@ -33,22 +38,6 @@ async function copyVerifier(verifier: SuiteVerifier, copy: string): Promise<stri
     .filter((entry) => entry.isFile())
     .map((entry) => relative(copy, join(entry.parentPath, entry.name)).split(sep).join("/"))
     .sort();
-}
-
-/**
- * A writable mount for the report a verifier writes inside its read-only folder: an empty file at
- * the report's path in the copy (an empty file is no report: `readJunitReports` reads none from
- * it), or a folder when the name is not an XML file's, mounted over itself.
- */
-async function writableReport(copy: string, report: string, mountPath: string): Promise<Mount> {
-  const host = join(copy, report);
-  if (report.endsWith(".xml")) {
-    await mkdir(dirname(host), { recursive: true });
-    await writeFile(host, "", { flag: "a" });
-  } else {
-    await mkdir(host, { recursive: true });
-  }
-  return { hostPath: host, sandboxPath: posix.join(mountPath, report), readOnly: false };
 }
 
 export interface Layout {
@@ -111,10 +100,10 @@ export async function verifierLayout(
   // match) nor add any (a helper module or `.pyc` planted beside the tests, which Python and the
   // tripwire would take for the verifier's own). What the verifier writes goes elsewhere: bytecode
   // and pytest's cache to the channel's scratch folder, the JUnit report to its own writable mount.
-  const mounts: Mount[] = [{ hostPath: copy, sandboxPath: verifier.mountPath, readOnly: true }];
-  if (junitFile !== undefined && junitFile !== "" && !unsafe) {
-    mounts.push(await writableReport(copy, junitFile, verifier.mountPath));
-  }
+  const mounts: Mount[] = await readOnlyVerifierFolder(
+    { hostPath: copy, sandboxPath: verifier.mountPath },
+    unsafe ? undefined : junitFile,
+  );
   if (rewardDir !== undefined) {
     mounts.push({ hostPath: rewardHost, sandboxPath: rewardDir, readOnly: false });
   }

@@ -9,8 +9,8 @@
  * once per verifier in an untouched copy of the repository (or an empty folder), before any
  * agent's code runs; a pytest verifier is
  * then scored from skillsmith's channel, with canaries and cross-checks, never from files or
- * output the code under test can write. The verifier's own files are read-only inside the
- * sandbox (its folder stays writable for caches and reports).
+ * output the code under test can write. The verifier's whole folder is read-only inside the
+ * sandbox (`readOnlyVerifierFolder`), its JUnit report and reward folder writable.
  *
  * About 400 lines: the inventory, the channel run and the reward run share the layout and memo
  * of this module; the file placement itself is in `verifier-layout.ts`.

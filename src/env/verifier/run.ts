@@ -27,6 +27,7 @@ import {
   withLimitHit,
 } from "./integrity/session.js";
 import { parseJunitXml } from "./junit.js";
+import { readOnlyVerifierFolder, verifierFolders } from "./read-only-folder.js";
 import { parseRunnerSummary, stripAnsi } from "./summary.js";
 import type { CheckResult, VerifierFlag, VerifierResult, VerifierSpec } from "./types.js";
 
@@ -45,7 +46,7 @@ export interface RunVerifierOptions {
 }
 
 const defaultTimeoutMs = 10 * 60_000;
-/** Beyond this many files a verifier's files are not each made read-only (mount count). */
+/** Beyond this many files at the workspace root they are not each made read-only (mount count). */
 const READ_ONLY_FILE_LIMIT = 256;
 
 /** The workspace-relative paths of a verifier's files. */
@@ -90,15 +91,34 @@ async function place(
     verifier.resultsFile === undefined
       ? undefined
       : normalize(verifier.resultsFile).split(sep).join("/");
-  // The verifier's files cannot be rewritten by the code they test while they run.
-  const readOnly: Mount[] = files
-    .filter((file) => file !== results)
-    .slice(0, READ_ONLY_FILE_LIMIT)
-    .map((file) => ({
-      hostPath: join(workspace, file),
-      sandboxPath: posix.join(options.workspaceMountPath, file),
-      readOnly: true,
-    }));
+  // The verifier's files cannot be rewritten by the code they test while they run, nor anything
+  // added beside them: each folder holding them is read-only as a whole (`read-only-folder.ts`,
+  // as for suite verifiers), its report writable. Files at the workspace root, where the
+  // deliverable lives too, are each read-only.
+  const readOnly: Mount[] = [];
+  if (!unsafe) {
+    const folders = verifierFolders(files);
+    for (const folder of folders) {
+      const report = results === undefined ? undefined : posix.relative(folder, results);
+      readOnly.push(
+        ...(await readOnlyVerifierFolder(
+          {
+            hostPath: join(workspace, folder),
+            sandboxPath: posix.join(options.workspaceMountPath, folder),
+          },
+          report === undefined || report.startsWith("..") ? undefined : report,
+        )),
+      );
+    }
+    const atRoot = files.filter((file) => file !== results && !file.includes("/"));
+    for (const file of atRoot.slice(0, READ_ONLY_FILE_LIMIT)) {
+      readOnly.push({
+        hostPath: join(workspace, file),
+        sandboxPath: posix.join(options.workspaceMountPath, file),
+        readOnly: true,
+      });
+    }
+  }
   const command =
     typeof verifier.command === "string" ? ["sh", "-c", verifier.command] : [...verifier.command];
   return {
