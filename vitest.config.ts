@@ -94,8 +94,9 @@ export default defineConfig({
     reporters: ["default", "./test/support/slowest-files-reporter.ts"],
     // Longest files first within each group, also on a fresh clone (see the file).
     sequence: { sequencer: LongestFirstSequencer },
-    // One folder per run for fixtures that test files share (test/support/shared-fixtures.ts).
-    globalSetup: ["./test/support/shared-fixtures.ts"],
+    // One folder per run for fixtures that test files share (test/support/shared-fixtures.ts);
+    // the run fails if it left untracked files in the checkout (test/support/repository-guard.ts).
+    globalSetup: ["./test/support/shared-fixtures.ts", "./test/support/repository-guard.ts"],
     projects: [
       {
         extends: true,
