@@ -61,6 +61,9 @@ export const hookLimitMs = 120_000;
 const endToEndWorkers =
   Number.parseInt(process.env.SKILLSMITH_TEST_E2E_WORKERS ?? "", 10) || availableParallelism() + 1;
 
+/** One unit worker per core: unit files mostly compute, so more workers would only take turns. */
+const unitWorkers = availableParallelism();
+
 /**
  * A slow tier: its own name and time limit. The agent-CLI and sandbox tiers share the end-to-end
  * tier's group and workers, so their files fill the workers beside the end-to-end files instead
@@ -110,6 +113,9 @@ export default defineConfig({
           // into the next file; no unit test changes process.env, the working folder or globals.
           isolate: false,
           restoreMocks: true,
+          // Vitest's default is one worker fewer than the cores: on two cores the whole tier ran
+          // in one worker while the other core, with nothing else allowed to start, stayed idle.
+          maxWorkers: unitWorkers,
           sequence: { groupOrder: 0 },
         },
       },
