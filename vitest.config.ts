@@ -61,8 +61,12 @@ export const hookLimitMs = 120_000;
 const endToEndWorkers =
   Number.parseInt(process.env.SKILLSMITH_TEST_E2E_WORKERS ?? "", 10) || availableParallelism() + 1;
 
-/** One unit worker per core: unit files mostly compute, so more workers would only take turns. */
-const unitWorkers = availableParallelism();
+/**
+ * One unit worker per core: unit files mostly compute, so more workers would only take turns.
+ * `SKILLSMITH_TEST_UNIT_WORKERS=1` runs the tier in one worker again.
+ */
+const unitWorkers =
+  Number.parseInt(process.env.SKILLSMITH_TEST_UNIT_WORKERS ?? "", 10) || availableParallelism();
 
 /**
  * A slow tier: its own name and time limit. The agent-CLI and sandbox tiers share the end-to-end
