@@ -23,7 +23,7 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
  * bench-run-quickstart, quickstart, report-html, report-view) are listed once, as report-view:
  * whichever of them starts first makes it while the others wait for it, so starting them all at
  * once would hold the other workers idle for minutes. quickstart took 263 s here while it made
- * an evaluation of its own; it now reads the shared one (its own work: about 9 s of CPU).
+ * an evaluation of its own; it now reads the shared one (its own work: 10-20 s of CPU).
  */
 export const measuredSeconds: Readonly<Record<string, number>> = {
   "test/verifier-defence.test.ts": 536,
