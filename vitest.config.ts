@@ -62,6 +62,13 @@ const endToEndWorkers =
   Number.parseInt(process.env.SKILLSMITH_TEST_E2E_WORKERS ?? "", 10) || availableParallelism() + 1;
 
 /**
+ * One unit worker per core: unit files mostly compute, so more workers would only take turns.
+ * `SKILLSMITH_TEST_UNIT_WORKERS=1` runs the tier in one worker again.
+ */
+const unitWorkers =
+  Number.parseInt(process.env.SKILLSMITH_TEST_UNIT_WORKERS ?? "", 10) || availableParallelism();
+
+/**
  * A slow tier: its own name and time limit. The agent-CLI and sandbox tiers share the end-to-end
  * tier's group and workers, so their files fill the workers beside the end-to-end files instead
  * of running one at a time after them (a group's projects must share their worker count). The
@@ -94,8 +101,9 @@ export default defineConfig({
     reporters: ["default", "./test/support/slowest-files-reporter.ts"],
     // Longest files first within each group, also on a fresh clone (see the file).
     sequence: { sequencer: LongestFirstSequencer },
-    // One folder per run for fixtures that test files share (test/support/shared-fixtures.ts).
-    globalSetup: ["./test/support/shared-fixtures.ts"],
+    // One folder per run for fixtures that test files share (test/support/shared-fixtures.ts);
+    // the run fails if it left untracked files in the checkout (test/support/repository-guard.ts).
+    globalSetup: ["./test/support/shared-fixtures.ts", "./test/support/repository-guard.ts"],
     projects: [
       {
         extends: true,
@@ -109,6 +117,9 @@ export default defineConfig({
           // into the next file; no unit test changes process.env, the working folder or globals.
           isolate: false,
           restoreMocks: true,
+          // Vitest's default is one worker fewer than the cores: on two cores the whole tier ran
+          // in one worker while the other core, with nothing else allowed to start, stayed idle.
+          maxWorkers: unitWorkers,
           sequence: { groupOrder: 0 },
         },
       },

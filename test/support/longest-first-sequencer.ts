@@ -19,16 +19,17 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
  * issue 33 measurement, 2 December 2026). Only the files long enough to decide the tail are
  * listed; a file that grows long shows up in the summary `npm test` prints at its end.
  *
- * The files that read the shared quickstart evaluation (test/support/quickstart-run.ts) are
- * listed once, as report-view: whichever of them starts first makes it while the others wait
- * for it, so starting all three at once would hold two workers idle for minutes.
+ * The files that read the shared quickstart evaluation (test/support/quickstart-run.ts:
+ * bench-run-quickstart, quickstart, report-html, report-view) are listed once, as report-view:
+ * whichever of them starts first makes it while the others wait for it, so starting them all at
+ * once would hold the other workers idle for minutes. quickstart took 263 s here while it made
+ * an evaluation of its own; it now reads the shared one (its own work: 10-20 s of CPU).
  */
 export const measuredSeconds: Readonly<Record<string, number>> = {
   // Alone after its stub runs were shared (session 9): 292-420 s at load 12-17, 362 s the middle
   // run (686 s before, same load); not re-measured quiet.
   "test/verifier-defence.test.ts": 362,
   "test/report-view.test.ts": 274,
-  "test/quickstart.test.ts": 263,
   "test/bench-v1-real.test.ts": 248,
   "test/verifier-integrity.test.ts": 228,
   "test/eval-suite.test.ts": 200,

@@ -85,7 +85,8 @@ export async function connectDocker(
   throw new SandboxUnavailableError(
     "env.container-engine-unreachable",
     `no Docker/Podman API answered (tried ${tried.join(", ")}). Start Docker, or Podman's API ` +
-      "with `podman system service --time=0 unix:///run/podman/podman.sock &` (see " +
+      "from / with `cd / && podman system service --time=0 unix:///run/podman/podman.sock &` " +
+      "(conmon writes an `oom` file into the service's working folder; see " +
       "scripts/ci-containers.sh), set DOCKER_HOST, use the local sandbox, or pass " +
       "--unsafe-no-sandbox to run without any isolation.",
     { data: { tried }, retryable: true },
