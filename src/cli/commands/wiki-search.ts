@@ -138,7 +138,7 @@ export function registerWikiSearch(wiki: Command, context: CommandContext): void
       const probe = await IndexedWikiSearch.open(offlineWiki, undefined, flags.domain);
       probe?.close();
       if (probe === undefined)
-        await (await import("../../wiki/store.js")).readWikiManifest(offlineWiki);
+        await (await import("../../wiki/meta-check.js")).readWikiManifestChecked(offlineWiki);
       const selection = selectionOptions(flags);
       const search = await openCardSearch(offlineWiki, flags.domain, {
         ...(selection.fields === undefined ? {} : { fields: selection.fields }),
