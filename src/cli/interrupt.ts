@@ -1,4 +1,4 @@
-import { killStartedProcessGroups } from "../core/process.js";
+import { killStartedProcessGroups } from "../core/process-groups.js";
 
 let installed = false;
 /** Who takes the first SIGINT instead of ending the process (`interruptGracefully`). */

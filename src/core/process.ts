@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { killGroup, liveGroups } from "./process-groups.js";
 
 export interface RunOptions {
   readonly cwd?: string;
@@ -28,25 +29,7 @@ export interface RunResult {
   readonly spawnError?: NodeJS.ErrnoException;
 }
 
-const liveGroups = new Set<number>();
-
-/**
- * Kill every process group `runProcess` started that is still running. Children run in their own
- * groups (so a timeout can kill a whole tree) and would survive their parent otherwise; the CLI
- * calls this when it exits or is interrupted (`cli/interrupt.ts`). Library code installs no
- * process-wide handlers itself: an embedding program decides what its signals do.
- */
-export function killStartedProcessGroups(): void {
-  for (const group of liveGroups) killGroup(group, "SIGKILL");
-}
-
-function killGroup(processGroup: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-processGroup, signal);
-  } catch {
-    // The group is already gone.
-  }
-}
+export { killStartedProcessGroups } from "./process-groups.js";
 
 /**
  * Run a program (argv form, no shell) in its own process group and capture its output. Never

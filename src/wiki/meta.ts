@@ -177,29 +177,8 @@ export const thresholdsSchema = z.strictObject({
 });
 export type Thresholds = z.infer<typeof thresholdsSchema>;
 
-export const defaultThresholds: Thresholds = {
-  min_text_chars: 80,
-  max_tags: 12,
-  exec_timeout_ms: 10_000,
-  exec_memory_bytes: 512 * 1024 * 1024,
-  render_viewport_width: 1280,
-  render_viewport_height: 800,
-  shortlist_k: 20,
-  shortlist_size: "k",
-  shortlist_fields: [...shortlistFields],
-  shortlist_visual_boost: 1,
-  select_max: 5,
-  card_max_tokens: 500,
-  bm25_k1: 1.2,
-  bm25_b: 0.75,
-  online_budget_max: 100,
-  online_resources_per_backend: 3,
-  online_query_terms: 6,
-  video_scene_threshold: 0.3,
-  video_min_scene_frames: 2,
-  video_max_frames: 8,
-  video_frame_spacing_seconds: 2,
-};
+/** The defaults (zod-free, in `meta-check.ts`, so the search's cold path reads them without zod). */
+export { defaultThresholds } from "./meta-check.js";
 
 /** `<wiki>/wiki.json`: written by the first build, then frozen (later builds reuse it). */
 export const wikiManifestSchema = z.strictObject({

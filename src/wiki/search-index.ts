@@ -71,6 +71,7 @@ import {
   WIKI_MANIFEST_FILE,
 } from "./layout.js";
 import type { SkillMeta, Thresholds } from "./meta.js";
+import { parseSkillMetaText, readWikiManifestChecked } from "./meta-check.js";
 import type { ShortlistConfig, ShortlistHit, ShortlistOptions } from "./search.js";
 import { type ShortlistField, shortlistFields } from "./search-constants.js";
 
@@ -247,31 +248,22 @@ export interface IndexedEntry {
   readonly sha256?: Uint8Array;
 }
 
-/** The entries of `refs` in order, their metas read ahead a few at a time. */
+/**
+ * The entries of `refs` in order, each meta.json read once: its bytes hashed and checked without
+ * zod (`parseSkillMetaText`: the schema only for an entry the quick check does not accept).
+ * Synchronous reads: a few hundred small files cost less CPU this way than through the thread pool.
+ */
 async function* entriesOf(
   root: string,
   refs: readonly [string, string][],
 ): AsyncIterable<IndexedEntry> {
-  const ahead = 32;
-  // The schemas (zod) load only when the index is written, never for a query on a fresh one.
-  const [{ parseJsonText }, { skillMetaSchema }] = await Promise.all([
-    import("./store.js"),
-    import("./meta.js"),
-  ]);
-  const pending: Promise<IndexedEntry>[] = [];
-  const read = async (index: number): Promise<IndexedEntry> => {
-    const [domain, id] = refs[index] as [string, string];
+  for (const [domain, id] of refs) {
     const path = join(root, domain, id, META_FILE);
-    const bytes = await readMetaBytes(path);
-    const meta = parseJsonText(path, bytes.toString("utf8"), skillMetaSchema);
-    return { domain, meta, sha256: createHash("sha256").update(bytes).digest() };
-  };
-  for (let index = 0; index < Math.min(ahead, refs.length); index += 1) pending.push(read(index));
-  for (let index = 0; index < refs.length; index += 1) {
-    const entry = await (pending[index] as Promise<IndexedEntry>);
-    delete pending[index];
-    if (index + ahead < refs.length) pending[index + ahead] = read(index + ahead);
-    yield entry;
+    const bytes = readMetaBytes(path);
+    // Both before any await: the bytes are a view of a buffer the next read reuses.
+    const text = bytes.toString("utf8");
+    const sha256 = createHash("sha256").update(bytes).digest();
+    yield { domain, meta: await parseSkillMetaText(path, text), sha256 };
   }
 }
 
@@ -299,8 +291,7 @@ export async function writeSearchIndex(
     const stamp = await wikiStamp(root);
     const domains = stamp.domains.map((domain) => domain.name);
     const refs = await entryRefs(root, domains);
-    const { readWikiManifest } = await import("./store.js");
-    const { thresholds } = await readWikiManifest(root);
+    const { thresholds } = await readWikiManifestChecked(root);
     await writeIndexFile(root, stamp, domains, refs.length, entriesOf(root, refs), thresholds);
     return true;
   } finally {
@@ -325,15 +316,16 @@ export async function writeIndexFile(
   /** The wiki's thresholds (default: read from its `wiki.json`). */
   wikiThresholds?: Thresholds,
 ): Promise<void> {
-  const thresholds =
-    wikiThresholds ?? (await (await import("./store.js")).readWikiManifest(root)).thresholds;
+  const thresholds = wikiThresholds ?? (await readWikiManifestChecked(root)).thresholds;
   const domainNumber = new Map(domains.map((name, index) => [name, index]));
   const builder = new Bm25PostingsBuilder();
   const documentDomains = new Uint16Array(count);
   const flags = new Uint8Array(count);
   const cardEnds = new Float64Array(count);
   const digests = new Uint8Array(DIGEST_BYTES * count);
-  const cards: Buffer[] = [];
+  // Cards as text: encoded a few MiB at a time when written (a Buffer per card costs more than the card).
+  const cards: string[] = [];
+  const cardSizes: number[] = [];
   let cardBytes = 0;
   let doc = 0;
   for await (const { domain, meta, sha256 } of entries) {
@@ -346,9 +338,11 @@ export async function writeIndexFile(
     flags[doc] =
       (meta.validation_status === "verified" ? VERIFIED : 0) |
       (meta.modalities_present.includes("visual") ? VISUAL : 0);
-    const card = Buffer.from(JSON.stringify(cardOf(meta)), "utf8");
+    const card = JSON.stringify(cardOf(meta));
+    const size = Buffer.byteLength(card, "utf8");
     cards.push(card);
-    cardBytes += card.length;
+    cardSizes.push(size);
+    cardBytes += size;
     cardEnds[doc] = cardBytes;
     // A generated entry without a file keeps zeros: no meta.json hashes to them, so it is never answered.
     if (sha256 !== undefined) digests.set(sha256, DIGEST_BYTES * doc);
@@ -444,10 +438,10 @@ export async function writeIndexFile(
       let last = first;
       let bytes = 0;
       while (last < cards.length && (bytes < 4 * 1024 * 1024 || last === first)) {
-        bytes += (cards[last] as Buffer).length;
+        bytes += cardSizes[last] as number;
         last += 1;
       }
-      const chunk = Buffer.concat(cards.slice(first, last), bytes);
+      const chunk = Buffer.from(cards.slice(first, last).join(""), "utf8");
       await handle.write(chunk, 0, chunk.length, position);
       position += chunk.length;
       first = last;
@@ -462,10 +456,32 @@ export async function writeIndexFile(
   }
 }
 
-/** An entry's meta.json bytes; unreadable is an `InputError` naming the file, as `readJsonFile` says it. */
-async function readMetaBytes(path: string): Promise<Buffer> {
+/** Where `readMetaBytes` reads: reused, so reading an entry allocates nothing but its text. */
+let metaBuffer = Buffer.allocUnsafe(64 * 1024);
+
+/**
+ * An entry's meta.json bytes, valid until the next call (a view of a reused buffer: the caller
+ * hashes and decodes them at once); unreadable is an `InputError` naming the file, as
+ * `readJsonFile` says it.
+ */
+function readMetaBytes(path: string): Buffer {
   try {
-    return await readFile(path);
+    const fd = openSync(path, "r");
+    try {
+      let used = 0;
+      for (;;) {
+        if (used === metaBuffer.length) {
+          const larger = Buffer.allocUnsafe(2 * metaBuffer.length);
+          metaBuffer.copy(larger);
+          metaBuffer = larger;
+        }
+        const read = readSync(fd, metaBuffer, used, metaBuffer.length - used, null);
+        if (read === 0) return metaBuffer.subarray(0, used);
+        used += read;
+      }
+    } finally {
+      closeSync(fd);
+    }
   } catch (cause) {
     throw new InputError("wiki.file-unreadable", "cannot read the file", { file: path }, { cause });
   }

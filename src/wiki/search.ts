@@ -24,6 +24,7 @@ import {
 } from "./cards.js";
 import type { CardEmbeddings } from "./embedding.js";
 import type { Thresholds } from "./meta.js";
+import { readEntries, readWikiManifestChecked } from "./meta-check.js";
 import {
   type SelectionStrategy,
   type ShortlistField,
@@ -121,9 +122,8 @@ export class WikiSearch implements CardSearch {
   ) {}
 
   static async open(root: string, domain?: string): Promise<WikiSearch> {
-    const { listEntries, readWikiManifest } = await import("./store.js");
-    const manifest = await readWikiManifest(root);
-    const entries = await listEntries(root, domain);
+    const manifest = await readWikiManifestChecked(root);
+    const entries = await readEntries(root, domain);
     return WikiSearch.fromEntries(entries, manifest.thresholds, root);
   }
 
@@ -274,8 +274,7 @@ export async function openCardSearch(
       indexed.close();
     }
   }
-  const { readWikiManifest } = await import("./store.js");
-  const { thresholds } = await readWikiManifest(root);
+  const { thresholds } = await readWikiManifestChecked(root);
   // The index file holds statistics over every entry; the reference's scope needs the entries.
   if (
     !IndexedWikiSearch.indexes(options.fields ?? thresholds.shortlist_fields) ||
