@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { formatTag, formatTagSchema, readingOlderTags, upgradeFormatTag } from "./format-tag.js";
+import { formatTag, upgradeFormatTag } from "./format-tag.js";
+import { formatTagSchema, readingOlderTags } from "./format-tag-schema.js";
 import { parseResult } from "./parse.js";
 
 const TAG = formatTag("widget", 2);

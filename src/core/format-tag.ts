@@ -6,10 +6,10 @@
  *
  * Older versions tagged some files three other ways (a bare `format: 1`, a name with a separate
  * `version`, a lone `version`) or not at all. A reader lists the older tags its files were
- * written with (`readingOlderTags`), and such a file reads as the current tag: a user's run
- * directory or cache from an earlier version still loads.
+ * written with (`readingOlderTags` in `format-tag-schema.ts`), and such a file reads as the current
+ * tag: a user's run directory or cache from an earlier version still loads. This module writes
+ * tags and loads no zod (writers on the CLI's start-up path import it); readers use the schema one.
  */
-import { z } from "zod";
 
 /** `skillsmith-<kind>/<version>`. */
 export type FormatTag<
@@ -36,7 +36,7 @@ export type OlderTag =
   /** No tag at all: files written before the kind had one. */
   | { readonly style: "none" };
 
-const TAG_PATTERN = /^skillsmith-([a-z0-9-]+)\/(\d+)$/;
+export const TAG_PATTERN = /^skillsmith-([a-z0-9-]+)\/(\d+)$/;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -75,34 +75,4 @@ export function upgradeFormatTag(
     return { format: tag, ...rest };
   }
   return value;
-}
-
-/** Why `found` is not `tag`, in words a user can act on. */
-function formatMismatch(tag: FormatTag, found: unknown): string {
-  const expected = tag.match(TAG_PATTERN);
-  const actual = typeof found === "string" ? found.match(TAG_PATTERN) : null;
-  if (found === undefined) return `expected format "${tag}", found no format field`;
-  if (expected !== null && actual !== null && actual[1] === expected[1]) {
-    return Number(actual[2]) > Number(expected[2])
-      ? `format "${found as string}" is from a later skillsmith; this one reads "${tag}" (upgrade skillsmith)`
-      : `format "${found as string}" is no longer read; this skillsmith reads "${tag}"`;
-  }
-  return `expected format "${tag}", found ${JSON.stringify(found)} (not this kind of skillsmith file)`;
-}
-
-/** The `format` field of a stored file's schema: exactly `tag`, a mismatch said in words. */
-export function formatTagSchema<const Tag extends FormatTag>(tag: Tag): z.ZodLiteral<Tag> {
-  return z.literal(tag, { error: (issue) => formatMismatch(tag, issue.input) });
-}
-
-/**
- * `schema` (whose `format` is `formatTagSchema(tag)`) reading files tagged in the older styles
- * as `tag`: the older tag is replaced before the schema sees the file.
- */
-export function readingOlderTags<Schema extends z.ZodType>(
-  schema: Schema,
-  tag: FormatTag,
-  older: readonly OlderTag[],
-) {
-  return z.preprocess((value) => upgradeFormatTag(value, tag, older), schema);
 }

@@ -9,25 +9,18 @@ import { relative } from "node:path";
 // Types only: zod loads when a baseline is read, not with every skill command (~70 ms).
 import type { z } from "zod";
 import { InputError } from "../core/errors.js";
-import type { FormatTag } from "../core/format-tag.js";
+import { formatTag } from "../core/format-tag.js";
 import { writeFileAtomic } from "../core/fs.js";
 import { fieldPrefix, parseInput } from "../core/parse.js";
 import type { AuditFinding, AuditReport, AuditSeverity } from "./types.js";
 
 export const BASELINE_VERSION = 1;
-/**
- * `formatTag("audit-baseline", 1)`, spelled out: the helper's module loads zod, which a skill
- * command loads only when it reads a baseline.
- */
-export const BASELINE_FORMAT = "skillsmith-audit-baseline/1" satisfies FormatTag<
-  "audit-baseline",
-  typeof BASELINE_VERSION
->;
+export const BASELINE_FORMAT = formatTag("audit-baseline", BASELINE_VERSION);
 
 async function makeBaselineSchema() {
   const [{ z }, { formatTagSchema }] = await Promise.all([
     import("zod"),
-    import("../core/format-tag.js"),
+    import("../core/format-tag-schema.js"),
   ]);
   return z.object({
     format: formatTagSchema(BASELINE_FORMAT),
@@ -48,7 +41,7 @@ async function makeBaselineSchema() {
 
 /** The baseline schema, reading baselines of earlier versions (name and version apart). */
 async function makeBaselineFileSchema() {
-  const { readingOlderTags } = await import("../core/format-tag.js");
+  const { readingOlderTags } = await import("../core/format-tag-schema.js");
   return readingOlderTags(await makeBaselineSchema(), BASELINE_FORMAT, [
     { style: "name-and-version", format: "skillsmith-audit-baseline", version: BASELINE_VERSION },
   ]);

@@ -12,7 +12,8 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { InputError } from "../core/errors.js";
-import { formatTag, formatTagSchema, readingOlderTags } from "../core/format-tag.js";
+import { formatTag } from "../core/format-tag.js";
+import { formatTagSchema, readingOlderTags } from "../core/format-tag-schema.js";
 import { writeFileAtomic } from "../core/fs.js";
 import { fieldPrefix, parseInput } from "../core/parse.js";
 

@@ -8,7 +8,8 @@ import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { applyDiff } from "../../core/apply-diff.js";
-import { formatTag, formatTagSchema, readingOlderTags } from "../../core/format-tag.js";
+import { formatTag } from "../../core/format-tag.js";
+import { formatTagSchema, readingOlderTags } from "../../core/format-tag-schema.js";
 import { writeFileAtomic } from "../../core/fs.js";
 import { parseJsonResult } from "../../core/parse.js";
 import { runProcess } from "../../core/process.js";
@@ -19,7 +20,7 @@ import { capVerifierOutput } from "../store/results.js";
 import type { SuiteRequirement, SuiteSkill } from "../suite/types.js";
 import type { CheckSuiteOptions, VerifierMeasurement } from "./check.js";
 
-export const CHECK_FORMAT = "skillsmith-check/1";
+export const CHECK_FORMAT = formatTag("check", 1);
 /**
  * Bump when what a measurement holds changes, or how a verifier is run changes what it measures
  * (3: a verifier test running pytest itself no longer meets the channel plugin; 4: failing

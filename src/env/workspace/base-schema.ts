@@ -5,7 +5,8 @@
  * `StoredBaseFile` is checked against `StoredBase` where it is read.
  */
 import { z } from "zod";
-import { formatTag, formatTagSchema, readingOlderTags } from "../../core/format-tag.js";
+import { formatTag } from "../../core/format-tag.js";
+import { formatTagSchema, readingOlderTags } from "../../core/format-tag-schema.js";
 
 /** The tag `prepareBase` writes into `meta.json`; files from before it have none. */
 export const BASE_META_FORMAT = formatTag("base", 1);

@@ -3,7 +3,8 @@ import { readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { formatTag, formatTagSchema, readingOlderTags } from "../../core/format-tag.js";
+import { formatTag } from "../../core/format-tag.js";
+import { formatTagSchema, readingOlderTags } from "../../core/format-tag-schema.js";
 import { type ParseProblem, parseJsonResult } from "../../core/parse.js";
 import type { Result } from "../../core/result.js";
 
