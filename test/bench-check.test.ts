@@ -7,7 +7,7 @@
  * the rest runs, and an environment that failed is tried again by the next invocation.
  */
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -177,6 +177,17 @@ describe.skipIf(sandbox === undefined || !hasPytest)(
       expect(byId.get("beta/add")).toMatchObject({ status: "broken", untouchedPassRatio: null });
       expect(byId.get("beta/add")?.reason).toMatch(/^missing commit: .*does not exist/);
 
+      // Poison every cached measurement: all checks pass untouched, the ratio written as text.
+      // Trusted, it would make `version` weak at any threshold; it is measured again instead.
+      const checks = join(cacheDir, "checks");
+      const entries = (await readdir(checks)).filter((name) => name.endsWith(".json"));
+      expect(entries.length).toBeGreaterThan(0);
+      for (const name of entries) {
+        const entry = JSON.parse(await readFile(join(checks, name), "utf8"));
+        expect(entry.format).toBe("skillsmith-check-measurement/1");
+        entry.untouched = { ...entry.untouched, passed: 3, total: 3, passRatio: "1" };
+        await writeFile(join(checks, name), JSON.stringify(entry));
+      }
       // A higher threshold (flag over environment variable) makes the weak one ok.
       const strict = await runInProcess(
         ["bench", "check", suite, "--requirement", "version", "--weak-threshold", "0.9", "--json"],
@@ -185,6 +196,13 @@ describe.skipIf(sandbox === undefined || !hasPytest)(
       expect(JSON.parse(strict.stdout).requirements).toEqual([
         expect.objectContaining({ requirement: "version", status: "ok" }),
       ]);
+      // Measured, not the planted 3 of 3.
+      expect(JSON.parse(strict.stdout).requirements[0].untouchedPassRatio).toBeCloseTo(2 / 3, 10);
+      // And the poisoned entry was rewritten with what was measured: 2 of 3.
+      const rewritten = await Promise.all(
+        entries.map(async (name) => JSON.parse(await readFile(join(checks, name), "utf8"))),
+      );
+      expect(rewritten.map((entry) => entry.untouched.passRatio)).toContainEqual(2 / 3);
     }, 120_000);
 
     it("runs what can be measured, spends no agent time on the rest, and says so", async () => {

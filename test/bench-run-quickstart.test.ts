@@ -166,7 +166,11 @@ describe("quickstart evaluation (replayed patches)", () => {
       /^Evaluated .*examples\/quickstart\/suite by replaying the recorded patches/,
     );
     expect(quickstart).toContain(text);
-    expect(quickstart).toContain("--agent claude-code");
+    // From the harness registry: the built-ins with a default model, then builtin (takes any).
+    expect(quickstart).toContain("--agent claude-code --model anthropic:claude-sonnet-4-5");
+    expect(quickstart).toContain(
+      "(or --agent codex --model openai:gpt-5, or --agent builtin --model <provider:model>)",
+    );
   });
 
   it("resumes without re-running anything and reports the same from the CLI", async () => {

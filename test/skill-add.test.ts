@@ -115,8 +115,7 @@ describe.skipIf(!hasGit)("skill add from git (needs git)", () => {
     expect(existsSync(join(project, ".claude", "skills", "csv-tidy"))).toBe(false);
     const lock = JSON.parse(await readFile(join(project, "skillsmith-lock.json"), "utf8"));
     expect(lock).toMatchObject({
-      format: "skillsmith-skills-lock",
-      version: 1,
+      format: "skillsmith-skills-lock/1",
       skills: {
         "pdf-forms": {
           source: url,

@@ -80,8 +80,7 @@ describe("skillsmith skill audit as a gate", () => {
     expect(written.stderr).toContain("wrote 1 finding to the baseline audit-baseline.json");
     const baseline = JSON.parse(await readFile(join(root, "audit-baseline.json"), "utf8"));
     expect(baseline).toMatchObject({
-      format: "skillsmith-audit-baseline",
-      version: 1,
+      format: "skillsmith-audit-baseline/1",
       findings: [{ code: "pipe-to-shell", skill: "risky", file: "SKILL.md", line: 6 }],
     });
     const accepted = await runInProcess(

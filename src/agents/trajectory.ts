@@ -119,12 +119,12 @@ const eventSchema = z.discriminatedUnion("type", [
 const trajectorySchema = z.object({
   version: z.literal(1),
   harness: z.string(),
-  model: z.string().optional(),
-  taskId: z.string().optional(),
-  arm: z.string().optional(),
+  model: z.string().exactOptional(),
+  taskId: z.string().exactOptional(),
+  arm: z.string().exactOptional(),
   events: z.array(eventSchema),
-  skill: z.object({ name: z.string(), installedAt: z.string() }).optional(),
-  skills: z.array(z.object({ name: z.string(), installedAt: z.string() })).optional(),
+  skill: z.object({ name: z.string(), installedAt: z.string() }).exactOptional(),
+  skills: z.array(z.object({ name: z.string(), installedAt: z.string() })).exactOptional(),
   skillsShown: z.array(z.string()),
   skillsShownSource: z.enum(["agent-log", "system-prompt", "discovered", "installed", "none"]),
   skillActivated: z.boolean(),
@@ -132,21 +132,21 @@ const trajectorySchema = z.object({
     inputTokens: z.number(),
     cachedInputTokens: z.number(),
     outputTokens: z.number(),
-    costUsd: z.number().optional(),
+    costUsd: z.number().exactOptional(),
   }),
   wallTimeMs: z.number(),
   status: z.enum(["completed", "timeout", "agent_error", "infra_error"]),
-  error: z.string().optional(),
-  exitCode: z.number().nullable().optional(),
+  error: z.string().exactOptional(),
+  exitCode: z.number().nullable().exactOptional(),
   limitHit: z
     .object({ limit: z.enum(["memory", "processes", "time"]), detail: z.string() })
-    .optional(),
+    .exactOptional(),
   rawLog: z.string(),
 });
 
 /** Reads a stored trajectory back (e.g. from a results store) without trusting its shape. */
 export function parseTrajectory(value: unknown): Result<Trajectory, string> {
   const parsed = parseResult(trajectorySchema, value);
-  if (parsed.ok) return ok(parsed.value as Trajectory);
+  if (parsed.ok) return ok(parsed.value);
   return err(`trajectory ${parsed.error.field ?? ""}: ${parsed.error.message}`);
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { InputError, isSkillsmithError } from "./errors.js";
-import { firstProblem, parseInput, parseResult } from "./parse.js";
+import { firstProblem, parseInput, parseJsonResult, parseResult } from "./parse.js";
 
 const schema = z.strictObject({
   name: z.string(),
@@ -37,6 +37,29 @@ describe("parseResult", () => {
     // Two fields are wrong in the input, so two issues.
     expect(result.error.issues).toHaveLength(2);
     expect(result.error.message).toBe(result.error.issues[0]);
+  });
+});
+
+describe("parseJsonResult", () => {
+  it("parses JSON text through the schema", () => {
+    expect(parseJsonResult(schema, '{"name":"a","steps":[]}')).toEqual({
+      ok: true,
+      value: { name: "a", steps: [] },
+    });
+  });
+
+  it("says text that is not JSON is not, on the value as a whole", () => {
+    const result = parseJsonResult(schema, '{"name":');
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.error.message).toMatch(/^not valid JSON/);
+    expect("field" in result.error).toBe(false);
+  });
+
+  it("names the field of JSON that does not match", () => {
+    const result = parseJsonResult(schema, '{"name":"a","steps":[{}]}');
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error.field).toBe("steps.0.command");
   });
 });
 

@@ -49,6 +49,24 @@ export function parseResult<Output>(
   return parsed.success ? ok(parsed.data) : err(firstProblem(parsed.error));
 }
 
+/**
+ * JSON text (a stored file's) through `schema`, never throwing: text that is not JSON is a problem
+ * on the value as a whole, like a value that does not match.
+ */
+export function parseJsonResult<Output>(
+  schema: z.ZodType<Output>,
+  text: string,
+): Result<Output, ParseProblem> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    const message = `not valid JSON (${error instanceof Error ? error.message : String(error)})`;
+    return err({ message, path: [], issues: [message] });
+  }
+  return parseResult(schema, value);
+}
+
 /** How a failed parse is reported as an `InputError`. */
 export interface InputParseOptions {
   /** The error's code, e.g. "bench.run-manifest-invalid". */

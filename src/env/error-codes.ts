@@ -6,6 +6,7 @@
 export const ENV_ERROR_CODES = [
   "env.base-changed",
   "env.base-image-invalid",
+  "env.base-meta-invalid",
   "env.base-vanished",
   "env.browser-launch",
   "env.clone-failed",

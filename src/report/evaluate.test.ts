@@ -52,4 +52,29 @@ describe("evaluateSkill reading its inputs", () => {
       location: { file: join(workDir, "eval.json") },
     });
   });
+
+  it("refuses a record that does not parse, naming the field (before: only its format and digest were looked at)", async () => {
+    const { skill, workDir, options } = await setUp();
+    await writeFile(join(skill, "SKILL.md"), "---\nname: skill\ndescription: d\n---\nBody\n");
+    const record = {
+      format: "skillsmith-eval/1",
+      skill: { path: skill, digest: "d" },
+      repository: options.repository,
+      suite: { path: join(workDir, "suite"), source: "given" },
+      generationCostUsd: 0,
+    };
+    await writeFile(join(workDir, "eval.json"), JSON.stringify(record));
+    await expect(evaluateSkill(options)).rejects.toMatchObject({
+      code: "report.eval-state-damaged",
+      location: { file: join(workDir, "eval.json"), field: "commit" },
+    });
+    await writeFile(
+      join(workDir, "eval.json"),
+      JSON.stringify({ ...record, commit: options.commit, format: "skillsmith-eval/2" }),
+    );
+    await expect(evaluateSkill(options)).rejects.toMatchObject({
+      code: "report.eval-state-damaged",
+      message: expect.stringMatching(/later skillsmith/),
+    });
+  });
 });

@@ -15,6 +15,7 @@
 import { existsSync } from "node:fs";
 import { readFile, realpath } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
+import { z } from "zod";
 import { harnessFacts } from "../agents/index.js";
 import {
   type AgentKind,
@@ -38,7 +39,10 @@ import {
   validateSuite,
 } from "../bench/index.js";
 import { InputError } from "../core/errors.js";
+import { formatTag } from "../core/format-tag.js";
+import { formatTagSchema } from "../core/format-tag-schema.js";
 import { pathExists, unlessMissing, writeFileAtomic } from "../core/fs.js";
+import { fieldPrefix, parseJsonResult } from "../core/parse.js";
 import {
   createSandbox,
   SandboxUnavailableError,
@@ -59,7 +63,7 @@ import { parseSkillMarkdown } from "../skill/index.js";
 import { describeShiftInterval, INEFFECTIVE_DEFINITION } from "../stats/index.js";
 import { renderHtmlReport } from "./html.js";
 
-export const EVALUATION_FORMAT = "skillsmith-eval/1";
+export const EVALUATION_FORMAT = formatTag("eval", 1);
 
 /**
  * Token counts the estimate assumes when nothing was measured yet (recorded with the estimate).
@@ -182,36 +186,32 @@ export interface EvaluateSkillResult {
   readonly complete: boolean;
 }
 
-interface EvaluationState {
-  readonly format: typeof EVALUATION_FORMAT;
-  readonly skill: { readonly path: string; readonly digest: string };
-  readonly repository: string;
-  readonly commit: string;
-  readonly suite: { readonly path: string; readonly source: "generated" | "given" };
-  readonly generationCostUsd: number;
-}
+/** The evaluation record (`evaluation.json` in the work folder), read back through this schema. */
+const evaluationStateSchema = z.object({
+  format: formatTagSchema(EVALUATION_FORMAT),
+  skill: z.object({ path: z.string(), digest: z.string() }),
+  repository: z.string(),
+  commit: z.string(),
+  suite: z.object({ path: z.string(), source: z.enum(["generated", "given"]) }),
+  generationCostUsd: z.number().nonnegative(),
+});
+
+type EvaluationState = z.output<typeof evaluationStateSchema>;
 
 async function readState(path: string): Promise<EvaluationState | undefined> {
   // No record yet: a new evaluation. One that is there but unreadable is an error naming it.
   const text = await unlessMissing(path, readFile(path, "utf8"));
   if (text === undefined) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new InputError("report.eval-state-damaged", "the evaluation record is not JSON", {
+  const parsed = parseJsonResult(evaluationStateSchema, text);
+  if (parsed.ok) return parsed.value;
+  throw new InputError(
+    "report.eval-state-damaged",
+    `not a ${EVALUATION_FORMAT} evaluation record: ${fieldPrefix(parsed.error)}${parsed.error.message} (move it away or choose another --out)`,
+    {
       file: path,
-    });
-  }
-  const state = value as Partial<EvaluationState> | null;
-  if (state?.format !== EVALUATION_FORMAT || typeof state.skill?.digest !== "string") {
-    throw new InputError(
-      "report.eval-state-damaged",
-      `not a ${EVALUATION_FORMAT} evaluation record (move it away or choose another --out)`,
-      { file: path },
-    );
-  }
-  return state as EvaluationState;
+      ...(parsed.error.field === undefined ? {} : { field: parsed.error.field }),
+    },
+  );
 }
 
 function priceOf(

@@ -9,18 +9,21 @@ import { relative } from "node:path";
 // Types only: zod loads when a baseline is read, not with every skill command (~70 ms).
 import type { z } from "zod";
 import { InputError } from "../core/errors.js";
+import { formatTag } from "../core/format-tag.js";
 import { writeFileAtomic } from "../core/fs.js";
 import { fieldPrefix, parseInput } from "../core/parse.js";
 import type { AuditFinding, AuditReport, AuditSeverity } from "./types.js";
 
-export const BASELINE_FORMAT = "skillsmith-audit-baseline";
 export const BASELINE_VERSION = 1;
+export const BASELINE_FORMAT = formatTag("audit-baseline", BASELINE_VERSION);
 
 async function makeBaselineSchema() {
-  const { z } = await import("zod");
+  const [{ z }, { formatTagSchema }] = await Promise.all([
+    import("zod"),
+    import("../core/format-tag-schema.js"),
+  ]);
   return z.object({
-    format: z.literal(BASELINE_FORMAT),
-    version: z.literal(BASELINE_VERSION),
+    format: formatTagSchema(BASELINE_FORMAT),
     created: z.string().optional(),
     findings: z.array(
       z.object({
@@ -36,7 +39,15 @@ async function makeBaselineSchema() {
   });
 }
 
-let baselineSchema: ReturnType<typeof makeBaselineSchema> | undefined;
+/** The baseline schema, reading baselines of earlier versions (name and version apart). */
+async function makeBaselineFileSchema() {
+  const { readingOlderTags } = await import("../core/format-tag-schema.js");
+  return readingOlderTags(await makeBaselineSchema(), BASELINE_FORMAT, [
+    { style: "name-and-version", format: "skillsmith-audit-baseline", version: BASELINE_VERSION },
+  ]);
+}
+
+let baselineSchema: ReturnType<typeof makeBaselineFileSchema> | undefined;
 
 export type AuditBaseline = z.infer<Awaited<ReturnType<typeof makeBaselineSchema>>>;
 
@@ -75,7 +86,6 @@ export function createBaseline(reports: readonly AuditReport[], now = new Date()
   }
   return {
     format: BASELINE_FORMAT,
-    version: BASELINE_VERSION,
     created: now.toISOString(),
     findings,
   };
@@ -111,12 +121,12 @@ export async function readBaseline(path: string): Promise<AuditBaseline> {
       },
     );
   }
-  baselineSchema ??= makeBaselineSchema();
+  baselineSchema ??= makeBaselineFileSchema();
   return parseInput(await baselineSchema, value, {
     code: "skill.baseline-invalid",
     location: { file: path },
     describe: (problem) =>
-      `not a ${BASELINE_FORMAT} version ${BASELINE_VERSION} file: ${fieldPrefix(problem)}${problem.message}`,
+      `not a ${BASELINE_FORMAT} file: ${fieldPrefix(problem)}${problem.message}`,
   });
 }
 

@@ -1,7 +1,9 @@
 /**
  * The skills lock file: which skill came from which git source at which commit, with a hash of
  * its content, so that `skill check` can tell a local edit from an upstream update and `skill
- * update` can re-pin. Format `skillsmith-skills-lock`, version 1, documented in README.md here.
+ * update` can re-pin. Format `skillsmith-skills-lock/1` (earlier versions wrote the name and the
+ * version apart, `format: "skillsmith-skills-lock", version: 1`, still read), documented in
+ * README.md here.
  * Like the vercel `skills` CLI's lock it is keyed by skill name and records the source, its URL
  * and the path inside the repository; unlike it, it pins a commit and hashes the installed files
  * ourselves rather than trusting a hosting service's tree id.
@@ -10,11 +12,15 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { InputError } from "../core/errors.js";
+import { formatTag } from "../core/format-tag.js";
+import { formatTagSchema, readingOlderTags } from "../core/format-tag-schema.js";
 import { writeFileAtomic } from "../core/fs.js";
 import { fieldPrefix, parseInput } from "../core/parse.js";
 
-export const LOCK_FORMAT = "skillsmith-skills-lock";
 export const LOCK_VERSION = 1;
+export const LOCK_FORMAT = formatTag("skills-lock", LOCK_VERSION);
+/** How versions before the one tag convention spelled it: the name and the version apart. */
+const OLDER_LOCK_NAME = "skillsmith-skills-lock";
 /** In a project: committed beside the code, like any lock file. */
 export const PROJECT_LOCK_FILE = "skillsmith-lock.json";
 
@@ -31,17 +37,20 @@ const entrySchema = z.object({
   updatedAt: z.string(),
 });
 
-const lockSchema = z.object({
-  format: z.literal(LOCK_FORMAT),
-  version: z.literal(LOCK_VERSION),
+const currentLockSchema = z.object({
+  format: formatTagSchema(LOCK_FORMAT),
   skills: z.record(z.string(), entrySchema),
 });
 
+const lockSchema = readingOlderTags(currentLockSchema, LOCK_FORMAT, [
+  { style: "name-and-version", format: OLDER_LOCK_NAME, version: LOCK_VERSION },
+]);
+
 export type LockEntry = z.infer<typeof entrySchema>;
-export type SkillsLock = z.infer<typeof lockSchema>;
+export type SkillsLock = z.infer<typeof currentLockSchema>;
 
 export function emptyLock(): SkillsLock {
-  return { format: LOCK_FORMAT, version: LOCK_VERSION, skills: {} };
+  return { format: LOCK_FORMAT, skills: {} };
 }
 
 /** The global lock: `$XDG_STATE_HOME/skillsmith/skills-lock.json` (default `~/.local/state`). */
@@ -80,7 +89,9 @@ export async function readLock(path: string): Promise<SkillsLock> {
       { file: path },
     );
   }
-  const version = (value as { version?: unknown } | null)?.version;
+  // A later lock written in the older style: say so rather than "not a lock file".
+  const older = value as { format?: unknown; version?: unknown } | null;
+  const version = older?.format === OLDER_LOCK_NAME ? older.version : undefined;
   if (typeof version === "number" && version > LOCK_VERSION)
     throw new InputError(
       "skill.lock-newer",
@@ -90,8 +101,7 @@ export async function readLock(path: string): Promise<SkillsLock> {
   return parseInput(lockSchema, value, {
     code: "skill.lock-invalid",
     location: { file: path },
-    describe: (problem) =>
-      `not a ${LOCK_FORMAT} version ${LOCK_VERSION} file: ${fieldPrefix(problem)}${problem.message}`,
+    describe: (problem) => `not a ${LOCK_FORMAT} file: ${fieldPrefix(problem)}${problem.message}`,
   });
 }
 

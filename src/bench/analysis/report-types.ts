@@ -2,6 +2,8 @@
  * The shapes of the JSON report (`skillsmith-report/1`): what a reader of `bench report --json`
  * and the HTML report gets. Computed by `report.ts` and `profile.ts`.
  */
+
+import { formatTag } from "../../core/format-tag.js";
 import type { FlagEffect } from "../../env/verifier/flags.js";
 import type { DetectableEffect, SignFlipMethod, SkillClass } from "../../stats/index.js";
 import type { ArmSkills, RunManifest } from "../store/manifest.js";
@@ -15,7 +17,7 @@ import type {
 } from "./statistics.js";
 
 /** The JSON report's format; bumped when a field changes meaning or goes away. */
-export const REPORT_FORMAT = "skillsmith-report/1";
+export const REPORT_FORMAT = formatTag("report", 1);
 
 /** One stored run as the report shows it. */
 export interface RunDetail {

@@ -8,11 +8,13 @@
  * "Overall" follows the paper: a skill's requirement deltas are averaged over the
  * configurations that measured them, and the exact sign-flip test runs on those m means.
  */
+
+import { formatTag } from "../../core/format-tag.js";
 import { benjaminiHochberg, type SkillClass, summarizeDeltas } from "../../stats/index.js";
 import { fewRequirementsNote, mean, PROTOCOL_REQUIREMENTS } from "./profile.js";
 import type { BenchReport, Profile } from "./report-types.js";
 
-export const STUDY_FORMAT = "skillsmith-study/1";
+export const STUDY_FORMAT = formatTag("study", 1);
 
 export interface ClassCounts {
   readonly golden: number;

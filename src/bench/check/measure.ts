@@ -6,8 +6,12 @@
 import { createHash } from "node:crypto";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { z } from "zod";
 import { applyDiff } from "../../core/apply-diff.js";
+import { formatTag } from "../../core/format-tag.js";
+import { formatTagSchema, readingOlderTags } from "../../core/format-tag-schema.js";
 import { writeFileAtomic } from "../../core/fs.js";
+import { parseJsonResult } from "../../core/parse.js";
 import { runProcess } from "../../core/process.js";
 import { diagnoseCollectionError, treeDigest } from "../../env/index.js";
 import type { EnvironmentOutcome } from "../run/environments.js";
@@ -16,7 +20,7 @@ import { capVerifierOutput } from "../store/results.js";
 import type { SuiteRequirement, SuiteSkill } from "../suite/types.js";
 import type { CheckSuiteOptions, VerifierMeasurement } from "./check.js";
 
-export const CHECK_FORMAT = "skillsmith-check/1";
+export const CHECK_FORMAT = formatTag("check", 1);
 /**
  * Bump when what a measurement holds changes, or how a verifier is run changes what it measures
  * (3: a verifier test running pytest itself no longer meets the channel plugin; 4: failing
@@ -24,6 +28,8 @@ export const CHECK_FORMAT = "skillsmith-check/1";
  * as for the runs, not an empty folder): older cache entries are then not read.
  */
 const MEASUREMENT_VERSION = 4;
+/** The tag of a cached measurement (`<cacheDir>/checks/<digest>.json`). */
+const MEASUREMENT_CACHE_FORMAT = formatTag("check-measurement", 1);
 /** Characters of a failing check's message kept (enough for the exception's first line). */
 const FAILURE_MESSAGE_CHARS = 400;
 
@@ -76,6 +82,50 @@ async function measurementDigest(
     .digest("hex");
 }
 
+const verifierMeasurementSchema = z.object({
+  passed: z.number().int().nonnegative(),
+  total: z.number().int().nonnegative(),
+  passRatio: z.number().min(0).max(1),
+  flags: z.array(z.string()),
+  exitCode: z.number().int().nullable(),
+  timedOut: z.boolean(),
+  durationMs: z.number().nonnegative(),
+  output: z.string(),
+  erroredBeforeChecking: z.boolean(),
+  failures: z.array(z.object({ name: z.string(), message: z.string() })).exactOptional(),
+  // No `diagnosis`: it is worked out again on every read (`withDiagnoses`), and the object
+  // schema drops whatever the file says.
+});
+
+/** A cached measurement; entries written before the tag have none (the digest keys the rest). */
+const cachedMeasurementSchema = readingOlderTags(
+  z.object({
+    format: formatTagSchema(MEASUREMENT_CACHE_FORMAT),
+    untouched: verifierMeasurementSchema,
+    reference: verifierMeasurementSchema.exactOptional(),
+    referenceNote: z.string().exactOptional(),
+  }),
+  MEASUREMENT_CACHE_FORMAT,
+  [{ style: "none" }],
+);
+
+/**
+ * The measurement cached in `cacheFile`, or undefined when there is none to trust: missing,
+ * unreadable, not JSON, or not a measurement (a damaged or planted file). The caller then
+ * measures again and rewrites it: the cache only saves time, and a measurement is never taken
+ * from a file its schema refuses.
+ */
+export async function readCachedMeasurement(
+  cacheFile: string,
+): Promise<Omit<Measured, "digest" | "cached"> | undefined> {
+  const text = await readFile(cacheFile, "utf8").catch(() => undefined);
+  if (text === undefined) return undefined;
+  const parsed = parseJsonResult(cachedMeasurementSchema, text);
+  if (!parsed.ok) return undefined;
+  const { format: _format, ...measured } = parsed.value;
+  return measured;
+}
+
 export async function measure(
   skill: SuiteSkill,
   requirement: SuiteRequirement,
@@ -85,12 +135,8 @@ export async function measure(
   const digest = await measurementDigest(skill, requirement, environment);
   const cacheFile = join(options.cacheDir, "checks", `${digest}.json`);
   if (options.fresh !== true) {
-    // A cache entry that is missing, unreadable or damaged is measured again and rewritten: the
-    // cache only saves time, and a measurement is never taken from a file that does not parse.
-    const cached = await readFile(cacheFile, "utf8")
-      .then((text) => JSON.parse(text) as Omit<Measured, "digest" | "cached">)
-      .catch(() => undefined);
-    if (cached?.untouched !== undefined) {
+    const cached = await readCachedMeasurement(cacheFile);
+    if (cached !== undefined) {
       return withDiagnoses({ ...cached, digest, cached: true }, requirement, environment);
     }
   }
@@ -111,7 +157,10 @@ export async function measure(
     ...(referenceNote === undefined ? {} : { referenceNote }),
   };
   await mkdir(join(options.cacheDir, "checks"), { recursive: true });
-  await writeFileAtomic(cacheFile, `${JSON.stringify(measured)}\n`);
+  await writeFileAtomic(
+    cacheFile,
+    `${JSON.stringify({ format: MEASUREMENT_CACHE_FORMAT, ...measured })}\n`,
+  );
   return withDiagnoses({ ...measured, digest, cached: false }, requirement, environment);
 }
 

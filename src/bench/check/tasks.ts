@@ -10,7 +10,11 @@
 import { createHash } from "node:crypto";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { z } from "zod";
+import { formatTag } from "../../core/format-tag.js";
+import { formatTagSchema, readingOlderTags } from "../../core/format-tag-schema.js";
 import { writeFileAtomic } from "../../core/fs.js";
+import { parseJsonResult } from "../../core/parse.js";
 import { type PreparedBase, type SandboxV1, treeDigest } from "../../env/index.js";
 import { type ExecutionContext, executeRun } from "../run/execute.js";
 import type { PlannedRun } from "../run/plan.js";
@@ -276,23 +280,56 @@ async function taskBase(
   }
 }
 
-async function readCached(
+/** The tag of a cached task check (`<cacheDir>/task-checks/<digest>.json`). */
+const TASK_CHECK_FILE_FORMAT = formatTag("task-check", 1);
+
+const taskControlSchema = z.object({
+  passRatio: z.number().min(0).max(1),
+  flags: z.array(z.string()),
+  status: z.string(),
+  evidence: z.array(z.string()),
+  decisive: z.array(z.string()).exactOptional(),
+  runFile: z.string().exactOptional(),
+});
+
+/** A cached task check; entries written before the tag have none (the digest keys the rest). */
+const cachedTaskCheckSchema = readingOlderTags(
+  z.object({
+    format: formatTagSchema(TASK_CHECK_FILE_FORMAT),
+    skill: z.string(),
+    requirement: z.string(),
+    status: z.enum(["ok", "broken", "environment-failure"]),
+    oracle: taskControlSchema.exactOptional(),
+    untouched: taskControlSchema.exactOptional(),
+    ok: z.boolean(),
+    problems: z.array(z.string()),
+    fault: z.enum(["environment", "oracle", "verifier", "skillsmith"]).exactOptional(),
+  }),
+  TASK_CHECK_FILE_FORMAT,
+  [{ style: "none" }],
+);
+
+/**
+ * The check cached in `cacheFile` for this requirement, or undefined when there is none to
+ * trust: missing, unreadable, not JSON, not a task check (a damaged or planted file) or another
+ * requirement's. The caller then checks again and rewrites it: the cache only saves time, and a
+ * check is never taken from a file its schema refuses.
+ */
+export async function readCachedTaskCheck(
   cacheFile: string,
-  skill: SuiteSkill,
-  requirement: SuiteRequirement,
+  skill: string,
+  requirement: string,
 ): Promise<TaskCheck | undefined> {
-  // A cache entry that is missing or damaged is checked again and rewritten: the cache only
-  // saves time, and a check is never taken from a file that does not parse.
-  const cached = await readFile(cacheFile, "utf8")
-    .then((text) => JSON.parse(text) as TaskCheck)
-    .catch(() => undefined);
-  return cached !== undefined &&
-    cached.skill === skill.id &&
-    cached.requirement === requirement.id &&
-    typeof cached.ok === "boolean" &&
-    typeof cached.status === "string" &&
-    Array.isArray(cached.problems)
-    ? { ...cached, cached: true }
+  const text = await readFile(cacheFile, "utf8").catch(() => undefined);
+  if (text === undefined) return undefined;
+  const parsed = parseJsonResult(cachedTaskCheckSchema, text);
+  if (!parsed.ok) return undefined;
+  const { format: _format, ...check } = parsed.value;
+  // A verdict that contradicts itself is not a measurement either.
+  if (check.ok !== (check.status === "ok") || check.ok !== (check.problems.length === 0))
+    return undefined;
+  return check.skill === skill && check.requirement === requirement
+    ? { ...check, cached: true }
     : undefined;
 }
 
@@ -332,7 +369,7 @@ async function checkRequirement(
   const digest = await taskCheckDigest(base, requirement, timeoutSeconds, options.sandbox);
   const cacheFile = join(options.cacheDir, "task-checks", `${digest}.json`);
   if (options.cacheChecks === true && options.fresh !== true) {
-    const cached = await readCached(cacheFile, skill, requirement);
+    const cached = await readCachedTaskCheck(cacheFile, skill.id, requirement.id);
     if (cached !== undefined) return cached;
   }
   const runFolder = join(options.cacheDir, "task-checks", "runs", digest);
@@ -398,7 +435,10 @@ async function checkRequirement(
   );
   if (options.cacheChecks === true && measured && options.signal?.aborted !== true) {
     await mkdir(join(options.cacheDir, "task-checks"), { recursive: true });
-    await writeFileAtomic(cacheFile, `${JSON.stringify(check)}\n`);
+    await writeFileAtomic(
+      cacheFile,
+      `${JSON.stringify({ format: TASK_CHECK_FILE_FORMAT, ...check })}\n`,
+    );
   }
   return check;
 }

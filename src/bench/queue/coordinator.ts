@@ -20,9 +20,12 @@ import { join, resolve } from "node:path";
 // Types only: BullMQ loads when a queue run starts (~0.25 s of start-up for every other command).
 import type { Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
+import { z } from "zod";
 import { InternalError, UsageError } from "../../core/errors.js";
+import { formatTag } from "../../core/format-tag.js";
+import { formatTagSchema, readingOlderTags } from "../../core/format-tag-schema.js";
 import { unlessMissing, writeFileAtomic } from "../../core/fs.js";
-import { parseResult } from "../../core/parse.js";
+import { fieldPrefix, parseJsonResult, parseResult } from "../../core/parse.js";
 import { treeDigest } from "../../env/index.js";
 import { registerSecret } from "../../model/redact.js";
 import type { RunEmitter } from "../run/events.js";
@@ -54,6 +57,18 @@ import {
 import { onceAMinute, sleep } from "./worker.js";
 
 export const QUEUE_RUN_FILE = "queue.json";
+const QUEUE_RUN_FORMAT = formatTag("queue-run", 1);
+
+/** `queue.json`; files of versions before the tag have none. */
+const queueRunFileSchema = readingOlderTags(
+  z.object({
+    format: formatTagSchema(QUEUE_RUN_FORMAT),
+    runId: z.string().regex(/^[a-f0-9]{16,64}$/, "expected 16 to 64 lower-case hex digits"),
+    createdAt: z.string().optional(),
+  }),
+  QUEUE_RUN_FORMAT,
+  [{ style: "none" }],
+);
 
 /** A run's options plus the queue scheduler's own: where Redis is, rate limits, polling. */
 export interface QueueRunOptions extends Omit<RunSuiteOptions, "sandbox" | "harnessFor"> {
@@ -76,25 +91,20 @@ async function queueRunId(runDir: string): Promise<string> {
   // Unreadable is not "no run yet": a new id would orphan the run's jobs in Redis.
   const text = await unlessMissing(file, readFile(file, "utf8"));
   if (text !== undefined) {
-    const value = (() => {
-      try {
-        return JSON.parse(text) as { runId?: unknown };
-      } catch {
-        return undefined;
-      }
-    })();
-    if (typeof value?.runId === "string" && /^[a-f0-9]{16,64}$/.test(value.runId)) {
-      return value.runId;
-    }
+    const parsed = parseJsonResult(queueRunFileSchema, text);
+    if (parsed.ok) return parsed.value.runId;
     throw new UsageError(
       "bench.queue-run-file-invalid",
-      `${file}: expected {"runId": "<hex>"} as written by bench run --queue; remove it to start a new queue namespace (results already stored are kept)`,
+      `${file}: ${fieldPrefix(parsed.error)}${parsed.error.message}; expected {"format": "${QUEUE_RUN_FORMAT}", "runId": "<hex>"} as written by bench run --queue; remove it to start a new queue namespace (results already stored are kept)`,
+      {
+        data: { file, ...(parsed.error.field === undefined ? {} : { field: parsed.error.field }) },
+      },
     );
   }
   const runId = randomBytes(12).toString("hex");
   await writeFileAtomic(
     file,
-    `${JSON.stringify({ format: "skillsmith-queue-run/1", runId, createdAt: new Date().toISOString() }, null, 2)}\n`,
+    `${JSON.stringify({ format: QUEUE_RUN_FORMAT, runId, createdAt: new Date().toISOString() }, null, 2)}\n`,
   );
   return runId;
 }

@@ -6,6 +6,8 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { UsageError } from "../../core/errors.js";
+import { formatTag } from "../../core/format-tag.js";
+import { formatTagSchema } from "../../core/format-tag-schema.js";
 import { parseResult } from "../../core/parse.js";
 import type { SetupNetworkChoice } from "../../env/index.js";
 import type { ModelPrice } from "../../model/index.js";
@@ -27,8 +29,8 @@ import { type Configuration, configurationSchema, idSchema } from "../suite/sche
 // Version 2 added base images, prices, setup network, variants and reuse candidates to the job,
 // and fingerprints and the `reusable` outcome to the result. A version-1 worker refuses a
 // version-2 job instead of silently dropping the fields it does not know (zod strips them).
-export const QUEUE_JOB_FORMAT = "skillsmith-queue-job/2";
-export const QUEUE_RESULT_FORMAT = "skillsmith-queue-result/2";
+export const QUEUE_JOB_FORMAT = formatTag("queue-job", 2);
+export const QUEUE_RESULT_FORMAT = formatTag("queue-result", 2);
 /** BullMQ's key prefix of every queue of skillsmith. */
 export const DEFAULT_QUEUE_PREFIX = "skillsmith";
 
@@ -83,7 +85,7 @@ const distractorSchema = z.strictObject({
 });
 
 export const queueJobSchema = z.object({
-  format: z.literal(QUEUE_JOB_FORMAT),
+  format: formatTagSchema(QUEUE_JOB_FORMAT),
   /** Names the run directory's queue namespace (`queue.json`), so two runs never share a key. */
   runId: z.string().regex(/^[a-f0-9]{16,64}$/),
   /** A path every worker can read (a shared or identical checkout), and its tree digest. */
@@ -149,7 +151,7 @@ const resultSchema = runKeySchema
   .passthrough();
 
 const queueResultSchema = z.object({
-  format: z.literal(QUEUE_RESULT_FORMAT),
+  format: formatTagSchema(QUEUE_RESULT_FORMAT),
   /** Attempts lost to infrastructure on the worker before the outcome; never scored. */
   infraAttempts: z.array(attemptSchema),
   outcome: z.discriminatedUnion("kind", [

@@ -12,12 +12,14 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { InputError } from "../../core/errors.js";
+import { formatTag } from "../../core/format-tag.js";
+import { formatTagSchema } from "../../core/format-tag-schema.js";
 import { writeFileAtomic } from "../../core/fs.js";
 import { parseInput } from "../../core/parse.js";
 import { formatRunKey, type RunResult } from "../store/results.js";
 
 export const REVIEW_FILE = "review.json";
-export const REVIEW_FORMAT = "skillsmith-review/1";
+export const REVIEW_FORMAT = formatTag("review", 1);
 
 export type ReviewDecision = "accept" | "reject";
 export type ReviewStatus = "pending" | "accepted" | "rejected";
@@ -32,7 +34,7 @@ const decisionSchema = z.strictObject({
 });
 
 const reviewFileSchema = z.strictObject({
-  format: z.literal(REVIEW_FORMAT),
+  format: formatTagSchema(REVIEW_FORMAT),
   decisions: z.array(decisionSchema),
 });
 

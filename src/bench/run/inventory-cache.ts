@@ -20,12 +20,14 @@ import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
+import { formatTag } from "../../core/format-tag.js";
+import { formatTagSchema } from "../../core/format-tag-schema.js";
 import { writeFileAtomic } from "../../core/fs.js";
 import { packageRoot } from "../../core/paths.js";
 import type { VerifierInventory } from "../../env/index.js";
 
 /** Bump when what an entry holds changes. */
-const INVENTORY_CACHE_FORMAT = "skillsmith-inventory/1";
+const INVENTORY_CACHE_FORMAT = formatTag("inventory", 1);
 
 /** Where a verifier's inventories are kept, and the environment they were taken in. */
 export interface InventoryCacheScope {
@@ -80,7 +82,7 @@ export function inventoryProducerDigest(): Promise<string> {
 }
 
 const entrySchema = z.object({
-  format: z.literal(INVENTORY_CACHE_FORMAT),
+  format: formatTagSchema(INVENTORY_CACHE_FORMAT),
   key: z.string(),
   inventory: z.looseObject({
     kind: z.literal("pytest"),

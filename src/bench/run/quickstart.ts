@@ -7,6 +7,7 @@
  */
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
+import { harnessFacts, harnessNames } from "../../agents/registry.js";
 import { packageRoot } from "../../core/paths.js";
 import type { SandboxV1 } from "../../env/index.js";
 import { reportRunDir } from "../analysis/load.js";
@@ -125,8 +126,36 @@ export function renderQuickstartText(evaluation: QuickstartEvaluation): string[]
     ...renderReportText(evaluation.report),
     "",
     `Results: ${evaluation.runDir} (skillsmith bench report ${evaluation.runDir})`,
+    ...realAgentLines(evaluation.suite),
+  ];
+}
+
+/**
+ * How to run a real agent instead, from the harness registry rather than from names known here:
+ * the harnesses with a default model, then those that take a model but name none (a user's
+ * registered harness shows up like the built-in ones).
+ */
+function realAgentLines(suite: string): string[] {
+  const harnesses = harnessNames().map((name) => ({ name, facts: harnessFacts(name) }));
+  const choices = [
+    ...harnesses.flatMap(({ name, facts }) =>
+      facts.defaultModel === undefined ? [] : [{ name, model: facts.defaultModel }],
+    ),
+    ...harnesses.flatMap(({ name, facts }) =>
+      facts.defaultModel === undefined && facts.keyVariables !== undefined
+        ? [{ name, model: "<provider:model>" }]
+        : [],
+    ),
+  ];
+  const [first, ...others] = choices;
+  if (first === undefined) return [];
+  return [
     "Run a real agent on the same suite instead of the recordings:",
-    `  skillsmith bench run ${evaluation.suite} --agent claude-code --model anthropic:claude-sonnet-4-5 --out runs/quickstart-claude-code`,
-    "  (or --agent codex --model openai:gpt-5, or --agent builtin --model anthropic:claude-haiku-4-5)",
+    `  skillsmith bench run ${suite} --agent ${first.name} --model ${first.model} --out runs/quickstart-${first.name}`,
+    ...(others.length === 0
+      ? []
+      : [
+          `  (or ${others.map((other) => `--agent ${other.name} --model ${other.model}`).join(", or ")})`,
+        ]),
   ];
 }

@@ -7,13 +7,15 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { InputError, UsageError } from "../../core/errors.js";
+import { formatTag } from "../../core/format-tag.js";
+import { formatTagSchema } from "../../core/format-tag-schema.js";
 import { unlessMissing, writeFileAtomic } from "../../core/fs.js";
 import { parseInput } from "../../core/parse.js";
 import { redactKnownSecrets } from "../../model/redact.js";
 import { configurationSchema } from "../suite/schema.js";
 
 export const MANIFEST_FILE = "manifest.json";
-export const MANIFEST_FORMAT = "skillsmith-run/1";
+export const MANIFEST_FORMAT = formatTag("run", 1);
 
 /**
  * A configuration as it ran. `derivedFrom` is set when `--agent`/`--model` changed the suite's
@@ -52,7 +54,7 @@ export const armSkillsSchema = z.object({
 export type ArmSkills = z.output<typeof armSkillsSchema>;
 
 export const manifestSchema = z.object({
-  format: z.literal(MANIFEST_FORMAT),
+  format: formatTagSchema(MANIFEST_FORMAT),
   createdAt: z.string(),
   updatedAt: z.string(),
   suite: z.object({ path: z.string(), name: z.string(), digest: z.string() }),

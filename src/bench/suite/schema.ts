@@ -1,12 +1,13 @@
 import { z } from "zod";
 import { BUILTIN_HARNESS_NAMES, type BuiltinHarnessName } from "../../agents/registry.js";
+import { formatTag } from "../../core/format-tag.js";
 
 /**
  * Zod schemas of every YAML file of a suite folder. Objects are strict: an unknown field is a
  * problem (most often a typo that would otherwise be silently ignored). See `README.md`.
  */
 
-export const SUITE_FORMAT = "skillsmith-suite/1";
+export const SUITE_FORMAT = formatTag("suite", 1);
 
 /** Ids name folders and appear in results; keep them portable and shell-safe. */
 export const idSchema = z

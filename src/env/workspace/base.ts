@@ -1,11 +1,14 @@
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { InputError } from "../../core/errors.js";
 import { unlessMissing } from "../../core/fs.js";
+import { fieldPrefix, parseJsonResult } from "../../core/parse.js";
 import type { SandboxV1 } from "../sandbox/types.js";
 import type { SetupNetwork, SetupPlan } from "../setup/detect.js";
 import type { NetworkProbe, SetupNetworkChoice } from "../setup/network.js";
 import type { PreparedRuntime } from "../setup/runtime.js";
 import type { TestTimeInstall } from "../setup/test-time-installs.js";
+import { BASE_META_FORMAT, storedBaseFileSchema } from "./base-schema.js";
 import type { HistoryRewrite } from "./history.js";
 import type { RepositorySource } from "./source.js";
 
@@ -152,7 +155,9 @@ export const ENVIRONMENT_FOLDER = "env";
  * The base published at `root`, or undefined when none is there yet (no `meta.json`, or no
  * `tree/` beside it). A `meta.json` or `tree` that is there but unreadable is a
  * `core.file-unreadable` input error naming it: taken for "not prepared", it would send every run
- * to rebuild over a cache entry it cannot replace.
+ * to rebuild over a cache entry it cannot replace. A `meta.json` that does not parse (damaged,
+ * another program's, a later skillsmith's) is `env.base-meta-invalid` naming the file and field:
+ * a base is never used on fields the file does not have.
  */
 export async function readStoredBase(root: string): Promise<StoredBase | undefined> {
   const metaPath = join(root, "meta.json");
@@ -161,7 +166,25 @@ export async function readStoredBase(root: string): Promise<StoredBase | undefin
   const treePath = join(root, "tree");
   const treeStat = await unlessMissing(treePath, stat(treePath));
   if (treeStat === undefined || !treeStat.isDirectory()) return undefined;
-  return JSON.parse(text) as StoredBase;
+  const parsed = parseJsonResult(storedBaseFileSchema, text);
+  if (!parsed.ok) {
+    throw new InputError(
+      "env.base-meta-invalid",
+      `not a prepared base's meta.json: ${fieldPrefix(parsed.error)}${parsed.error.message} (remove ${root} to prepare the base again)`,
+      {
+        file: metaPath,
+        ...(parsed.error.field === undefined ? {} : { field: parsed.error.field }),
+      },
+      { data: { issues: parsed.error.issues } },
+    );
+  }
+  const { format: _format, setup, ...rest } = parsed.value;
+  return { ...rest, setup };
+}
+
+/** What `prepareBase` writes into `meta.json`: the stored base under its format tag. */
+export function storedBaseFile(stored: StoredBase): string {
+  return `${JSON.stringify({ format: BASE_META_FORMAT, ...stored }, null, 2)}\n`;
 }
 
 /** The stored base as callers see it: absolute paths into this cache. */

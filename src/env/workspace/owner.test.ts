@@ -1,9 +1,16 @@
 import { spawnSync } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { OWNER_FILE, ownerIsGone, processStartTicks, readOwner, writeOwner } from "./owner.js";
+import {
+  OWNER_FILE,
+  ownerIsGone,
+  parseOwner,
+  processStartTicks,
+  readOwner,
+  writeOwner,
+} from "./owner.js";
 
 let holder: string;
 beforeEach(async () => {
@@ -31,10 +38,34 @@ describe("workspace owner records", () => {
 
   it("reads nothing from a missing or malformed record", async () => {
     expect(await readOwner(holder)).toBeUndefined();
-    for (const text of ["not json", "null", '{"pid":"12","host":"h"}', '{"pid":0,"host":"h"}']) {
+    for (const text of [
+      "not json",
+      "null",
+      '{"pid":"12","host":"h"}',
+      '{"pid":0,"host":"h"}',
+      '{"pid":1.5,"host":"h"}',
+      // Another program's file, or a later skillsmith's: not a record this one can judge.
+      '{"format":"skillsmith-workspace-owner/2","pid":12,"host":"h","since":""}',
+      '{"format":"other","pid":12,"host":"h","since":""}',
+    ]) {
       await writeFile(join(holder, OWNER_FILE), text);
       expect(await readOwner(holder)).toBeUndefined();
     }
+  });
+
+  it("writes its format tag, and reads a record of an earlier version without one", async () => {
+    await writeOwner(holder);
+    expect(JSON.parse(await readFile(join(holder, OWNER_FILE), "utf8"))).toMatchObject({
+      format: "skillsmith-workspace-owner/1",
+    });
+    await writeFile(join(holder, OWNER_FILE), '{"pid":12,"host":"h","since":"then"}\n');
+    expect(await readOwner(holder)).toEqual({ pid: 12, host: "h", since: "then" });
+  });
+
+  it("names the field of a malformed record", () => {
+    const parsed = parseOwner('{"pid":12,"host":7}');
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.error.field).toBe("host");
   });
 
   it("calls an owner gone when its pid is free or reused, never one of another host", () => {

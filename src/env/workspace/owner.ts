@@ -2,6 +2,11 @@ import { readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { z } from "zod";
+import { formatTag } from "../../core/format-tag.js";
+import { formatTagSchema, readingOlderTags } from "../../core/format-tag-schema.js";
+import { type ParseProblem, parseJsonResult } from "../../core/parse.js";
+import type { Result } from "../../core/result.js";
 
 /**
  * Who made a materialised workspace: written into its holder folder before anything is mounted
@@ -10,6 +15,8 @@ import { join } from "node:path";
  * folders of older versions, anything we did not make).
  */
 export const OWNER_FILE = ".skillsmith-owner.json";
+/** The owner file's tag; records of earlier versions have none. */
+export const OWNER_FORMAT = formatTag("workspace-owner", 1);
 
 export interface WorkspaceOwner {
   readonly pid: number;
@@ -49,36 +56,41 @@ export async function writeOwner(holder: string): Promise<void> {
     ...(startTicks === undefined ? {} : { startTicks }),
     since: new Date().toISOString(),
   };
-  await writeFile(join(holder, OWNER_FILE), `${JSON.stringify(owner)}\n`);
+  await writeFile(
+    join(holder, OWNER_FILE),
+    `${JSON.stringify({ format: OWNER_FORMAT, ...owner })}\n`,
+  );
+}
+
+const ownerSchema = readingOlderTags(
+  z.object({
+    format: formatTagSchema(OWNER_FORMAT),
+    pid: z.number().int().positive(),
+    host: z.string(),
+    startTicks: z.string().exactOptional(),
+    // Records of early versions had no time; it is only shown, never decided on.
+    since: z.string().default(""),
+  }),
+  OWNER_FORMAT,
+  [{ style: "none" }],
+);
+
+/** An owner record's text through its schema: the owner, or which field is wrong. */
+export function parseOwner(text: string): Result<WorkspaceOwner, ParseProblem> {
+  const parsed = parseJsonResult(ownerSchema, text);
+  if (!parsed.ok) return parsed;
+  const { format: _format, ...owner } = parsed.value;
+  return { ok: true, value: owner };
 }
 
 /** The owner recorded in `holder`, or undefined when there is no readable, well-formed record. */
 export async function readOwner(holder: string): Promise<WorkspaceOwner | undefined> {
-  // A record that is absent, unreadable or malformed reads as "no record", and a holder without
-  // one is never swept: every failure here keeps a folder rather than removing one in use.
+  // A record that is absent, unreadable, malformed or foreign reads as "no record", and a holder
+  // without one is never swept: every failure here keeps a folder rather than removing one in use.
   const text = await readFile(join(holder, OWNER_FILE), "utf8").catch(() => undefined);
   if (text === undefined) return undefined;
-  try {
-    const value = JSON.parse(text) as Partial<WorkspaceOwner> | null;
-    if (
-      value === null ||
-      typeof value.pid !== "number" ||
-      !Number.isInteger(value.pid) ||
-      value.pid <= 0 ||
-      typeof value.host !== "string"
-    ) {
-      return undefined;
-    }
-    return {
-      pid: value.pid,
-      host: value.host,
-      ...(typeof value.startTicks === "string" ? { startTicks: value.startTicks } : {}),
-      since: typeof value.since === "string" ? value.since : "",
-    };
-  } catch {
-    // Not JSON: no record (see above).
-    return undefined;
-  }
+  const parsed = parseOwner(text);
+  return parsed.ok ? parsed.value : undefined;
 }
 
 /**

@@ -14,6 +14,7 @@ import {
   readStoredBase,
   type SetupChoice,
   type StoredBase,
+  storedBaseFile,
 } from "./base.js";
 import { cloneBundle } from "./bundle.js";
 import { defaultCacheDir } from "./cache.js";
@@ -142,7 +143,7 @@ export async function prepareBase(options: PrepareBaseOptions): Promise<Prepared
           key,
           options,
         });
-        await writeFileAtomic(join(temporary, "meta.json"), `${JSON.stringify(stored, null, 2)}\n`);
+        await writeFileAtomic(join(temporary, "meta.json"), storedBaseFile(stored));
         await rename(temporary, root);
         return materialisedView(stored, root, cacheDir, false);
       } catch (error) {
