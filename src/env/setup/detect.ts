@@ -126,6 +126,9 @@ export async function detectSetup(
       PIP_DISABLE_PIP_VERSION_CHECK: "1",
       PIP_NO_INPUT: "1",
       PIP_NO_INDEX: "1",
+      // No configuration file either (a user's or an image's pip.conf may name a find-links
+      // folder or an index): what pip installs in a run comes from the environment alone.
+      PIP_CONFIG_FILE: "/dev/null",
       PIP_RETRIES: "0",
       PIP_TIMEOUT: "5",
       // pip reads PIP_NO_BUILD_ISOLATION as the value of `build_isolation`: 0 turns it off.
