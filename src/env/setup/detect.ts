@@ -348,6 +348,7 @@ async function detectPython(context: Context): Promise<Detection | undefined> {
   }
   if (hasProject) {
     const target = project.testExtra === undefined ? "." : `.[${project.testExtra}]`;
+    const backend = project.backendModule ?? "setuptools";
     steps.push({
       kind: "install",
       command: `python -m pip install --quiet -e ${shellQuote(target)}`,
@@ -355,6 +356,15 @@ async function detectPython(context: Context): Promise<Detection | undefined> {
         project.testExtra === undefined
           ? "the project itself in editable mode, so tests import the working tree"
           : `the project in editable mode with its "${project.testExtra}" extra (the test tools)`,
+      // An index that lacks a dependency (a partial mirror) fails the install: what an offline
+      // setup does then, recorded as a fallback in the setup log, instead of no environment.
+      fallback: {
+        kind: "install",
+        command: `python -c ${shellQuote(`import ${backend}`)} && python -m pip install --no-index --no-build-isolation --no-deps -e .`,
+        why: `the online install failed (its output is above): the editable install offline, with the build backend present (${project.buildBackend ?? backend}) and without dependencies`,
+        timeoutSeconds: 300,
+        fallback: pathEntry,
+      },
     });
     reasons.push(
       project.testExtra === undefined

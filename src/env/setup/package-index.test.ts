@@ -101,7 +101,8 @@ describe("pythonIndexSetupAccess", () => {
         PIP_EXTRA_INDEX_URL: "file:///opt/pypi/simple https://remote.example/simple",
         PIP_FIND_LINKS: "/opt/wheels relative/wheels",
       },
-      folders: ["/opt/pypi/simple", "/opt/wheels"],
+      // The mirror's root: its pages link to files beside `simple/`.
+      folders: ["/opt/pypi", "/opt/wheels"],
     });
     expect(
       pythonIndexSetupAccess({ extraIndexUrls: [], findLinks: [], trustedHosts: [], sources: [] }),

@@ -9,7 +9,7 @@
  */
 import { readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
-import { isAbsolute, join } from "node:path";
+import { basename, dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const DEFAULT_PYTHON_INDEX = "https://pypi.org/simple/";
@@ -153,13 +153,21 @@ export function pythonIndexSetupAccess(configuration: PythonIndexConfiguration):
   if (configuration.trustedHosts.length > 0) {
     env.PIP_TRUSTED_HOST = configuration.trustedHosts.join(" ");
   }
-  const folders = [
+  // An index folder named `simple` is mounted from its parent: mirror tools keep the files its
+  // pages link to beside it (`../../files/…`, `../../packages/…`), not inside it.
+  const indexFolders = [
     ...(configuration.indexUrl === undefined ? [] : [configuration.indexUrl]),
     ...configuration.extraIndexUrls,
-    ...configuration.findLinks,
   ]
     .map(localIndexPath)
+    .filter((path): path is string => path !== undefined)
+    .map((path) =>
+      basename(path.replace(/\/+$/, "")) === "simple" ? dirname(path.replace(/\/+$/, "")) : path,
+    );
+  const linkFolders = configuration.findLinks
+    .map(localIndexPath)
     .filter((path): path is string => path !== undefined);
+  const folders = [...indexFolders, ...linkFolders];
   return { env, folders: [...new Set(folders)] };
 }
 
