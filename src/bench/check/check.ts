@@ -197,9 +197,12 @@ export async function checkSuite(options: CheckSuiteOptions): Promise<SuiteCheck
       } else {
         progress(undefined, `running the verifier of ${skill.id}/${requirement.id}`);
         const measured = await measure(skill, requirement, environment, options);
-        check = withToolNeeds(
-          classify(skill, requirement, measured, keyword, threshold),
-          (await missingVerifierTools(requirement)).map((tool) => tool.program),
+        check = withUnservedTestInstalls(
+          withToolNeeds(
+            classify(skill, requirement, measured, keyword, threshold),
+            (await missingVerifierTools(requirement)).map((tool) => tool.program),
+          ),
+          testTimeProblem(keyword.files, environment, "test"),
         );
       }
       slots[job.index] = check;
@@ -321,8 +324,13 @@ async function keywordScan(
 function testTimeProblem(
   files: readonly ScannedFile[],
   environment: EnvironmentOutcome & { ok: true },
+  scope: "verifier" | "test" = "verifier",
 ): string | undefined {
-  return testTimeNetworkProblem(findTestTimeInstalls(files), {
+  // The installs of single tests are weighed as the verifier's own when asked for.
+  const installs = findTestTimeInstalls(files)
+    .filter((install) => install.scope === scope)
+    .map((install) => ({ ...install, scope: "verifier" as const }));
+  return testTimeNetworkProblem(installs, {
     ...(environment.base.setupReport?.network === undefined
       ? {}
       : { network: environment.base.setupReport.network }),
@@ -336,6 +344,22 @@ function testTimeProblem(
       ? { steps: environment.base.setupReport.steps }
       : {}),
   });
+}
+
+/**
+ * The check with a note when single tests install at test time and no cache serves them: those
+ * tests fail for the install, not for the agent (celery's v1 batch6 runs `pip install celery
+ * pytest` in six of its tests).
+ */
+function withUnservedTestInstalls(
+  check: RequirementCheck,
+  problem: string | undefined,
+): RequirementCheck {
+  if (problem === undefined) return check;
+  return {
+    ...check,
+    reason: `${check.reason}; some tests install at test time and cannot here, so they fail for the install, not the agent (${problem.replace(/^needs network at test time: /, "")})`,
+  };
 }
 
 /** The check with what its failing checks need, when they fail only for missing tools. */

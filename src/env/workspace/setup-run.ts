@@ -98,31 +98,8 @@ export async function runSetupOf(parts: SetupParts): Promise<BuiltSetup> {
   // The folder beside the tree; renamed into place with it, so the final path is known now.
   const environmentHost = join(tree, "..", ENVIRONMENT_FOLDER);
   const detectOptions = detectOptionsOf(parts, target, unsafe ? environmentHost : undefined);
-  const choice = options.setupNetwork ?? "auto";
   const first = await detectSetup(tree, { ...detectOptions, network: "online" });
-  let network: SetupNetwork;
-  let networkReason: string;
-  if (choice === "on") {
-    network = "online";
-    networkReason = "--setup-network: setup uses the network";
-  } else if (choice === "off") {
-    network = "offline";
-    networkReason = "--no-setup-network: setup uses only what is already present";
-  } else {
-    const probe = await (
-      options.probeNetwork ??
-      ((language) =>
-        probePackageIndex(
-          language,
-          options.pythonIndex === undefined ? {} : { pythonIndex: options.pythonIndex },
-        ))
-    )(
-      // A repository of no known ecosystem whose verifiers run Python installs only with pip.
-      first.language === "unknown" && first.python !== undefined ? "python" : first.language,
-    );
-    network = probe.reachable ? "online" : "offline";
-    networkReason = `${probe.detail}: setup runs ${network}`;
-  }
+  const { network, networkReason } = await chooseNetwork(options, first);
   const setup =
     network === "online" ? first : await detectSetup(tree, { ...detectOptions, network });
   log(`setup ${network} (${networkReason})`);
@@ -251,6 +228,36 @@ export async function runSetupOf(parts: SetupParts): Promise<BuiltSetup> {
         }),
     removedSkillFolders,
   };
+}
+
+/** The network setup runs with: the caller's flag, or what the package index's probe answers. */
+async function chooseNetwork(
+  options: SetupParts["options"],
+  first: SetupPlan,
+): Promise<{ network: SetupNetwork; networkReason: string }> {
+  const choice = options.setupNetwork ?? "auto";
+  if (choice === "on") {
+    return { network: "online", networkReason: "--setup-network: setup uses the network" };
+  }
+  if (choice === "off") {
+    return {
+      network: "offline",
+      networkReason: "--no-setup-network: setup uses only what is already present",
+    };
+  }
+  const probe = await (
+    options.probeNetwork ??
+    ((language) =>
+      probePackageIndex(
+        language,
+        options.pythonIndex === undefined ? {} : { pythonIndex: options.pythonIndex },
+      ))
+  )(
+    // A repository of no known ecosystem whose verifiers run Python installs only with pip.
+    first.language === "unknown" && first.python !== undefined ? "python" : first.language,
+  );
+  const network = probe.reachable ? "online" : "offline";
+  return { network, networkReason: `${probe.detail}: setup runs ${network}` };
 }
 
 /** What detection is told of the base: the recipe, mount path, interpreter and verifiers' needs. */
