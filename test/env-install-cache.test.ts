@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runProcess } from "../src/core/process.js";
 import type { SandboxV1 } from "../src/env/sandbox/types.js";
+import { readPythonIndexConfiguration } from "../src/env/setup/package-index.js";
 import { withPreparedRuntime } from "../src/env/setup/runtime.js";
 import {
   findTestTimeInstalls,
@@ -70,16 +71,21 @@ const VERIFIER = [
 let root: string;
 let server: Server;
 let indexUrl: string;
+/** The same wheels as a folder on disk, the way a local PyPI mirror is laid out. */
+let mirror: string;
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), "skillsmith-pip-cache-"));
   if (!hasPip) return;
   const index = join(root, "index");
+  mirror = index;
   await writeFile(join(root, "wheel.py"), WHEEL_WRITER);
   // probe-a needs probe-b: the folder must hold what the install resolves, not only its name.
+  // probe-c is on the index but no verifier names it: it never reaches the environment's cache.
   for (const [name, version, ...requires] of [
     ["probe-a", "1.0", "probe-b>=1"],
     ["probe-b", "1.2"],
+    ["probe-c", "3.0"],
   ] as const) {
     const made = await runProcess(python, [
       join(root, "wheel.py"),
@@ -89,6 +95,12 @@ beforeAll(async () => {
       ...requires,
     ]);
     expect(made.exitCode, made.stderr).toBe(0);
+    // The same folder is also a local mirror (`file://` index, as pip reads one from disk).
+    const wheels = (await readdir(join(index, name))).filter((file) => file.endsWith(".whl"));
+    await writeFile(
+      join(index, name, "index.html"),
+      wheels.map((file) => `<a href="${file}">${file}</a>`).join("\n"),
+    );
   }
   // A PEP 503 index: /<project>/ lists its files as links.
   server = createServer(async (request, response) => {
@@ -96,6 +108,7 @@ beforeAll(async () => {
     const project = /^\/([\w-]+)\/$/.exec(path)?.[1];
     if (project !== undefined && existsSync(join(index, project))) {
       const links = (await readdir(join(index, project)))
+        .filter((file) => file.endsWith(".whl"))
         .map((file) => `<a href="${file}">${file}</a>`)
         .join("\n");
       response
@@ -123,8 +136,8 @@ afterAll(async () => {
   await removeRunRoot(root);
 });
 
-async function repository(): Promise<string> {
-  const folder = join(root, "repo");
+async function repository(name = "repo"): Promise<string> {
+  const folder = join(root, name);
   await mkdir(folder, { recursive: true });
   await writeFile(join(folder, "README.md"), "a repository whose verifier installs at test time\n");
   await git(folder, "init", "-q", "-b", "main");
@@ -133,15 +146,14 @@ async function repository(): Promise<string> {
   return folder;
 }
 
-async function installInVerifierRun(base: PreparedBase) {
+const INSTALL_PROBE_A =
+  'python -m pip install probe-a && python -c "import probe_a, probe_b; print(probe_a.VERSION, probe_b.VERSION)"';
+
+async function installInVerifierRun(base: PreparedBase, script = INSTALL_PROBE_A) {
   const workspace = await materialiseWorkspace(base);
   try {
     return await withPreparedRuntime(sandbox as SandboxV1, base.runtime).exec({
-      command: [
-        "sh",
-        "-c",
-        'python -m pip install probe-a && python -c "import probe_a, probe_b; print(probe_a.VERSION, probe_b.VERSION)"',
-      ],
+      command: ["sh", "-c", script],
       workspace: workspace.path,
       workspaceMountPath: workspace.mountPath,
       network: "none",
@@ -215,6 +227,55 @@ describe.skipIf(sandbox === undefined || !hasPip)(
       ).toMatch(
         /^needs network at test time: test_probe\.py:5 runs `pip install probe-a`; setup ran offline/,
       );
+    }, 300_000);
+
+    it("takes the user's local mirror from their pip configuration for setup only: a run cannot reach it, even by naming it", async () => {
+      // The user's own pip configuration, as pip reads it from their home folder.
+      const home = join(root, "home");
+      await mkdir(join(home, ".config", "pip"), { recursive: true });
+      await writeFile(
+        join(home, ".config", "pip", "pip.conf"),
+        `[global]\nindex-url = file://${mirror}\n`,
+      );
+      const pythonIndex = await readPythonIndexConfiguration({ HOME: home });
+      const installs = findTestTimeInstalls([{ path: "test_probe.py", content: VERIFIER }]);
+      const base = await prepareBase({
+        source: await repository("repo-mirror"),
+        commit: "HEAD",
+        setup: { kind: "detect" },
+        sandbox: sandbox as SandboxV1,
+        cacheDir: join(root, "cache-mirror"),
+        verifierNeedsPython: true,
+        pythonInterpreter: python,
+        testTimeInstalls: installs,
+        pythonIndex,
+      });
+      // `auto`: the mirror folder answers for the network.
+      expect(base.setupReport?.network).toBe("online");
+      expect(base.setupReport?.networkReason).toContain(
+        `file://${mirror} is a folder on this machine`,
+      );
+      const filled = base.setupReport?.steps.find((step) => step.command.includes("pip wheel"));
+      expect(filled?.outcome, filled?.outputTail).toBe("ok");
+      const served = await installInVerifierRun(base);
+      expect(served.exitCode, served.stderr).toBe(0);
+      expect(served.stdout).toContain("1.0 1.2");
+
+      // The attack: a verifier installs what is on the mirror but not in the cache, first as
+      // the run's pip is configured, then naming the mirror itself. Both must fail offline.
+      const fromCache = await installInVerifierRun(base, "python -m pip install probe-c");
+      expect(fromCache.exitCode).not.toBe(0);
+      expect(fromCache.stdout + fromCache.stderr).toMatch(
+        /No matching distribution found for probe-c/,
+      );
+      const naming = await installInVerifierRun(
+        base,
+        // Without the run's pip settings, so only the mirror's absence can stop it.
+        `test ! -e ${mirror} && echo mirror-hidden; env -u PIP_NO_INDEX -u PIP_CONFIG_FILE python -m pip install --no-cache-dir --index-url file://${mirror} probe-c`,
+      );
+      expect(naming.stdout).toContain("mirror-hidden");
+      expect(naming.exitCode).not.toBe(0);
+      expect(naming.stdout + naming.stderr).toMatch(/No matching distribution found for probe-c/);
     }, 300_000);
   },
 );

@@ -232,6 +232,14 @@ describe("detectSetup", () => {
     const plan = await detectSetup(folder);
     expect(plan.language).toBe("python");
     expect(installs(plan)).toEqual(["python -m pip install --quiet -e ."]);
+    // An index lacking a dependency (a partial mirror) falls back to the offline install.
+    const install = plan.steps.find(
+      (step) => step.command === "python -m pip install --quiet -e .",
+    );
+    expect(install?.fallback?.command).toBe(
+      "python -c 'import setuptools' && python -m pip install --no-index --no-build-isolation --no-deps -e .",
+    );
+    expect(install?.fallback?.fallback?.command).toMatch(/\.pth$/);
     expect(plan.reasons.some((reason) => reason.startsWith("also found a node project"))).toBe(
       true,
     );

@@ -28,6 +28,7 @@ import {
   keywordOnlyShare,
   type ScannedFile,
   testTimeNetworkProblem,
+  treeDigest,
 } from "../../env/index.js";
 import type { EnvironmentOutcome, EnvironmentRecord } from "../run/environments.js";
 import { environmentRecord } from "../run/environments.js";
@@ -38,6 +39,7 @@ import { missingVerifierTools } from "../suite/tools.js";
 import type { ExcludedPart, Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
 import { CHECK_FORMAT, type Measured, measure } from "./measure.js";
 import { describeToolNeeds, type FailedCheck, type ToolNeed, toolNeeds } from "./missing-tools.js";
+import { recordCheckLabels, type StoredCheckLabel } from "./stored-labels.js";
 
 /** Share of checks passing on the untouched repository from which a verifier is weak. */
 export const DEFAULT_WEAK_THRESHOLD = 0.5;
@@ -195,9 +197,12 @@ export async function checkSuite(options: CheckSuiteOptions): Promise<SuiteCheck
       } else {
         progress(undefined, `running the verifier of ${skill.id}/${requirement.id}`);
         const measured = await measure(skill, requirement, environment, options);
-        check = withToolNeeds(
-          classify(skill, requirement, measured, keyword, threshold),
-          (await missingVerifierTools(requirement)).map((tool) => tool.program),
+        check = withUnservedTestInstalls(
+          withToolNeeds(
+            classify(skill, requirement, measured, keyword, threshold),
+            (await missingVerifierTools(requirement)).map((tool) => tool.program),
+          ),
+          testTimeProblem(keyword.files, environment, "test"),
         );
       }
       slots[job.index] = check;
@@ -212,6 +217,7 @@ export async function checkSuite(options: CheckSuiteOptions): Promise<SuiteCheck
     results.length - excludedChecks.length,
     ...slots.filter((slot): slot is RequirementCheck => slot !== undefined),
   );
+  await recordCheckLabels(options.cacheDir, options.suite.root, await storedLabels(jobs, slots));
   return {
     format: CHECK_FORMAT,
     weakThreshold: threshold,
@@ -219,6 +225,33 @@ export async function checkSuite(options: CheckSuiteOptions): Promise<SuiteCheck
     environments,
     durationMs: performance.now() - started,
   };
+}
+
+/**
+ * The rows `bench validate-suite` reads back: each measured requirement's label (`ok, 3 checks
+ * need go`), keyed by the verifier it measured.
+ */
+async function storedLabels(
+  jobs: readonly { skill: SuiteSkill; requirement: SuiteRequirement; index: number }[],
+  slots: readonly (RequirementCheck | undefined)[],
+): Promise<Map<string, StoredCheckLabel>> {
+  const rows = new Map<string, StoredCheckLabel>();
+  const measuredAt = new Date().toISOString().slice(0, 16).replace("T", " ");
+  for (const { skill, requirement, index } of jobs) {
+    const check = slots[index];
+    if (check === undefined) continue;
+    rows.set(`${skill.id}/${requirement.id}`, {
+      status: check.status,
+      label:
+        check.toolNeeds === undefined
+          ? check.status
+          : `${check.status}, ${describeToolNeeds(check.toolNeeds)}`,
+      untouchedPassRatio: check.untouchedPassRatio,
+      verifierDigest: await treeDigest(requirement.verifier.folder),
+      measuredAt: `${measuredAt} UTC`,
+    });
+  }
+  return rows;
 }
 
 /** Excluded requirements (and every requirement of an excluded skill) as `broken`. */
@@ -291,8 +324,13 @@ async function keywordScan(
 function testTimeProblem(
   files: readonly ScannedFile[],
   environment: EnvironmentOutcome & { ok: true },
+  scope: "verifier" | "test" = "verifier",
 ): string | undefined {
-  return testTimeNetworkProblem(findTestTimeInstalls(files), {
+  // The installs of single tests are weighed as the verifier's own when asked for.
+  const installs = findTestTimeInstalls(files)
+    .filter((install) => install.scope === scope)
+    .map((install) => ({ ...install, scope: "verifier" as const }));
+  return testTimeNetworkProblem(installs, {
     ...(environment.base.setupReport?.network === undefined
       ? {}
       : { network: environment.base.setupReport.network }),
@@ -306,6 +344,22 @@ function testTimeProblem(
       ? { steps: environment.base.setupReport.steps }
       : {}),
   });
+}
+
+/**
+ * The check with a note when single tests install at test time and no cache serves them: those
+ * tests fail for the install, not for the agent (celery's v1 batch6 runs `pip install celery
+ * pytest` in six of its tests).
+ */
+function withUnservedTestInstalls(
+  check: RequirementCheck,
+  problem: string | undefined,
+): RequirementCheck {
+  if (problem === undefined) return check;
+  return {
+    ...check,
+    reason: `${check.reason}; some tests install at test time and cannot here, so they fail for the install, not the agent (${problem.replace(/^needs network at test time: /, "")})`,
+  };
 }
 
 /** The check with what its failing checks need, when they fail only for missing tools. */

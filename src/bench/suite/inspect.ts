@@ -9,8 +9,10 @@
 import { stat } from "node:fs/promises";
 import { isAbsolute, join, posix, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { treeDigest } from "../../env/workspace/digest.js";
 // From its module, not the skill barrel (which also exports the MCP server and its SDK).
 import { validateSkillFolder } from "../../skill/validate.js";
+import type { StoredCheckLabel } from "../check/stored-labels.js";
 import type { CommitChecker } from "./commits.js";
 import { pathKind, subfolders } from "./files.js";
 import {
@@ -101,7 +103,7 @@ export async function inspectSkill(
   root: string,
   id: string,
   problems: Problems,
-  selection: SuiteSelection,
+  selection: SuiteSelection & { readonly checkLabels?: ReadonlyMap<string, StoredCheckLabel> },
   commits: CommitChecker | undefined,
 ): Promise<InspectedSkill> {
   const excludedRequirements = new Map<string, SuiteProblem[]>();
@@ -193,8 +195,16 @@ export async function inspectSkill(
     );
     // Validation (the mode that checks commits) also names tools this machine lacks.
     if (requirement !== undefined && commits !== undefined) {
-      for (const tool of await missingVerifierTools(requirement)) {
-        problems.warning(join(requirementsRelative, requirementId), describeMissingTool(tool));
+      const tools = await missingVerifierTools(requirement);
+      const measured =
+        tools.length === 0
+          ? ""
+          : await measuredLabel(requirement, selection.checkLabels?.get(`${id}/${requirementId}`));
+      for (const tool of tools) {
+        problems.warning(
+          join(requirementsRelative, requirementId),
+          `${describeMissingTool(tool)}; ${measured}`,
+        );
       }
     }
     for (const problem of problems.list.slice(before)) requirementProblems.add(problem);
@@ -532,4 +542,25 @@ export async function inspectSolution(
     );
   }
   return candidates[0];
+}
+
+/**
+ * What `bench check` measured of the requirement here, when its stored row is for this very
+ * verifier; otherwise a note that the count of tests needing the tool is read from the text.
+ */
+async function measuredLabel(
+  requirement: SuiteRequirement,
+  stored: StoredCheckLabel | undefined,
+): Promise<string> {
+  if (
+    stored !== undefined &&
+    stored.verifierDigest === (await treeDigest(requirement.verifier.folder))
+  ) {
+    const ratio =
+      stored.untouchedPassRatio === null
+        ? ""
+        : `, ${Math.round(stored.untouchedPassRatio * 1000) / 10}% untouched`;
+    return `measured by bench check (${stored.measuredAt}): ${stored.label}${ratio}`;
+  }
+  return "the test count is static (read from the verifier's text); bench check measures which checks fail for the tool";
 }

@@ -1,6 +1,7 @@
 import { basename, join, resolve } from "node:path";
 import { harnessNames, isHarnessName } from "../../agents/registry.js";
 import { InputError, UsageError } from "../../core/errors.js";
+import type { StoredCheckLabel } from "../check/stored-labels.js";
 import { CommitChecker } from "./commits.js";
 import { naturalCompare, pathKind, subfolders } from "./files.js";
 import {
@@ -29,6 +30,11 @@ export interface ValidateSuiteOptions extends SuiteSelection {
    * task controls report each excluded task as its own result instead of refusing the suite.
    */
   readonly keepEmpty?: boolean;
+  /**
+   * What the last `bench check` stored per `skill/requirement` (`readCheckLabels`): a row whose
+   * verifier starts a missing tool then gives the measured label beside the static count.
+   */
+  readonly checkLabels?: ReadonlyMap<string, StoredCheckLabel>;
 }
 
 /**

@@ -1,7 +1,8 @@
 /** `skillsmith bench validate-suite`: every problem of a suite folder, without running anything. */
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { formatSuiteProblem, validateSuite } from "../../bench/index.js";
+import { formatSuiteProblem, readCheckLabels, validateSuite } from "../../bench/index.js";
+import { defaultCacheDir } from "../../env/index.js";
 import { type CommandContext, printJson, printLines } from "../context.js";
 import { selectionOf, withSelectionOptions } from "./bench-options.js";
 
@@ -26,9 +27,12 @@ export function registerValidateSuite(bench: Command, context: CommandContext): 
         suitePath: string,
         options: { json?: boolean; skill?: string[]; requirement?: string[]; commits?: boolean },
       ) => {
-        const validation = await validateSuite(resolve(io.cwd, suitePath), {
+        const root = resolve(io.cwd, suitePath);
+        const validation = await validateSuite(root, {
           ...selectionOf(options),
           checkCommits: options.commits !== false,
+          // What the last `bench check` measured, so a missing tool's row gives the measured label.
+          checkLabels: await readCheckLabels(defaultCacheDir(io.env), root),
         });
         const errors = validation.problems.filter((problem) => problem.severity === "error").length;
         const warnings = validation.problems.length - errors;

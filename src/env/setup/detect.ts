@@ -126,6 +126,9 @@ export async function detectSetup(
       PIP_DISABLE_PIP_VERSION_CHECK: "1",
       PIP_NO_INPUT: "1",
       PIP_NO_INDEX: "1",
+      // No configuration file either (a user's or an image's pip.conf may name a find-links
+      // folder or an index): what pip installs in a run comes from the environment alone.
+      PIP_CONFIG_FILE: "/dev/null",
       PIP_RETRIES: "0",
       PIP_TIMEOUT: "5",
       // pip reads PIP_NO_BUILD_ISOLATION as the value of `build_isolation`: 0 turns it off.
@@ -345,6 +348,7 @@ async function detectPython(context: Context): Promise<Detection | undefined> {
   }
   if (hasProject) {
     const target = project.testExtra === undefined ? "." : `.[${project.testExtra}]`;
+    const backend = project.backendModule ?? "setuptools";
     steps.push({
       kind: "install",
       command: `python -m pip install --quiet -e ${shellQuote(target)}`,
@@ -352,6 +356,15 @@ async function detectPython(context: Context): Promise<Detection | undefined> {
         project.testExtra === undefined
           ? "the project itself in editable mode, so tests import the working tree"
           : `the project in editable mode with its "${project.testExtra}" extra (the test tools)`,
+      // An index that lacks a dependency (a partial mirror) fails the install: what an offline
+      // setup does then, recorded as a fallback in the setup log, instead of no environment.
+      fallback: {
+        kind: "install",
+        command: `python -c ${shellQuote(`import ${backend}`)} && python -m pip install --no-index --no-build-isolation --no-deps -e .`,
+        why: `the online install failed (its output is above): the editable install offline, with the build backend present (${project.buildBackend ?? backend}) and without dependencies`,
+        timeoutSeconds: 300,
+        fallback: pathEntry,
+      },
     });
     reasons.push(
       project.testExtra === undefined

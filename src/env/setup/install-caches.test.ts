@@ -19,6 +19,17 @@ beforeAll(async () => {
     join(repository, "requirements", "dev.txt"),
     "vine>=5\ngit+https://github.com/celery/kombu.git\n",
   );
+  // Included files, a direct reference, and URLs that are only comments or markers.
+  await mkdir(join(repository, "requirements", "extras"));
+  const files: Record<string, string> = {
+    "ci.txt": "-r base.txt\nrequests  # https://docs.python-requests.org\n-r extras/pinned.txt\n",
+    "extras/pinned.txt":
+      "# pinned by hand\nattrs\namqp[test] @ git+https://github.com/celery/py-amqp.git@v5.3.1#egg=amqp  # fork\n",
+    "outside.txt": "-r ../../elsewhere/requirements.txt\n-c base.txt\nrich\n",
+  };
+  for (const [name, text] of Object.entries(files)) {
+    await writeFile(join(repository, "requirements", name), text);
+  }
 });
 
 afterAll(async () => {
@@ -89,7 +100,12 @@ describe("planInstallCaches", () => {
       "python -m pip wheel --quiet --wheel-dir /env/pip-wheels celery pytest",
     ]);
     expect(plan.steps[1]?.optional).toBe(true);
-    expect(plan.runEnv).toEqual({ PIP_NO_INDEX: "1", PIP_FIND_LINKS: "/env/pip-wheels" });
+    // No index and no pip configuration file: a user's or an image's pip.conf could name others.
+    expect(plan.runEnv).toEqual({
+      PIP_NO_INDEX: "1",
+      PIP_FIND_LINKS: "/env/pip-wheels",
+      PIP_CONFIG_FILE: "/dev/null",
+    });
   });
 
   it("serves `pip install -r <variable>` from the requirement files the helper names that exist", async () => {
@@ -102,6 +118,23 @@ describe("planInstallCaches", () => {
     expect(plan.records[0]?.installs[0]?.fill).toEqual([
       "python -m pip wheel --quiet --wheel-dir /env/pip-wheels -r requirements/base.txt",
     ]);
+  });
+
+  it("follows included requirement files to a direct reference, and reads no comment or file outside the repository as one", async () => {
+    const included = await planInstallCaches(helper(["requirements/ci.txt"]), {
+      ...online,
+      repository,
+    });
+    expect(included.records[0]?.installs[0]).toMatchObject({
+      served: "unservable",
+      reason:
+        "requirements/extras/pinned.txt:3 is `amqp[test] @ git+https://github.com/celery/py-amqp.git@v5.3.1#egg=amqp` (requirements/ci.txt includes requirements/extras/pinned.txt), which pip fetches from its host at every install; no cache serves it offline",
+    });
+    const local = await planInstallCaches(helper(["requirements/outside.txt"]), {
+      ...online,
+      repository,
+    });
+    expect(local.records[0]?.installs[0]?.served).toBe("cache");
   });
 
   it("reports a requirement fetched from a VCS host as unservable, and a file that is not there as nothing to do", async () => {

@@ -106,7 +106,9 @@ export const pipCache: InstallCache = {
   installer: "pip",
   folder: "pip-wheels",
   setupEnv: () => ({}),
-  runEnv: (path) => ({ PIP_NO_INDEX: "1", PIP_FIND_LINKS: path }),
+  // No index and no configuration file (which may name other find-links folders): the wheels
+  // setup put here are all a run's pip sees.
+  runEnv: (path) => ({ PIP_NO_INDEX: "1", PIP_FIND_LINKS: path, PIP_CONFIG_FILE: "/dev/null" }),
   serve: async (install, context) => {
     const base = { installer: install.installer, command: install.command };
     const words = installArguments(
@@ -135,14 +137,12 @@ export const pipCache: InstallCache = {
       else packages.push(word);
     }
     for (const file of files) {
-      const text = await readRepositoryFile(context.repository, file);
-      if (text === undefined) continue;
-      const remote = text.split("\n").findIndex((line) => /^\s*(?:-e\s+)?\S*:\/\//.test(line));
-      if (remote >= 0) {
+      const remote = await remoteRequirement(context.repository, file, new Set());
+      if (remote !== undefined) {
         return {
           ...base,
           served: "unservable",
-          reason: `${file}:${remote + 1} is \`${(text.split("\n")[remote] as string).trim()}\`, which pip fetches from its host at every install; no cache serves it offline`,
+          reason: `${remote.file}:${remote.line} is \`${remote.text}\`${remote.file === file ? "" : ` (${file} includes ${remote.file})`}, which pip fetches from its host at every install; no cache serves it offline`,
         };
       }
     }
@@ -188,6 +188,46 @@ export function cacheableInstalls(installs: readonly TestTimeInstall[]): TestTim
 function installArguments(command: string, verb: RegExp): string[] {
   const rest = command.replace(verb, "").trim();
   return rest === "" ? [] : rest.split(/\s+/);
+}
+
+/**
+ * A requirement pip fetches from where a URL points at every install, whatever is cached: a VCS
+ * or archive URL (`git+https://…`, `-e git+…`) or a direct reference (`amqp @ git+https://…`).
+ * pip never swaps it for a package of the same name from an index or a wheel folder, and nor
+ * does setup (that would test other code than the repository names).
+ */
+const REMOTE_REQUIREMENT =
+  /^(?:(?:-e|--editable)[=\s]+)?[A-Za-z][\w+.-]*:\/\/|^[A-Za-z0-9][\w.-]*\s*(?:\[[^\]]*\])?\s*@\s*\S+:\/\//;
+
+/**
+ * The first remote requirement of a requirement file or of the files it includes (`-r`, `-c`,
+ * relative to the including file), with its file and line. Files outside the repository are not
+ * read: pip in a run could not read them either.
+ */
+async function remoteRequirement(
+  repository: string,
+  file: string,
+  seen: Set<string>,
+): Promise<{ file: string; line: number; text: string } | undefined> {
+  const path = posix.normalize(file);
+  if (path.startsWith("../") || posix.isAbsolute(path) || seen.has(path)) return undefined;
+  seen.add(path);
+  const text = await readRepositoryFile(repository, path);
+  if (text === undefined) return undefined;
+  for (const [index, raw] of text.split("\n").entries()) {
+    // pip drops a comment only where `#` follows whitespace (`#egg=` in a URL stays).
+    const line = raw.replace(/(^|\s)#.*$/, "").trim();
+    if (REMOTE_REQUIREMENT.test(line)) return { file: path, line: index + 1, text: line };
+    const include = /^(?:-r|--requirement|-c|--constraint)(?:\s*=\s*|\s+)(\S+)$/.exec(line);
+    if (include === null) continue;
+    const found = await remoteRequirement(
+      repository,
+      posix.join(posix.dirname(path), include[1] as string),
+      seen,
+    );
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 async function existing(repository: string, files: readonly string[]): Promise<string[]> {

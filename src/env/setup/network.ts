@@ -1,4 +1,10 @@
 import type { SetupLanguage } from "./detect.js";
+import {
+  localIndexExists,
+  localIndexPath,
+  type PythonIndexConfiguration,
+  pythonIndexLocations,
+} from "./package-index.js";
 
 /** How the caller wants setup to treat the network: `auto` asks the ecosystem's index. */
 export type SetupNetworkChoice = "auto" | "on" | "off";
@@ -60,8 +66,18 @@ export async function probeUrl(url: string, timeoutMs = 4_000): Promise<NetworkP
   }
 }
 
-/** The default probe: the detected ecosystem's index. Nothing to download means nothing to ask. */
-export async function probePackageIndex(language: SetupLanguage): Promise<NetworkProbe> {
+/**
+ * The default probe: the detected ecosystem's index. Nothing to download means nothing to ask.
+ * For Python, every place the user's pip configuration names is asked (a local mirror folder
+ * answers by being there): setup is online when any of them answers, since pip reads them all.
+ */
+export async function probePackageIndex(
+  language: SetupLanguage,
+  options: { readonly pythonIndex?: PythonIndexConfiguration } = {},
+): Promise<NetworkProbe> {
+  if (language === "python" && options.pythonIndex !== undefined) {
+    return probeLocations(pythonIndexLocations(options.pythonIndex));
+  }
   const url = packageIndexUrl(language);
   if (url === undefined) {
     return {
@@ -70,4 +86,23 @@ export async function probePackageIndex(language: SetupLanguage): Promise<Networ
     };
   }
   return probeUrl(url);
+}
+
+async function probeLocations(locations: readonly string[]): Promise<NetworkProbe> {
+  const probes: NetworkProbe[] = [];
+  for (const location of locations) {
+    const folder = localIndexPath(location);
+    if (folder === undefined) probes.push(await probeUrl(location));
+    else {
+      const reachable = await localIndexExists(folder);
+      probes.push({
+        reachable,
+        detail: `${location} ${reachable ? "is a folder on this machine" : "is not there"}`,
+      });
+    }
+  }
+  return {
+    reachable: probes.some((probe) => probe.reachable),
+    detail: probes.map((probe) => probe.detail).join("; "),
+  };
 }

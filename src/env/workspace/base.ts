@@ -6,6 +6,7 @@ import { fieldPrefix, parseJsonResult } from "../../core/parse.js";
 import type { SandboxV1 } from "../sandbox/types.js";
 import type { SetupNetwork, SetupPlan } from "../setup/detect.js";
 import type { NetworkProbe, SetupNetworkChoice } from "../setup/network.js";
+import type { PythonIndexConfiguration } from "../setup/package-index.js";
 import type { PreparedRuntime } from "../setup/runtime.js";
 import type { TestTimeInstall } from "../setup/test-time-installs.js";
 import { BASE_META_FORMAT, storedBaseFileSchema } from "./base-schema.js";
@@ -63,6 +64,12 @@ export interface PrepareBaseOptions {
    * do not reach an arm that runs without skills. Relative, `/`-separated.
    */
   readonly skillFolders?: readonly string[];
+  /**
+   * Where setup's pip installs from: the user's own pip configuration and variables by default
+   * (`readPythonIndexConfiguration`), so a private index or a local mirror is honoured; part of
+   * the cache key when it names anything. Runs never see it.
+   */
+  readonly pythonIndex?: PythonIndexConfiguration;
   /** How `auto` asks whether the network is there (tests replace it). */
   readonly probeNetwork?: (language: SetupPlan["language"]) => Promise<NetworkProbe>;
   /** One line per decision and per setup step, as it happens (progress for long setups). */

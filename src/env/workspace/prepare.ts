@@ -7,6 +7,7 @@ import { acquireLock } from "../../core/lock.js";
 import { AGENT_SKILL_DIRECTORIES, cleanAgentSkillFolders } from "../../skill/install.js";
 import { DEFAULT_PYTHON } from "../setup/detect.js";
 import type { SetupNetworkChoice } from "../setup/network.js";
+import { readPythonIndexConfiguration } from "../setup/package-index.js";
 import {
   materialisedView,
   type PrepareBaseOptions,
@@ -57,7 +58,8 @@ const fullShaPattern = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
  * concurrent callers (processes or promises) wait for the one doing the work; a crash leaves
  * only a temporary folder, which the next holder of the lock removes.
  */
-export async function prepareBase(options: PrepareBaseOptions): Promise<PreparedBase> {
+export async function prepareBase(request: PrepareBaseOptions): Promise<PreparedBase> {
+  const options = await withPythonIndex(request);
   const source =
     typeof options.source === "string"
       ? await parseRepositorySource(options.source)
@@ -93,6 +95,7 @@ export async function prepareBase(options: PrepareBaseOptions): Promise<Prepared
       network: options.setupNetwork ?? "auto",
       verifierNeedsPython: options.verifierNeedsPython === true,
       ...installsKey(options.testTimeInstalls),
+      ...pythonIndexKey(options.pythonIndex),
       extraSkillFolders: extraSkillFolders(options.skillFolders),
       toolchain:
         recipe.kind === "none"
@@ -169,6 +172,7 @@ function baseKey(
     verifierNeedsPython: boolean;
     toolchain: string;
     testTimeInstalls?: readonly string[];
+    pythonIndex?: readonly string[];
     extraSkillFolders: readonly string[] | undefined;
   },
 ): string {
@@ -194,6 +198,33 @@ function baseKey(
     )
     .digest("hex");
   return `${repositoryName(source)}-${commit.slice(0, 12)}-${hash.slice(0, 16)}`;
+}
+
+/**
+ * The user's pip index configuration, read once so the key and setup agree; a base without
+ * setup installs nothing and needs none.
+ */
+async function withPythonIndex(request: PrepareBaseOptions): Promise<PrepareBaseOptions> {
+  if ((request.setup ?? { kind: "none" }).kind === "none" || request.pythonIndex !== undefined) {
+    return request;
+  }
+  return { ...request, pythonIndex: await readPythonIndexConfiguration() };
+}
+
+/**
+ * Where setup's pip installs from, for the key: a base prepared against another index (or
+ * offline, before the user named a mirror) is another base. Nothing when only pip's default
+ * index is configured, so the keys of bases prepared before stay the same.
+ */
+function pythonIndexKey(index: PrepareBaseOptions["pythonIndex"]): { pythonIndex?: string[] } {
+  if (index === undefined) return {};
+  const locations = [
+    ...(index.indexUrl === undefined ? [] : [`index ${index.indexUrl}`]),
+    ...index.extraIndexUrls.map((url) => `extra ${url}`),
+    ...index.findLinks.map((url) => `links ${url}`),
+    ...index.trustedHosts.map((host) => `trusted ${host}`),
+  ];
+  return locations.length === 0 ? {} : { pythonIndex: locations };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { InfrastructureError, UsageError } from "../../core/errors.js";
@@ -14,6 +15,7 @@ import {
   SYSTEM_PATH,
 } from "../setup/detect.js";
 import { probePackageIndex } from "../setup/network.js";
+import { pythonIndexSetupAccess } from "../setup/package-index.js";
 import type { PreparedRuntime } from "../setup/runtime.js";
 import {
   ENVIRONMENT_FOLDER,
@@ -96,25 +98,14 @@ export async function runSetupOf(parts: SetupParts): Promise<BuiltSetup> {
   // The folder beside the tree; renamed into place with it, so the final path is known now.
   const environmentHost = join(tree, "..", ENVIRONMENT_FOLDER);
   const detectOptions = detectOptionsOf(parts, target, unsafe ? environmentHost : undefined);
-  const choice = options.setupNetwork ?? "auto";
   const first = await detectSetup(tree, { ...detectOptions, network: "online" });
-  let network: SetupNetwork;
-  let networkReason: string;
-  if (choice === "on") {
-    network = "online";
-    networkReason = "--setup-network: setup uses the network";
-  } else if (choice === "off") {
-    network = "offline";
-    networkReason = "--no-setup-network: setup uses only what is already present";
-  } else {
-    const probe = await (options.probeNetwork ?? probePackageIndex)(first.language);
-    network = probe.reachable ? "online" : "offline";
-    networkReason = `${probe.detail}: setup runs ${network}`;
-  }
+  const { network, networkReason } = await chooseNetwork(options, first);
   const setup =
     network === "online" ? first : await detectSetup(tree, { ...detectOptions, network });
   log(`setup ${network} (${networkReason})`);
   for (const reason of setup.reasons) log(`  ${reason}`);
+  const index = indexAccessOf(parts, setup, network);
+  if (index !== undefined) log(`  ${index.note}`);
   const started = performance.now();
 
   if (target === "image" && options.sandbox?.prepare !== undefined) {
@@ -122,6 +113,9 @@ export async function runSetupOf(parts: SetupParts): Promise<BuiltSetup> {
     // checked out and every run's workspace is mounted over the image's copy.
     const path = [...(setup.environment?.binPaths ?? []), SYSTEM_PATH].join(":");
     for (const step of setup.steps) log(`  $ ${step.command}   (image layer)`);
+    if ((index?.folders.length ?? 0) > 0) {
+      log(`  an image build sees no host folder: pip's local indexes are not reachable there`);
+    }
     const prepared = await options.sandbox.prepare({
       workspace: tree,
       workspaceMountPath: parts.mountPath,
@@ -129,7 +123,12 @@ export async function runSetupOf(parts: SetupParts): Promise<BuiltSetup> {
       recipe: {
         baseImage: setup.baseImage,
         commands: setup.steps.map(imageCommand),
-        env: { ...(setup.environment?.setupEnv ?? {}), ...options.setupEnv, PATH: path },
+        env: {
+          ...(setup.environment?.setupEnv ?? {}),
+          ...index?.env,
+          ...options.setupEnv,
+          PATH: path,
+        },
       },
       network: network === "online" ? "host" : "none",
       onLog: (line) => log(line.trimEnd()),
@@ -181,7 +180,12 @@ export async function runSetupOf(parts: SetupParts): Promise<BuiltSetup> {
     if (setup.environment !== undefined) await mkdir(environmentHost, { recursive: true });
     for (const step of setup.steps) {
       log(`  $ ${step.command}`);
-      const outcome = await runStep(step, parts, setup, environmentHost, network, unsafe);
+      const outcome = await runStep(step, parts, setup, {
+        environmentHost,
+        network,
+        unsafe,
+        index,
+      });
       outcomes.push(outcome);
       if (outcome.outcome !== "ok") {
         log(
@@ -226,6 +230,36 @@ export async function runSetupOf(parts: SetupParts): Promise<BuiltSetup> {
   };
 }
 
+/** The network setup runs with: the caller's flag, or what the package index's probe answers. */
+async function chooseNetwork(
+  options: SetupParts["options"],
+  first: SetupPlan,
+): Promise<{ network: SetupNetwork; networkReason: string }> {
+  const choice = options.setupNetwork ?? "auto";
+  if (choice === "on") {
+    return { network: "online", networkReason: "--setup-network: setup uses the network" };
+  }
+  if (choice === "off") {
+    return {
+      network: "offline",
+      networkReason: "--no-setup-network: setup uses only what is already present",
+    };
+  }
+  const probe = await (
+    options.probeNetwork ??
+    ((language) =>
+      probePackageIndex(
+        language,
+        options.pythonIndex === undefined ? {} : { pythonIndex: options.pythonIndex },
+      ))
+  )(
+    // A repository of no known ecosystem whose verifiers run Python installs only with pip.
+    first.language === "unknown" && first.python !== undefined ? "python" : first.language,
+  );
+  const network = probe.reachable ? "online" : "offline";
+  return { network, networkReason: `${probe.detail}: setup runs ${network}` };
+}
+
 /** What detection is told of the base: the recipe, mount path, interpreter and verifiers' needs. */
 function detectOptionsOf(
   parts: SetupParts,
@@ -264,14 +298,51 @@ function imageCommand(step: SetupStep): string {
 
 const OUTPUT_TAIL_LINES = 40;
 
+/** Where setup's pip finds the user's indexes: their variables and local folders. */
+interface IndexAccess {
+  readonly env: Record<string, string>;
+  readonly folders: readonly string[];
+  /** For the setup log. */
+  readonly note: string;
+}
+
+/**
+ * The user's pip indexes for an online setup that runs pip (a Python environment): handed to
+ * setup's steps only, never to runs, which install from the environment's wheels alone.
+ */
+function indexAccessOf(
+  parts: SetupParts,
+  setup: SetupPlan,
+  network: SetupNetwork,
+): IndexAccess | undefined {
+  const configuration = parts.options.pythonIndex;
+  if (network !== "online" || setup.python === undefined || configuration === undefined) {
+    return undefined;
+  }
+  const access = pythonIndexSetupAccess(configuration);
+  if (Object.keys(access.env).length === 0) return undefined;
+  // A folder that is not there cannot be mounted (the sandbox would not start); pip warns of it.
+  access.folders = access.folders.filter((folder) => existsSync(folder));
+  return {
+    ...access,
+    note: `pip indexes of the user (${configuration.sources.join("; ")}), for setup only${access.folders.length === 0 ? "" : `; local folders mounted read-only: ${access.folders.join(", ")}`}`,
+  };
+}
+
+interface StepContext {
+  readonly environmentHost: string;
+  readonly network: SetupNetwork;
+  readonly unsafe: boolean;
+  readonly index: IndexAccess | undefined;
+}
+
 async function runStep(
   step: SetupStep,
   parts: SetupParts,
   setup: SetupPlan,
-  environmentHost: string,
-  network: SetupNetwork,
-  unsafe: boolean,
+  context: StepContext,
 ): Promise<SetupStepOutcome> {
+  const { environmentHost, network, unsafe, index } = context;
   const { options } = parts;
   const sandbox = options.sandbox as SandboxV1;
   const environment = setup.environment;
@@ -287,14 +358,22 @@ async function runStep(
     limits: { timeoutMs },
     env: {
       ...(environment?.setupEnv ?? {}),
+      ...index?.env,
       ...options.setupEnv,
       PATH: [...(environment?.binPaths ?? []), SYSTEM_PATH].join(":"),
     },
-    ...(environment === undefined || unsafe
+    ...(unsafe
       ? {}
       : {
           extraMounts: [
-            { hostPath: environmentHost, sandboxPath: environment.path, readOnly: false },
+            ...(environment === undefined
+              ? []
+              : [{ hostPath: environmentHost, sandboxPath: environment.path, readOnly: false }]),
+            ...(index?.folders ?? []).map((folder) => ({
+              hostPath: folder,
+              sandboxPath: folder,
+              readOnly: true,
+            })),
           ],
         }),
   });
@@ -310,7 +389,7 @@ async function runStep(
   };
   if (result.exitCode === 0 && !result.timedOut) return outcome;
   if (step.fallback !== undefined) {
-    const fallback = await runStep(step.fallback, parts, setup, environmentHost, network, unsafe);
+    const fallback = await runStep(step.fallback, parts, setup, context);
     return { ...outcome, outcome: fallback.outcome === "ok" ? "fell-back" : "failed", fallback };
   }
   return { ...outcome, outcome: step.optional === true ? "skipped" : "failed" };
