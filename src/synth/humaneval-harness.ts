@@ -205,6 +205,7 @@ def protect():
 def descendants():
     me = os.getpid()
     parents = {}
+    zombies = set()
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -213,11 +214,16 @@ def descendants():
                 fields = handle.read().rsplit(b")", 1)[1].split()
         except (OSError, IndexError):
             continue
+        # A zombie stays in the map as a link of the chain: a process whose stat was read
+        # while its parent was alive names that parent, which may have died (a zombie) by the
+        # time its own stat is read. Dropping it would hide a live daemon from the kill.
         if fields[0] == b"Z":
-            continue
+            zombies.add(int(name))
         parents[int(name)] = int(fields[1])
     found = []
     for pid in parents:
+        if pid in zombies:
+            continue
         current, hops = pid, 0
         while current in parents and hops < 4096:
             current = parents[current]
@@ -242,7 +248,9 @@ def kill_descendants():
     for _ in range(2000):
         reap()
         pids = descendants()
-        if not pids:
+        # An empty scan is confirmed by a second one: /proc is read one entry at a time, so a
+        # process can move (reparented as its parent exits) between the reads.
+        if not pids and not descendants():
             return True
         for pid in pids:
             try:
