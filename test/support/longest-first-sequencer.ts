@@ -26,25 +26,24 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
  * an evaluation of its own; it now reads the shared one (its own work: 10-20 s of CPU).
  */
 export const measuredSeconds: Readonly<Record<string, number>> = {
-  // Alone after its stub runs were shared (session 9): 292-420 s at load 12-17, 362 s the middle
-  // run (686 s before, same load); not re-measured quiet.
-  "test/verifier-defence.test.ts": 362,
-  "test/report-view.test.ts": 274,
-  "test/bench-v1-real.test.ts": 248,
-  "test/verifier-integrity.test.ts": 228,
-  "test/eval-suite.test.ts": 200,
-  "test/package-install.test.ts": 183,
-  "test/synth-loop.test.ts": 172,
-  "test/agents-claude-code.test.ts": 150,
+  // The fresh clone's full run with nothing else on the machine (session 9, 1,602 s in all).
+  "test/report-view.test.ts": 380,
+  "test/bench-v1-real.test.ts": 375,
+  "test/verifier-defence.test.ts": 324,
+  "test/env-verifier.test.ts": 144,
+  "test/verifier-integrity.test.ts": 135,
+  "test/package-install.test.ts": 128,
+  "test/bench-queue.test.ts": 122,
+  "test/synth-loop.test.ts": 113,
+  "test/eval-suite.test.ts": 113,
+  // Not among that run's slowest ten (so under 113 s); from earlier runs (docs/testing.md).
+  "test/agents-claude-code.test.ts": 110,
+  "test/bench-arms.test.ts": 110,
+  "test/bench-queue-parity.test.ts": 110,
+  "test/report-broken-runs.test.ts": 100,
   "test/bench-run-import-claude-code.test.ts": 100,
-  "test/agents-codex.test.ts": 90,
-  // Not among the slowest eight of that run (so under 172 s); estimated as half of what they took
-  // in a run at load 17-33 (docs/testing.md), which is what the files above took there too.
-  "test/env-verifier.test.ts": 165,
-  "test/bench-arms.test.ts": 160,
-  "test/bench-queue-parity.test.ts": 115,
-  "test/report-broken-runs.test.ts": 110,
   "test/env-workspace.test.ts": 100,
+  "test/agents-codex.test.ts": 90,
   "test/synth-baselines.test.ts": 60,
   "test/verifier-channel.test.ts": 50,
 };
