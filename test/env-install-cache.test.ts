@@ -15,14 +15,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runProcess } from "../src/core/process.js";
 import type { SandboxV1 } from "../src/env/sandbox/types.js";
 import { readPythonIndexConfiguration } from "../src/env/setup/package-index.js";
-import { withPreparedRuntime } from "../src/env/setup/runtime.js";
 import {
   findTestTimeInstalls,
   testTimeNetworkProblem,
 } from "../src/env/setup/test-time-installs.js";
-import { materialiseWorkspace } from "../src/env/workspace/materialise.js";
 import { type PreparedBase, prepareBase } from "../src/env/workspace/prepare.js";
 import { git } from "./support/git.js";
+import { runOffline } from "./support/offline-run.js";
 import { usableBubblewrap } from "./support/sandboxes.js";
 import { removeRunRoot } from "./support/suites.js";
 
@@ -149,19 +148,8 @@ async function repository(name = "repo"): Promise<string> {
 const INSTALL_PROBE_A =
   'python -m pip install probe-a && python -c "import probe_a, probe_b; print(probe_a.VERSION, probe_b.VERSION)"';
 
-async function installInVerifierRun(base: PreparedBase, script = INSTALL_PROBE_A) {
-  const workspace = await materialiseWorkspace(base);
-  try {
-    return await withPreparedRuntime(sandbox as SandboxV1, base.runtime).exec({
-      command: ["sh", "-c", script],
-      workspace: workspace.path,
-      workspaceMountPath: workspace.mountPath,
-      network: "none",
-      limits: { timeoutMs: 120_000 },
-    });
-  } finally {
-    await workspace.dispose();
-  }
+function installInVerifierRun(base: PreparedBase, script = INSTALL_PROBE_A) {
+  return runOffline(sandbox as SandboxV1, base, script, { timeoutMs: 120_000 });
 }
 
 describe.skipIf(sandbox === undefined || !hasPip)(

@@ -15,11 +15,10 @@ import { environmentRecord, skillEnvironments } from "../src/bench/run/environme
 import type { SuiteSkill } from "../src/bench/suite/types.js";
 import { runProcess } from "../src/core/process.js";
 import type { SandboxV1 } from "../src/env/sandbox/types.js";
-import { withPreparedRuntime } from "../src/env/setup/runtime.js";
 import { treeDigest } from "../src/env/workspace/digest.js";
-import { materialiseWorkspace } from "../src/env/workspace/materialise.js";
 import { type PreparedBase, prepareBase, SetupFailedError } from "../src/env/workspace/prepare.js";
 import { git } from "./support/git.js";
+import { runOffline } from "./support/offline-run.js";
 import { availableContainerSandbox, present, usableBubblewrap } from "./support/sandboxes.js";
 import { removeRunRoot } from "./support/suites.js";
 
@@ -47,24 +46,12 @@ async function repository(name: string, files: Record<string, string>): Promise<
 }
 
 /** Run `command` in a fresh workspace of `base`, in its prepared environment. */
-async function inWorkspace(
+function inWorkspace(
   base: PreparedBase,
   command: string,
   edit?: (workspace: string) => Promise<void>,
 ) {
-  const workspace = await materialiseWorkspace(base);
-  try {
-    await edit?.(workspace.path);
-    return await withPreparedRuntime(sandbox as SandboxV1, base.runtime).exec({
-      command: ["sh", "-c", command],
-      workspace: workspace.path,
-      workspaceMountPath: workspace.mountPath,
-      network: "none",
-      limits: { timeoutMs: 60_000 },
-    });
-  } finally {
-    await workspace.dispose();
-  }
+  return runOffline(sandbox as SandboxV1, base, command, edit === undefined ? {} : { edit });
 }
 
 let srcLayout: PreparedBase | undefined;
@@ -285,26 +272,15 @@ describe.skipIf(container === undefined)(
       );
       // Inside the image: nothing to mount, only PATH and variables.
       expect(base.runtime?.mount).toBeUndefined();
-      const workspace = await materialiseWorkspace(base);
-      try {
-        const result = await withPreparedRuntime(box, base.runtime).exec({
-          command: [
-            "sh",
-            "-c",
-            "python -c 'import sys, boxedpkg; print(sys.executable, boxedpkg.__file__)'",
-          ],
-          workspace: workspace.path,
-          workspaceMountPath: workspace.mountPath,
-          network: "none",
-          limits: { timeoutMs: 60_000 },
-          ...(base.environment === undefined ? {} : { image: base.environment.image }),
-        });
-        expect(result.stdout.trim()).toBe(
-          "/skillsmith-env/bin/python /workspace/boxed/src/boxedpkg/__init__.py",
-        );
-      } finally {
-        await workspace.dispose();
-      }
+      const result = await runOffline(
+        box,
+        base,
+        "python -c 'import sys, boxedpkg; print(sys.executable, boxedpkg.__file__)'",
+        base.environment === undefined ? {} : { image: base.environment.image },
+      );
+      expect(result.stdout.trim()).toBe(
+        "/skillsmith-env/bin/python /workspace/boxed/src/boxedpkg/__init__.py",
+      );
     }, 300_000);
   },
 );
