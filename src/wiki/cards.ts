@@ -45,7 +45,22 @@ export function execLabel(execOk: ExecOk): string {
   return "code not executed (no sandbox or runner)";
 }
 
-export function cardOf(meta: SkillMeta): SkillCard {
+/** The fields of an entry's meta a card is made of. */
+export type CardSource = Pick<
+  SkillMeta,
+  | "skill_id"
+  | "skill_name"
+  | "domain"
+  | "category_path"
+  | "tags"
+  | "applicability"
+  | "modalities_present"
+  | "exec_ok"
+  | "files"
+  | "validation_status"
+>;
+
+export function cardOf(meta: CardSource): SkillCard {
   return {
     skill_id: meta.skill_id,
     skill_name: meta.skill_name,

@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { InputError } from "../core/errors.js";
 import { unlessMissing } from "../core/fs.js";
 import { entryFolderPattern, listDomains, META_FILE, WIKI_MANIFEST_FILE } from "./layout.js";
+import type { CardSource, SkillCard } from "./cards.js";
 import type { SkillMeta, Thresholds, WikiManifest } from "./meta.js";
 import { shortlistFields, shortlistSizeRules, TEXT_ONLY_EXEC } from "./search-constants.js";
 import type { WikiEntry } from "./store.js";
@@ -213,6 +214,73 @@ export function checkSkillMeta(value: unknown): SkillMeta | undefined {
   if (!isList(merged, (id) => isString(id) && SKILL_ID.test(id))) return undefined;
   if (!isList(merges, isMergeRecord) || !isList(findings, isFinding)) return undefined;
   return { ...value, merges, findings } as SkillMeta;
+}
+
+const isStrings = (value: unknown): value is string[] => isList(value, isString);
+
+/**
+ * The fields a card is made of, when `value` holds them with the types the card needs; undefined
+ * otherwise. Looser than `checkSkillMeta` on purpose: the search index reads a meta.json whose
+ * bytes hash to the digest it indexed, an entry the full schema accepted when the index was
+ * built, so a check that refused a valid but unusual entry (one `checkSkillMeta` leaves to the
+ * schema) would send every search into a rebuild that could never succeed.
+ */
+export function checkCardSource(value: unknown): CardSource | undefined {
+  if (!isRecord(value) || !isRecord(value.files)) return undefined;
+  const { skill_id, skill_name, domain, category_path, tags, applicability } = value;
+  const { modalities_present, exec_ok, validation_status } = value;
+  const { text, visual, code } = value.files;
+  if (!isString(skill_id) || !isString(skill_name) || !isString(domain)) return undefined;
+  if (!isStrings(category_path) || !isStrings(tags) || !isString(applicability)) return undefined;
+  if (!isStrings(text) || !isStrings(visual) || !isStrings(code)) return undefined;
+  if (!isList(modalities_present, isModality) || !execValues.includes(exec_ok)) return undefined;
+  if (!statuses.includes(validation_status)) return undefined;
+  return {
+    skill_id,
+    skill_name,
+    domain,
+    category_path,
+    tags,
+    applicability,
+    modalities_present: modalities_present as CardSource["modalities_present"],
+    exec_ok: exec_ok as CardSource["exec_ok"],
+    files: { text, visual, code },
+    validation_status: validation_status as CardSource["validation_status"],
+  };
+}
+
+const cardKeys = new Set([
+  "skill_id",
+  "skill_name",
+  "domain",
+  "category_path",
+  "tags",
+  "applicability",
+  "modalities",
+  "exec_ok",
+  "validation_status",
+]);
+
+/** A card as `cardOf` makes it (the search index's stored cards), or undefined. */
+export function checkSkillCard(value: unknown): SkillCard | undefined {
+  if (!isRecord(value) || !hasOnly(value, cardKeys)) return undefined;
+  const { skill_id, skill_name, domain, category_path, tags, applicability } = value;
+  const { modalities, exec_ok, validation_status } = value;
+  if (!isString(skill_id) || !isString(skill_name) || !isString(domain)) return undefined;
+  if (!isStrings(category_path) || !isStrings(tags) || !isString(applicability)) return undefined;
+  if (!isStrings(modalities) || !execValues.includes(exec_ok) || !isString(validation_status))
+    return undefined;
+  return {
+    skill_id,
+    skill_name,
+    domain,
+    category_path,
+    tags,
+    applicability,
+    modalities,
+    exec_ok: exec_ok as SkillCard["exec_ok"],
+    validation_status,
+  };
 }
 
 /** Every number protocol B fixes, as the first build freezes them (`thresholdsSchema` in meta.ts). */

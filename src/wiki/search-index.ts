@@ -71,7 +71,12 @@ import {
   WIKI_MANIFEST_FILE,
 } from "./layout.js";
 import type { SkillMeta, Thresholds } from "./meta.js";
-import { parseSkillMetaText, readWikiManifestChecked } from "./meta-check.js";
+import {
+  checkCardSource,
+  checkSkillCard,
+  parseSkillMetaText,
+  readWikiManifestChecked,
+} from "./meta-check.js";
 import type { ShortlistConfig, ShortlistHit, ShortlistOptions } from "./search.js";
 import { type ShortlistField, shortlistFields } from "./search-constants.js";
 
@@ -778,12 +783,16 @@ export class IndexedWikiSearch {
     const actual = createHash("sha256").update(bytes).digest();
     if (bytes.length > MAX_META_BYTES || !actual.equals(expected))
       throw new IndexMismatchError(this.path, `${path} is not the file that was indexed`);
-    let card: SkillCard;
+    let source: unknown;
     try {
-      card = cardOf(JSON.parse(bytes.toString("utf8")) as SkillMeta);
+      source = JSON.parse(bytes.toString("utf8"));
     } catch {
-      throw new IndexMismatchError(this.path, `${path} is not an entry's meta.json`);
+      source = undefined;
     }
+    const checked = checkCardSource(source);
+    if (checked === undefined)
+      throw new IndexMismatchError(this.path, `${path} is not an entry's meta.json`);
+    const card = cardOf(checked);
     const flags = this.flags[doc] ?? 0;
     if (
       JSON.stringify(card) !== JSON.stringify(indexed) ||
@@ -818,13 +827,16 @@ export class IndexedWikiSearch {
       end = pair[1] ?? 0;
     }
     const bytes = readAt(this.fd, cards.offset + start, end - start, this.path);
+    let value: unknown;
     try {
-      return JSON.parse(
-        Buffer.from(bytes.buffer, 0, bytes.byteLength).toString("utf8"),
-      ) as SkillCard;
+      value = JSON.parse(Buffer.from(bytes.buffer, 0, bytes.byteLength).toString("utf8"));
     } catch {
       throw damaged(this.path, `card ${doc} is not JSON`);
     }
+    // A card of another shape was edited: the entries answer instead, through a rebuild.
+    const card = checkSkillCard(value);
+    if (card === undefined) throw new IndexMismatchError(this.path, `card ${doc} is not a card`);
+    return card;
   }
 
   /**
