@@ -14,6 +14,7 @@ import {
   type ShortlistField,
   type SkillMeta,
   skillId,
+  WIKI_ENTRY_FORMAT,
   wikiManifestSchema,
 } from "../src/wiki/meta.js";
 import {
@@ -36,7 +37,7 @@ function meta(index: number): SkillMeta {
   const created = "2026-01-01T00:00:00.000Z";
   const names = ["Sticky table header", "Table zebra rows", "Header banner", "Sticky footer"];
   return {
-    format: 1,
+    format: WIKI_ENTRY_FORMAT,
     skill_id: skillId("web", `source-${index}.html`, 0),
     skill_name: `${names[index % names.length]} ${index}`,
     domain: "web",

@@ -44,7 +44,8 @@ import {
   TEXT_ONLY_NOTE,
   type Thresholds,
   type ValidationStatus,
-  WIKI_FORMAT_VERSION,
+  WIKI_ENTRY_FORMAT,
+  WIKI_RESOURCES_FORMAT,
 } from "./meta.js";
 import {
   fetchedInput,
@@ -408,7 +409,7 @@ async function writeManifests(
   for (const record of previous?.resources ?? []) records.set(record.path, record);
   for (const resource of prepared.values()) records.set(resource.record.path, resource.record);
   await writeResourceManifest(options.wiki, {
-    format: WIKI_FORMAT_VERSION,
+    format: WIKI_RESOURCES_FORMAT,
     domain: options.domain,
     resources: [...records.values()].sort((left, right) => (left.path < right.path ? -1 : 1)),
   });
@@ -680,7 +681,7 @@ async function writeCandidate(
   files["source/excerpt.md"] = Buffer.from(`${resource.units[candidate.nodeIndex]?.text ?? ""}\n`);
   const timestamp = context.now().toISOString();
   const meta: SkillMeta = {
-    format: WIKI_FORMAT_VERSION,
+    format: WIKI_ENTRY_FORMAT,
     skill_id: candidate.skillId,
     skill_name: candidate.skillName,
     domain: candidate.domain,

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { InputError } from "../core/errors.js";
 import { type CodeRunner, codeFileName, type RunLimits } from "./gates.js";
-import { WIKI_FORMAT_VERSION } from "./meta.js";
+import { WIKI_CAPABILITIES_FORMAT, wikiFileSchema } from "./meta.js";
 import {
   CAPABILITIES_FILE,
   listDomains,
@@ -18,8 +18,7 @@ import {
   type WikiEntry,
 } from "./store.js";
 
-export const capabilitiesSchema = z.strictObject({
-  format: z.literal(WIKI_FORMAT_VERSION),
+export const capabilitiesSchema = wikiFileSchema(WIKI_CAPABILITIES_FORMAT, {
   domain: z.string(),
   capabilities: z.array(
     z.strictObject({

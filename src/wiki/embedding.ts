@@ -12,13 +12,12 @@ import { unlessMissing, writeFileAtomic } from "../core/fs.js";
 // The modules themselves, not the model barrel: search loads no model code it does not use.
 import { cosineSimilarity, type EmbeddingClient } from "../model/embedding.js";
 import { type EmbeddingModelChoice, resolveEmbeddingModel } from "../model/embedding-config.js";
-import { WIKI_FORMAT_VERSION } from "./meta.js";
+import { WIKI_EMBEDDINGS_FORMAT, wikiFileSchema } from "./meta.js";
 
 export const EMBEDDING_CACHE_FOLDER = join(".cache", "embeddings");
 export { EMBEDDING_MODEL_VARIABLE } from "../model/embedding-config.js";
 
-const cacheFileSchema = z.strictObject({
-  format: z.literal(WIKI_FORMAT_VERSION),
+const cacheFileSchema = wikiFileSchema(WIKI_EMBEDDINGS_FORMAT, {
   model: z.string(),
   /** SHA-256 of the card text → the vector as little-endian float32, base64. */
   vectors: z.record(z.string(), z.string()),
@@ -109,7 +108,7 @@ export class CardEmbeddings {
   async save(): Promise<boolean> {
     if (this.file === undefined || !this.dirty) return false;
     const content: CacheFile = {
-      format: WIKI_FORMAT_VERSION,
+      format: WIKI_EMBEDDINGS_FORMAT,
       model: this.client.spec,
       vectors: {},
     };

@@ -15,8 +15,9 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { InputError } from "../core/errors.js";
 import { unlessMissing } from "../core/fs.js";
-import { entryFolderPattern, listDomains, META_FILE, WIKI_MANIFEST_FILE } from "./layout.js";
 import type { CardSource, SkillCard } from "./cards.js";
+import { isWikiFormat, WIKI_ENTRY_FORMAT, WIKI_MANIFEST_FORMAT } from "./formats.js";
+import { entryFolderPattern, listDomains, META_FILE, WIKI_MANIFEST_FILE } from "./layout.js";
 import type { SkillMeta, Thresholds, WikiManifest } from "./meta.js";
 import { shortlistFields, shortlistSizeRules, TEXT_ONLY_EXEC } from "./search-constants.js";
 import type { WikiEntry } from "./store.js";
@@ -170,7 +171,7 @@ const fileKeys = new Set(["text", "visual", "code"]);
 function plainFieldsValid(value: Json): boolean {
   const { files, source } = value;
   return (
-    value.format === 1 &&
+    isWikiFormat(value.format, WIKI_ENTRY_FORMAT) &&
     isString(value.skill_id) &&
     SKILL_ID.test(value.skill_id) &&
     isString(value.skill_name) &&
@@ -213,7 +214,7 @@ export function checkSkillMeta(value: unknown): SkillMeta | undefined {
   if (!isList(provenance, isProvenance) || provenance.length === 0) return undefined;
   if (!isList(merged, (id) => isString(id) && SKILL_ID.test(id))) return undefined;
   if (!isList(merges, isMergeRecord) || !isList(findings, isFinding)) return undefined;
-  return { ...value, merges, findings } as SkillMeta;
+  return { ...value, format: WIKI_ENTRY_FORMAT, merges, findings } as SkillMeta;
 }
 
 const isStrings = (value: unknown): value is string[] => isList(value, isString);
@@ -388,10 +389,13 @@ const manifestKeys = new Set(["format", "created", "thresholds", "skill_id_encod
 
 /** `wiki.json` when `wikiManifestSchema` certainly accepts it, defaults filled; else undefined. */
 export function checkWikiManifest(value: unknown): WikiManifest | undefined {
-  if (!isRecord(value) || !hasOnly(value, manifestKeys) || value.format !== 1) return undefined;
+  if (!isRecord(value) || !hasOnly(value, manifestKeys)) return undefined;
+  if (!isWikiFormat(value.format, WIKI_MANIFEST_FORMAT)) return undefined;
   if (!isUtcTime(value.created) || !isString(value.skill_id_encoding)) return undefined;
   const thresholds = checkThresholds(value.thresholds);
-  return thresholds === undefined ? undefined : ({ ...value, thresholds } as WikiManifest);
+  return thresholds === undefined
+    ? undefined
+    : ({ ...value, format: WIKI_MANIFEST_FORMAT, thresholds } as WikiManifest);
 }
 
 /** A meta.json's text as the entry it holds: checked here, else by the schema (which names the field). */

@@ -4,8 +4,18 @@
  */
 import { createHash } from "node:crypto";
 import { z } from "zod";
+import type { FormatTag } from "../core/format-tag.js";
+import { formatTagSchema, readingOlderTags } from "../core/format-tag-schema.js";
+import {
+  WIKI_ENTRY_FORMAT,
+  WIKI_MANIFEST_FORMAT,
+  WIKI_OLDER_TAGS,
+  WIKI_RESOURCES_FORMAT,
+  WIKI_TAXONOMY_FORMAT,
+} from "./formats.js";
 import { shortlistFields, shortlistSizeRules, TEXT_ONLY_EXEC } from "./search-constants.js";
 
+export * from "./formats.js";
 export {
   type ExecOk,
   type ShortlistField,
@@ -15,7 +25,20 @@ export {
   TEXT_ONLY_EXEC,
 } from "./search-constants.js";
 
-export const WIKI_FORMAT_VERSION = 1;
+/**
+ * A wiki file's schema: its `format` the current `tag`, files of wikis built before the tags
+ * (`format: 1`) read as it.
+ */
+export function wikiFileSchema<
+  const Shape extends z.core.$ZodLooseShape,
+  const Tag extends FormatTag,
+>(tag: Tag, shape: Shape) {
+  return readingOlderTags(
+    z.strictObject({ format: formatTagSchema(tag), ...shape }),
+    tag,
+    WIKI_OLDER_TAGS,
+  );
+}
 
 export const resourceTypes = ["repository", "article", "video", "image"] as const;
 export type ResourceType = (typeof resourceTypes)[number];
@@ -88,8 +111,7 @@ export type MergeRecord = z.infer<typeof mergeRecordSchema>;
 export const TEXT_ONLY_NOTE =
   "text only: verified by the text gates (completeness, provenance, deduplication, modality, content); no code, nothing executed";
 
-export const skillMetaSchema = z.strictObject({
-  format: z.literal(WIKI_FORMAT_VERSION),
+export const skillMetaSchema = wikiFileSchema(WIKI_ENTRY_FORMAT, {
   skill_id: skillIdSchema,
   skill_name: z.string().min(1).max(120),
   domain: domainSchema,
@@ -181,8 +203,7 @@ export type Thresholds = z.infer<typeof thresholdsSchema>;
 export { defaultThresholds } from "./meta-check.js";
 
 /** `<wiki>/wiki.json`: written by the first build, then frozen (later builds reuse it). */
-export const wikiManifestSchema = z.strictObject({
-  format: z.literal(WIKI_FORMAT_VERSION),
+export const wikiManifestSchema = wikiFileSchema(WIKI_MANIFEST_FORMAT, {
   created: z.string().datetime(),
   thresholds: thresholdsSchema,
   skill_id_encoding: z.string(),
@@ -243,8 +264,7 @@ export const resourceRecordSchema = z.strictObject({
 export type ResourceRecord = z.infer<typeof resourceRecordSchema>;
 
 /** `<wiki>/<domain>/resources.json`: every resource a build of the domain used. */
-export const resourceManifestSchema = z.strictObject({
-  format: z.literal(WIKI_FORMAT_VERSION),
+export const resourceManifestSchema = wikiFileSchema(WIKI_RESOURCES_FORMAT, {
   domain: domainSchema,
   resources: z.array(resourceRecordSchema),
 });
@@ -262,8 +282,7 @@ export const taxonomyNodeSchema: z.ZodType<TaxonomyNode> = z.lazy(() =>
     children: z.array(taxonomyNodeSchema),
   }),
 );
-export const taxonomySchema = z.strictObject({
-  format: z.literal(WIKI_FORMAT_VERSION),
+export const taxonomySchema = wikiFileSchema(WIKI_TAXONOMY_FORMAT, {
   domain: domainSchema,
   categories: z.array(taxonomyNodeSchema),
 });

@@ -31,7 +31,7 @@ import { writeFileAtomic } from "../core/fs.js";
 import type { ModelClient } from "../model/index.js";
 import { type BuildSummary, buildWiki } from "./build.js";
 import type { CodeRunner } from "./gates.js";
-import { defaultThresholds, WIKI_FORMAT_VERSION } from "./meta.js";
+import { defaultThresholds, WIKI_ONLINE_POOL_FORMAT, wikiFileSchema } from "./meta.js";
 import { ONLINE_POOL_BUDGET_LIMIT } from "./online-constants.js";
 import {
   fetchedInput,
@@ -204,8 +204,7 @@ const failureSchema = z.strictObject({
 });
 export type AcquisitionFailure = z.infer<typeof failureSchema>;
 
-export const poolRecordSchema = z.strictObject({
-  format: z.literal(WIKI_FORMAT_VERSION),
+export const poolRecordSchema = wikiFileSchema(WIKI_ONLINE_POOL_FORMAT, {
   budget: z.number().int().positive().max(ONLINE_POOL_BUDGET_LIMIT),
   acquisitions: z.array(
     z.strictObject({
@@ -395,7 +394,7 @@ async function readPoolRecord(recordPath: string, budget: number): Promise<PoolR
     return await readJsonFile(recordPath, poolRecordSchema);
   } catch (error) {
     if (!(error instanceof InputError && error.code === "wiki.file-unreadable")) throw error;
-    return { format: WIKI_FORMAT_VERSION, budget, acquisitions: [] };
+    return { format: WIKI_ONLINE_POOL_FORMAT, budget, acquisitions: [] };
   }
 }
 

@@ -23,6 +23,7 @@ import * as layout from "./layout.js";
 import {
   defaultThresholds,
   type ModalityName,
+  OLDER_WIKI_FORMAT,
   type ResourceManifest,
   resourceManifestSchema,
   SKILL_ID_ENCODING,
@@ -32,7 +33,8 @@ import {
   type TaxonomyNode,
   type Thresholds,
   taxonomySchema,
-  WIKI_FORMAT_VERSION,
+  WIKI_MANIFEST_FORMAT,
+  WIKI_TAXONOMY_FORMAT,
   type WikiManifest,
   wikiManifestSchema,
 } from "./meta.js";
@@ -77,15 +79,16 @@ export function parseJsonText<T>(path: string, text: string, schema: z.ZodType<T
       { cause },
     );
   }
-  // Every wiki file carries `format`; a later one is explained, not reported as a bad field.
+  // Every wiki file carries `format`; a later bare number is explained, not reported as a bad
+  // field (a later tag is named by the schema's `formatTagSchema`).
   const format =
     value !== null && typeof value === "object"
       ? (value as { format?: unknown }).format
       : undefined;
-  if (typeof format === "number" && format > WIKI_FORMAT_VERSION)
+  if (typeof format === "number" && format > OLDER_WIKI_FORMAT)
     throw new InputError(
       "wiki.file-format",
-      `written in wiki format ${format}; this skillsmith reads format ${WIKI_FORMAT_VERSION}: use the skillsmith that built the wiki, or a newer one`,
+      `written in wiki format ${format}; this skillsmith reads format ${OLDER_WIKI_FORMAT}: use the skillsmith that built the wiki, or a newer one`,
       { file: path, field: "format" },
     );
   return parseInput(schema, value, { code: "wiki.file-invalid", location: { file: path } });
@@ -113,7 +116,7 @@ export async function loadOrCreateWikiManifest(
   if (await exists(path))
     return { manifest: await readJsonFile(path, wikiManifestSchema), created: false };
   const manifest: WikiManifest = {
-    format: WIKI_FORMAT_VERSION,
+    format: WIKI_MANIFEST_FORMAT,
     created: now().toISOString(),
     thresholds,
     skill_id_encoding: SKILL_ID_ENCODING,
@@ -354,7 +357,7 @@ export function taxonomyOf(domain: string, metas: readonly SkillMeta[]): Taxonom
     for (const node of nodes) sortTree(node.children);
   };
   sortTree(roots);
-  return { format: WIKI_FORMAT_VERSION, domain, categories: roots };
+  return { format: WIKI_TAXONOMY_FORMAT, domain, categories: roots };
 }
 
 export async function writeTaxonomy(root: string, domain: string): Promise<Taxonomy> {
@@ -368,7 +371,7 @@ export async function writeTaxonomy(root: string, domain: string): Promise<Taxon
 
 export async function readTaxonomy(root: string, domain: string): Promise<Taxonomy> {
   const path = join(root, domain, TAXONOMY_FILE);
-  if (!(await exists(path))) return { format: WIKI_FORMAT_VERSION, domain, categories: [] };
+  if (!(await exists(path))) return { format: WIKI_TAXONOMY_FORMAT, domain, categories: [] };
   return readJsonFile(path, taxonomySchema);
 }
 

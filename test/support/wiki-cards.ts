@@ -6,7 +6,12 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { mulberry32 } from "../../src/wiki/cards.js";
-import { type SkillMeta, skillId, validationStatuses } from "../../src/wiki/meta.js";
+import {
+  type SkillMeta,
+  skillId,
+  validationStatuses,
+  WIKI_ENTRY_FORMAT,
+} from "../../src/wiki/meta.js";
 import { jsonText, loadOrCreateWikiManifest } from "../../src/wiki/store.js";
 
 /** mulberry32: the same sequence for the same seed on every machine (the wiki's own). */
@@ -86,7 +91,7 @@ export function generatedMeta(index: number, options: GeneratedWikiOptions): Ski
       ? "verified"
       : (validationStatuses[1 + Math.floor(random() * 2)] ?? "unverified");
   return {
-    format: 1,
+    format: WIKI_ENTRY_FORMAT,
     skill_id: skillId(domain, sourcePath, 0),
     skill_name: draw(2 + Math.floor(random() * 3)).join(" "),
     domain,

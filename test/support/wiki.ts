@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { runProcess } from "../../src/core/process.js";
 import type { DistilledSkill } from "../../src/wiki/distill.js";
-import { type SkillMeta, skillId } from "../../src/wiki/meta.js";
+import { type SkillMeta, skillId, WIKI_ENTRY_FORMAT } from "../../src/wiki/meta.js";
 import {
   jsonText,
   loadOrCreateWikiManifest,
@@ -324,7 +324,7 @@ export async function writeHandWiki(root: string): Promise<void> {
     if (each.code !== undefined) files[each.code.file] = each.code.text;
     await writeEntry(root, {
       meta: {
-        format: 1,
+        format: WIKI_ENTRY_FORMAT,
         skill_id: handSkillId(each),
         skill_name: each.name,
         domain: each.domain,
