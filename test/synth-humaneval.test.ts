@@ -239,8 +239,7 @@ describe.skipIf(!hasHumanEval || !hasDebianPython || bubblewrap === undefined)(
         unknown
       >;
       expect(manifest).toMatchObject({
-        formatVersion: 1,
-        kind: "synth-run",
+        format: "skillsmith-synth-run/1",
         familySettings: {
           dataset,
           datasetSha256: createHash("sha256").update(datasetText).digest("hex"),
@@ -327,8 +326,8 @@ describe.skipIf(!hasHumanEval || !hasDebianPython || bubblewrap === undefined)(
       expect(epoch?.criticInput.limits.casesCharacters).toBe(48_000);
       expect(epoch?.patch?.status).toBe("rejected-no-gain");
       expect(JSON.parse(await readFile(report.reportPath, "utf8"))).toMatchObject({
-        formatVersion: 1,
-        settings: { optimisation: { epochs: 1 } },
+        format: "skillsmith-synth-optimisation/1",
+        settings: { format: "skillsmith-synth-settings/1", optimisation: { epochs: 1 } },
       });
       const skillopt = await runSynthCli(
         ["synth", "optimise", "--target", "skillopt", "--epochs", "1", "--sample", "1", ...common],

@@ -135,8 +135,9 @@ export {
   defaultSampleShare,
   defaultTrainShare,
   roleTemperatures,
+  SYNTH_RUN_FORMAT,
+  SYNTH_SETTINGS_FORMAT,
   type SynthSettings,
-  synthFormatVersion,
   synthSettings,
 } from "./settings.js";
 export {

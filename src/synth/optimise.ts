@@ -41,7 +41,6 @@ import {
   defaultSampleShare,
   roleTemperatures,
   type SynthSettings,
-  synthFormatVersion,
   synthSettings,
   type TransitionKind,
   transitionKinds,
@@ -58,7 +57,7 @@ import {
   slotCategories,
   slotPatchSchema,
 } from "./slots.js";
-import type { LibraryStore, PatchRecord } from "./store.js";
+import { type LibraryStore, type PatchRecord, SYNTH_OPTIMISATION_FORMAT } from "./store.js";
 
 export { caseRatio, type TransitionKind, transitionKinds };
 
@@ -210,7 +209,7 @@ export const optimiseTargets = ["synth", "skillopt"] as const;
 export type OptimiseTarget = (typeof optimiseTargets)[number];
 
 export interface OptimiseReport {
-  readonly formatVersion: typeof synthFormatVersion;
+  readonly format: typeof SYNTH_OPTIMISATION_FORMAT;
   readonly family: string;
   readonly target: OptimiseTarget;
   readonly model: string;
@@ -613,7 +612,7 @@ function optimiseReport(
   const seed = options.seed ?? defaultOptimiseSeed;
   const zeroShot = state.zeroShotUsage ?? {};
   return {
-    formatVersion: synthFormatVersion,
+    format: SYNTH_OPTIMISATION_FORMAT,
     family: family.name,
     target: options.target ?? "synth",
     model: `${model.spec.provider}:${model.spec.model}`,

@@ -3,10 +3,16 @@
  * and the same object is recorded in every run manifest and optimisation report, so a reader
  * can see (and a rerun can reproduce) exactly what was in force.
  */
+import { formatTag } from "../core/format-tag.js";
 import { maxSlotCharacters, maxSlotsPerCategory, maxSlotsPerPatch } from "./slots.js";
 
-/** Version of the synth artefacts' layout (run manifests, optimisation reports). */
-export const synthFormatVersion = 1;
+/**
+ * The format tags of the synth artefacts skillsmith writes and nothing reads back (one
+ * convention, `core/format-tag.ts`; before it they said `formatVersion: 1`): a run manifest,
+ * and the settings recorded inside run manifests and optimisation reports.
+ */
+export const SYNTH_RUN_FORMAT = formatTag("synth-run", 1);
+export const SYNTH_SETTINGS_FORMAT = formatTag("synth-settings", 1);
 
 /** Temperatures of the four roles (protocol C §4: solver and synthesiser 0, critic and editor 0.2). */
 export const roleTemperatures = {
@@ -72,7 +78,7 @@ export type CriticInputLimits = { readonly [key in keyof typeof criticInputLimit
 
 /** The settings of one synthesis command, as recorded in its artefacts. */
 export interface SynthSettings {
-  readonly formatVersion: typeof synthFormatVersion;
+  readonly format: typeof SYNTH_SETTINGS_FORMAT;
   readonly topK: number;
   readonly slots: {
     readonly maxSlotsPerCategory: number;
@@ -114,7 +120,7 @@ export function synthSettings(overrides: {
 }): SynthSettings {
   const trainShare = overrides.trainShare ?? defaultTrainShare;
   return {
-    formatVersion: synthFormatVersion,
+    format: SYNTH_SETTINGS_FORMAT,
     topK: overrides.topK ?? defaultTopK,
     slots: { maxSlotsPerCategory, maxSlotCharacters, maxSlotsPerPatch },
     temperatures: roleTemperatures,

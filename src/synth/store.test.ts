@@ -6,7 +6,7 @@ import {
   selfLoopingLink,
   temporaryDirectoryIn,
 } from "../../test/support/temporary.js";
-import { LibraryStore, SYNTH_STORE_FORMAT } from "./store.js";
+import { LibraryStore, SYNTH_LIBRARY_FORMAT, SYNTH_PATCH_FORMAT } from "./store.js";
 
 const cleanups = cleanupsAfterEach();
 
@@ -48,18 +48,27 @@ describe("LibraryStore formats", () => {
     expect(await store.patches()).toEqual([olderPatch]);
   });
 
+  it("reads a library and a patch written with the bare format number", async () => {
+    const store = await storeWith({
+      "libraries/v2.json": { format: 1, ...olderLibrary },
+      "patches/0001.json": { format: 1, ...olderPatch },
+    });
+    expect(await store.load("v2")).toEqual(olderLibrary);
+    expect(await store.patches()).toEqual([olderPatch]);
+  });
+
   it("writes the format into libraries and patches, and reads them back without it", async () => {
     const store = await storeWith({});
     await store.save(olderLibrary);
     const written = JSON.parse(
       await readFile(join(store.directory, "libraries", "v2.json"), "utf8"),
     );
-    expect(written.format).toBe(1);
+    expect(written.format).toBe("skillsmith-synth-library/1");
     expect(await store.load("v2")).toEqual(olderLibrary);
     const { number: _number, ...record } = olderPatch;
     await store.savePatch(record as Parameters<LibraryStore["savePatch"]>[0]);
     const patch = JSON.parse(await readFile(join(store.directory, "patches", "0001.json"), "utf8"));
-    expect(patch.format).toBe(1);
+    expect(patch.format).toBe("skillsmith-synth-patch/1");
     expect(await store.patches()).toEqual([olderPatch]);
   });
 
@@ -71,12 +80,21 @@ describe("LibraryStore formats", () => {
     });
   });
 
-  it("refuses a library of a later format with a message saying so", async () => {
-    const store = await storeWith({ "libraries/v2.json": { ...olderLibrary, format: 2 } });
-    await expect(store.load("v2")).rejects.toMatchObject({
-      code: "synth.store-format",
-      message: expect.stringContaining(`reads format ${SYNTH_STORE_FORMAT}`),
-    });
+  it("refuses a library of a later format, or a patch as a library, saying so", async () => {
+    const cases = [
+      [{ ...olderLibrary, format: 2 }, /expected format "skillsmith-synth-library\/1", found 2/],
+      [{ ...olderLibrary, format: "skillsmith-synth-library/2" }, /from a later skillsmith/],
+      [{ ...olderLibrary, format: SYNTH_PATCH_FORMAT }, /not this kind of skillsmith file/],
+    ] as const;
+    for (const [stored, message] of cases) {
+      const store = await storeWith({ "libraries/v2.json": stored });
+      await expect(store.load("v2")).rejects.toMatchObject({
+        code: "synth.store-format",
+        location: { file: join(store.directory, "libraries", "v2.json"), field: "format" },
+        message: expect.stringMatching(message),
+      });
+    }
+    expect(SYNTH_LIBRARY_FORMAT).toBe("skillsmith-synth-library/1");
   });
 });
 

@@ -3,9 +3,11 @@
  * accepted version (v1 is the shipped initial library), `patches/<n>.json` for every proposed
  * patch (accepted or not) with rationale and diff, and `current` naming the latest version.
  *
- * Every JSON file the store writes carries `format` (`SYNTH_STORE_FORMAT`). Files written before
- * the field existed have none and are read as format 1, the layout they have; a file of a later
- * format is refused with a message saying so, never misread.
+ * Every JSON file the store writes carries its format tag (`core/format-tag.ts`:
+ * `skillsmith-synth-library/1`, `skillsmith-synth-patch/1`, `skillsmith-synth-optimisation/1`).
+ * Files written before the tags say `format: 1`, and those before that have no `format`: both
+ * read as version 1, the layout they have; a file of a later version or another kind is refused
+ * with a message saying so, never misread.
  *
  * Every file is written through the redacting writers of `model/redact.ts`: slot texts, patch
  * rationales and optimisation reports come from model answers, which can quote a key.
@@ -14,6 +16,8 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { InputError } from "../core/errors.js";
+import { type FormatTag, formatTag, type OlderTag } from "../core/format-tag.js";
+import { formatTagSchema, readingOlderTags } from "../core/format-tag-schema.js";
 import { isMissing, unlessMissing, unreadableError } from "../core/fs.js";
 import { parseInput } from "../core/parse.js";
 import { redactedJsonFile, writeRedactedFile } from "../model/redact.js";
@@ -22,25 +26,40 @@ import { parseSlotLibrary, type SlotLibrary } from "./slots.js";
 
 export const initialLibraryVersion = "v1";
 
-/** The layout version of the store's JSON files (libraries, patches, optimisation reports). */
-export const SYNTH_STORE_FORMAT = 1;
+/** The tags of the store's JSON files. */
+export const SYNTH_LIBRARY_FORMAT = formatTag("synth-library", 1);
+export const SYNTH_PATCH_FORMAT = formatTag("synth-patch", 1);
+export const SYNTH_OPTIMISATION_FORMAT = formatTag("synth-optimisation", 1);
 
-/** The file's content without its `format`, after checking that we can read that format. */
-function readableFormat(value: unknown, path: string): unknown {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
-  const { format, ...rest } = value as Record<string, unknown>;
-  // No field: written before formats were recorded, which is format 1's layout.
-  if (format === undefined || format === SYNTH_STORE_FORMAT) return rest;
-  throw new InputError(
-    "synth.store-format",
-    `written in store format ${JSON.stringify(format)}; this skillsmith reads format ${SYNTH_STORE_FORMAT} (and files without a format): use the skillsmith that wrote it, or a newer one`,
-    { file: path, field: "format" },
+/** The store's files before the tags: `format: 1`. */
+const OLDER_STORE_TAGS: readonly OlderTag[] = [{ style: "number", format: 1 }];
+
+/**
+ * The file's content without its `format`, after checking that it is `tag` (or an older tag).
+ * Files from before any tag have no `format`: read as `tag` here, not through the core's "none"
+ * style, which also wants no `version` field, and a library's `version` is its content.
+ */
+function readableFormat(value: unknown, path: string, tag: FormatTag): Record<string, unknown> {
+  const untagged = typeof value === "object" && value !== null && !("format" in value);
+  const schema = readingOlderTags(
+    z.looseObject({ format: formatTagSchema(tag) }),
+    tag,
+    OLDER_STORE_TAGS,
   );
+  const { format: _format, ...rest } = parseInput(
+    schema,
+    untagged ? { format: tag, ...value } : value,
+    {
+      code: "synth.store-format",
+      location: { file: path },
+    },
+  );
+  return rest;
 }
 
-/** JSON text of a store file, tagged with the store format and redacted (`model/redact.ts`). */
-function storeJson(value: object): string {
-  return redactedJsonFile({ format: SYNTH_STORE_FORMAT, ...value });
+/** JSON text of a store file, tagged and redacted (`model/redact.ts`). */
+function storeJson(tag: FormatTag, value: object): string {
+  return redactedJsonFile({ format: tag, ...value });
 }
 
 export function initialLibrary(): SlotLibrary {
@@ -105,11 +124,14 @@ export class LibraryStore {
         { cause: error },
       );
     }
-    return parseSlotLibrary(readableFormat(JSON.parse(text), path), path);
+    return parseSlotLibrary(readableFormat(JSON.parse(text), path, SYNTH_LIBRARY_FORMAT), path);
   }
 
   async save(library: SlotLibrary): Promise<void> {
-    await writeRedactedFile(this.libraryPath(library.version), storeJson(library));
+    await writeRedactedFile(
+      this.libraryPath(library.version),
+      storeJson(SYNTH_LIBRARY_FORMAT, library),
+    );
     await writeRedactedFile(join(this.directory, "current"), `${library.version}\n`);
   }
 
@@ -144,7 +166,11 @@ export class LibraryStore {
     const records: PatchRecord[] = [];
     for (const name of names) {
       const path = join(directory, name);
-      const stored = readableFormat(JSON.parse(await readFile(path, "utf8")), path);
+      const stored = readableFormat(
+        JSON.parse(await readFile(path, "utf8")),
+        path,
+        SYNTH_PATCH_FORMAT,
+      );
       records.push(
         parseInput(patchRecordSchema, stored, {
           code: "synth.patch-invalid",
@@ -165,7 +191,7 @@ export class LibraryStore {
       "optimisations",
       `${createdAt.toISOString().replaceAll(":", "-")}.json`,
     );
-    await writeRedactedFile(path, storeJson(report));
+    await writeRedactedFile(path, storeJson(SYNTH_OPTIMISATION_FORMAT, report));
     return path;
   }
 
@@ -174,7 +200,7 @@ export class LibraryStore {
     const full: PatchRecord = { number, ...record };
     await writeRedactedFile(
       join(this.directory, "patches", `${String(number).padStart(4, "0")}.json`),
-      storeJson(full),
+      storeJson(SYNTH_PATCH_FORMAT, full),
     );
     // A readable diff beside the JSON, for reviewers who do not want to read escaped strings.
     await writeRedactedFile(

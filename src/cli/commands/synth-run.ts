@@ -19,7 +19,7 @@ import {
   runMethod,
   type SlotLibrary,
   type Split,
-  synthFormatVersion,
+  SYNTH_RUN_FORMAT,
   synthSettings,
   type TaskFamilyV1,
 } from "../../synth/index.js";
@@ -274,8 +274,7 @@ async function reportRun(io: CliIo, run: FinishedRun): Promise<void> {
   await writeRedactedFile(
     manifestPath,
     redactedJsonFile({
-      formatVersion: synthFormatVersion,
-      kind: "synth-run",
+      format: SYNTH_RUN_FORMAT,
       createdAt: new Date().toISOString(),
       family: run.flags.family,
       ...(run.family.settings === undefined ? {} : { familySettings: run.family.settings }),
