@@ -22,7 +22,7 @@ import { removeRunRoot, writeReplaySuite } from "./support/suites.js";
 /** A configuration's default harness with `run` replaced by `run(request, inner)`. */
 function wrapHarness(
   name: string,
-  run: (request: AgentRunRequest, inner: AgentHarnessV1) => Promise<Trajectory>,
+  run: (request: AgentRunRequest, inner: AgentHarnessV1) => ReturnType<AgentHarnessV1["run"]>,
 ) {
   return (_configuration: unknown, defaults: () => AgentHarnessV1): AgentHarnessV1 => {
     const inner = defaults();

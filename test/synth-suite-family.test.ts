@@ -171,7 +171,7 @@ describe("the suite family against an agent that rigs its workspace's git (needs
           });
           await writeFile(join(request.workspace, "invoicer", "totals.py"), "ANSWER = 1\n");
           return {
-            version: 1,
+            format: "skillsmith-trajectory/1",
             harness: "git-rigger",
             events: [],
             skillsShown: [],

@@ -38,4 +38,11 @@ export {
   installSkillsFor,
   type SkillFolder,
 } from "./skill-install.js";
-export { addUsage, emptyUsage, isSkillActivated, parseTrajectory } from "./trajectory.js";
+export {
+  addUsage,
+  currentTrajectory,
+  emptyUsage,
+  isSkillActivated,
+  parseTrajectory,
+  TRAJECTORY_FORMAT,
+} from "./trajectory.js";

@@ -8,7 +8,7 @@ import {
   registerHarness,
   unregisterHarness,
 } from "./registry.js";
-import type { AgentHarnessV1, AgentRunRequest, Trajectory } from "./types.js";
+import type { AgentHarnessV1, AgentRunRequest, OlderTrajectory } from "./types.js";
 
 /** A harness of a user's own: records what it was built with and the requests it ran. */
 function userHarness(name: string, built: unknown[]): (options: unknown) => AgentHarnessV1 {
@@ -17,7 +17,8 @@ function userHarness(name: string, built: unknown[]): (options: unknown) => Agen
     return {
       specificationVersion: "v1",
       name,
-      run: async (request: AgentRunRequest): Promise<Trajectory> => ({
+      // Written for an earlier skillsmith: `version: 1`, which the interface still takes.
+      run: async (request: AgentRunRequest): Promise<OlderTrajectory> => ({
         version: 1,
         harness: name,
         events: [],

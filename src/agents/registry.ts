@@ -265,7 +265,7 @@ function lazyBuiltinHarness(options: BuiltinOptions | undefined): AgentHarnessV1
   return {
     specificationVersion: "v1",
     name: "builtin",
-    run(request: AgentRunRequest): Promise<Trajectory> {
+    run(request: AgentRunRequest): ReturnType<AgentHarnessV1["run"]> {
       harness ??= import("./builtin.js").then((module) => new module.BuiltinHarness(options));
       return harness.then((loaded) => loaded.run(request));
     },

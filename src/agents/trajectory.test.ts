@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  currentTrajectory,
   findSkillActivation,
   finishTrajectory,
   isSkillActivated,
@@ -131,5 +132,24 @@ describe("trajectory data", () => {
     const broken = parseTrajectory({ ...trajectory, status: "great" });
     expect(broken.ok).toBe(false);
     expect(broken.ok ? "" : broken.error).toContain("status");
+  });
+
+  it("writes the format tag, and reads an earlier skillsmith's `version: 1` as it", () => {
+    const trajectory = finishTrajectory(draft);
+    expect(trajectory.format).toBe("skillsmith-trajectory/1");
+    expect(trajectory).not.toHaveProperty("version");
+    // As a harness written for an earlier skillsmith returns it, and as such runs stored it.
+    const { format: _format, ...rest } = trajectory;
+    const older = { version: 1 as const, ...rest };
+    expect(currentTrajectory(older)).toEqual(trajectory);
+    expect(currentTrajectory(trajectory)).toBe(trajectory);
+    expect(parseTrajectory(JSON.parse(JSON.stringify(older)))).toEqual({
+      ok: true,
+      value: trajectory,
+    });
+    const later = parseTrajectory({ ...trajectory, format: "skillsmith-trajectory/2" });
+    expect(later.ok ? "" : later.error).toMatch(/format.*from a later skillsmith/);
+    const laterVersion = parseTrajectory({ ...older, version: 2 });
+    expect(laterVersion.ok ? "" : laterVersion.error).toContain("format");
   });
 });

@@ -1,10 +1,14 @@
 import { z } from "zod";
+import { formatTag } from "../core/format-tag.js";
+import { formatTagSchema, readingOlderTags } from "../core/format-tag-schema.js";
 import { parseResult } from "../core/parse.js";
 import { err, ok, type Result } from "../core/result.js";
 import type {
   InstalledSkillRecord,
+  OlderTrajectory,
   Trajectory,
   TrajectoryEvent,
+  TrajectoryFormat,
   TrajectoryUsage,
 } from "./types.js";
 
@@ -85,7 +89,16 @@ export function isSkillActivated(events: readonly TrajectoryEvent[], skillName: 
 }
 
 /** What a harness collected; `finishTrajectory` derives activation and fills defaults. */
-export type TrajectoryDraft = Omit<Trajectory, "version" | "skillActivated">;
+export type TrajectoryDraft = Omit<Trajectory, "format" | "skillActivated">;
+
+export const TRAJECTORY_FORMAT = formatTag("trajectory", 1) satisfies TrajectoryFormat;
+
+/** A harness's trajectory in the current format: an older harness's `version: 1` read as it. */
+export function currentTrajectory(trajectory: Trajectory | OlderTrajectory): Trajectory {
+  if (!("version" in trajectory)) return trajectory;
+  const { version: _version, ...rest } = trajectory;
+  return { format: TRAJECTORY_FORMAT, ...rest };
+}
 
 /** Every installed skill a trajectory names: `skills`, else the single `skill` of older ones. */
 export function installedSkillsOf(
@@ -96,7 +109,7 @@ export function installedSkillsOf(
 
 export function finishTrajectory(draft: TrajectoryDraft): Trajectory {
   return {
-    version: 1,
+    format: TRAJECTORY_FORMAT,
     ...draft,
     skillActivated: installedSkillsOf(draft).some((skill) =>
       isSkillActivated(draft.events, skill.name),
@@ -116,8 +129,8 @@ const eventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("error"), message: z.string() }),
 ]);
 
-const trajectorySchema = z.object({
-  version: z.literal(1),
+const currentTrajectorySchema = z.object({
+  format: formatTagSchema(TRAJECTORY_FORMAT),
   harness: z.string(),
   model: z.string().exactOptional(),
   taskId: z.string().exactOptional(),
@@ -143,6 +156,11 @@ const trajectorySchema = z.object({
     .exactOptional(),
   rawLog: z.string(),
 });
+
+/** Stored trajectories of earlier versions said `version: 1`. */
+const trajectorySchema = readingOlderTags(currentTrajectorySchema, TRAJECTORY_FORMAT, [
+  { style: "version", version: 1 },
+]);
 
 /** Reads a stored trajectory back (e.g. from a results store) without trusting its shape. */
 export function parseTrajectory(value: unknown): Result<Trajectory, string> {

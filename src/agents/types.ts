@@ -130,8 +130,15 @@ export interface InstalledSkillRecord {
   readonly installedAt: string;
 }
 
+/** A trajectory's format tag (`core/format-tag.ts`). */
+export type TrajectoryFormat = "skillsmith-trajectory/1";
+
 export interface Trajectory {
-  readonly version: 1;
+  /**
+   * `skillsmith-trajectory/1` (`finishTrajectory` sets it). Trajectories of earlier versions
+   * said `version: 1` instead; they are still read (`OlderTrajectory`, `parseTrajectory`).
+   */
+  readonly format: TrajectoryFormat;
   readonly harness: string;
   readonly model?: string;
   readonly taskId?: string;
@@ -173,5 +180,12 @@ export interface AgentHarnessV1 {
    * those are trajectory statuses. Rejects only for the caller's mistakes (missing workspace,
    * bad skill folder) and a missing agent binary.
    */
-  run(request: AgentRunRequest): Promise<Trajectory>;
+  run(request: AgentRunRequest): Promise<Trajectory | OlderTrajectory>;
 }
+
+/**
+ * A trajectory as a harness written for an earlier skillsmith builds it: `version: 1` where a
+ * trajectory now has `format`. Still returned by such harnesses; the run path reads it as the
+ * current format (`currentTrajectory`).
+ */
+export type OlderTrajectory = Omit<Trajectory, "format"> & { readonly version: 1 };

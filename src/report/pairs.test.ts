@@ -16,7 +16,7 @@ import {
 
 function trajectory(events: TrajectoryEvent[], skill?: string): Trajectory {
   return {
-    version: 1,
+    format: "skillsmith-trajectory/1",
     harness: "builtin",
     events,
     ...(skill === undefined ? {} : { skill: { name: skill, installedAt: ".agents/skills" } }),
@@ -254,7 +254,7 @@ describe("armView: activation, truncation, broken trajectories", () => {
 
   it("keeps checks and usage when the stored trajectory cannot be parsed", () => {
     const view = armView(result({ arm: "with", trajectory: { version: 2 } }));
-    expect(view.trajectoryProblem).toMatch(/^trajectory version/);
+    expect(view.trajectoryProblem).toMatch(/^trajectory format/);
     expect(view.events).toEqual([]);
     expect(view.checks).toEqual([{ name: "t", status: "pass" }]);
   });

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import {
   type AgentHarnessV1,
   type AgentLimits,
+  currentTrajectory,
   harnessFacts,
   type InstalledSkills,
   installSkillsFor,
@@ -288,7 +289,7 @@ async function runAgent(
       installed,
       target.workspace.path,
     );
-    trajectory = await context.harnessOf(configuration).run({
+    const returned = await context.harnessOf(configuration).run({
       task: requirement.raw,
       workspace: target.workspace.path,
       workspaceMountPath: target.workspace.mountPath,
@@ -301,6 +302,8 @@ async function runAgent(
       ...(context.agentEnv === undefined ? {} : { env: context.agentEnv }),
       ...(signal === undefined ? {} : { signal }),
     });
+    // A harness written for an earlier skillsmith says `version: 1`: stored as the current format.
+    trajectory = currentTrajectory(returned);
   } catch (error) {
     // User mistakes abort the whole run; anything else the harness throws costs an attempt.
     if (isUserMistake(error)) throw error;
