@@ -7,6 +7,7 @@
 // Types only: the AI SDK loads on the first call (~0.2 s of start-up for commands calling no model).
 import type { ModelMessage, ToolSet } from "ai";
 import { z } from "zod";
+import { definedFields } from "../core/defined.js";
 import { InfrastructureError, isSkillsmithError } from "../core/errors.js";
 import { Semaphore } from "../core/limit.js";
 import type { CacheMode, ModelCallCache } from "./cache.js";
@@ -176,9 +177,11 @@ export class ModelClient {
       middleware: createCallPolicyMiddleware({
         provider: this.spec.provider,
         model: this.spec.model,
-        ...(this.options.cache === undefined ? {} : { cache: this.options.cache }),
-        ...(this.options.cacheMode === undefined ? {} : { cacheMode: this.options.cacheMode }),
-        ...(this.options.retry === undefined ? {} : { retry: this.options.retry }),
+        ...definedFields({
+          cache: this.options.cache,
+          cacheMode: this.options.cacheMode,
+          retry: this.options.retry,
+        }),
         semaphore: this.semaphore,
         knownSecrets: this.knownSecrets,
         onUsage: (usage, details) => {
@@ -207,13 +210,13 @@ export class ModelClient {
         ...(request.messages === undefined
           ? { prompt: request.prompt ?? "" }
           : { messages: request.messages }),
-        ...(request.tools === undefined ? {} : { tools: request.tools }),
-        ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
-        ...(request.maxOutputTokens === undefined
-          ? {}
-          : { maxOutputTokens: request.maxOutputTokens }),
-        ...(request.seed === undefined ? {} : { seed: request.seed }),
-        ...(request.abortSignal === undefined ? {} : { abortSignal: request.abortSignal }),
+        ...definedFields({
+          tools: request.tools,
+          temperature: request.temperature,
+          maxOutputTokens: request.maxOutputTokens,
+          seed: request.seed,
+          abortSignal: request.abortSignal,
+        }),
       });
       return {
         text: result.text,

@@ -38,6 +38,7 @@ import {
   type SuiteSkill,
   validateSuite,
 } from "../bench/index.js";
+import { definedFields } from "../core/defined.js";
 import { InputError } from "../core/errors.js";
 import { formatTag } from "../core/format-tag.js";
 import { formatTagSchema } from "../core/format-tag-schema.js";
@@ -516,11 +517,13 @@ async function generateInto(
     out: target.suitePath,
     model: options.generator,
     sandbox: options.generationSandbox ?? (await localOrUnsafe(options)),
-    ...(options.requirements === undefined ? {} : { requirements: options.requirements }),
-    ...(options.minTests === undefined ? {} : { minTests: options.minTests }),
-    ...(options.maxRounds === undefined ? {} : { maxRounds: options.maxRounds }),
-    ...(options.cacheDir === undefined ? {} : { cacheDir: options.cacheDir }),
-    ...(options.onLog === undefined ? {} : { onLog: options.onLog }),
+    ...definedFields({
+      requirements: options.requirements,
+      minTests: options.minTests,
+      maxRounds: options.maxRounds,
+      cacheDir: options.cacheDir,
+      onLog: options.onLog,
+    }),
   });
   const spent = Object.values(generated.usage).reduce((total, role) => total + role.costUsd, 0);
   return {
@@ -700,18 +703,22 @@ async function runAndReport(
     agentOverride: options.agent,
     modelOverride: options.model,
     repeats: plan.repeats,
-    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-    ...(runBudget === undefined ? {} : { budgetUsd: runBudget }),
-    ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
-    ...(options.cacheDir === undefined ? {} : { cacheDir: options.cacheDir }),
-    ...(options.modelEndpoint === undefined ? {} : { modelEndpoint: options.modelEndpoint }),
-    ...(options.agentEnv === undefined ? {} : { agentEnv: options.agentEnv }),
+    ...definedFields({
+      concurrency: options.concurrency,
+      budgetUsd: runBudget,
+      sandbox: options.sandbox,
+      cacheDir: options.cacheDir,
+      modelEndpoint: options.modelEndpoint,
+      agentEnv: options.agentEnv,
+    }),
     prices: options.prices ?? {},
-    ...(options.harnessFor === undefined ? {} : { harnessFor: options.harnessFor }),
-    ...(options.commandLine === undefined ? {} : { commandLine: options.commandLine }),
-    ...(options.signal === undefined ? {} : { signal: options.signal }),
-    ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
-    ...(options.onLog === undefined ? {} : { onWarning: options.onLog }),
+    ...definedFields({
+      harnessFor: options.harnessFor,
+      commandLine: options.commandLine,
+      signal: options.signal,
+      onProgress: options.onProgress,
+      onWarning: options.onLog,
+    }),
   });
 
   const report = await reportRunDir(runDir);

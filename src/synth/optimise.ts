@@ -9,6 +9,7 @@
  * are their own modules.
  */
 import { z } from "zod";
+import { definedFields } from "../core/defined.js";
 import { err, type Result } from "../core/result.js";
 import { formatModelSpec, type ModelClient, ModelOutputError } from "../model/index.js";
 import { createSeededRandom, type SeededRandom } from "../stats/index.js";
@@ -399,8 +400,7 @@ async function runCounted(
     pool: options.pool,
     method,
     library: slots,
-    ...(options.retrieval === undefined ? {} : { retrieval: options.retrieval }),
-    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    ...definedFields({ retrieval: options.retrieval, concurrency: options.concurrency }),
     onProgress: context.progress,
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   });

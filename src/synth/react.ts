@@ -4,6 +4,7 @@
  * no tool, so the loop ends with an answer. Hidden tests are never on the machine the tool runs on.
  */
 import { jsonSchema, type ModelMessage, type ToolSet } from "ai";
+import { definedFields } from "../core/defined.js";
 import type { SandboxV1 } from "../env/index.js";
 import type { ModelClient } from "../model/index.js";
 import { extractCode, renderSolverContext, solveOnce } from "./answers.js";
@@ -98,9 +99,7 @@ export async function solvePythonReact(options: PythonReactOptions): Promise<Sol
       else {
         const run = await runPythonFiles(options.sandbox, { "script.py": code }, "script.py", {
           timeoutMs: 20_000,
-          ...(options.python === undefined ? {} : { python: options.python }),
-          ...(options.hiddenPaths === undefined ? {} : { hiddenPaths: options.hiddenPaths }),
-          ...(signal === undefined ? {} : { signal }),
+          ...definedFields({ python: options.python, hiddenPaths: options.hiddenPaths, signal }),
         });
         observation = `exit code: ${run.timedOut ? "timed out" : String(run.exitCode)}
 stdout:
@@ -149,10 +148,12 @@ export function solveVisibleTaskReact(
       context: renderSolverContext(context),
       task: renderVisible(task),
     }),
-    ...(settings.reactSteps === undefined ? {} : { steps: settings.reactSteps }),
-    ...(settings.python === undefined ? {} : { python: settings.python }),
-    ...(settings.hiddenPaths === undefined ? {} : { hiddenPaths: settings.hiddenPaths }),
-    ...(signal === undefined ? {} : { signal }),
+    ...definedFields({
+      steps: settings.reactSteps,
+      python: settings.python,
+      hiddenPaths: settings.hiddenPaths,
+      signal,
+    }),
   });
 }
 

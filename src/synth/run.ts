@@ -8,6 +8,8 @@
  * One file (a little over 400 lines) because every method runs through the one per-task function
  * (`runMethod`) that records it alike; splitting methods apart would duplicate that recording.
  */
+
+import { definedFields } from "../core/defined.js";
 import { InternalError, UnsupportedError, UsageError } from "../core/errors.js";
 import { mapLimit } from "../core/limit.js";
 import type { ModelClient } from "../model/index.js";
@@ -283,8 +285,7 @@ export async function runMethod(options: RunMethodOptions): Promise<MethodResult
     if (method === "static-skill" || method === "skillopt") skill = staticSkill;
     const useSkill = skill?.valid === true ? skill.markdown : undefined;
     const context: SolverContext = {
-      ...(useSkill === undefined ? {} : { skillMarkdown: useSkill }),
-      ...(evidence === undefined ? {} : { evidence }),
+      ...definedFields({ skillMarkdown: useSkill, evidence }),
     };
     let attempt: SolverAttempt;
     let sampling: BestOfNRecord | undefined;
@@ -325,8 +326,7 @@ export async function runMethod(options: RunMethodOptions): Promise<MethodResult
         ? {}
         : { skill: { markdown: skill.markdown, valid: skill.valid, problems: skill.problems } }),
       fallback: skill !== undefined && !skill.valid,
-      ...(attempt.steps === undefined ? {} : { steps: attempt.steps }),
-      ...(sampling === undefined ? {} : { bestOfN: sampling }),
+      ...definedFields({ steps: attempt.steps, bestOfN: sampling }),
       usage,
     };
     // The run log keeps solver outputs and synthesised skills: redacted like every store.

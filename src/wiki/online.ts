@@ -25,6 +25,7 @@ import { mkdir, mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { z } from "zod";
+import { definedFields } from "../core/defined.js";
 import { currentErrorCode } from "../core/error-code-renames.js";
 import { InputError, InternalError, isSkillsmithError } from "../core/errors.js";
 import { writeFileAtomic } from "../core/fs.js";
@@ -327,8 +328,7 @@ async function fetchHit(
     path: hit.manifestPath ?? manifestPathOf(url),
     url,
     where,
-    ...(hit.type === undefined ? {} : { type: hit.type }),
-    ...(hit.licence === undefined ? {} : { declaredLicence: hit.licence }),
+    ...definedFields({ type: hit.type, declaredLicence: hit.licence }),
   };
   // Several code hits in one repository at one commit share one clone.
   const key = `${url.href}#${url.ref ?? ""}`;
@@ -360,8 +360,7 @@ async function fetchHit(
   const { declaredLicence: _unused, ...input } = fetchedInput(spec, fetched);
   return {
     ...input,
-    ...(hit.licence === undefined ? {} : { declaredLicence: hit.licence }),
-    ...(hit.files === undefined ? {} : { focus: hit.files }),
+    ...definedFields({ declaredLicence: hit.licence, focus: hit.files }),
   };
 }
 
@@ -423,8 +422,7 @@ export async function acquireOnline(options: AcquireOptions): Promise<AcquireRes
       found.push({ connector, index, input });
   };
   const fetchOptions: FetchOptions = {
-    ...(options.now === undefined ? {} : { now: options.now }),
-    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    ...definedFields({ now: options.now, signal: options.signal }),
     ...options.fetch,
   };
   const workDir = await mkdtemp(join(tmpdir(), "skillsmith-online-"));
@@ -505,9 +503,11 @@ export async function acquireOnline(options: AcquireOptions): Promise<AcquireRes
         inputs: found.map(({ index, input }) => ({ ...input, path: poolPath(index, input) })),
         model: options.model,
         maxEntries: record.budget,
-        ...(options.runner === undefined ? {} : { runner: options.runner }),
-        ...(options.now === undefined ? {} : { now: options.now }),
-        ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+        ...definedFields({
+          runner: options.runner,
+          now: options.now,
+          onProgress: options.onProgress,
+        }),
       });
   } finally {
     await rm(workDir, { recursive: true, force: true });

@@ -1,3 +1,4 @@
+import { definedFields } from "../../core/defined.js";
 import { pearson, spearman } from "../../stats/index.js";
 import type { ArmSkills } from "../store/manifest.js";
 import {
@@ -102,8 +103,7 @@ export function buildReport(
       ? {}
       : { suite: { name: options.manifest.suite.name, path: options.manifest.suite.path } }),
     ...(matrices.length === 0 ? {} : { arms: matrices }),
-    ...(provenance === undefined ? {} : { provenance }),
-    ...(options.filter === undefined ? {} : { filter: options.filter }),
+    ...definedFields({ provenance, filter: options.filter }),
     statistics,
     profiles,
     multiplicity,

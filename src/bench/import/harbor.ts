@@ -5,6 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
+import { definedFields } from "../../core/defined.js";
 import { InputError } from "../../core/errors.js";
 import { DEFAULT_BASE_IMAGE, externalImages } from "../../env/index.js";
 import { validateSkillFolder } from "../../skill/index.js";
@@ -521,8 +522,7 @@ async function writeVerifier(
     command: `${environmentPrefix(settings.verifierEnv)}bash ${TESTS_MOUNT}/test.sh`,
     files: testFiles.includes("test.sh") ? testFiles : ["test.sh"],
     mountPath: TESTS_MOUNT,
-    ...(workdir === undefined ? {} : { cwd: workdir }),
-    ...(verifierTimeout === undefined ? {} : { timeoutSeconds: verifierTimeout }),
+    ...definedFields({ cwd: workdir, timeoutSeconds: verifierTimeout }),
     rewardFile: REWARD_FILE,
     scoring: "reward",
     ...(settings.verifierUser === undefined ? {} : { user: settings.verifierUser }),
@@ -581,14 +581,11 @@ function skillFileOf(
   };
   const metadata = table(config.metadata);
   return {
-    ...(arms.skills === undefined ? {} : { skills: arms.skills }),
-    ...(arms.variants === undefined ? {} : { variants: arms.variants }),
+    ...definedFields({ skills: arms.skills, variants: arms.variants }),
     environment: {
       ...(image === undefined ? {} : { image }),
       ...(hasDockerfile ? { dockerfile: "environment/Dockerfile" } : {}),
-      ...(workdir === undefined ? {} : { workdir }),
-      ...(allowInternet === undefined ? {} : { allowInternet }),
-      ...(buildTimeoutSeconds === undefined ? {} : { buildTimeoutSeconds }),
+      ...definedFields({ workdir, allowInternet, buildTimeoutSeconds }),
       ...(Object.keys(limits).length > 0 ? { limits } : {}),
       ...(settings.agentUser === undefined ? {} : { agentUser: settings.agentUser }),
     },
@@ -598,8 +595,7 @@ function skillFileOf(
     source: {
       benchmark: "harbor",
       task,
-      ...(settings.name === undefined ? {} : { name: settings.name }),
-      ...(settings.schemaVersion === undefined ? {} : { schemaVersion: settings.schemaVersion }),
+      ...definedFields({ name: settings.name, schemaVersion: settings.schemaVersion }),
       ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
       ...(settings.ignored.length > 0 ? { ignoredFields: settings.ignored } : {}),
     },

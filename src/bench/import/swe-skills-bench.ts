@@ -6,6 +6,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { basename, isAbsolute, join, posix, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { definedFields } from "../../core/defined.js";
 import { InputError } from "../../core/errors.js";
 import { unlessMissing } from "../../core/fs.js";
 import { validateSkillFolder } from "../../skill/index.js";
@@ -290,8 +291,7 @@ function unitTestStep(entry: Entry): { command?: string; timeout?: number } {
       const command = text(params.test_command);
       const timeout = positiveNumber(params.timeout);
       return {
-        ...(command === undefined ? {} : { command }),
-        ...(timeout === undefined ? {} : { timeout }),
+        ...definedFields({ command, timeout }),
       };
     }
   }

@@ -21,6 +21,7 @@ import { join, resolve } from "node:path";
 import type { Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { z } from "zod";
+import { definedFields } from "../../core/defined.js";
 import { InternalError, UsageError } from "../../core/errors.js";
 import { formatTag } from "../../core/format-tag.js";
 import { formatTagSchema, readingOlderTags } from "../../core/format-tag-schema.js";
@@ -245,9 +246,11 @@ export class QueueScheduler implements Scheduler {
         ...(endpoint === undefined ? {} : { endpoint }),
         maxAttempts: plan.maxAttempts,
         priorAttempts: store.attemptCount(run.key),
-        ...(options.baseImages === undefined ? {} : { baseImages: options.baseImages }),
-        ...(options.prices === undefined ? {} : { prices: options.prices }),
-        ...(options.setupNetwork === undefined ? {} : { setupNetwork: options.setupNetwork }),
+        ...definedFields({
+          baseImages: options.baseImages,
+          prices: options.prices,
+          setupNetwork: options.setupNetwork,
+        }),
         variants,
         distractors,
         ...(candidates.length === 0 ? {} : { reuseCandidates: candidates }),

@@ -17,6 +17,7 @@ import { resolve } from "node:path";
 import type { Job, UnrecoverableError as UnrecoverableErrorClass, Worker } from "bullmq";
 import type { Redis as RedisClient } from "ioredis";
 import type { AgentHarnessV1 } from "../../agents/index.js";
+import { definedFields } from "../../core/defined.js";
 import { InfrastructureError, isSkillsmithError } from "../../core/errors.js";
 import { isAborted, Semaphore } from "../../core/limit.js";
 import { PromiseMemo } from "../../core/memo.js";
@@ -356,8 +357,7 @@ async function loadRun(
   const baseFor = skillBases({
     sandbox,
     cacheDir: state.cacheDir,
-    ...(data.baseImages === undefined ? {} : { baseImages: data.baseImages }),
-    ...(data.setupNetwork === undefined ? {} : { setupNetwork: data.setupNetwork }),
+    ...definedFields({ baseImages: data.baseImages, setupNetwork: data.setupNetwork }),
     onLog: state.log,
   });
   const agent = data.configuration.agent;

@@ -9,6 +9,7 @@
 import { stat } from "node:fs/promises";
 import { isAbsolute, join, posix, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { definedFields } from "../../core/defined.js";
 import { treeDigest } from "../../env/workspace/digest.js";
 // From its module, not the skill barrel (which also exports the MCP server and its SDK).
 import { validateSkillFolder } from "../../skill/validate.js";
@@ -219,10 +220,12 @@ export async function inspectSkill(
     skillFolders,
     ...(Object.keys(variants).length === 0 ? {} : { variants }),
     ...(distractors.length === 0 ? {} : { distractors }),
-    ...(repository === undefined ? {} : { repository }),
-    ...(environment === undefined ? {} : { environment }),
-    ...(skillFile.agentLimits === undefined ? {} : { agentLimits: skillFile.agentLimits }),
-    ...(skillFile.source === undefined ? {} : { source: skillFile.source }),
+    ...definedFields({
+      repository,
+      environment,
+      agentLimits: skillFile.agentLimits,
+      source: skillFile.source,
+    }),
     requirements,
   };
   return { skill, excludedRequirements, requirementProblems, requirementIds };
@@ -281,8 +284,7 @@ async function inspectSkillFolders(
         findingPath.startsWith("..") ? relativeSkill : findingPath,
         `${finding.message} [${finding.code}]`,
         {
-          ...(finding.line === undefined ? {} : { line: finding.line }),
-          ...(finding.field === undefined ? {} : { field: finding.field }),
+          ...definedFields({ line: finding.line, field: finding.field }),
         },
       );
     }
@@ -428,8 +430,7 @@ export async function inspectRequirement(
   const parsed = markdown === undefined ? undefined : parseRequirementMarkdown(id, markdown);
   for (const problem of parsed?.problems ?? []) {
     problems[problem.severity](markdownRelative, problem.message, {
-      ...(problem.line === undefined ? {} : { line: problem.line }),
-      ...(problem.field === undefined ? {} : { field: problem.field }),
+      ...definedFields({ line: problem.line, field: problem.field }),
     });
   }
 
@@ -494,16 +495,17 @@ export async function inspectVerifier(
     files: spec.files,
     mountPath,
     cwd: spec.cwd ?? mountPath,
-    ...(spec.timeoutSeconds === undefined ? {} : { timeoutSeconds: spec.timeoutSeconds }),
-    ...(spec.junit === undefined ? {} : { junit: spec.junit }),
-    ...(spec.rewardFile === undefined ? {} : { rewardFile: spec.rewardFile }),
+    ...definedFields({
+      timeoutSeconds: spec.timeoutSeconds,
+      junit: spec.junit,
+      rewardFile: spec.rewardFile,
+    }),
     // Harbor suites imported before `scoring` existed are scored by their reward too.
     ...(spec.rewardFile !== undefined &&
     (spec.scoring ?? (spec.source?.benchmark === "harbor" ? "reward" : undefined)) === "reward"
       ? { scoring: "reward" as const }
       : {}),
-    ...(spec.user === undefined ? {} : { user: spec.user }),
-    ...(spec.source === undefined ? {} : { source: spec.source }),
+    ...definedFields({ user: spec.user, source: spec.source }),
   };
 }
 

@@ -29,6 +29,7 @@ import {
   withDistractors,
   withVariants,
 } from "../../bench/index.js";
+import { definedFields } from "../../core/defined.js";
 import { UsageError } from "../../core/errors.js";
 import { defaultCacheDir, parseBaseImageMap } from "../../env/index.js";
 import { loadModelConfig } from "../../model/index.js";
@@ -205,8 +206,7 @@ async function runCommand(
   const estimate = estimateSuiteCost(suite, {
     ...(options.repeats === undefined ? {} : { repeats: options.repeats }),
     prices: loadModelConfig({ cwd: io.cwd, env: io.env }).config.prices ?? {},
-    ...(flags.agentOverride === undefined ? {} : { agentOverride: flags.agentOverride }),
-    ...(options.model === undefined ? {} : { modelOverride: options.model }),
+    ...definedFields({ agentOverride: flags.agentOverride, modelOverride: options.model }),
   });
   for (const line of renderSuiteEstimate(estimate)) log(io, line);
   const common = runSuiteOptions(suitePath, loaded, options, io, flags, {
@@ -354,12 +354,14 @@ function runSuiteOptions(
       progress.finish();
       log(io, line);
     },
-    ...(options.config === undefined ? {} : { configs: options.config }),
-    ...(agentOverride === undefined ? {} : { agentOverride }),
-    ...(options.model === undefined ? {} : { modelOverride: options.model }),
-    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-    ...(options.repeats === undefined ? {} : { repeats: options.repeats }),
-    ...(budgetUsd === undefined ? {} : { budgetUsd }),
+    ...definedFields({
+      configs: options.config,
+      agentOverride,
+      modelOverride: options.model,
+      concurrency: options.concurrency,
+      repeats: options.repeats,
+      budgetUsd,
+    }),
     ...(options.predictions === undefined
       ? {}
       : { predictions: resolve(io.cwd, options.predictions) }),

@@ -1,6 +1,7 @@
 import { basename, resolve } from "node:path";
 import type { Command } from "commander";
 import { AGENT_KINDS, createProgressRenderer, endpointFromEnvironment } from "../../bench/index.js";
+import { definedFields } from "../../core/defined.js";
 import { UsageError } from "../../core/errors.js";
 import { defaultCacheDir } from "../../env/index.js";
 import { loadModelConfig, ModelClient } from "../../model/index.js";
@@ -193,12 +194,14 @@ export function registerEval(program: Command, context: CommandContext): void {
                 }),
               }
             : {}),
-          ...(options.requirements === undefined ? {} : { requirements: options.requirements }),
-          ...(options.minTests === undefined ? {} : { minTests: options.minTests }),
-          ...(options.maxRounds === undefined ? {} : { maxRounds: options.maxRounds }),
-          ...(options.repeats === undefined ? {} : { repeats: options.repeats }),
-          ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-          ...(budgetUsd === undefined ? {} : { budgetUsd }),
+          ...definedFields({
+            requirements: options.requirements,
+            minTests: options.minTests,
+            maxRounds: options.maxRounds,
+            repeats: options.repeats,
+            concurrency: options.concurrency,
+            budgetUsd,
+          }),
           sandbox,
           cacheDir: defaultCacheDir(io.env),
           modelEndpoint: endpointFromEnvironment(io.env),

@@ -12,6 +12,7 @@ import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, stat } from "node:fs/promises";
 import { basename, dirname, extname, join, relative, resolve } from "node:path";
 import { z } from "zod";
+import { definedFields } from "../../core/defined.js";
 import { InputError, type InputLocation } from "../../core/errors.js";
 import { unlessMissing } from "../../core/fs.js";
 import { runProcess } from "../../core/process.js";
@@ -139,8 +140,7 @@ function remoteSpec(
       path: manifestPathOf(withRef),
       url: withRef,
       where,
-      ...(extra.type === undefined ? {} : { type: extra.type }),
-      ...(extra.licence === undefined ? {} : { declaredLicence: extra.licence }),
+      ...definedFields({ type: extra.type, declaredLicence: extra.licence }),
     },
   };
 }
@@ -234,9 +234,7 @@ async function listResourceSpecs(input: string): Promise<{ root: string; specs: 
           url,
           { file: input, field: `resources.${index}.${entry.url === undefined ? "path" : "url"}` },
           {
-            ...(entry.ref === undefined ? {} : { ref: entry.ref }),
-            ...(entry.type === undefined ? {} : { type: entry.type }),
-            ...(entry.licence === undefined ? {} : { licence: entry.licence }),
+            ...definedFields({ ref: entry.ref, type: entry.type, licence: entry.licence }),
           },
         ),
       );
@@ -470,9 +468,7 @@ function remoteFields(remote: ResourceInput["remote"]): Partial<ResourceRecord> 
   return {
     url: remote.url,
     fetched_at: remote.fetchedAt,
-    ...(remote.ref === undefined ? {} : { ref: remote.ref }),
-    ...(remote.commit === undefined ? {} : { commit: remote.commit }),
-    ...(remote.contentType === undefined ? {} : { content_type: remote.contentType }),
+    ...definedFields({ ref: remote.ref, commit: remote.commit, content_type: remote.contentType }),
   };
 }
 
