@@ -10,7 +10,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { finishTrajectory } from "../src/agents/trajectory.js";
-import type { AgentHarnessV1, AgentRunRequest, Trajectory } from "../src/agents/types.js";
+import type { AgentHarnessV1, AgentRunRequest } from "../src/agents/types.js";
 import { reportRunDir } from "../src/bench/analysis/load.js";
 import { runSuite } from "../src/bench/run/runner.js";
 import { ResultsStore } from "../src/bench/store/results.js";

@@ -19,7 +19,7 @@ import {
   ReplayHarness,
   type ReplayOptions,
 } from "./replay.js";
-import type { AgentHarnessV1, AgentRunRequest, Trajectory } from "./types.js";
+import type { AgentHarnessV1, AgentRunRequest } from "./types.js";
 
 /** The harnesses that ship with skillsmith, in the order they are listed. */
 export const BUILTIN_HARNESS_NAMES = [
