@@ -141,7 +141,13 @@ const benchmark: Benchmark = {
           asked += 1;
           if (JSON.stringify(ids) === JSON.stringify(expected)) agree += 1;
         }
-      const load = `load ${loadBefore.toFixed(1)} → ${(loadavg()[0] ?? 0).toFixed(1)} (1-min average, 2 = both cores busy)`;
+      // Node loads NODE_EXTRA_CA_CERTS at every start, before any of our code (~50 ms CPU for a
+      // 200 KB bundle on the session-10 machine); the Python driver pays nothing alike.
+      const certificates =
+        process.env.NODE_EXTRA_CA_CERTS === undefined
+          ? ""
+          : "; NODE_EXTRA_CA_CERTS is set (Node reads it at every start)";
+      const load = `load ${loadBefore.toFixed(1)} → ${(loadavg()[0] ?? 0).toFixed(1)} (1-min average, 2 = both cores busy)${certificates}`;
       // The baseline is the driver run by the interpreter itself: a version-manager shim in
       // front of python3 is not the reference's cost.
       const baseline = summarise(runs.direct.map((run) => run.ms));
