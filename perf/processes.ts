@@ -166,6 +166,23 @@ export function builtCli(): string {
   return cliBinary;
 }
 
+/**
+ * The `skillsmith` command as installed (`bin` in package.json: `dist/cli/skillsmith.cjs`, the
+ * start-up bundle of `npm run build`), refused like `builtCli` when missing or stale.
+ */
+export function builtBin(): string {
+  builtCli();
+  const bin = join(projectRoot, "dist", "cli", "skillsmith.cjs");
+  const build = "build it first: npm run build";
+  if (!existsSync(bin)) throw new Error(`${bin} is missing; ${build}`);
+  const sources = newestMtime(
+    join(projectRoot, "src"),
+    (name) => name.endsWith(".ts") && !name.endsWith(".test.ts"),
+  );
+  if (statSync(bin).mtimeMs < sources) throw new Error(`${bin} is older than src/; ${build}`);
+  return bin;
+}
+
 /** "3.10× bare node (45 ms); CPU 120 ms, bare 40 ms" for a row's note. */
 export function timesBare(
   medianMs: number,

@@ -5,8 +5,9 @@
  * (commander; a plain `wiki search` is scanned without it, `src/cli/fast-path.ts`), SKILL.md front
  * matter (yaml).
  */
-import { existsSync } from "node:fs";
-import { cp } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { cp, rm } from "node:fs/promises";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadedFiles, loadedPackages } from "./support/loaded-modules.js";
@@ -14,6 +15,8 @@ import { cleanupsAfterEach, temporaryDirectoryIn } from "./support/temporary.js"
 
 const root = resolve(import.meta.dirname, "..");
 const binary = resolve(root, "dist", "cli", "main.js");
+/** The installed command: the start-up bundle of `npm run build` (src/cli/wiki-query.ts). */
+const bin = resolve(root, "dist", "cli", "skillsmith.cjs");
 const cleanups = cleanupsAfterEach();
 
 /** Packages only some commands need: each must stay out of every other command's start-up. */
@@ -84,6 +87,31 @@ describe.skipIf(!existsSync(binary))("CLI start-up (dist/, built by `npm test`'s
     expect({ code: second.code, packages: second.packages }).toEqual({ code: 0, packages: [] });
     expect(second.own).toContain("dist/wiki/search-index.js");
   });
+
+  it.skipIf(!existsSync(bin))(
+    "the skillsmith bin answers a plain wiki search on a fresh index from its one file",
+    async () => {
+      const manifest = JSON.parse(readFileSync(resolve(root, "package.json"), "utf8")) as {
+        bin: Record<string, string>;
+      };
+      expect(manifest.bin.skillsmith).toBe("dist/cli/skillsmith.cjs");
+      const wiki = await temporaryDirectoryIn(cleanups, "skillsmith-startup-bin-");
+      await cp(resolve(root, "examples", "wiki"), wiki, { recursive: true });
+      const argv = ["wiki", "search", "navigation menu that wraps", "--wiki", wiki, "--json"];
+      // The full CLI's answer, which also writes the index (as `wiki build` leaves one).
+      const expected = execFileSync(process.execPath, [binary, ...argv], { encoding: "utf8" });
+      expect(expected).toContain('"shortlist"');
+      const answered = await loadedFiles(cleanups, [bin, ...argv], { cwd: root });
+      expect(answered).toEqual({ code: 0, packages: [], own: ["dist/cli/skillsmith.cjs"] });
+      expect(execFileSync(process.execPath, [bin, ...argv], { encoding: "utf8" })).toBe(expected);
+      // Without an index the bin hands the search to the full CLI, which rebuilds it.
+      await rm(resolve(wiki, ".index"), { recursive: true, force: true });
+      const handedOver = await loadedFiles(cleanups, [bin, ...argv], { cwd: root });
+      expect(handedOver.code).toBe(0);
+      expect(handedOver.own).toContain("dist/cli/main.js");
+      expect(existsSync(resolve(wiki, ".index", "search.idx"))).toBe(true);
+    },
+  );
 
   it("wiki search loads no package and none of the online acquisition pipeline", async () => {
     const traced = await loadedFiles(

@@ -37,9 +37,8 @@
  * (the layout above): kept together, a change to one cannot miss the other.
  */
 import { createHash } from "node:crypto";
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
-import { mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/promises";
-import { endianness } from "node:os";
+import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from "node:fs";
+import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import {
   type Bm25Parameters,
@@ -66,7 +65,7 @@ import type { CardEmbeddings } from "./embedding.js";
 import {
   entryFolderPattern,
   LOCK_FILE,
-  listDomains,
+  listDomainsNow,
   META_FILE,
   WIKI_MANIFEST_FILE,
 } from "./layout.js";
@@ -100,6 +99,8 @@ const FIRST_READ_BYTES = 256 * 1024;
 const DIGEST_BYTES = 32;
 /** An entry's meta.json is small; a bigger one is not an entry this index was built from. */
 const MAX_META_BYTES = 4 * 1024 * 1024;
+/** This machine's byte order, as `os.endianness()` names it (without loading `node:os` on the query path). */
+const ENDIANNESS = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1 ? "LE" : "BE";
 
 /** The state of the wiki folders an index was built from; a difference means it is stale. */
 export interface WikiStamp {
@@ -214,10 +215,18 @@ function statText(info: {
 
 /** The stamp of the wiki as it is now (domain folders and `wiki.json`). */
 export async function wikiStamp(root: string): Promise<WikiStamp> {
-  const manifest = statText(await stat(join(root, WIKI_MANIFEST_FILE), { bigint: true }));
+  return wikiStampNow(root);
+}
+
+/**
+ * `wikiStamp`, synchronously (a few stats): the query opens the index without `fs/promises`,
+ * whose loading costs more start-up than the stats.
+ */
+export function wikiStampNow(root: string): WikiStamp {
+  const manifest = statText(statSync(join(root, WIKI_MANIFEST_FILE), { bigint: true }));
   const domains = [];
-  for (const name of await listDomains(root))
-    domains.push({ name, stat: statText(await stat(join(root, name), { bigint: true })) });
+  for (const name of listDomainsNow(root))
+    domains.push({ name, stat: statText(statSync(join(root, name), { bigint: true })) });
   return { manifest, domains };
 }
 
@@ -403,7 +412,7 @@ export async function writeIndexFile(
     sections.cards = { offset, bytes: cardBytes };
     return {
       format: SEARCH_INDEX_FORMAT,
-      endianness: endianness(),
+      endianness: ENDIANNESS,
       stamp: { manifest: stamp.manifest, domains: [...stamp.domains] },
       thresholds,
       documents: count,
@@ -588,6 +597,15 @@ export class IndexedWikiSearch {
     givenThresholds?: Thresholds,
     domain?: string,
   ): Promise<IndexedWikiSearch | undefined> {
+    return IndexedWikiSearch.openNow(root, givenThresholds, domain);
+  }
+
+  /** `open`, synchronously (the start-up entry `cli/wiki-query.ts` runs without promises of fs). */
+  static openNow(
+    root: string,
+    givenThresholds?: Thresholds,
+    domain?: string,
+  ): IndexedWikiSearch | undefined {
     const path = searchIndexPath(root);
     let fd: number;
     try {
@@ -620,12 +638,14 @@ export class IndexedWikiSearch {
       const header = parseIndexHeader(parsed);
       if (header === undefined) return undefined;
       const { sections } = header;
-      if (header.endianness !== endianness()) return undefined;
-      const now = await wikiStamp(root).catch((error: unknown) => {
+      if (header.endianness !== ENDIANNESS) return undefined;
+      let now: WikiStamp | undefined;
+      try {
+        now = wikiStampNow(root);
+      } catch (error) {
         // No wiki.json any more (not a wiki): the caller's reading of the manifest says so.
-        if (isMissing(error)) return undefined;
-        throw error;
-      });
+        if (!isMissing(error)) throw error;
+      }
       if (now === undefined || !sameStamp(header.stamp, now)) return undefined;
       // The domains documents point into are the domain folders that are there now.
       const names = now.domains.map((each) => each.name);

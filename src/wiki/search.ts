@@ -374,11 +374,12 @@ export async function searchSkills(
   }
 }
 
-async function searchWith(
-  search: CardSearch,
-  query: string,
-  options: SearchOptions,
-): Promise<SearchResult> {
+/**
+ * Stage 1 of every strategy: the shortlist and the fields each result starts with. Also the
+ * whole of a `bm25-only` search with `bm25OnlySelected`, which the start-up entry
+ * (`cli/wiki-query.ts`) runs on the index without this module's other strategies.
+ */
+export function stageOne(search: CardSearch, query: string, options: SearchOptions) {
   const strategy = options.strategy ?? "bm25-only";
   const max = options.max ?? search.thresholds.select_max;
   const shortlistOptions: ShortlistOptions = {
@@ -401,16 +402,28 @@ async function searchWith(
     rejected_ids: [] as string[],
     shortlist_config: search.shortlistConfig(shortlistOptions),
   };
+  return { base, max };
+}
+
+/** The `bm25-only` strategy's picks: the shortlist's first `max`, each with its score. */
+export function bm25OnlySelected(shortlist: readonly ShortlistHit[], max: number): Selection[] {
+  return shortlist
+    .slice(0, max)
+    .map((hit) => ({ card: hit.card, reason: `BM25 score ${hit.score.toFixed(3)}` }));
+}
+
+async function searchWith(
+  search: CardSearch,
+  query: string,
+  options: SearchOptions,
+): Promise<SearchResult> {
+  const { base, max } = stageOne(search, query, options);
+  const { strategy, shortlist } = base;
   switch (strategy) {
     case "none":
       return { ...base, selected: [] };
     case "bm25-only":
-      return {
-        ...base,
-        selected: shortlist
-          .slice(0, max)
-          .map((hit) => ({ card: hit.card, reason: `BM25 score ${hit.score.toFixed(3)}` })),
-      };
+      return { ...base, selected: bm25OnlySelected(shortlist, max) };
     case "random": {
       const picks = search.sampleEligible(
         max,
