@@ -348,11 +348,13 @@ function testTimeProblem(
 }
 
 /**
- * What a failing check's message shows when the installer itself failed: pip's own traceback or
- * its "no version" errors, npm's error lines, an offline cache miss or a name that did not resolve.
+ * What a failing check's message shows when the installer itself failed: pip's own traceback, its
+ * "no version" errors or its refusal of an externally managed interpreter (Debian's, as a hand run
+ * outside a virtual environment meets it), npm's error lines, an offline cache miss or a name that
+ * did not resolve.
  */
 const INSTALL_FAILURE =
-  /pip\/_internal|No matching distribution found|Could not find a version that satisfies|\bpip3? install\b[^\n]*\bfailed\b|npm (?:ERR!|error)\b|ENOTCACHED|EAI_AGAIN/;
+  /pip\/_internal|No matching distribution found|Could not find a version that satisfies|externally-managed-environment|\bpip3? install\b[^\n]*\bfailed\b|npm (?:ERR!|error)\b|ENOTCACHED|EAI_AGAIN/;
 
 /**
  * The check once single tests that install at test time, with no cache to serve them (celery's v1
@@ -377,7 +379,7 @@ export function withUnservedTestInstalls(
   if (bound.length === 0) return check;
   const names = bound.map((failure) => failure.name.split("::").at(-1) ?? failure.name);
   const listed = `${names.slice(0, 3).join(", ")}${names.length > 3 ? ` and ${names.length - 3} more` : ""}`;
-  const evidence = `${bound.length} of the ${untouched.total} checks fail for a test-time install that cannot run here (${listed}: the installer's own error), not for the agent; ${where}`;
+  const evidence = `${bound.length} of the ${untouched.total} checks ${bound.length === 1 ? "fails" : "fail"} for a test-time install that cannot run here (${listed}: the installer's own error), not for the agent; ${where}`;
   if (bound.length === failing.length) {
     return {
       ...check,
