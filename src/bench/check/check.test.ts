@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { SuiteRequirement, SuiteSkill } from "../suite/types.js";
-import { classify, type VerifierMeasurement, withToolNeeds } from "./check.js";
+import {
+  classify,
+  type VerifierMeasurement,
+  withToolNeeds,
+  withUnservedTestInstalls,
+} from "./check.js";
 import type { Measured } from "./measure.js";
 import { checkJson, renderCheckText } from "./render.js";
 
@@ -268,5 +273,97 @@ describe("a row whose failing checks fail only for a missing tool", () => {
         durationMs: 1,
       }).requirements[0],
     ).not.toHaveProperty("toolNeeds");
+  });
+});
+
+describe("a row whose single tests install at test time and cannot here", () => {
+  // Failure messages as measured on pypa/packaging's v1 python-packaging batch6 with setup
+  // offline (the check's cache of that run): six tests fail in their setup's `pip install -e .`,
+  // five for files the task asks for.
+  const pipFailed = (test: string) =>
+    `Failed: ${test} setup failed: ERROR: Exception: Traceback (most recent call last):   File "/usr/lib/python3/dist-packages/pip/_internal/cli/base_command.py", line 160, in exc_logging_wrapper`;
+  const missing = (test: string) =>
+    `AssertionError: Missing: src/version_inspector/cli.py (${test}) assert False`;
+  const failing = (pip: string[], other: string[]) => [
+    ...other.map((name) => ({ name: `test_v.T::${name}`, message: missing(name) })),
+    ...pip.map((name) => ({ name: `test_v.T::${name}`, message: pipFailed(name) })),
+  ];
+  const scan =
+    "needs network at test time: test_v.py:171 runs `pip install -e .`; setup ran offline";
+  const weighed = (passed: number, total: number, failures: ReturnType<typeof failing>) =>
+    withUnservedTestInstalls(
+      classify(
+        skill,
+        requirement,
+        measured(run({ passed, total, passRatio: passed / total, failures })),
+        { keywordOnly: [], testCount: total },
+        0.5,
+      ),
+      scan,
+      0.5,
+    );
+
+  it("stays ok and counts the checks the install decides, naming them and where the scan found it", () => {
+    const pip = [
+      "test_parse",
+      "test_validate",
+      "test_compare",
+      "test_bump",
+      "test_order",
+      "test_pre",
+    ];
+    const other = ["test_cli", "test_group", "test_sub", "test_entry", "test_regex"];
+    // 1 of 12 passes: of the 6 checks not bound to the install, 1 passes (17%), below 50%.
+    const check = weighed(1, 12, failing(pip, other));
+    expect(check.status).toBe("ok");
+    expect(check.reason).toMatch(/^passes 1 of 12 checks/);
+    expect(check.reason).toContain(
+      "6 of the 12 checks fail for a test-time install that cannot run here (test_parse, test_validate, test_compare and 3 more",
+    );
+    expect(check.reason).toContain("test_v.py:171 runs `pip install -e .`");
+  });
+
+  it("is weak when the checks that can pass here already pass from the threshold", () => {
+    // 5 of 12 pass (42%, ok by the ratio alone), but 4 fail for the install: 5 of the 8 others.
+    const check = weighed(
+      5,
+      12,
+      failing(["test_a", "test_b", "test_c", "test_d"], ["test_e", "test_f", "test_g"]),
+    );
+    expect(check.status).toBe("weak");
+    expect(check.untouchedPassRatio).toBeCloseTo(5 / 12, 10);
+    expect(check.reason).toMatch(/^already passes 5 of the 8 checks that can pass here \(62\.5%\)/);
+  });
+
+  it("is broken when every failing check fails for the install: no agent can change the score", () => {
+    const check = weighed(2, 5, failing(["test_a", "test_b", "test_c"], []));
+    expect(check.status).toBe("broken");
+    expect(check.reason).toMatch(
+      /^needs network at test time: every failing check fails for its install/,
+    );
+    expect(check.reason).toContain("3 of the 5 checks");
+  });
+
+  it("adds nothing when no failing check shows the installer failing, or the scan found no install", () => {
+    const noPip = classify(
+      skill,
+      requirement,
+      measured(
+        run({ passed: 1, total: 3, passRatio: 1 / 3, failures: failing([], ["test_a", "test_b"]) }),
+      ),
+      noKeywords,
+      0.5,
+    );
+    expect(withUnservedTestInstalls(noPip, scan, 0.5)).toBe(noPip);
+    const withPip = classify(
+      skill,
+      requirement,
+      measured(
+        run({ passed: 1, total: 3, passRatio: 1 / 3, failures: failing(["test_a"], ["test_b"]) }),
+      ),
+      noKeywords,
+      0.5,
+    );
+    expect(withUnservedTestInstalls(withPip, undefined, 0.5)).toBe(withPip);
   });
 });

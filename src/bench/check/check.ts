@@ -203,6 +203,7 @@ export async function checkSuite(options: CheckSuiteOptions): Promise<SuiteCheck
             (await missingVerifierTools(requirement)).map((tool) => tool.program),
           ),
           testTimeProblem(keyword.files, environment, "test"),
+          threshold,
         );
       }
       slots[job.index] = check;
@@ -347,19 +348,54 @@ function testTimeProblem(
 }
 
 /**
- * The check with a note when single tests install at test time and no cache serves them: those
- * tests fail for the install, not for the agent (celery's v1 batch6 runs `pip install celery
- * pytest` in six of its tests).
+ * What a failing check's message shows when the installer itself failed: pip's own traceback, its
+ * "no version" errors or its refusal of an externally managed interpreter (Debian's, as a hand run
+ * outside a virtual environment meets it), npm's error lines, an offline cache miss or a name that
+ * did not resolve.
  */
-function withUnservedTestInstalls(
+const INSTALL_FAILURE =
+  /pip\/_internal|No matching distribution found|Could not find a version that satisfies|externally-managed-environment|\bpip3? install\b[^\n]*\bfailed\b|npm (?:ERR!|error)\b|ENOTCACHED|EAI_AGAIN/;
+
+/**
+ * The check once single tests that install at test time, with no cache to serve them (celery's v1
+ * batch6 runs `pip install celery pytest` in six of its tests), are weighed by what the run
+ * measured: the failing checks whose message shows the installer failing fail for the install,
+ * whatever the agent does. When they are every failing check, no agent can change the score:
+ * `broken`. When the checks that can pass here already pass from the threshold on untouched, the
+ * low ratio was made by the install alone: `weak`. Otherwise the row stays as classified and says
+ * how many checks the install decides. `problem` is where the scan found the installs.
+ */
+export function withUnservedTestInstalls(
   check: RequirementCheck,
   problem: string | undefined,
+  threshold: number,
 ): RequirementCheck {
-  if (problem === undefined) return check;
-  return {
-    ...check,
-    reason: `${check.reason}; some tests install at test time and cannot here, so they fail for the install, not the agent (${problem.replace(/^needs network at test time: /, "")})`,
-  };
+  const untouched = check.untouched;
+  if (problem === undefined || untouched === undefined || check.status === "broken") return check;
+  const where = problem.replace(/^needs network at test time: /, "");
+  const failing = untouched.failures ?? [];
+  const bound = failing.filter((failure) => INSTALL_FAILURE.test(failure.message));
+  // The scan found installs, but no failing check shows one failing: nothing to weigh.
+  if (bound.length === 0) return check;
+  const names = bound.map((failure) => failure.name.split("::").at(-1) ?? failure.name);
+  const listed = `${names.slice(0, 3).join(", ")}${names.length > 3 ? ` and ${names.length - 3} more` : ""}`;
+  const evidence = `${bound.length} of the ${untouched.total} checks ${bound.length === 1 ? "fails" : "fail"} for a test-time install that cannot run here (${listed}: the installer's own error), not for the agent; ${where}`;
+  if (bound.length === failing.length) {
+    return {
+      ...check,
+      status: "broken",
+      reason: `needs network at test time: every failing check fails for its install, so no agent can change the score here; ${evidence}`,
+    };
+  }
+  const canPass = untouched.total - bound.length;
+  if (check.status === "ok" && untouched.passed / canPass >= threshold) {
+    return {
+      ...check,
+      status: "weak",
+      reason: `already passes ${untouched.passed} of the ${canPass} checks that can pass here (${percent(untouched.passed / canPass)}) on the untouched repository: the rest fail for the install; ${evidence}`,
+    };
+  }
+  return { ...check, reason: `${check.reason}; ${evidence}` };
 }
 
 /** The check with what its failing checks need, when they fail only for missing tools. */

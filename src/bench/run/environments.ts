@@ -22,7 +22,8 @@ import {
   type TestTimeInstall,
   withPreparedRuntime,
 } from "../../env/index.js";
-import type { SuiteSkill } from "../suite/types.js";
+import { everyRequirement } from "../suite/inspect.js";
+import type { SuiteRequirement, SuiteSkill } from "../suite/types.js";
 import { prepareTaskBase, taskSandbox } from "./task-environment.js";
 
 export type EnvironmentOutcome =
@@ -96,8 +97,8 @@ export function repositorySource(skill: SuiteSkill): RepositorySource {
 }
 
 /** Whether the skill's verifiers run Python, so `python` must be the prepared interpreter. */
-export function verifiersNeedPython(skill: SuiteSkill): boolean {
-  return skill.requirements.some((requirement) =>
+export function verifiersNeedPython(requirements: readonly SuiteRequirement[]): boolean {
+  return requirements.some((requirement) =>
     /(^|[\s;&|(/])(python3?|pytest)\b/.test(requirement.verifier.command),
   );
 }
@@ -106,9 +107,11 @@ export function verifiersNeedPython(skill: SuiteSkill): boolean {
  * The installs the skill's verifiers (and their helpers) run at test time that a cache of the
  * environment can serve: setup fills the caches with what they install.
  */
-export async function skillTestTimeInstalls(skill: SuiteSkill): Promise<TestTimeInstall[]> {
+export async function skillTestTimeInstalls(
+  requirements: readonly SuiteRequirement[],
+): Promise<TestTimeInstall[]> {
   const installs: TestTimeInstall[] = [];
-  for (const requirement of skill.requirements) {
+  for (const requirement of requirements) {
     const files = [];
     for (const file of requirement.verifier.files.filter((name) => name.endsWith(".py"))) {
       files.push({
@@ -162,6 +165,8 @@ export async function prepareSkillBase(
     });
     return { base, sandbox: environmentSandbox(options.sandbox, base, skill) };
   }
+  // For every requirement, not only the selected ones: one base serves every selection.
+  const requirements = await everyRequirement(skill);
   const base = await prepareBase({
     source: repositorySource(skill),
     commit: repository.commit,
@@ -169,8 +174,8 @@ export async function prepareSkillBase(
     sandbox: options.sandbox,
     cacheDir: options.cacheDir,
     workspaceMountPath: repository.mountPath,
-    verifierNeedsPython: verifiersNeedPython(skill),
-    testTimeInstalls: await skillTestTimeInstalls(skill),
+    verifierNeedsPython: verifiersNeedPython(requirements),
+    testTimeInstalls: await skillTestTimeInstalls(requirements),
     skillFolders: registeredSkillFolders(),
     ...(options.setupNetwork === undefined ? {} : { setupNetwork: options.setupNetwork }),
     ...(options.pythonInterpreter === undefined

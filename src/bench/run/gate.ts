@@ -24,6 +24,7 @@ import {
   type RunKey,
   type RunResult,
 } from "../store/results.js";
+import { narrowedSkill } from "../suite/load.js";
 import type { Configuration } from "../suite/schema.js";
 import type { ExcludedPart, Suite, SuiteSkill } from "../suite/types.js";
 import { type EnvironmentOutcome, environmentRecord, skillEnvironments } from "./environments.js";
@@ -168,12 +169,9 @@ function skillsToDecide(gate: GateOptions): SuiteSkill[] {
     gate.planned.filter(toDecide).map((run) => `${run.skill.id}/${run.requirement.id}`),
   );
   return gate.suite.skills
-    .map((skill) => ({
-      ...skill,
-      requirements: skill.requirements.filter((requirement) =>
-        open.has(`${skill.id}/${requirement.id}`),
-      ),
-    }))
+    .map((skill) =>
+      narrowedSkill(skill, (requirement) => open.has(`${skill.id}/${requirement.id}`)),
+    )
     .filter((skill) => skill.requirements.length > 0);
 }
 

@@ -31,7 +31,7 @@ import {
   VERIFIER_FOLDER,
   WORKSPACE_ROOT,
 } from "./layout.js";
-import { errorsSince, type Problems, readText } from "./problems.js";
+import { errorsSince, Problems, readText } from "./problems.js";
 import { parseRequirementMarkdown } from "./requirement.js";
 import {
   idSchema,
@@ -184,8 +184,12 @@ export async function inspectSkill(
   const repositoryMount = repository?.mountPath;
   const requirements: SuiteRequirement[] = [];
   const skillErrors = problems.errorCount;
+  let someLeftOut = false;
   for (const requirementId of requirementIds) {
-    if (!selectedRequirement(selection, id, requirementId)) continue;
+    if (!selectedRequirement(selection, id, requirementId)) {
+      someLeftOut = true;
+      continue;
+    }
     const before = problems.list.length;
     const requirement = await inspectRequirement(
       root,
@@ -227,8 +231,28 @@ export async function inspectSkill(
       source: skillFile.source,
     }),
     requirements,
+    ...(someLeftOut ? { selectedRequirementsOnly: true as const } : {}),
   };
   return { skill, excludedRequirements, requirementProblems, requirementIds };
+}
+
+/**
+ * Every requirement the suite gives `skill` that loads without errors, read again from its folder
+ * when `skill` holds only a selection of them: what a load of the whole suite would give it.
+ */
+export async function everyRequirement(skill: SuiteSkill): Promise<readonly SuiteRequirement[]> {
+  if (skill.selectedRequirementsOnly !== true) return skill.requirements;
+  // `folder` is `<suite root>/skills/<id>`.
+  const root = resolve(skill.folder, "..", "..");
+  // Its environment needs no Agent Skills folder: do not ask for one.
+  const inspected = await inspectSkill(
+    root,
+    skill.id,
+    new Problems(root),
+    { controlsOnly: true },
+    undefined,
+  );
+  return inspected.skill?.requirements ?? skill.requirements;
 }
 
 /** Where a skill's files are: the suite root, the skill's folder (relative and absolute), its skill.yaml. */

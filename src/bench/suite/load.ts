@@ -13,7 +13,14 @@ import {
 import { SKILLS_FOLDER, SUITE_FILE } from "./layout.js";
 import { errorsSince, Problems, readText } from "./problems.js";
 import { idSchema, suiteFileSchema } from "./schema.js";
-import type { ExcludedPart, Suite, SuiteProblem, SuiteSkill, SuiteValidation } from "./types.js";
+import type {
+  ExcludedPart,
+  Suite,
+  SuiteProblem,
+  SuiteRequirement,
+  SuiteSkill,
+  SuiteValidation,
+} from "./types.js";
 import { checkYaml } from "./yaml.js";
 
 // Other modules import these from here, where they were first defined.
@@ -209,6 +216,20 @@ function checkConfigurations(
 }
 
 /**
+ * `skill` with only the requirements `keep` accepts; marked as a selection when that leaves some
+ * out, so its environment is still prepared for all of them (`everyRequirement`).
+ */
+export function narrowedSkill(
+  skill: SuiteSkill,
+  keep: (requirement: SuiteRequirement) => boolean,
+): SuiteSkill {
+  const requirements = skill.requirements.filter(keep);
+  return requirements.length === skill.requirements.length
+    ? skill
+    : { ...skill, requirements, selectedRequirementsOnly: true };
+}
+
+/**
  * The selected part of a loaded suite; an id that selects nothing is a `UsageError` naming
  * what the suite has.
  */
@@ -225,12 +246,11 @@ export function selectFromSuite(suite: Suite, selection: SuiteSelection): Suite 
   }
   const chosen = suite.skills
     .filter((skill) => skills.length === 0 || skills.includes(skill.id))
-    .map((skill) => ({
-      ...skill,
-      requirements: skill.requirements.filter((requirement) =>
+    .map((skill) =>
+      narrowedSkill(skill, (requirement) =>
         selectedRequirement(selection, skill.id, requirement.id),
       ),
-    }));
+    );
   const unknownRequirements = requirements.filter(
     (wanted) =>
       !chosen.some((skill) =>

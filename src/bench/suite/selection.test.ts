@@ -5,7 +5,15 @@ import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InputError } from "../../core/errors.js";
 import { CommitChecker } from "./commits.js";
-import { loadSuite, loadSuiteSelection, selectFromSuite, validateSuite } from "./load.js";
+import { everyRequirement } from "./inspect.js";
+import {
+  loadSuite,
+  loadSuiteSelection,
+  narrowedSkill,
+  selectFromSuite,
+  validateSuite,
+} from "./load.js";
+import type { SuiteSkill } from "./types.js";
 
 let root: string;
 let suite: string;
@@ -106,6 +114,26 @@ describe("selection", () => {
     expect(selectFromSuite(await loadSuite(suite), { requirements: ["r2"] }).skills).toHaveLength(
       1,
     );
+  });
+
+  it("keeps every requirement within reach of a selection, for the skill's environment", async () => {
+    // "detected" has r1 and r2 (written above): a selection of r2 is marked as one, whether made
+    // while loading or from a loaded suite, and everyRequirement reads r1 back; a skill left
+    // whole is not marked and gives its own list.
+    const ids = async (skill: SuiteSkill | undefined) =>
+      skill === undefined
+        ? []
+        : (await everyRequirement(skill)).map((requirement) => requirement.id);
+    const loading = await loadSuite(suite, { skills: ["detected"], requirements: ["r2"] });
+    expect(loading.skills[0]?.selectedRequirementsOnly).toBe(true);
+    expect(await ids(loading.skills[0])).toEqual(["r1", "r2"]);
+    const whole = await loadSuite(suite, { skills: ["detected"] });
+    const selected = selectFromSuite(whole, { requirements: ["detected/r2"] }).skills[0];
+    expect(selected?.requirements.map((requirement) => requirement.id)).toEqual(["r2"]);
+    expect(await ids(selected)).toEqual(["r1", "r2"]);
+    expect(whole.skills[0]?.selectedRequirementsOnly).toBeUndefined();
+    const kept = narrowedSkill(whole.skills[0] as SuiteSkill, () => true);
+    expect(kept).toBe(whole.skills[0]);
   });
 
   it("names an id that selects nothing", async () => {

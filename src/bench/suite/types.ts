@@ -95,6 +95,13 @@ export interface SuiteSkill {
   readonly agentLimits?: AgentLimits;
   readonly source?: Readonly<Record<string, unknown>>;
   readonly requirements: SuiteRequirement[];
+  /**
+   * True when `requirements` holds only a selection of the skill's requirements (`--requirement`,
+   * a resumed run's open ones): its environment is still prepared for every requirement the suite
+   * gives it (`everyRequirement`), so a check and every later selection share one prepared base
+   * and the measurements cached for it.
+   */
+  readonly selectedRequirementsOnly?: true;
 }
 
 export interface Suite {
