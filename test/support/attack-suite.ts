@@ -70,6 +70,24 @@ export function attackPredictionLines(
   ]);
 }
 
+/** `runSuite`'s options for an attack table under `root` (its run folder and cache inside). */
+function attackRunOptions(
+  root: string,
+  suite: string,
+  predictions: string,
+  sandbox: SandboxV1 | "local",
+  concurrency: number,
+) {
+  return {
+    suite,
+    runDir: join(root, "run"),
+    predictions,
+    sandbox,
+    cacheDir: join(root, "cache"),
+    concurrency,
+  };
+}
+
 /** Run the suite with the replay agent and read back every run and the report. */
 export async function runAttackSuite(
   root: string,
@@ -78,15 +96,9 @@ export async function runAttackSuite(
   sandbox: SandboxV1 | "local",
   concurrency = 2,
 ): Promise<{ results: RunResult[]; report: BenchReport }> {
-  const runDir = join(root, "run");
-  await runSuite({
-    suite,
-    runDir,
-    predictions,
-    sandbox,
-    cacheDir: join(root, "cache"),
-    concurrency,
-  });
+  const options = attackRunOptions(root, suite, predictions, sandbox, concurrency);
+  const { runDir } = options;
+  await runSuite(options);
   const store = ResultsStore.openReadOnly(runDir);
   try {
     return { results: store.results(), report: await reportRunDir(runDir) };
@@ -115,15 +127,8 @@ export async function runAttackSuiteSharingStub(
   },
   concurrency = 2,
 ): Promise<{ results: RunResult[]; report: BenchReport }> {
-  const runDir = join(root, "run");
-  const options = {
-    suite,
-    runDir,
-    predictions,
-    sandbox,
-    cacheDir: join(root, "cache"),
-    concurrency,
-  };
+  const options = attackRunOptions(root, suite, predictions, sandbox, concurrency);
+  const { runDir } = options;
   const started = performance.now();
   await runSuite({
     ...options,

@@ -32,6 +32,7 @@ import fnmatch
 import hashlib
 import hmac
 import json
+import operator
 import os
 import random
 import socket
@@ -498,6 +499,12 @@ _SNAPSHOT_VOLATILE = frozenset(
 )
 _callable = callable
 _vars = vars
+_id = id
+_tuple = tuple
+_map = map
+_getitem = operator.getitem
+_is = operator.is_
+_all = all
 _isinstance = isinstance
 _type = type
 
@@ -519,6 +526,8 @@ def _snapshot_modules():
 
 def _snapshot():
     """``[(module or class, attribute, label, object)]`` of every watched callable."""
+    if _channel is not None and _channel.mode == "inventory":
+        return []
     entries = []
     seen_classes = set()
     for name, module in _snapshot_modules():
@@ -556,23 +565,74 @@ def _pytest_own(value):
     return code is not None and _abspath(code.co_filename).startswith(_pytest_folder)
 
 
-def _changed_identities():
-    changed = []
-    for owner, attribute, label, value in _IDENTITIES:
+class _Watch:
+    """The snapshot flattened for one pass in C before every test.
+
+    ``map(getitem, namespaces, attributes)`` fetches every watched attribute from its module's or
+    class's namespace and ``map(is_, ..., accepted)`` compares each with what was accepted, by
+    identity, inside the interpreter's C loops; ``all`` stops at the first difference. No Python
+    loop over 6,000 callables per test, and nothing of the replacement runs: ``is`` calls no
+    ``__eq__`` (a tuple ``==`` would ask a replacement whether it equals the original). Only when
+    something differs (or was deleted) is the snapshot walked entry by entry, with the rule of
+    ``_changed_identities``."""
+
+    def __init__(self, entries):
+        self.entries = []
+        namespaces = {}
+        for entry in entries:
+            owner = entry[0]
+            if _id(owner) not in namespaces:
+                try:
+                    namespaces[_id(owner)] = _vars(owner)
+                except TypeError:
+                    namespaces[_id(owner)] = None
+            if namespaces[_id(owner)] is not None:
+                self.entries.append(entry)
+        self.namespaces = _tuple(namespaces[_id(entry[0])] for entry in self.entries)
+        self.attributes = _tuple(entry[1] for entry in self.entries)
+        self.accepted = self.originals()
+
+    def originals(self):
+        return _tuple(entry[3] for entry in self.entries)
+
+    def current(self):
+        """The watched objects now; None when one was deleted."""
         try:
-            current = _vars(owner).get(attribute, _missing)
-        except TypeError:
-            continue
-        if current is not value and not _pytest_own(current):
+            return _tuple(_map(_getitem, self.namespaces, self.attributes))
+        except KeyError:
+            return None
+
+    def unchanged(self):
+        try:
+            return _all(_map(_is, _map(_getitem, self.namespaces, self.attributes), self.accepted))
+        except KeyError:
+            return False
+
+
+def _changed_identities():
+    if _WATCH.unchanged():
+        return []
+    changed = []
+    for (owner, attribute, label, value), namespace in zip(_WATCH.entries, _WATCH.namespaces):
+        now = namespace.get(attribute, _missing)
+        if now is not value and not _pytest_own(now):
             changed.append(label)
+    current = _WATCH.current()
+    if not changed and current is not None:
+        # Only pytest replaced its own (accepted, as always): the fast path holds again.
+        _WATCH.accepted = current
     return changed
 
 
+# Connected first: an inventory runs no test, so it compares nothing against a snapshot (what its
+# last record says was replaced is not read) and skips the imports the snapshot needs. Modules
+# preloaded from the workspace are still looked for after the snapshot imported its modules.
+_channel = _connect()
 _IDENTITIES = _snapshot()
+_WATCH = _Watch(_IDENTITIES)
 _identity_reported = set()
 
 _preloaded = _preloaded_from_workspace()
-_channel = _connect()
 _leave_children_plain()
 _armed = False
 _session_items = {}
@@ -639,23 +699,86 @@ def _dotted(node):
     return ""
 
 
-def _parametrize_count(decorator):
-    """Instances a ``parametrize`` mark makes at least (1 when its values are not a literal)."""
-    if not isinstance(decorator, ast.Call) or not _dotted(decorator.func).endswith("parametrize"):
-        return None
+def _literal_values(node):
+    return isinstance(node, (ast.List, ast.Tuple)) and not any(isinstance(element, ast.Starred) for element in node.elts)
+
+
+def _constant_lists(tree):
+    """Module-level names bound once to a literal list or tuple and used nowhere but as a
+    ``parametrize`` mark's values: provably what the mark sees, so they pin instances as a literal
+    written in the mark does. Any other binding or use of the name (``CASES.append``, ``CASES +=``,
+    ``global CASES``, an import or ``del`` of it, a ``for`` over it), or ``globals``/``vars``/
+    ``setattr``/``__dict__``/a star import anywhere in the module, and the name is not resolved."""
+    marks_values = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _dotted(node.func).endswith("parametrize"):
+            values = node.args[1] if len(node.args) > 1 else None
+            for keyword in node.keywords:
+                if keyword.arg == "argvalues":
+                    values = keyword.value
+            if isinstance(values, ast.Name):
+                marks_values.add(id(values))
+    candidates = {}
+    for statement in tree.body:
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and _literal_values(statement.value)
+        ):
+            name = statement.targets[0].id
+            candidates[name] = None if name in candidates else (statement.targets[0], statement.value)
+    unsafe = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in candidates:
+            binding = candidates[node.id]
+            if binding is None or (node is not binding[0] and id(node) not in marks_values):
+                unsafe.add(node.id)
+            if node.id in ("globals", "vars", "setattr"):
+                return {}
+        elif isinstance(node, ast.Name) and node.id in ("globals", "vars", "setattr"):
+            return {}
+        elif isinstance(node, ast.Attribute) and node.attr == "__dict__":
+            return {}
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            unsafe.update(node.names)
+        elif isinstance(node, ast.alias):
+            if node.name == "*":
+                return {}
+            unsafe.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            unsafe.add(node.name)
+        else:
+            for field in ("name", "rest"):
+                value = getattr(node, field, None)
+                if isinstance(value, str) and not isinstance(node, ast.alias):
+                    unsafe.add(value)
+    return {name: binding[1] for name, binding in candidates.items() if binding is not None and name not in unsafe}
+
+
+def _argvalues(decorator, constants):
+    """A ``parametrize`` mark's values as a literal list or tuple node, or None."""
     values = decorator.args[1] if len(decorator.args) > 1 else None
     for keyword in decorator.keywords:
         if keyword.arg == "argvalues":
             values = keyword.value
-    if isinstance(values, (ast.List, ast.Tuple)) and not any(isinstance(element, ast.Starred) for element in values.elts):
-        return max(1, len(values.elts))
-    return 1
+    if isinstance(values, ast.Name):
+        values = constants.get(values.id)
+    return values if _literal_values(values) else None
 
 
-def _marks_count(decorators):
+def _parametrize_count(decorator, constants):
+    """Instances a ``parametrize`` mark makes at least (1 when its values are not a literal)."""
+    if not isinstance(decorator, ast.Call) or not _dotted(decorator.func).endswith("parametrize"):
+        return None
+    values = _argvalues(decorator, constants)
+    return 1 if values is None else max(1, len(values.elts))
+
+
+def _marks_count(decorators, constants):
     count, parametrised = 1, False
     for decorator in decorators:
-        instances = _parametrize_count(decorator)
+        instances = _parametrize_count(decorator, constants)
         if instances is not None:
             count *= instances
             parametrised = True
@@ -677,7 +800,7 @@ def _argnames(decorator):
     return None
 
 
-def _exact_instances(definition, decorators, open_ended):
+def _exact_instances(definition, decorators, open_ended, constants):
     """Whether the literal marks fix a test's instances exactly: every mark is a literal list and
     every argument of the function is one they set (no fixture of the function can multiply it),
     in a module with no ``pytest_generate_tests`` or autouse fixture (``open_ended``). Tests
@@ -686,16 +809,10 @@ def _exact_instances(definition, decorators, open_ended):
         return False
     covered = set()
     for decorator in decorators:
-        if _parametrize_count(decorator) is None:
+        if _parametrize_count(decorator, constants) is None:
             continue
         names = _argnames(decorator)
-        values = decorator.args[1] if len(decorator.args) > 1 else None
-        for keyword in decorator.keywords:
-            if keyword.arg == "argvalues":
-                values = keyword.value
-        literal = isinstance(values, (ast.List, ast.Tuple)) and not any(
-            isinstance(element, ast.Starred) for element in values.elts
-        )
+        literal = _argvalues(decorator, constants) is not None
         if names is None or not literal or decorator.keywords and any(k.arg == "indirect" for k in decorator.keywords):
             return False
         covered |= names
@@ -744,6 +861,7 @@ def _defined_tests(source, module_nodeid, config):
     tree = ast.parse(source)
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
     open_ended = "pytest_generate_tests" in text or "autouse" in text
+    constants = _constant_lists(tree)
     found = []
     module_marks = _pytestmark(tree.body)
     top_classes = {statement.name: statement for statement in tree.body if isinstance(statement, ast.ClassDef)}
@@ -774,13 +892,13 @@ def _defined_tests(source, module_nodeid, config):
         for name, member in sorted(methods_of(definition, {definition.name}).items()):
             if (name.startswith("test") if unittest_case else _matches(name, functions)):
                 decorators = marks + list(member.decorator_list)
-                count, parametrised = _marks_count(decorators)
+                count, parametrised = _marks_count(decorators, constants)
                 found.append(
                     {
                         "base": prefix + "::" + definition.name + "::" + name,
                         "min": count,
                         "parametrised": parametrised,
-                        "exact": _exact_instances(member, decorators, open_ended),
+                        "exact": _exact_instances(member, decorators, open_ended, constants),
                     }
                 )
         for statement in definition.body:
@@ -790,13 +908,13 @@ def _defined_tests(source, module_nodeid, config):
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and _matches(statement.name, functions):
             decorators = module_marks + list(statement.decorator_list)
-            count, parametrised = _marks_count(decorators)
+            count, parametrised = _marks_count(decorators, constants)
             found.append(
                 {
                     "base": module_nodeid + "::" + statement.name,
                     "min": count,
                     "parametrised": parametrised,
-                    "exact": _exact_instances(statement, decorators, open_ended),
+                    "exact": _exact_instances(statement, decorators, open_ended, constants),
                 }
             )
         elif isinstance(statement, ast.ImportFrom):
@@ -999,16 +1117,15 @@ def _rebaseline_identities():
     one) load after this module and before the initial conftests, the first workspace code pytest
     imports. A replacement made by then whose code is not the workspace's (nor a temporary file's)
     is the environment's, not the code under test's; later replacements stay evidence."""
-    for index, (owner, attribute, label, value) in enumerate(_IDENTITIES):
-        try:
-            current = _vars(owner).get(attribute, _missing)
-        except TypeError:
-            continue
+    for index, (owner, attribute, label, value) in enumerate(_WATCH.entries):
+        current = _WATCH.namespaces[index].get(attribute, _missing)
         if current is value or current is _missing:
             continue
         code = getattr(_unwrap(current), "__code__", None)
         if code is not None and not _untrusted_file(code.co_filename):
-            _IDENTITIES[index] = (owner, attribute, label, current)
+            _WATCH.entries[index] = (owner, attribute, label, current)
+    # The originals as now accepted: a deleted or untrusted replacement still differs.
+    _WATCH.accepted = _WATCH.originals()
 
 
 @pytest.hookimpl(tryfirst=True)
