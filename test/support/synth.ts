@@ -13,7 +13,7 @@ import { registerSynth } from "../../src/cli/commands/synth.js";
 import type { CommandContext } from "../../src/cli/context.js";
 import { UnsafeSandbox } from "../../src/env/index.js";
 import { ModelClient } from "../../src/model/client.js";
-import type { Script } from "../../src/model/scripted/script.js";
+import type { Script, ScriptMatch, ScriptRule } from "../../src/model/scripted/script.js";
 import { type ScriptedServer, startScriptedServer } from "../../src/model/scripted/server.js";
 import {
   BuiltinTaskFamily,
@@ -184,5 +184,34 @@ export function costRow(
       ?.trim()
       .split(/\s+/)
       .find((cell) => /^(\d+\.\d{2}x|n\/a)$/.test(cell)),
+  };
+}
+
+/**
+ * The scripted critic: it blames the skill's `read-target` input slot for every task in `ids`
+ * (with `explanation`), so the editor is asked to change that slot. `match` narrows the rule
+ * (e.g. to the critic's model); the critic's system prompt is always matched.
+ */
+export function criticBlamingTheSkill(
+  ids: readonly string[],
+  explanation: string,
+  options: {
+    match?: Omit<ScriptMatch, "system">;
+    usage?: { inputTokens: number; outputTokens: number };
+  } = {},
+): ScriptRule {
+  return {
+    match: { ...options.match, system: "You are the critic" },
+    reply: {
+      text: JSON.stringify({
+        attributions: ids.map((taskId) => ({
+          taskId,
+          cause: "skill",
+          slot: { category: "input", id: "read-target" },
+          explanation,
+        })),
+      }),
+      ...(options.usage === undefined ? {} : { usage: options.usage }),
+    },
   };
 }
