@@ -2,7 +2,6 @@
  * Shared set-up of the synthesis tests: pytest detection, the shipped built-in tasks, and
  * `skillsmith synth` run in-process with its cost table read back.
  */
-import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -56,8 +55,7 @@ export async function humanEvalRecords(): Promise<HumanEvalRecord[]> {
 }
 
 /** Scoring runs the hidden tests with real pytest; without it those tests cannot run. */
-export const hasPytest =
-  spawnSync("python3", ["-c", "import pytest"], { stdio: "ignore" }).status === 0;
+export { hasPytest } from "./tool-probes.js";
 
 export interface ShippedTask {
   id: string;
