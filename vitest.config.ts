@@ -102,8 +102,13 @@ export default defineConfig({
     // Longest files first within each group, also on a fresh clone (see the file).
     sequence: { sequencer: LongestFirstSequencer },
     // One folder per run for fixtures that test files share (test/support/shared-fixtures.ts);
-    // the run fails if it left untracked files in the checkout (test/support/repository-guard.ts).
-    globalSetup: ["./test/support/shared-fixtures.ts", "./test/support/repository-guard.ts"],
+    // the run fails if it left untracked files in the checkout (test/support/repository-guard.ts);
+    // tools many files need are probed once (test/support/tool-probes.ts).
+    globalSetup: [
+      "./test/support/shared-fixtures.ts",
+      "./test/support/repository-guard.ts",
+      "./test/support/tool-probes-setup.ts",
+    ],
     projects: [
       {
         extends: true,

@@ -3,7 +3,6 @@
  * requirement engineer and the test engineer (only the model's words are scripted); the git
  * repository, pytest runs on the untouched checkout, the sandbox and the suite loader are real.
  */
-import { execFileSync } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,15 +12,7 @@ import type { ScriptedReply } from "../src/model/scripted/script.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
 import { runInProcess, writeTree } from "./support/cli.js";
 import { gitSync } from "./support/git.js";
-
-const hasPytest = (() => {
-  try {
-    execFileSync("python3", ["-m", "pytest", "--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+import { hasPytest } from "./support/tool-probes.js";
 
 const apiKey = "sk-ant-api03-TESTKEY-generate-1234567890";
 let scratch: string;

@@ -9,15 +9,7 @@ import type { VerifierSpec } from "../src/env/verifier/types.js";
 import { validateVerifier } from "../src/env/verifier/validate.js";
 import { type PreparedBase, prepareBase } from "../src/env/workspace/prepare.js";
 import { gitSyncRaw as git } from "./support/git.js";
-
-const hasPytest = (() => {
-  try {
-    execFileSync("python3", ["-m", "pytest", "--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+import { hasPytest } from "./support/tool-probes.js";
 
 const buggy = "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a + b\n";
 const fixedSub = "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n";

@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -14,16 +13,9 @@ import { materialiseWorkspace } from "../src/env/workspace/materialise.js";
 import { type PreparedBase, prepareBase } from "../src/env/workspace/prepare.js";
 import { gitSync as git } from "./support/git.js";
 import { availableContainerSandbox } from "./support/sandboxes.js";
+import { hasPytest } from "./support/tool-probes.js";
 
 const hasBwrap = findOnPath("bwrap") !== null;
-const hasPytest = (() => {
-  try {
-    execFileSync("python3", ["-m", "pytest", "--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 /** The container sandbox, when an engine answers and the base image (python3, pytest, node) exists. */
 const container: ContainerSandbox | undefined = await availableContainerSandbox();

@@ -37,7 +37,13 @@ import { acquireOnline, LocalFolderConnector } from "../src/wiki/online.js";
 import { listEntries } from "../src/wiki/store.js";
 import { runInProcess } from "./support/cli.js";
 import { runResult, writeStore } from "./support/results.js";
-import { hasPytest, shipped, startBuiltinFamily, writeShippedFamily } from "./support/synth.js";
+import {
+  criticBlamingTheSkill,
+  hasPytest,
+  shipped,
+  startBuiltinFamily,
+  writeShippedFamily,
+} from "./support/synth.js";
 import { cleanupsAfterEach, temporaryDirectoryIn } from "./support/temporary.js";
 import {
   ARTICLE_HTML,
@@ -155,19 +161,7 @@ describe.skipIf(!hasPytest)("the synthesis stores (needs python3 with pytest)", 
         reply: { text: skillText("MAGIC") },
       },
       { match: { system: skillSystem }, reply: { text: skillText("Think.") } },
-      {
-        match: { system: "You are the critic" },
-        reply: {
-          text: JSON.stringify({
-            attributions: ids.map((taskId) => ({
-              taskId,
-              cause: "skill",
-              slot: { category: "input", id: "read-target" },
-              explanation: `the skill leaked ${ENVIRONMENT_KEY}`,
-            })),
-          }),
-        },
-      },
+      criticBlamingTheSkill(ids, `the skill leaked ${ENVIRONMENT_KEY}`),
       {
         match: { system: "You are the editor" },
         reply: {

@@ -5,7 +5,7 @@
  * 1.0 for a reference and 0 for a stub.
  */
 
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -17,6 +17,7 @@ import {
   defaultBuiltinDirectory,
   defaultSplitSeed,
 } from "../src/synth/index.js";
+import { hasPytest } from "./support/tool-probes.js";
 
 // Runs each task's test functions against a module installed as `solution`: one Python process
 // for all tasks, so the check stays fast; pytest itself is exercised by the scoring test below.
@@ -51,9 +52,6 @@ async function references(): Promise<Record<string, string>> {
 }
 
 const family = new BuiltinTaskFamily({ sandbox: new UnsafeSandbox() });
-
-/** Scoring runs the hidden tests with real pytest. */
-const hasPytest = spawnSync("python3", ["-c", "import pytest"], { stdio: "ignore" }).status === 0;
 
 function hasBubblewrap(): boolean {
   try {

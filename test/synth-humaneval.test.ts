@@ -18,6 +18,7 @@ import { defaultSplitSeed, HumanEvalTaskFamily, readPool } from "../src/synth/in
 import { usableBubblewrap } from "./support/sandboxes.js";
 import {
   costRow,
+  criticBlamingTheSkill,
   type HumanEvalRecord,
   hasDebianPython,
   hasHumanEval,
@@ -77,19 +78,7 @@ For this task only.
 function scriptFor(records: readonly HumanEvalRecord[]): Script {
   const rules: ScriptRule[] = [
     { match: { system: "You write a temporary agent skill" }, reply: { text: skillText } },
-    {
-      match: { system: "You are the critic" },
-      reply: {
-        text: JSON.stringify({
-          attributions: ids.map((taskId) => ({
-            taskId,
-            cause: "skill",
-            slot: { category: "input", id: "read-target" },
-            explanation: "the skill did not stress the docstring's examples",
-          })),
-        }),
-      },
-    },
+    criticBlamingTheSkill(ids, "the skill did not stress the docstring's examples"),
     {
       match: { system: "You are the editor" },
       reply: {

@@ -24,6 +24,7 @@ import {
 } from "../src/synth/index.js";
 import {
   costRow,
+  criticBlamingTheSkill,
   hasPytest,
   runSynthCli,
   type ShippedTask,
@@ -79,19 +80,7 @@ async function scriptFor(
         usage: { inputTokens: 200, outputTokens: 50 },
       },
     },
-    {
-      match: { system: "You are the critic" },
-      reply: {
-        text: JSON.stringify({
-          attributions: ids.map((taskId) => ({
-            taskId,
-            cause: "skill",
-            slot: { category: "input", id: "read-target" },
-            explanation: "the skill gave no usable guidance",
-          })),
-        }),
-      },
-    },
+    criticBlamingTheSkill(ids, "the skill gave no usable guidance"),
     ...editorReplies.map((text) => ({
       match: { system: "You are the editor" },
       reply: { text },

@@ -12,7 +12,13 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Script, ScriptRule } from "../src/model/scripted/script.js";
 import { type ScriptedServer, startScriptedServer } from "../src/model/scripted/server.js";
-import { hasPytest, runSynthCli, shipped, writeShippedFamily } from "./support/synth.js";
+import {
+  criticBlamingTheSkill,
+  hasPytest,
+  runSynthCli,
+  shipped,
+  writeShippedFamily,
+} from "./support/synth.js";
 import { cleanupsAfterEach, temporaryDirectoryIn } from "./support/temporary.js";
 
 const cleanups = cleanupsAfterEach();
@@ -67,20 +73,10 @@ async function scriptFor(ids: readonly string[]): Promise<Script> {
       match: { model: exact(models.synthesiser.id), system: skillSystem },
       reply: { text: skillReply("Think about the task."), usage },
     },
-    {
-      match: { model: exact(models.critic.id), system: "You are the critic" },
-      reply: {
-        text: JSON.stringify({
-          attributions: ids.map((taskId) => ({
-            taskId,
-            cause: "skill",
-            slot: { category: "input", id: "read-target" },
-            explanation: "the skill gave no usable guidance",
-          })),
-        }),
-        usage,
-      },
-    },
+    criticBlamingTheSkill(ids, "the skill gave no usable guidance", {
+      match: { model: exact(models.critic.id) },
+      usage,
+    }),
     {
       match: { model: exact(models.editor.id), system: "You are the editor" },
       reply: { text: JSON.stringify(addMagic), usage },

@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import { BubblewrapSandbox } from "../../src/env/sandbox/bubblewrap.js";
 import { ContainerSandbox, DEFAULT_BASE_IMAGE } from "../../src/env/sandbox/container.js";
 import type { ResourceLimits, SandboxV1 } from "../../src/env/sandbox/types.js";
@@ -65,12 +64,5 @@ export function present<T>(value: T | undefined, what: string): T {
   return value;
 }
 
-/** Whether `python3 -m pytest` runs here (the verifiers of the examples need it). */
-export const hasPytest: boolean = (() => {
-  try {
-    execFileSync("python3", ["-m", "pytest", "--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+/** Whether `python3 -m pytest` runs here (probed once per run: tool-probes.ts). */
+export { hasPytest } from "./tool-probes.js";

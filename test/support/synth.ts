@@ -2,7 +2,6 @@
  * Shared set-up of the synthesis tests: pytest detection, the shipped built-in tasks, and
  * `skillsmith synth` run in-process with its cost table read back.
  */
-import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -13,7 +12,7 @@ import { registerSynth } from "../../src/cli/commands/synth.js";
 import type { CommandContext } from "../../src/cli/context.js";
 import { UnsafeSandbox } from "../../src/env/index.js";
 import { ModelClient } from "../../src/model/client.js";
-import type { Script } from "../../src/model/scripted/script.js";
+import type { Script, ScriptMatch, ScriptRule } from "../../src/model/scripted/script.js";
 import { type ScriptedServer, startScriptedServer } from "../../src/model/scripted/server.js";
 import {
   BuiltinTaskFamily,
@@ -56,8 +55,7 @@ export async function humanEvalRecords(): Promise<HumanEvalRecord[]> {
 }
 
 /** Scoring runs the hidden tests with real pytest; without it those tests cannot run. */
-export const hasPytest =
-  spawnSync("python3", ["-c", "import pytest"], { stdio: "ignore" }).status === 0;
+export { hasPytest } from "./tool-probes.js";
 
 export interface ShippedTask {
   id: string;
@@ -184,5 +182,34 @@ export function costRow(
       ?.trim()
       .split(/\s+/)
       .find((cell) => /^(\d+\.\d{2}x|n\/a)$/.test(cell)),
+  };
+}
+
+/**
+ * The scripted critic: it blames the skill's `read-target` input slot for every task in `ids`
+ * (with `explanation`), so the editor is asked to change that slot. `match` narrows the rule
+ * (e.g. to the critic's model); the critic's system prompt is always matched.
+ */
+export function criticBlamingTheSkill(
+  ids: readonly string[],
+  explanation: string,
+  options: {
+    match?: Omit<ScriptMatch, "system">;
+    usage?: { inputTokens: number; outputTokens: number };
+  } = {},
+): ScriptRule {
+  return {
+    match: { ...options.match, system: "You are the critic" },
+    reply: {
+      text: JSON.stringify({
+        attributions: ids.map((taskId) => ({
+          taskId,
+          cause: "skill",
+          slot: { category: "input", id: "read-target" },
+          explanation,
+        })),
+      }),
+      ...(options.usage === undefined ? {} : { usage: options.usage }),
+    },
   };
 }
