@@ -91,6 +91,11 @@ export {
   scanPatch,
 } from "./verifier/integrity/patch-scan.js";
 export {
+  BYTECODE_MOUNT_PATH,
+  bytecodeCacheOption,
+  verifierBytecodeCache,
+} from "./verifier/integrity/bytecode-cache.js";
+export {
   CHANNEL_MOUNT_PATH,
   openVerifierChannel,
   PLUGIN_MODULE,
