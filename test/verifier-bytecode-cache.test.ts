@@ -142,10 +142,8 @@ for (const { name, sandbox, python } of SANDBOXES) {
       if (sandbox === undefined) throw new Error("unreachable");
       const stub = await score(sandbox, python, STUB);
       expect([stub.passed, stub.total, stub.flags]).toEqual([1, 3, []]);
-      const folder = await verifierBytecodeCache({
-        sandboxKind: sandbox.kind,
-        ...(name === "container" ? { image: undefined } : {}),
-      });
+      // runVerifier is given no image here: the cache's scope is the sandbox's kind alone.
+      const folder = await verifierBytecodeCache({ sandboxKind: sandbox.kind });
       if (folder === undefined) throw new Error("no cache for this sandbox");
       cache = folder;
       filled = await contents(cache);

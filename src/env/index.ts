@@ -61,6 +61,11 @@ export {
   junitName,
 } from "./verifier/integrity/assess.js";
 export {
+  BYTECODE_MOUNT_PATH,
+  bytecodeCacheOption,
+  verifierBytecodeCache,
+} from "./verifier/integrity/bytecode-cache.js";
+export {
   type Canary,
   type CanaryPlan,
   canarySource,
@@ -90,11 +95,6 @@ export {
   type PatchRule,
   scanPatch,
 } from "./verifier/integrity/patch-scan.js";
-export {
-  BYTECODE_MOUNT_PATH,
-  bytecodeCacheOption,
-  verifierBytecodeCache,
-} from "./verifier/integrity/bytecode-cache.js";
 export {
   CHANNEL_MOUNT_PATH,
   openVerifierChannel,

@@ -21,9 +21,9 @@ import { tmpdir } from "node:os";
 import { join, posix, relative } from "node:path";
 import { UsageError } from "../../core/errors.js";
 import {
+  bytecodeCacheOption,
   type CanaryPlan,
   type CheckResult,
-  bytecodeCacheOption,
   flagForLimit,
   freshWorkspaceDigest,
   InventoryMemo,

@@ -82,7 +82,8 @@ export async function openVerifierChannel(
       // Bytecode caches are looked up only under a read-only folder skillsmith fills (or an
       // empty one): a `.pyc` planted in a writable `__pycache__` beside a verifier's helper is
       // never loaded instead of it.
-      PYTHONPYCACHEPREFIX: shared === undefined ? posix.join(inside, "pycache") : BYTECODE_MOUNT_PATH,
+      PYTHONPYCACHEPREFIX:
+        shared === undefined ? posix.join(inside, "pycache") : BYTECODE_MOUNT_PATH,
       SKILLSMITH_VERIFIER_SCRATCH: options.hostPaths ? scratch : SCRATCH_MOUNT_PATH,
       ...(fill ? { SKILLSMITH_VERIFIER_BYTECODE_FILL: "1" } : {}),
     };
