@@ -61,6 +61,11 @@ export {
   junitName,
 } from "./verifier/integrity/assess.js";
 export {
+  BYTECODE_MOUNT_PATH,
+  bytecodeCacheOption,
+  verifierBytecodeCache,
+} from "./verifier/integrity/bytecode-cache.js";
+export {
   type Canary,
   type CanaryPlan,
   canarySource,

@@ -21,6 +21,7 @@ import { tmpdir } from "node:os";
 import { join, posix, relative } from "node:path";
 import { UsageError } from "../../core/errors.js";
 import {
+  bytecodeCacheOption,
   type CanaryPlan,
   type CheckResult,
   flagForLimit,
@@ -279,6 +280,7 @@ async function takeSuiteInventory(target: SuiteVerifierTarget): Promise<Verifier
     const place = await verifierLayout(target, workspace, join(scratch, "run"));
     return await takeInventory({
       hostPaths: place.unsafe,
+      ...(await bytecodeCacheOption(target)),
       execute: (additions) => place.execute(additions),
       readJunit: async () => {
         const host = place.junitHost();
@@ -378,14 +380,16 @@ export async function runSuiteVerifier(
  * The verifier's command with skillsmith's channel open (`plan`: this run's canaries, if any),
  * assessed against the inventory.
  */
-function channelRun(
+async function channelRun(
   place: Layout,
   options: RunSuiteVerifierOptions,
   inventory: PytestInventory,
   plan: CanaryPlan | undefined,
 ): Promise<ScoredChannelRun> {
   const workspaceRoot = place.unsafe ? options.workspace : options.workspaceMountPath;
+  const bytecodeCache = await bytecodeCacheOption(options);
   return runWithChannel({
+    ...bytecodeCache,
     inventory,
     plan,
     sandboxPathOf: (file) => place.sandboxPathOf(file),

@@ -16,6 +16,7 @@ import { isAbsolute, join, normalize, posix, relative, sep } from "node:path";
 import { InputError } from "../../core/errors.js";
 import type { Mount, SandboxExecResult, SandboxV1 } from "../sandbox/types.js";
 import { flagForLimit } from "./flags.js";
+import { bytecodeCacheOption } from "./integrity/bytecode-cache.js";
 import type { VerifierInventory } from "./integrity/inventory.js";
 import {
   type ChannelAdditions,
@@ -191,6 +192,7 @@ export async function verifierInventory(
       const placement = await place(options, scratch);
       return await takeInventory({
         hostPaths: placement.unsafe,
+        ...(await bytecodeCacheOption(options)),
         ...(options.verifier.env === undefined ? {} : { env: options.verifier.env }),
         execute: (additions) => placement.execute(additions),
         readJunit: async () =>
@@ -226,6 +228,7 @@ export async function runVerifier(options: RunVerifierOptions): Promise<Verifier
       sandboxPathOf: (file) => placement.sandboxPathOf(file),
       locate: (path) => placement.locate(path),
       hostPaths: placement.unsafe,
+      ...(await bytecodeCacheOption(options)),
       ...(options.verifier.env === undefined ? {} : { env: options.verifier.env }),
       execute: (additions) => placement.execute(additions),
       readJunit: async () =>

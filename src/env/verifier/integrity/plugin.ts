@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
 import { packageRoot } from "../../../core/paths.js";
 import type { Mount } from "../../sandbox/types.js";
+import { BYTECODE_MOUNT_PATH } from "./bytecode-cache.js";
 import { type ChannelHello, type ChannelOutcome, ChannelServer } from "./channel.js";
 
 export const PLUGIN_MODULE = "skillsmith_verifier_channel";
@@ -40,7 +41,12 @@ export interface VerifierChannel {
  */
 export async function openVerifierChannel(
   hello: ChannelHello,
-  options: { readonly hostPaths: boolean; readonly env?: Readonly<Record<string, string>> },
+  options: {
+    readonly hostPaths: boolean;
+    readonly env?: Readonly<Record<string, string>>;
+    /** The shared bytecode cache (`bytecode-cache.ts`): filled by inventories, read by runs. */
+    readonly bytecodeCache?: string;
+  },
 ): Promise<VerifierChannel> {
   const base = tmpdir().length > 60 ? "/tmp" : tmpdir();
   const folder = await mkdtemp(join(base, "skillsmith-channel-"));
@@ -58,6 +64,10 @@ export async function openVerifierChannel(
     await copyFile(pluginSourcePath(), join(folder, "python", `${PLUGIN_MODULE}.py`));
     const server = await ChannelServer.listen(join(folder, SOCKET_NAME), hello);
     const inside = options.hostPaths ? folder : CHANNEL_MOUNT_PATH;
+    // The unsafe sandbox has no mounts: a shared folder would be writable by the code under test.
+    const shared = options.hostPaths ? undefined : options.bytecodeCache;
+    // Only an inventory, where no agent's code has run, writes the shared cache.
+    const fill = shared !== undefined && hello.mode === "inventory";
     const own = options.env ?? {};
     const env: Record<string, string> = {
       // pytest's cache goes to the scratch folder: the verifier's folder is read-only.
@@ -69,10 +79,13 @@ export async function openVerifierChannel(
       PYTHONPATH: joinNonEmpty(":", posix.join(inside, "python"), own.PYTHONPATH),
       SKILLSMITH_VERIFIER_CHANNEL: posix.join(inside, SOCKET_NAME),
       PYTHONDONTWRITEBYTECODE: "1",
-      // Bytecode caches are looked up only under this empty, read-only folder: a `.pyc` planted
-      // in a writable `__pycache__` beside a verifier's helper is never loaded instead of it.
-      PYTHONPYCACHEPREFIX: posix.join(inside, "pycache"),
+      // Bytecode caches are looked up only under a read-only folder skillsmith fills (or an
+      // empty one): a `.pyc` planted in a writable `__pycache__` beside a verifier's helper is
+      // never loaded instead of it.
+      PYTHONPYCACHEPREFIX:
+        shared === undefined ? posix.join(inside, "pycache") : BYTECODE_MOUNT_PATH,
       SKILLSMITH_VERIFIER_SCRATCH: options.hostPaths ? scratch : SCRATCH_MOUNT_PATH,
+      ...(fill ? { SKILLSMITH_VERIFIER_BYTECODE_FILL: "1" } : {}),
     };
     return {
       env,
@@ -81,6 +94,9 @@ export async function openVerifierChannel(
         : [
             { hostPath: folder, sandboxPath: CHANNEL_MOUNT_PATH, readOnly: true },
             { hostPath: scratch, sandboxPath: SCRATCH_MOUNT_PATH, readOnly: false },
+            ...(shared === undefined
+              ? []
+              : [{ hostPath: shared, sandboxPath: BYTECODE_MOUNT_PATH, readOnly: !fill }]),
           ],
       finish: async () => {
         try {

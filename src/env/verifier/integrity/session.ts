@@ -33,6 +33,8 @@ export interface IntegritySessionOptions {
   readonly hostPaths: boolean;
   /** The verifier's own environment, merged with the channel's (PYTEST_ADDOPTS, PYTHONPATH). */
   readonly env?: Readonly<Record<string, string>>;
+  /** The shared bytecode cache's host folder (`verifierBytecodeCache`), when the sandbox has one. */
+  readonly bytecodeCache?: string;
 }
 
 /**
@@ -46,6 +48,7 @@ async function executeOverChannel(
   const channel = await openVerifierChannel(hello, {
     hostPaths: options.hostPaths,
     ...(options.env === undefined ? {} : { env: options.env }),
+    ...(options.bytecodeCache === undefined ? {} : { bytecodeCache: options.bytecodeCache }),
   });
   let execution: SandboxExecResult;
   let outcome: ChannelOutcome;

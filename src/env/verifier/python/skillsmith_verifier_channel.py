@@ -60,6 +60,13 @@ _gettrace = sys.gettrace
 _getprofile = sys.getprofile
 _SHUT_RDWR = socket.SHUT_RDWR
 
+# The shared bytecode cache (``integrity/bytecode-cache.ts``): skillsmith mounts it writable, and
+# sets this variable, only for an inventory, where no agent's code has run. Read (and removed from
+# what children see) before the cache prefix is moved to a fresh folder below.
+_bytecode_fill = (
+    sys.pycache_prefix if os.environ.pop("SKILLSMITH_VERIFIER_BYTECODE_FILL", None) == "1" else None
+)
+
 
 def _unwrap(value):
     return getattr(value, "__func__", value)
@@ -1493,8 +1500,42 @@ def _log_finish(nodeid):
 def pytest_sessionfinish(session, exitstatus):
     _safely(_session_finish, session, exitstatus)
     if _channel is not None and _channel.mode == "inventory":
+        if _bytecode_fill:
+            _safely(_fill_bytecode_cache)
         # Tell skillsmith whether the verifier's command passes pytest's exit status on.
         session.exitstatus = 1
+
+
+def _fill_bytecode_cache():
+    """Compile the interpreter's own modules this session imported (pytest, pluggy, the standard
+    library, site-packages) into the shared cache, so scored runs load them instead of compiling
+    them again. Never a file of the workspace, the verifier, this plugin or a temporary folder:
+    their bytecode would only be read while their source is unchanged, but they change per run."""
+    import importlib.util
+    import py_compile
+
+    skipped = tuple(
+        root for root in (_workspace_root, _verifier_root, _here + _sep) if root is not None
+    ) + _temporary_roots
+    moved = sys.pycache_prefix
+    sys.pycache_prefix = _bytecode_fill
+    try:
+        for module in list(sys.modules.values()):
+            source = getattr(module, "__file__", None)
+            if not isinstance(source, str) or not source.endswith(".py"):
+                continue
+            source = _abspath(source)
+            if source.startswith(skipped):
+                continue
+            target = importlib.util.cache_from_source(source)
+            if os.path.exists(target):
+                continue
+            try:
+                py_compile.compile(source, cfile=target, doraise=True)
+            except (OSError, py_compile.PyCompileError, ValueError):
+                pass
+    finally:
+        sys.pycache_prefix = moved
 
 
 def _session_finish(session, exitstatus):
