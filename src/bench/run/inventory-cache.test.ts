@@ -124,6 +124,32 @@ describe("the inventory cache on disk", () => {
     );
   });
 
+  it("takes again an entry missing a field the assessment reads, or with one of another type", async () => {
+    const key = await inventoryCacheKey(scope, "verifier-1");
+    await cachedInventory(scope, key, counting(pytestInventory(["test_one"])).take);
+    const file = join(scope.folder, `${key}.json`);
+    const good = JSON.parse(await readFile(file, "utf8"));
+    const damaged = [
+      // Without `defined`, no parametrised test would be pinned: an inflated set would pass.
+      { ...good, inventory: { ...good.inventory, defined: undefined } },
+      { ...good, inventory: { ...good.inventory, exitStatusPropagates: "yes" } },
+      {
+        ...good,
+        inventory: {
+          ...good.inventory,
+          defined: [{ base: "verifier:test_a.py::t", nodeid: "test_a.py::t", min: -1 }],
+        },
+      },
+    ];
+    for (const entry of damaged) {
+      await writeFile(file, JSON.stringify(entry));
+      const again = counting(pytestInventory(["test_one"]));
+      const inventory = await cachedInventory(scope, key, again.take);
+      expect(again.calls.count).toBe(1);
+      expect(inventory).toEqual(pytestInventory(["test_one"]));
+    }
+  });
+
   it("keeps no opaque inventory, which may record a passing failure", async () => {
     const key = await inventoryCacheKey(scope, "verifier-1");
     const opaque: VerifierInventory = { kind: "opaque", reason: "timed out", junitChecks: 0 };

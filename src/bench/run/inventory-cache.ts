@@ -24,7 +24,7 @@ import { formatTag } from "../../core/format-tag.js";
 import { formatTagSchema } from "../../core/format-tag-schema.js";
 import { writeFileAtomic } from "../../core/fs.js";
 import { packageRoot } from "../../core/paths.js";
-import type { VerifierInventory } from "../../env/index.js";
+import type { PytestInventory, VerifierInventory } from "../../env/index.js";
 
 /** Bump when what an entry holds changes. */
 const INVENTORY_CACHE_FORMAT = formatTag("inventory", 1);
@@ -81,14 +81,44 @@ export function inventoryProducerDigest(): Promise<string> {
   return producer;
 }
 
+/**
+ * A kept pytest inventory, whole: every field the assessment reads is checked, so a damaged or
+ * foreign entry is a miss, never half an inventory. Typed against `PytestInventory`, so a field
+ * added there and not here fails the type check.
+ */
+const pytestInventorySchema: z.ZodType<PytestInventory> = z.object({
+  kind: z.literal("pytest"),
+  collected: z.array(z.object({ id: z.string(), nodeid: z.string() })),
+  defined: z.array(
+    z.object({
+      base: z.string(),
+      nodeid: z.string(),
+      min: z.number().int().min(0),
+      parametrised: z.boolean(),
+      exact: z.boolean().exactOptional(),
+    }),
+  ),
+  modules: z.array(
+    z.object({
+      nodeid: z.string(),
+      location: z.string(),
+      file: z.string().exactOptional(),
+      collected: z.boolean(),
+      functions: z.array(z.string()),
+    }),
+  ),
+  functionPatterns: z.array(z.string()),
+  exitStatusPropagates: z.boolean(),
+  junitWritten: z.boolean(),
+  declaredPlugins: z.array(z.string()),
+  tripwireBaseline: z.array(z.string()).exactOptional(),
+  versions: z.object({ python: z.string(), pytest: z.string() }),
+});
+
 const entrySchema = z.object({
   format: formatTagSchema(INVENTORY_CACHE_FORMAT),
   key: z.string(),
-  inventory: z.looseObject({
-    kind: z.literal("pytest"),
-    collected: z.array(z.looseObject({ id: z.string(), nodeid: z.string() })),
-    modules: z.array(z.looseObject({ nodeid: z.string() })),
-  }),
+  inventory: pytestInventorySchema,
 });
 
 /** The file name of an inventory under `scope` for `verifierKey` (the in-process memo's key). */
@@ -125,7 +155,7 @@ export async function cachedInventory(
     .then((text) => entrySchema.safeParse(JSON.parse(text)))
     .catch(() => undefined);
   if (stored?.success === true && stored.data.key === key) {
-    return stored.data.inventory as unknown as VerifierInventory;
+    return stored.data.inventory;
   }
   const inventory = await take();
   if (inventory.kind !== "pytest") return inventory;
