@@ -186,9 +186,28 @@ async function mountOverlay(lower: string, holder: string, merged: string): Prom
   }
 }
 
+/**
+ * Whether `mountinfo` (the text of `/proc/self/mountinfo`) lists a mount at `path`. Its mount
+ * point is the fifth field, with space, tab, newline and backslash written as octal escapes.
+ */
+export function mountedAt(mountinfo: string, path: string): boolean {
+  return mountinfo.split("\n").some((line) => {
+    const point = line.split(" ")[4];
+    return (
+      point !== undefined &&
+      point.replace(/\\([0-7]{3})/g, (_, octal: string) =>
+        String.fromCharCode(Number.parseInt(octal, 8)),
+      ) === path
+    );
+  });
+}
+
 async function unmount(path: string): Promise<void> {
   const result = await runProcess("umount", [path]);
   if (result.exitCode !== 0) {
+    // Already unmounted (by a person or a cleanup script): the goal is reached, nothing to fail.
+    const mountinfo = await readSystemFile("/proc/self/mountinfo").catch(() => undefined);
+    if (mountinfo !== undefined && !mountedAt(mountinfo, path)) return;
     // A process still inside the workspace keeps it busy; detach it so removal can proceed.
     const lazy = await runProcess("umount", ["-l", path]);
     if (lazy.exitCode !== 0) {
