@@ -228,26 +228,28 @@ const isStrings = (value: unknown): value is string[] => isList(value, isString)
  */
 export function checkCardSource(value: unknown): CardSource | undefined {
   if (!isRecord(value) || !isRecord(value.files)) return undefined;
-  const { skill_id, skill_name, domain, category_path, tags, applicability } = value;
+  const common = commonCardFields(value);
   const { modalities_present, exec_ok, validation_status } = value;
   const { text, visual, code } = value.files;
-  if (!isString(skill_id) || !isString(skill_name) || !isString(domain)) return undefined;
-  if (!isStrings(category_path) || !isStrings(tags) || !isString(applicability)) return undefined;
+  if (common === undefined) return undefined;
   if (!isStrings(text) || !isStrings(visual) || !isStrings(code)) return undefined;
   if (!isList(modalities_present, isModality) || !execValues.includes(exec_ok)) return undefined;
   if (!statuses.includes(validation_status)) return undefined;
   return {
-    skill_id,
-    skill_name,
-    domain,
-    category_path,
-    tags,
-    applicability,
+    ...common,
     modalities_present: modalities_present as CardSource["modalities_present"],
     exec_ok: exec_ok as CardSource["exec_ok"],
     files: { text, visual, code },
     validation_status: validation_status as CardSource["validation_status"],
   };
+}
+
+/** The fields an entry and its card share, checked alike for both (in the card's key order). */
+function commonCardFields(value: Record<string, unknown>) {
+  const { skill_id, skill_name, domain, category_path, tags, applicability } = value;
+  if (!isString(skill_id) || !isString(skill_name) || !isString(domain)) return undefined;
+  if (!isStrings(category_path) || !isStrings(tags) || !isString(applicability)) return undefined;
+  return { skill_id, skill_name, domain, category_path, tags, applicability };
 }
 
 const cardKeys = new Set([
@@ -265,19 +267,13 @@ const cardKeys = new Set([
 /** A card as `cardOf` makes it (the search index's stored cards), or undefined. */
 export function checkSkillCard(value: unknown): SkillCard | undefined {
   if (!isRecord(value) || !hasOnly(value, cardKeys)) return undefined;
-  const { skill_id, skill_name, domain, category_path, tags, applicability } = value;
+  const common = commonCardFields(value);
   const { modalities, exec_ok, validation_status } = value;
-  if (!isString(skill_id) || !isString(skill_name) || !isString(domain)) return undefined;
-  if (!isStrings(category_path) || !isStrings(tags) || !isString(applicability)) return undefined;
+  if (common === undefined) return undefined;
   if (!isStrings(modalities) || !execValues.includes(exec_ok) || !isString(validation_status))
     return undefined;
   return {
-    skill_id,
-    skill_name,
-    domain,
-    category_path,
-    tags,
-    applicability,
+    ...common,
     modalities,
     exec_ok: exec_ok as SkillCard["exec_ok"],
     validation_status,
