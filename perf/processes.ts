@@ -172,15 +172,18 @@ export function builtCli(): string {
  */
 export function builtBin(): string {
   builtCli();
-  const bin = join(projectRoot, "dist", "cli", "skillsmith.cjs");
   const build = "build it first: npm run build";
-  if (!existsSync(bin)) throw new Error(`${bin} is missing; ${build}`);
   const sources = newestMtime(
     join(projectRoot, "src"),
     (name) => name.endsWith(".ts") && !name.endsWith(".test.ts"),
   );
-  if (statSync(bin).mtimeMs < sources) throw new Error(`${bin} is older than src/; ${build}`);
-  return bin;
+  // The shell launcher (package.json `bin`, what npm links) and the bundle it starts.
+  const launcher = join(projectRoot, "dist", "cli", "skillsmith");
+  for (const file of [launcher, `${launcher}.cjs`]) {
+    if (!existsSync(file)) throw new Error(`${file} is missing; ${build}`);
+    if (statSync(file).mtimeMs < sources) throw new Error(`${file} is older than src/; ${build}`);
+  }
+  return launcher;
 }
 
 /** "3.10× bare node (45 ms); CPU 120 ms, bare 40 ms" for a row's note. */

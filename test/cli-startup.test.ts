@@ -94,7 +94,8 @@ describe.skipIf(!existsSync(binary))("CLI start-up (dist/, built by `npm test`'s
       const manifest = JSON.parse(readFileSync(resolve(root, "package.json"), "utf8")) as {
         bin: Record<string, string>;
       };
-      expect(manifest.bin.skillsmith).toBe("dist/cli/skillsmith.cjs");
+      // The bin is the shell launcher (test/cli-launcher.test.ts) that starts this bundle.
+      expect(manifest.bin.skillsmith).toBe("dist/cli/skillsmith");
       const wiki = await temporaryDirectoryIn(cleanups, "skillsmith-startup-bin-");
       await cp(resolve(root, "examples", "wiki"), wiki, { recursive: true });
       const argv = ["wiki", "search", "navigation menu that wraps", "--wiki", wiki, "--json"];
