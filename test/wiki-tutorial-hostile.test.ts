@@ -25,7 +25,7 @@ import { createWikiMcpServer, openWikiServer } from "../src/wiki/mcp.js";
 import { skillId } from "../src/wiki/meta.js";
 import { BrowserRenderer } from "../src/wiki/render.js";
 import { prepareResource } from "../src/wiki/resources/collect.js";
-import { listEntries } from "../src/wiki/store.js";
+import { listEntries, readResourceManifest } from "../src/wiki/store.js";
 import { answer, skill } from "./support/wiki.js";
 
 const MATERIAL = join(packageRoot(), "test", "fixtures", "wiki-tutorial");
@@ -238,6 +238,34 @@ afterAll(async () => {
   if (root !== undefined) await rm(root, { recursive: true, force: true });
 });
 
+/**
+ * What a build wrote, for the issue's before/after notes (printed) and the assertions: outcomes,
+ * and where the content findings are stored — in entries (and how many of those are copies of a
+ * finding about the resource's context) and once per resource in resources.json.
+ */
+async function stored(wiki: string, summary: BuildSummary) {
+  const entries = await listEntries(wiki, "tutorials");
+  const manifest = await readResourceManifest(wiki, "tutorials");
+  const counts = {
+    candidates: summary.candidates,
+    verified: entries.filter((entry) => entry.meta.validation_status === "verified").length,
+    merged: summary.merged,
+    flagged: summary.flagged,
+    entry_findings: entries.reduce((sum, entry) => sum + entry.meta.findings.length, 0),
+    entry_findings_on_context: entries.reduce(
+      (sum, entry) =>
+        sum + entry.meta.findings.filter((finding) => finding.file.includes("context")).length,
+      0,
+    ),
+    resource_findings: (manifest?.resources ?? []).reduce(
+      (sum, record) => sum + (record.findings?.length ?? 0),
+      0,
+    ),
+  };
+  console.info(`${wiki}: ${JSON.stringify(counts)}`);
+  return { entries, manifest, counts };
+}
+
 async function build(wiki: string, list: string[]): Promise<BuildSummary> {
   // Beside the resources, so that manifest paths (and the distiller's "Resource path") are bare.
   const listFile = join(resources, `${list.join("+")}.json`);
@@ -278,6 +306,9 @@ describe.skipIf(!ready)(
 
       const summary = await build(join(root, "wiki-humanize"), ["humanize"]);
       expect(summary.accepted).toBe(1);
+      expect(
+        (await stored(join(root, "wiki-humanize"), summary)).counts.entry_findings_on_context,
+      ).toBe(0);
       const [entry] = await listEntries(join(root, "wiki-humanize"), "tutorials");
       expect(entry?.meta.validation_status).toBe("verified");
       expect(entry?.meta.exec_ok).toBe(true);
@@ -318,7 +349,7 @@ describe.skipIf(!ready)(
     it("a demo page is an example unit; different skills on one unit stay apart, a duplicate merge is recorded", async () => {
       const wiki = join(root, "wiki-demo");
       const summary = await build(wiki, ["mdn-center.html"]);
-      const entries = await listEntries(wiki, "tutorials");
+      const { entries } = await stored(wiki, summary);
       expect(entries.length).toBe(3);
       expect(new Set(entries.map((entry) => entry.meta.skill_id)).size).toBe(3);
       const plain = skillId("tutorials", "mdn-center.html", demoUnit);
@@ -343,7 +374,7 @@ describe.skipIf(!ready)(
     it("no hostile snippet is verified, each carries its finding, and the injected tags are no MCP hit", async () => {
       const wiki = join(root, "wiki-hostile");
       const summary = await build(wiki, ["deploy-helper", "humanize"]);
-      const entries = await listEntries(wiki, "tutorials");
+      const { entries, manifest, counts } = await stored(wiki, summary);
       const hostile = entries.filter(
         (entry) => entry.meta.provenance[0]?.source_path === "deploy-helper",
       );
@@ -360,8 +391,25 @@ describe.skipIf(!ready)(
       expect(codesOf("Report deploy status")).toEqual(
         expect.arrayContaining(["outside-network", "swallowed-error"]),
       );
-      expect(codesOf("Deploy securely with auth")).toContain("html-comment-instruction");
+      // The README comment is a finding about the resource: recorded once, in resources.json,
+      // named by each entry distilled from it (all four flagged), copied into none.
+      const record = manifest?.resources.find((each) => each.path === "deploy-helper");
+      expect(record?.findings?.map((each) => `${each.code}@${each.file}`)).toContain(
+        "html-comment-instruction@context.md",
+      );
+      expect(counts.entry_findings_on_context).toBe(0);
+      expect(codesOf("Deploy securely with auth")).not.toContain("html-comment-instruction");
+      for (const entry of hostile) {
+        expect(entry.meta.validation_status).toBe("flagged");
+        expect(entry.meta.validation_note).toContain("its resource deploy-helper has");
+      }
+      expect(summary.flagged_resources.map((each) => each.path)).toEqual(["deploy-helper"]);
       expect(summary.flagged).toBe(4);
+      // The humanize entry built beside it is judged on its own content and its own resource.
+      const humanize = entries.find(
+        (entry) => entry.meta.provenance[0]?.source_path === "humanize",
+      );
+      expect(humanize?.meta.validation_status).toBe("verified");
 
       // The distiller saw the README inside the data boundary, told that it carries no instructions.
       const request = server.requests.find((each) =>

@@ -14,7 +14,7 @@ import { InputError, InternalError } from "../core/errors.js";
 import { unlessMissing } from "../core/fs.js";
 import { parseResult } from "../core/parse.js";
 import type { ModelClient } from "../model/index.js";
-import { contentFindings, contentGateDetail } from "./content-gate.js";
+import { contentFindings, contentGateDetail, resourceFindings } from "./content-gate.js";
 import { type Candidate, distilResource, loadDistillerPrompt, provenanceOf } from "./distill.js";
 import {
   type CodeRunner,
@@ -130,6 +130,11 @@ export interface BuildSummary {
   readonly domain: string;
   readonly resources: number;
   readonly flagged_licences: { path: string; licence: string | null; flag: string }[];
+  /**
+   * Resources with a high finding of their own (what the distiller read about them), as recorded
+   * in resources.json: every entry distilled from one is flagged and names it.
+   */
+  readonly flagged_resources: { path: string; findings: ContentFinding[] }[];
   readonly candidates: number;
   readonly accepted: number;
   /** Of `accepted`, the text-only entries: verified by the text gates, nothing executed. */
@@ -253,8 +258,16 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
     );
     const prepared = await prepareAll(inputs, folders.work, thresholds, progress);
     const { existing, dedup } = await existingEntries(options.wiki, options.domain);
+    // Judged once per resource, recorded once (resources.json), named by each entry it flags.
+    const aboutResources = new Map(
+      [...prepared.values()].map((resource) => [
+        resource.record.path,
+        resourceFindings(resource.context),
+      ]),
+    );
     const context: GateContext = {
       prepared,
+      aboutResources,
       dedup,
       existing,
       runner,
@@ -264,8 +277,8 @@ export async function buildWiki(options: BuildOptions): Promise<BuildSummary> {
       maxEntries: options.maxEntries ?? Number.POSITIVE_INFINITY,
     };
     const { reports, usage } = await distilAndGate(options, prompt.text, context, progress);
-    await writeManifests(options, prepared);
-    return summaryOf(options, prepared, reports, thresholds, usage);
+    await writeManifests(options, prepared, aboutResources);
+    return summaryOf(options, prepared, aboutResources, reports, thresholds, usage);
   } finally {
     await ownRunner?.close?.();
     if (folders.work !== undefined) await rm(folders.work, { recursive: true, force: true });
@@ -403,11 +416,18 @@ async function distilAndGate(
 async function writeManifests(
   options: BuildOptions,
   prepared: ReadonlyMap<string, PreparedResource>,
+  aboutResources: ReadonlyMap<string, readonly ContentFinding[]>,
 ): Promise<void> {
   const previous = await readResourceManifest(options.wiki, options.domain);
   const records = new Map<string, ResourceRecord>();
   for (const record of previous?.resources ?? []) records.set(record.path, record);
-  for (const resource of prepared.values()) records.set(resource.record.path, resource.record);
+  for (const resource of prepared.values()) {
+    const findings = aboutResources.get(resource.record.path) ?? [];
+    records.set(
+      resource.record.path,
+      findings.length === 0 ? resource.record : { ...resource.record, findings: [...findings] },
+    );
+  }
   await writeResourceManifest(options.wiki, {
     format: WIKI_RESOURCES_FORMAT,
     domain: options.domain,
@@ -421,6 +441,7 @@ async function writeManifests(
 function summaryOf(
   options: BuildOptions,
   prepared: ReadonlyMap<string, PreparedResource>,
+  aboutResources: ReadonlyMap<string, readonly ContentFinding[]>,
   reports: CandidateReport[],
   thresholds: Thresholds,
   usage: BuildSummary["usage"],
@@ -440,6 +461,9 @@ function summaryOf(
         licence: resource.record.licence,
         flag: resource.record.licence_flag,
       })),
+    flagged_resources: [...aboutResources]
+      .filter(([, findings]) => findings.some((finding) => finding.severity === "high"))
+      .map(([path, findings]) => ({ path, findings: [...findings] })),
     candidates: reports.length,
     accepted: count("accepted"),
     accepted_text_only: reports.filter(
@@ -502,6 +526,8 @@ async function resourceSpecs(options: BuildOptions): Promise<ResourceSpec[]> {
 
 interface GateContext {
   readonly prepared: ReadonlyMap<string, PreparedResource>;
+  /** Each resource's own findings (`resourceFindings`), by manifest path. */
+  readonly aboutResources: ReadonlyMap<string, readonly ContentFinding[]>;
   readonly dedup: DeduplicationIndex;
   readonly existing: Map<string, WikiEntry>;
   readonly runner: CodeRunner;
@@ -582,7 +608,6 @@ async function gateCandidate(given: Candidate, context: GateContext): Promise<Ca
   const findings = contentFindings({
     overview: overviewOf(candidate),
     excerpt: resource.units[candidate.nodeIndex]?.text ?? "",
-    context: resource.context,
     ...(candidate.codeBody === null
       ? {}
       : {
@@ -593,7 +618,10 @@ async function gateCandidate(given: Candidate, context: GateContext): Promise<Ca
           },
         }),
   });
-  const content = contentGateDetail(findings);
+  const content = contentGateDetail(findings, {
+    path: resource.record.path,
+    findings: context.aboutResources.get(resource.record.path) ?? [],
+  });
   gates.push({ gate: "content", status: content.status, detail: content.detail });
   // Flagged code is not run: nothing it could show would make it verified.
   const executable =

@@ -105,44 +105,27 @@ export function snippetFindings(code: string, language: string, file: string): C
 /** The files of an entry the content gate reads, by their path inside the entry. */
 export interface ContentFiles {
   readonly overview: string;
-  /**
-   * What the distiller read about the whole resource (a repository's README excerpt, an
-   * article's title): instructions hidden there steer every skill distilled from it.
-   */
-  readonly context?: string;
   readonly code?: { readonly path: string; readonly text: string; readonly language: string };
   readonly excerpt: string;
 }
 
-/**
- * Every finding on a candidate's files: the skill audit's rules on each file, the wiki's snippet
- * rules on the code. Sorted by severity, then file and line, so the record is stable.
- */
-export function contentFindings(files: ContentFiles): ContentFinding[] {
-  const findings: ContentFinding[] = [];
-  const audited = (text: string, file: string) => {
-    for (const finding of auditText(text, file))
-      findings.push({
-        code: finding.code,
-        severity: finding.severity,
-        message: finding.message,
-        file,
-        ...(finding.line === undefined ? {} : { line: finding.line }),
-        rule_set: "skill-audit",
-        ...(finding.evidence === undefined
-          ? {}
-          : { evidence: finding.evidence.trim().slice(0, 200) }),
-      });
-  };
-  audited(files.overview, "text/overview.md");
-  audited(files.excerpt, "source/excerpt.md");
-  if (files.context !== undefined && files.context !== "")
-    audited(files.context, "source/context.md");
-  if (files.code !== undefined) {
-    audited(files.code.text, files.code.path);
-    findings.push(...snippetFindings(files.code.text, files.code.language, files.code.path));
-  }
-  const rank = { high: 0, medium: 1, low: 2 } as const;
+/** The skill audit's rules on one text, as content findings on `file`. */
+function auditedText(text: string, file: string): ContentFinding[] {
+  return auditText(text, file).map((finding) => ({
+    code: finding.code,
+    severity: finding.severity,
+    message: finding.message,
+    file,
+    ...(finding.line === undefined ? {} : { line: finding.line }),
+    rule_set: "skill-audit",
+    ...(finding.evidence === undefined ? {} : { evidence: finding.evidence.trim().slice(0, 200) }),
+  }));
+}
+
+const rank = { high: 0, medium: 1, low: 2 } as const;
+
+/** Sorted by severity, then file and line, so the record is stable. */
+function sortedFindings(findings: ContentFinding[]): ContentFinding[] {
   return findings.sort(
     (left, right) =>
       rank[left.severity] - rank[right.severity] ||
@@ -151,22 +134,63 @@ export function contentFindings(files: ContentFiles): ContentFinding[] {
   );
 }
 
-/** The content gate's verdict: `fail` when any finding is high (the entry is `flagged`). */
-export function contentGateDetail(findings: readonly ContentFinding[]): {
+/**
+ * Every finding on a candidate's own files: the skill audit's rules on each file, the wiki's
+ * snippet rules on the code. What the distiller read about the whole resource is judged once,
+ * by `resourceFindings`, not copied into each entry.
+ */
+export function contentFindings(files: ContentFiles): ContentFinding[] {
+  const findings = [
+    ...auditedText(files.overview, "text/overview.md"),
+    ...auditedText(files.excerpt, "source/excerpt.md"),
+  ];
+  if (files.code !== undefined) {
+    findings.push(...auditedText(files.code.text, files.code.path));
+    findings.push(...snippetFindings(files.code.text, files.code.language, files.code.path));
+  }
+  return sortedFindings(findings);
+}
+
+/**
+ * The name a resource's own findings give the text they are on (what the distiller read about the
+ * resource, a README excerpt or a title): a Markdown name, so the audit reads it as prose.
+ */
+export const RESOURCE_CONTEXT_FILE = "context.md";
+
+/**
+ * The findings about a resource as a whole: the skill audit's rules on what the distiller read
+ * about it besides the unit (a repository's README excerpt, an article's title). Instructions
+ * hidden there steer every skill distilled from the resource, so a high one flags each of them
+ * (`contentGateDetail`), but the finding is recorded once, with the resource.
+ */
+export function resourceFindings(context: string): ContentFinding[] {
+  return context === "" ? [] : sortedFindings(auditedText(context, RESOURCE_CONTEXT_FILE));
+}
+
+/**
+ * The content gate's verdict: `fail` (the entry is `flagged`) when any finding on the entry's
+ * own files is high, or when the resource it was distilled from has a high finding of its own
+ * (recorded in `resources.json`, named here, not copied).
+ */
+export function contentGateDetail(
+  findings: readonly ContentFinding[],
+  resource?: { readonly path: string; readonly findings: readonly ContentFinding[] },
+): {
   status: "pass" | "fail";
   detail: string;
 } {
+  const located = (finding: ContentFinding) =>
+    `${finding.code} (${finding.file}${finding.line === undefined ? "" : `:${finding.line}`})`;
   const high = findings.filter((finding) => finding.severity === "high");
+  const resourceHigh = (resource?.findings ?? []).filter((finding) => finding.severity === "high");
+  const reasons: string[] = [];
   if (high.length > 0)
-    return {
-      status: "fail",
-      detail: `${high.length} high finding(s): ${high
-        .map(
-          (finding) =>
-            `${finding.code} (${finding.file}${finding.line === undefined ? "" : `:${finding.line}`})`,
-        )
-        .join(", ")}`,
-    };
+    reasons.push(`${high.length} high finding(s): ${high.map(located).join(", ")}`);
+  if (resource !== undefined && resourceHigh.length > 0)
+    reasons.push(
+      `its resource ${resource.path} has ${resourceHigh.length} high finding(s) on what the distiller read about it (resources.json): ${resourceHigh.map((finding) => finding.code).join(", ")}`,
+    );
+  if (reasons.length > 0) return { status: "fail", detail: reasons.join("; ") };
   return {
     status: "pass",
     detail: findings.length === 0 ? "no findings" : `${findings.length} finding(s), none high`,

@@ -260,6 +260,13 @@ export const resourceRecordSchema = z.strictObject({
       cues: z.number().int().nonnegative(),
     })
     .optional(),
+  /**
+   * Findings about the resource as a whole: the skill audit's rules on what the distiller read
+   * about it besides the unit (`content-gate.ts`, `resourceFindings`), recorded once here in the
+   * domain's resources.json (never in an entry's provenance.json). A high one flags every entry
+   * distilled from the resource, whose content gate detail names this record.
+   */
+  findings: z.array(contentFindingSchema).optional(),
 });
 export type ResourceRecord = z.infer<typeof resourceRecordSchema>;
 

@@ -83,9 +83,15 @@ export function renderSummary(summary: BuildSummary): string[] {
     `  merged          ${summary.merged}`,
     `  reference-only  ${summary.reference_only}`,
     `  unverified      ${summary.unverified}   (exec_ok unknown: no sandbox or no runner)`,
+    `  flagged         ${summary.flagged}   (a high content finding: never verified)`,
     `  rejected        completeness ${summary.rejected.completeness}, provenance ${summary.rejected.provenance}, modality ${summary.rejected.modality}`,
   ];
   if (summary.over_budget > 0) lines.push(`  over budget     ${summary.over_budget}`);
+  // A resource's own findings are recorded once (resources.json); each of its entries is flagged.
+  for (const flagged of summary.flagged_resources)
+    lines.push(
+      `  resource flagged: ${flagged.path} (${[...new Set(flagged.findings.filter((finding) => finding.severity === "high").map((finding) => finding.code))].join(", ")})`,
+    );
   for (const flagged of summary.flagged_licences)
     lines.push(
       `  licence ${flagged.flag}: ${flagged.path}${flagged.licence === null ? "" : ` (${flagged.licence})`}`,
