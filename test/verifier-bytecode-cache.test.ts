@@ -8,11 +8,13 @@
  * checks), in bubblewrap and, when an engine answers with the base image, a container.
  */
 import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { SandboxV1 } from "../src/env/sandbox/types.js";
+import { UnsafeSandbox } from "../src/env/sandbox/unsafe.js";
 import {
   BYTECODE_MOUNT_PATH,
   verifierBytecodeCache,
@@ -143,9 +145,7 @@ for (const { name, sandbox, python } of SANDBOXES) {
       const stub = await score(sandbox, python, STUB);
       expect([stub.passed, stub.total, stub.flags]).toEqual([1, 3, []]);
       // runVerifier is given no image here: the cache's scope is the sandbox's kind alone.
-      const folder = await verifierBytecodeCache({ sandboxKind: sandbox.kind });
-      if (folder === undefined) throw new Error("no cache for this sandbox");
-      cache = folder;
+      cache = await verifierBytecodeCache({ sandboxKind: sandbox.kind });
       filled = await contents(cache);
       const files = [...filled.keys()];
       expect(files.some((file) => /\/_pytest\/[a-z_]+\.[a-z0-9-]+\.pyc$/.test(file))).toBe(true);
@@ -170,3 +170,19 @@ for (const { name, sandbox, python } of SANDBOXES) {
     }
   });
 }
+
+// `unsafe` runs in place, without mounts: its cache is a folder of its own, filled by its own
+// inventories (the code under test could write it, as it could the interpreter's files), so an
+// unsafe pytest session no longer compiles pytest and the standard library from source.
+describe.skipIf(!existsSync("/usr/bin/python3"))("the verifier's bytecode cache (unsafe)", () => {
+  it("is filled in a folder of its own by the inventory, none of the workspace's", async () => {
+    const stub = await score(new UnsafeSandbox(), "/usr/bin/python3", STUB);
+    expect([stub.passed, stub.total, stub.flags]).toEqual([1, 3, []]);
+    const folder = await verifierBytecodeCache({ sandboxKind: "unsafe" });
+    expect(folder).not.toBe(await verifierBytecodeCache({ sandboxKind: "local" }));
+    const files = [...(await contents(folder)).keys()];
+    expect(files.some((file) => /\/_pytest\/[a-z_]+\.[a-z0-9-]+\.pyc$/.test(file))).toBe(true);
+    expect(files.filter((file) => file.includes("verifier-bytecode-run-"))).toEqual([]);
+    expect(files.filter((file) => file.includes("skillsmith_verifier_channel"))).toEqual([]);
+  });
+});

@@ -16,9 +16,12 @@ async function root(): Promise<string> {
 }
 
 describe("verifierBytecodeCache", () => {
-  it("gives the unsafe sandbox none: without mounts the code under test could write it", async () => {
-    expect(await verifierBytecodeCache({ sandboxKind: "unsafe" }, await root())).toBeUndefined();
-    expect(await bytecodeCacheOption({ sandbox: { kind: "unsafe" } })).toEqual({});
+  it("gives the unsafe sandbox a folder of its own, never another kind's", async () => {
+    const base = await root();
+    const unsafe = await verifierBytecodeCache({ sandboxKind: "unsafe" }, base);
+    const local = await verifierBytecodeCache({ sandboxKind: "local" }, base);
+    expect(unsafe.startsWith(join(base, "verifier-bytecode"))).toBe(true);
+    expect(unsafe).not.toBe(local);
   });
 
   it("keeps one folder per sandbox kind and image, writable by any user, sticky", async () => {

@@ -64,8 +64,9 @@ export async function openVerifierChannel(
     await copyFile(pluginSourcePath(), join(folder, "python", `${PLUGIN_MODULE}.py`));
     const server = await ChannelServer.listen(join(folder, SOCKET_NAME), hello);
     const inside = options.hostPaths ? folder : CHANNEL_MOUNT_PATH;
-    // The unsafe sandbox has no mounts: a shared folder would be writable by the code under test.
-    const shared = options.hostPaths ? undefined : options.bytecodeCache;
+    // The unsafe sandbox (host paths, no mounts) uses its own cache folder by its host path; its
+    // code under test could write it, as it could the interpreter's files (bytecode-cache.ts).
+    const shared = options.bytecodeCache;
     // Only an inventory, where no agent's code has run, writes the shared cache.
     const fill = shared !== undefined && hello.mode === "inventory";
     const own = options.env ?? {};
@@ -82,8 +83,7 @@ export async function openVerifierChannel(
       // Bytecode caches are looked up only under a read-only folder skillsmith fills (or an
       // empty one): a `.pyc` planted in a writable `__pycache__` beside a verifier's helper is
       // never loaded instead of it.
-      PYTHONPYCACHEPREFIX:
-        shared === undefined ? posix.join(inside, "pycache") : BYTECODE_MOUNT_PATH,
+      PYTHONPYCACHEPREFIX: bytecodePrefix(shared, options.hostPaths, inside),
       SKILLSMITH_VERIFIER_SCRATCH: options.hostPaths ? scratch : SCRATCH_MOUNT_PATH,
       ...(fill ? { SKILLSMITH_VERIFIER_BYTECODE_FILL: "1" } : {}),
     };
@@ -110,6 +110,12 @@ export async function openVerifierChannel(
     await removeBoth();
     throw error;
   }
+}
+
+/** Where the session's interpreter looks up bytecode: the shared cache as the sandbox sees it. */
+function bytecodePrefix(shared: string | undefined, hostPaths: boolean, inside: string): string {
+  if (shared === undefined) return posix.join(inside, "pycache");
+  return hostPaths ? shared : BYTECODE_MOUNT_PATH;
 }
 
 function joinNonEmpty(separator: string, first: string, second: string | undefined): string {
