@@ -6,10 +6,10 @@
  * verifier's `npm ci --legacy-peer-deps` offline from it. Prepared with setup offline, the check
  * says the verifier needs the network at test time (before any agent time), and the install
  * itself fails at once with npm's ENOTCACHED instead of waiting out retries. Skipped without
- * bubblewrap or node and npm.
+ * bubblewrap, or without node and npm under /usr (the sandbox binds /usr). It needs no network:
+ * the registry is on the loopback.
  */
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
@@ -28,8 +28,12 @@ import { usableBubblewrap } from "./support/sandboxes.js";
 import { removeRunRoot } from "./support/suites.js";
 
 const sandbox = await usableBubblewrap();
-const hasNpm =
-  existsSync("/usr/bin/node") && (await runProcess("sh", ["-c", "command -v npm"])).exitCode === 0;
+// The sandbox binds /usr: node and npm must live under it (Debian's, or /usr/local's).
+const toolchain = await runProcess("sh", [
+  "-c",
+  'for tool in node npm; do path=$(command -v "$tool") || exit 1; case $(readlink -f "$path") in /usr/*) ;; *) exit 1;; esac; done',
+]);
+const hasNpm = toolchain.exitCode === 0;
 
 /** The verifier: a fixture installs the repository's locked tree, as v1's npm helper does. */
 const VERIFIER = [
