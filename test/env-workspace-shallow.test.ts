@@ -89,6 +89,25 @@ describe("shallow repositories", () => {
     }
   });
 
+  it("finds the pinned commit in a user's shallow clone taken as a folder (`--repo-root`, `repository.path`), and names one it lacks as missing", async () => {
+    const checker = new CommitChecker();
+    const fromFolder = (commit: string): SuiteRepository => ({
+      ...fromBundle(shallowClone, commit),
+      source: { kind: "path", path: shallowClone },
+    });
+    try {
+      expect(await checker.check(fromFolder(head))).toEqual({ status: "present" });
+      const missing = await checker.check(fromFolder(older));
+      expect(missing.status).toBe("missing");
+      // The fix it names fits a shallow clone: a fuller clone holds the commit.
+      expect(missing.status === "missing" && missing.message).toMatch(
+        new RegExp(`commit ${older} does not exist in repository ${shallowClone}.*a fuller clone`),
+      );
+    } finally {
+      await checker.close();
+    }
+  });
+
   it.skipIf(!existsSync(celeryBundle))(
     "prepares the shared celery depth-1 bundle at its pinned commit (needs ../shared/fixtures/repos)",
     async () => {

@@ -3,6 +3,7 @@ import type { SuiteRequirement, SuiteSkill } from "../suite/types.js";
 import {
   classify,
   type VerifierMeasurement,
+  withInstallScripts,
   withToolNeeds,
   withUnservedTestInstalls,
 } from "./check.js";
@@ -365,5 +366,74 @@ describe("a row whose single tests install at test time and cannot here", () => 
       0.5,
     );
     expect(withUnservedTestInstalls(withPip, undefined, 0.5)).toBe(withPip);
+  });
+});
+
+describe("withInstallScripts", () => {
+  // v1's mcp-builder helper, as the scan reads it: `npm ci` in a function the tests call.
+  const files = [
+    {
+      path: "_dependency_utils.py",
+      content:
+        "import subprocess\ndef ensure_npm_dependencies(repo_dir):\n    subprocess.run(['npm', 'ci', '--legacy-peer-deps'], cwd=repo_dir)\n",
+    },
+    {
+      path: "test_mcp_builder.py",
+      content:
+        "from _dependency_utils import ensure_npm_dependencies\ndef test_a():\n    ensure_npm_dependencies('/workspace/servers')\n",
+    },
+  ];
+  const scripts = [
+    "src/everything/package.json: prepare `npm run build`",
+    "src/filesystem/package.json: prepare `npm run build`",
+    "src/memory/package.json: prepare `npm run build`",
+    "src/sequentialthinking/package.json: prepare `npm run build`",
+  ];
+  const caches = [
+    {
+      installer: "npm" as const,
+      path: "/skillsmith-env/npm-cache",
+      installs: [
+        {
+          installer: "npm" as const,
+          command: "npm ci --legacy-peer-deps",
+          served: "setup" as const,
+          scripts,
+        },
+      ],
+    },
+  ];
+  const timedOut = classify(
+    skill,
+    requirement,
+    measured(run({ total: 0, timedOut: true, exitCode: null, durationMs: 300_000 })),
+    noKeywords,
+    0.5,
+  );
+
+  it("names the lifecycle scripts a timed-out verifier's npm ci reran, with where it runs", () => {
+    const check = withInstallScripts(timedOut, files, caches);
+    expect(check.status).toBe("broken");
+    expect(check.reason).toMatch(
+      /^the verifier timed out on the untouched repository after 300 s; its test-time `npm ci --legacy-peer-deps` \(_dependency_utils\.py:3\) reruns the repository's lifecycle scripts/,
+    );
+    expect(check.reason).toContain(
+      "src/everything/package.json: prepare `npm run build`, src/filesystem/package.json: prepare `npm run build`, src/memory/package.json: prepare `npm run build` and 1 more",
+    );
+  });
+
+  it("adds nothing to a run that finished, or when the install runs no scripts", () => {
+    const finished = classify(
+      skill,
+      requirement,
+      measured(run({ passed: 10, total: 10, passRatio: 1 })),
+      noKeywords,
+      0.5,
+    );
+    expect(withInstallScripts(finished, files, caches)).toBe(finished);
+    const noScripts = [
+      { ...caches[0], installs: [{ ...caches[0]?.installs[0], scripts: undefined }] },
+    ] as unknown as typeof caches;
+    expect(withInstallScripts(timedOut, files, noScripts)).toBe(timedOut);
   });
 });

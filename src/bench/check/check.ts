@@ -24,6 +24,7 @@ import {
   type CollectionDiagnosis,
   findKeywordOnlyChecks,
   findTestTimeInstalls,
+  type InstallCacheRecord,
   type KeywordOnlyCheck,
   keywordOnlyShare,
   type ScannedFile,
@@ -197,13 +198,17 @@ export async function checkSuite(options: CheckSuiteOptions): Promise<SuiteCheck
       } else {
         progress(undefined, `running the verifier of ${skill.id}/${requirement.id}`);
         const measured = await measure(skill, requirement, environment, options);
-        check = withUnservedTestInstalls(
-          withToolNeeds(
-            classify(skill, requirement, measured, keyword, threshold),
-            (await missingVerifierTools(requirement)).map((tool) => tool.program),
+        check = withInstallScripts(
+          withUnservedTestInstalls(
+            withToolNeeds(
+              classify(skill, requirement, measured, keyword, threshold),
+              (await missingVerifierTools(requirement)).map((tool) => tool.program),
+            ),
+            testTimeProblem(keyword.files, environment, "test"),
+            threshold,
           ),
-          testTimeProblem(keyword.files, environment, "test"),
-          threshold,
+          keyword.files,
+          environment.base.setup?.caches ?? [],
         );
       }
       slots[job.index] = check;
@@ -396,6 +401,34 @@ export function withUnservedTestInstalls(
     };
   }
   return { ...check, reason: `${check.reason}; ${evidence}` };
+}
+
+/**
+ * A verifier that timed out while its test-time `npm ci` (served by setup's install) reran the
+ * repository's lifecycle scripts: the reason names them. That rerun, not npm's fetching (offline
+ * from the cache it fails or succeeds at once), is where such a verifier's time goes — v1's
+ * mcp-builder builds four TypeScript servers in `prepare`, then its test builds them again.
+ */
+export function withInstallScripts(
+  check: RequirementCheck,
+  files: readonly ScannedFile[],
+  caches: readonly InstallCacheRecord[],
+): RequirementCheck {
+  if (check.untouched?.timedOut !== true && check.untouched?.flags.includes("timeout") !== true) {
+    return check;
+  }
+  const served = caches.find((cache) => cache.installer === "npm")?.installs ?? [];
+  for (const install of findTestTimeInstalls(files)) {
+    const scripts = served.find((entry) => entry.command === install.command)?.scripts ?? [];
+    if (install.installer !== "npm" || scripts.length === 0) continue;
+    const listed = scripts.slice(0, 3).join(", ");
+    const more = scripts.length > 3 ? ` and ${scripts.length - 3} more` : "";
+    return {
+      ...check,
+      reason: `${check.reason}; its test-time \`${install.command}\` (${install.file}:${install.line}) reruns the repository's lifecycle scripts in every verifier run, which setup already ran once: ${listed}${more} — those builds, not npm (served offline from the cache), take the verifier's time; on a faster or less busy machine, or with a longer verifier limit (timeoutSeconds), it can finish`,
+    };
+  }
+  return check;
 }
 
 /** The check with what its failing checks need, when they fail only for missing tools. */

@@ -376,6 +376,13 @@ async function detectPython(context: Context): Promise<Detection | undefined> {
         kind: "install",
         command: `python -m pip install --quiet ${project.testGroup.map(shellQuote).join(" ")}`,
         why: `dependency group "${project.testGroupName}" (PEP 735), installed by name`,
+        // A partial mirror that lacks one of them (pypa/packaging's `pretend`) fails the group
+        // as a whole: the rest are still worth installing, and the log names what was not.
+        fallback: {
+          kind: "install",
+          command: `for requirement in ${project.testGroup.map(shellQuote).join(" ")}; do python -m pip install --quiet "$requirement" || echo "not installed: $requirement" >&2; done`,
+          why: `the group's install failed (its output is above): each of its packages on its own, so those the index has are installed`,
+        },
       });
     }
   }

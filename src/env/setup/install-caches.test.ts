@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { planInstallCaches } from "./install-caches.js";
+import { lifecycleScripts, planInstallCaches } from "./install-caches.js";
 import {
   findTestTimeInstalls,
   type TestTimeInstall,
@@ -213,5 +213,56 @@ describe("planInstallCaches", () => {
     expect(node.runEnv.npm_config_offline).toBe("true");
     const python = await planInstallCaches(installs, { ...online, repository });
     expect(python.records[0]?.installs[0]?.served).toBe("unservable");
+  });
+});
+
+describe("lifecycleScripts", () => {
+  it("lists the root package's and its workspaces' install and prepare scripts, as npm ci runs them", async () => {
+    const root = await mkdtemp(join(tmpdir(), "skillsmith-lifecycle-"));
+    try {
+      // Shaped like modelcontextprotocol/servers: workspaces `src/*`, each built in `prepare`.
+      await writeFile(
+        join(root, "package.json"),
+        JSON.stringify({
+          workspaces: ["src/*", "tools/cli"],
+          scripts: { build: "npm run build --workspaces", postinstall: "node patch.js" },
+        }),
+      );
+      const packages: Record<string, unknown> = {
+        "src/memory": { scripts: { build: "tsc", prepare: "npm run build" } },
+        "src/fetch": { scripts: { test: "vitest" } },
+        "src/everything": { scripts: { prepare: "npm run build", preinstall: "node check.js" } },
+        "tools/cli": { scripts: { install: "node-gyp rebuild" } },
+      };
+      for (const [folder, manifest] of Object.entries(packages)) {
+        await mkdir(join(root, folder), { recursive: true });
+        await writeFile(join(root, folder, "package.json"), JSON.stringify(manifest));
+      }
+      // A folder under the pattern without a package.json, and one whose manifest is broken.
+      await mkdir(join(root, "src", "docs"));
+      await mkdir(join(root, "src", "broken"));
+      await writeFile(join(root, "src", "broken", "package.json"), "{ not json");
+      expect(await lifecycleScripts(root)).toEqual([
+        "package.json: postinstall `node patch.js`",
+        "src/everything/package.json: preinstall `node check.js`",
+        "src/everything/package.json: prepare `npm run build`",
+        "src/memory/package.json: prepare `npm run build`",
+        "tools/cli/package.json: install `node-gyp rebuild`",
+      ]);
+      const installs = findTestTimeInstalls([
+        { path: "test_n.py", content: "import subprocess\nsubprocess.run(['npm', 'ci'])\n" },
+      ]);
+      const plan = await planInstallCaches(installs, {
+        network: "online",
+        environmentPath: "/env",
+        repository: root,
+        primaryLanguage: "node",
+      });
+      expect(plan.records[0]?.installs[0]?.scripts).toHaveLength(5);
+      expect(await lifecycleScripts(join(root, "src", "fetch"))).toEqual([]);
+      expect(await lifecycleScripts(join(root, "nowhere"))).toEqual([]);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });

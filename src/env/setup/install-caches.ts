@@ -16,7 +16,8 @@
  * An install no cache can serve (a requirement fetched from a VCS or URL at every install) is
  * recorded with its reason, so the check reports it before any agent time is spent.
  */
-import { posix } from "node:path";
+import { readdir } from "node:fs/promises";
+import { join, posix } from "node:path";
 import type { SetupNetwork, SetupStep } from "./plan.js";
 import { readRepositoryFile, shellQuote } from "./python.js";
 import type { TestTimeInstall, TestTimeInstaller } from "./test-time-installs.js";
@@ -35,6 +36,13 @@ export interface ServedInstall {
   readonly served: "cache" | "setup" | "unservable" | "offline" | "nothing";
   readonly fill?: readonly string[];
   readonly reason?: string;
+  /**
+   * npm served by setup's install: the lifecycle scripts of the repository and its workspaces
+   * (`src/memory/package.json: prepare \`npm run build\``). The verifier's own `npm ci` runs
+   * them again in every verifier run, though setup already ran them once: a build there (the
+   * TypeScript build of four MCP servers, in v1's mcp-builder) is most of the verifier's time.
+   */
+  readonly scripts?: readonly string[];
 }
 
 /** A cache of the environment and the installs it serves (the manifest's record). */
@@ -93,7 +101,10 @@ export const npmCache: InstallCache = {
           }
         : { ...base, served: "offline" };
     }
-    if (context.primaryLanguage === "node") return { ...base, served: "setup" };
+    if (context.primaryLanguage === "node") {
+      const scripts = await lifecycleScripts(context.repository);
+      return { ...base, served: "setup", ...(scripts.length === 0 ? {} : { scripts }) };
+    }
     return {
       ...base,
       served: "unservable",
@@ -182,6 +193,69 @@ export function cacheableInstalls(installs: readonly TestTimeInstall[]): TestTim
   return installs.filter((install) =>
     installCaches.some((cache) => cache.installer === install.installer),
   );
+}
+
+/** The scripts npm runs by itself in an install of a package (`npm ci` and `npm install`). */
+const LIFECYCLE_SCRIPTS = ["preinstall", "install", "postinstall", "prepare"] as const;
+
+/**
+ * The lifecycle scripts an install of the repository runs: its root package's and its
+ * workspaces' (a workspace pattern is a folder or `folder/*`, the forms npm's own documentation
+ * uses), as `path: script \`command\``. Dependencies' own scripts are left out: extracting
+ * them is what npm does anyway, and their names alone say little.
+ */
+export async function lifecycleScripts(repository: string): Promise<string[]> {
+  const root = parsePackage(await readRepositoryFile(repository, "package.json"));
+  if (root === undefined) return [];
+  const packages = ["package.json"];
+  const workspaces = Array.isArray(root.workspaces)
+    ? root.workspaces
+    : Array.isArray((root.workspaces as { packages?: unknown } | undefined)?.packages)
+      ? (root.workspaces as { packages: unknown[] }).packages
+      : [];
+  for (const pattern of workspaces) {
+    if (typeof pattern !== "string") continue;
+    const folder = pattern.replace(/\/+$/, "");
+    if (!folder.endsWith("/*")) {
+      packages.push(posix.join(folder, "package.json"));
+      continue;
+    }
+    const parent = folder.slice(0, -2);
+    const entries = await readdir(join(repository, parent), { withFileTypes: true }).catch(
+      () => [],
+    );
+    for (const entry of entries
+      .filter((item) => item.isDirectory())
+      .map((item) => item.name)
+      .sort()) {
+      packages.push(posix.join(parent, entry, "package.json"));
+    }
+  }
+  const found: string[] = [];
+  for (const path of packages) {
+    const manifest =
+      path === "package.json" ? root : parsePackage(await readRepositoryFile(repository, path));
+    const scripts = manifest?.scripts;
+    if (typeof scripts !== "object" || scripts === null) continue;
+    for (const name of LIFECYCLE_SCRIPTS) {
+      const command = (scripts as Record<string, unknown>)[name];
+      if (typeof command === "string") found.push(`${path}: ${name} \`${command}\``);
+    }
+  }
+  return found;
+}
+
+function parsePackage(text: string | undefined): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
+  } catch {
+    // Not npm's to install either: npm refuses a package.json it cannot parse.
+    return undefined;
+  }
 }
 
 /** The words after the installer's verb, when they are all literal (`pip install x y`). */

@@ -73,6 +73,8 @@ const setupPlanSchema = z.object({
             served: z.enum(["cache", "setup", "unservable", "offline", "nothing"]),
             fill: strings.exactOptional(),
             reason: z.string().exactOptional(),
+            // Kept on a reused environment, for the check's timeout reason (install-caches.ts).
+            scripts: strings.exactOptional(),
           }),
         ),
       }),

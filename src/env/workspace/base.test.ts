@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { cleanupsAfterEach, temporaryDirectoryIn } from "../../../test/support/temporary.js";
 import { InputError } from "../../core/errors.js";
+import { detectSetup } from "../setup/detect.js";
 import { readStoredBase, type StoredBase, storedBaseFile } from "./base.js";
 
 const cleanups = cleanupsAfterEach();
@@ -49,6 +50,28 @@ describe("readStoredBase", () => {
     await writeFile(join(root, "meta.json"), text);
     await mkdir(join(root, "tree"));
     expect(await readStoredBase(root)).toEqual(stored);
+  });
+
+  it("keeps what each verifier-time install is served by, with the lifecycle scripts npm reruns", async () => {
+    const plan = await detectSetup(root);
+    const caches = [
+      {
+        installer: "npm" as const,
+        path: "/skillsmith-env/npm-cache",
+        installs: [
+          {
+            installer: "npm" as const,
+            command: "npm ci --legacy-peer-deps",
+            served: "setup" as const,
+            scripts: ["src/memory/package.json: prepare `npm run build`"],
+          },
+        ],
+      },
+    ];
+    const stored: StoredBase = { ...untagged, setup: { ...plan, caches } };
+    await writeFile(join(root, "meta.json"), storedBaseFile(stored));
+    await mkdir(join(root, "tree"));
+    expect((await readStoredBase(root))?.setup?.caches).toEqual(caches);
   });
 
   it("reads a meta.json of an earlier version, written without a format tag", async () => {
