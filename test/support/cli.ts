@@ -1,5 +1,6 @@
+import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { runCli } from "../../src/cli/program.js";
 
 export interface CliRun {
@@ -34,4 +35,18 @@ export async function writeTree(root: string, files: Record<string, string>): Pr
     await mkdir(dirname(join(root, path)), { recursive: true });
     await writeFile(join(root, path), content);
   }
+}
+
+const repositoryRoot = resolve(import.meta.dirname, "..", "..");
+const builtCli = join(repositoryRoot, "dist", "cli", "main.js");
+
+/**
+ * The arguments after `node` that start the CLI: the built one when `dist/` exists (`npm test`
+ * builds it first), as a user starts it; otherwise the sources through tsx. Through tsx, every
+ * start compiles the CLI's sources again: `--help` took 3.6 s of CPU against 1.0 s built.
+ */
+export function cliNodeArguments(): string[] {
+  return existsSync(builtCli)
+    ? [builtCli]
+    : ["--import", "tsx", join(repositoryRoot, "src", "cli", "main.ts")];
 }
