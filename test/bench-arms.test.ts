@@ -59,6 +59,23 @@ afterAll(async () => {
   await removeRunRoot(root);
 });
 
+let plainRunMade: Promise<string> | undefined;
+
+/**
+ * The suite run once as it is (both arms, every requirement), made the first time a test asks.
+ * Baseline reuse reuses it and `bench regrade` re-scores it; neither writes into it (the regrade
+ * test checks that its results are unchanged), so one run serves both instead of two identical
+ * runs.
+ */
+function plainRun(): Promise<string> {
+  plainRunMade ??= (async () => {
+    const runDir = join(root, "run-plain");
+    await runSuite({ suite, runDir, predictions, sandbox: "unsafe", cacheDir });
+    return runDir;
+  })();
+  return plainRunMade;
+}
+
 function runDirResults(runDir: string) {
   const store = ResultsStore.openReadOnly(runDir);
   try {
@@ -177,8 +194,7 @@ describe("variants through the library", () => {
 describe("baseline reuse", () => {
   let first: string;
   beforeAll(async () => {
-    first = join(root, "run-first");
-    await runSuite({ suite, runDir: first, predictions, sandbox: "unsafe", cacheDir });
+    first = await plainRun();
   });
 
   /** A copy of the suite (and predictions) changed by `change`, run with --reuse of the first run. */
@@ -293,8 +309,7 @@ describe("baseline reuse", () => {
 
 describe("bench regrade", () => {
   it("re-scores stored patches with a changed verifier, runs no agent, and shows the deltas", async () => {
-    const original = join(root, "run-to-regrade");
-    await runSuite({ suite, runDir: original, predictions, sandbox: "unsafe", cacheDir });
+    const original = await plainRun();
     const stored = runDirResults(original);
     expect(stored.every((result) => result.patch !== undefined && result.patch.files === 1)).toBe(
       true,
@@ -384,7 +399,7 @@ describe("bench regrade", () => {
   });
 
   it("refuses an existing --out, and keeps runs whose base changed since, with the reason", async () => {
-    const original = join(root, "run-to-regrade");
+    const original = await plainRun();
     await expect(
       regradeRunDir({ runDir: original, outDir: original, sandbox: "unsafe", cacheDir }),
     ).rejects.toThrow(/already holds a run/);

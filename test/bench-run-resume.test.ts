@@ -17,6 +17,7 @@ import { ResultsStore } from "../src/bench/store/results.js";
 import { runCli } from "../src/cli/program.js";
 import { InfrastructureError } from "../src/core/errors.js";
 import { runProcess } from "../src/core/process.js";
+import { cliNodeArguments } from "./support/cli.js";
 import { removeRunRoot, writeReplaySuite } from "./support/suites.js";
 
 /** A configuration's default harness with `run` replaced by `run(request, inner)`. */
@@ -88,9 +89,7 @@ function countResults(runDir: string): number {
 describe("bench run: kill -9 and resume", () => {
   it("loses no finished result, never double-counts, and matches an uninterrupted run", async () => {
     const argv = (out: string) => [
-      "--import",
-      "tsx",
-      "src/cli/main.ts",
+      ...cliNodeArguments(),
       "bench",
       "run",
       suite,

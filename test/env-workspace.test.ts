@@ -17,6 +17,7 @@ import {
   type Workspace,
 } from "../src/env/workspace/materialise.js";
 import { prepareBase } from "../src/env/workspace/prepare.js";
+import { childScript } from "./support/cli.js";
 import { gitSync as git } from "./support/git.js";
 import { availableContainerSandbox } from "./support/sandboxes.js";
 
@@ -300,16 +301,9 @@ describe("prepare once, materialise many", () => {
   it("lets only one of two processes prepare the same base", async () => {
     const cacheDir = await freshCache();
     const counter = join(scratch, "two-process-count.txt");
-    const script = join(scratch, "prepare-once.mts");
-    const prepareModule = resolve(
-      import.meta.dirname,
-      "..",
-      "src",
-      "env",
-      "workspace",
-      "prepare.ts",
-    );
-    const unsafeModule = resolve(import.meta.dirname, "..", "src", "env", "sandbox", "unsafe.ts");
+    const script = join(scratch, `prepare-once${childScript.extension}`);
+    const prepareModule = childScript.module("env/workspace/prepare.ts");
+    const unsafeModule = childScript.module("env/sandbox/unsafe.ts");
     await writeFile(
       script,
       [
@@ -325,7 +319,7 @@ describe("prepare once, materialise many", () => {
     );
     const runOne = () =>
       new Promise<string>((done, fail) => {
-        const child = spawn(process.execPath, ["--import", "tsx", script], {
+        const child = spawn(process.execPath, childScript.nodeArguments(script), {
           cwd: resolve(import.meta.dirname, ".."),
           stdio: ["ignore", "pipe", "pipe"],
         });
@@ -485,9 +479,11 @@ async function mounted(): Promise<Set<string>> {
 async function workspaceHolder(
   cacheDir: string,
 ): Promise<{ path: string; child: ReturnType<typeof spawn>; exited: Promise<unknown> }> {
-  const module = (name: string) =>
-    JSON.stringify(resolve(import.meta.dirname, "..", "src", "env", "workspace", name));
-  const script = join(scratch, `hold-workspace-${Date.now()}-${Math.random()}.mts`);
+  const module = (name: string) => JSON.stringify(childScript.module(`env/workspace/${name}`));
+  const script = join(
+    scratch,
+    `hold-workspace-${Date.now()}-${Math.random()}${childScript.extension}`,
+  );
   await writeFile(
     script,
     `import { materialiseWorkspace } from ${module("materialise.ts")};
@@ -498,9 +494,9 @@ process.stdout.write(workspace.path + "\\n");
 setInterval(() => {}, 60_000);
 `,
   );
-  // `node --import tsx` runs the script in this very process (the tsx CLI would fork a child,
-  // and a SIGKILL of the CLI would leave the workspace's real owner alive).
-  const child = spawn(process.execPath, ["--import", "tsx", script], {
+  // Plain node, or `node --import tsx`, runs the script in this very process (the tsx CLI would
+  // fork a child, and a SIGKILL of the CLI would leave the workspace's real owner alive).
+  const child = spawn(process.execPath, childScript.nodeArguments(script), {
     cwd: resolve(import.meta.dirname, ".."),
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -11,6 +11,7 @@ import { registerModel } from "../src/cli/commands/model.js";
 import type { CliIo, CommandContext } from "../src/cli/context.js";
 import { runProcess } from "../src/core/process.js";
 import type { RecordedRequest } from "../src/model/scripted/server.js";
+import { cliNodeArguments } from "./support/cli.js";
 import { cleanupsAfterEach, temporaryDirectoryIn } from "./support/temporary.js";
 
 const root = resolve(import.meta.dirname, "..");
@@ -264,16 +265,7 @@ describe("model serve-scripted with real agent CLIs", () => {
     });
     const child = runProcess(
       process.execPath,
-      [
-        "--import",
-        "tsx",
-        join(root, "src/cli/main.ts"),
-        "model",
-        "serve-scripted",
-        "--script",
-        scriptPath,
-        "--json",
-      ],
+      [...cliNodeArguments(), "model", "serve-scripted", "--script", scriptPath, "--json"],
       {
         cwd: root,
         signal: controller.signal,
@@ -305,15 +297,7 @@ describe("model serve-scripted with real agent CLIs", () => {
     await writeFile(scriptPath, JSON.stringify({ turns: [{ txt: "typo" }] }));
     const result = await runProcess(
       process.execPath,
-      [
-        "--import",
-        "tsx",
-        join(root, "src/cli/main.ts"),
-        "model",
-        "serve-scripted",
-        "--script",
-        scriptPath,
-      ],
+      [...cliNodeArguments(), "model", "serve-scripted", "--script", scriptPath],
       { cwd: root, timeoutMs: 60_000 },
     );
     expect(result.exitCode).toBe(2);

@@ -17,11 +17,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { createSkillsMcpServer, loadSkillsToServe, serveMcpHttp } from "../src/skill/mcp-server.js";
-import { writeTree } from "./support/cli.js";
+import { cliNodeArguments, writeTree } from "./support/cli.js";
 import { cleanupsAfterEach, temporaryDirectoryIn } from "./support/temporary.js";
 
 const cleanups = cleanupsAfterEach();
-const cliEntry = join(import.meta.dirname, "..", "src", "cli", "main.ts");
 
 const PDF_FORMS =
   '---\nname: pdf-forms\ndescription: Fill PDF forms from a JSON answer file.\nlicense: MIT\nmetadata:\n  version: "2.1"\n---\n\nPick a template from `templates/`, then run `scripts/fill.py`.\n';
@@ -178,14 +177,14 @@ describe("skill serve-mcp", () => {
     stdioClient = new Client({ name: "skills-host-test", version: "1.0.0" });
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: ["--import", "tsx", cliEntry, "skill", "serve-mcp", root],
+      args: [...cliNodeArguments(), "skill", "serve-mcp", root],
       stderr: "pipe",
     });
     transport.stderr?.on("data", (chunk: Buffer) => {
       stderr += chunk.toString();
     });
-    // The CLI starts from source through tsx: its first answer took over the client's default
-    // 60 s at load 35 with two busy loops.
+    // Through tsx (no dist/), the CLI's first answer took over the client's default 60 s at
+    // load 35 with two busy loops.
     await stdioClient.connect(transport, { timeout: 240_000 });
   }, 300_000);
 

@@ -15,19 +15,11 @@ import { z } from "zod";
 import { runProcess } from "../src/core/process.js";
 import { UnavailableRunner } from "../src/wiki/gates.js";
 import { openWikiServer, serveWikiHttp } from "../src/wiki/mcp.js";
+import { cliNodeArguments } from "./support/cli.js";
 import { handSkillId, handSkills, TINY_PNG, writeHandWiki } from "./support/wiki.js";
 
-/** The real CLI entry, run from source, as `skillsmith wiki serve-mcp --wiki <dir>`. */
-const cliEntry = join(import.meta.dirname, "..", "src", "cli", "main.ts");
-const serveMcp = (wiki: string) => [
-  "--import",
-  "tsx",
-  cliEntry,
-  "wiki",
-  "serve-mcp",
-  "--wiki",
-  wiki,
-];
+/** The real CLI (built when `dist/` exists), as `skillsmith wiki serve-mcp --wiki <dir>`. */
+const serveMcp = (wiki: string) => [...cliNodeArguments(), "wiki", "serve-mcp", "--wiki", wiki];
 const hasBwrap = existsSync("/usr/bin/bwrap");
 let root: string;
 let client: Client;
@@ -48,8 +40,8 @@ beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), "skillsmith-wiki-mcp-"));
   await writeHandWiki(join(root, "wiki"));
   client = new Client({ name: "wiki-test", version: "1.0.0" });
-  // The CLI starts from source through tsx: its first answer took over the client's default 60 s
-  // at load 35 with two busy loops.
+  // Through tsx (no dist/), the CLI's first answer took over the client's default 60 s at load 35
+  // with two busy loops.
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,
