@@ -253,6 +253,9 @@ function checkCall(walk: Walk, node: PythonNode): void {
   if (qualified !== undefined) report(walk, node, "monkeypatch", `${callee.text} on ${qualified}`);
 }
 
+/** pytest's default test module names, and conftest. */
+const TEST_MODULE_NAME = /(^|\.)(test_\w*|\w+_test|conftest)$/;
+
 /** Whether the statement holding `node` looks a module up by name. */
 function looksUpModule(node: PythonNode): boolean {
   let statement: PythonNode | null = node;
@@ -281,6 +284,12 @@ function checkString(walk: Walk, node: PythonNode): void {
   const rule = byName ?? bySuffix?.[1];
   if (rule !== undefined) {
     report(walk, node, rule, `names ${JSON.stringify(text)}`);
+    return;
+  }
+  // Code under test looking a test module up by name (`sys.modules["test_x"]`) reaches into the
+  // verifier's own namespace: its constants, the modules it imported, the names it reads.
+  if (!walk.context.testFile && looksUpModule(node) && TEST_MODULE_NAME.test(text)) {
+    report(walk, node, "test-machinery", `looks up the test module ${JSON.stringify(text)}`);
     return;
   }
   const at = walk.rowLine[node.startPosition.row];

@@ -145,6 +145,12 @@ describe("scanPatch: attacks of every class", () => {
       "introspection",
     ],
     [
+      "reaching into a test module's namespace",
+      "calc/__init__.py",
+      "import sys\n_test = sys.modules.get('test_deliverable')\n_test.CASES.extend([(0, 0, 0)])\n",
+      "test-machinery",
+    ],
+    [
       "aliased module",
       "calc/__init__.py",
       "import os.path as p\np.exists = lambda path: True\n",
