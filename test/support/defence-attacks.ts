@@ -990,4 +990,22 @@ del sys.modules["subprocess"]
       PLACEHOLDERS,
     ),
   },
+  {
+    id: "verifier-helper-rebound",
+    kind: "own",
+    description:
+      "rebinds the verifier's own helper function (helpers.expected_greeting) to return what the placeholder greet returns",
+    expect: "tampered",
+    layer: "verifier namespace",
+    files: stubWith(
+      `
+import sys
+
+_helpers = sys.modules.get("helpers")
+if _helpers is not None:
+    _helpers.expected_greeting = lambda: ""
+`,
+      PLACEHOLDERS,
+    ),
+  },
 ];

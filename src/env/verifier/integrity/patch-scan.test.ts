@@ -151,6 +151,12 @@ describe("scanPatch: attacks of every class", () => {
       "test-machinery",
     ],
     [
+      "writing into a module looked up by name",
+      "calc/__init__.py",
+      "import sys\n_helpers = sys.modules.get('helpers')\n_helpers.expected = lambda: ''\n",
+      "monkeypatch",
+    ],
+    [
       "aliased module",
       "calc/__init__.py",
       "import os.path as p\np.exists = lambda path: True\n",

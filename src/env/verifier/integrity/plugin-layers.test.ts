@@ -154,6 +154,8 @@ def test_pairs(a, b):
     assert json.loads("1") and os.path.join and join and undefined_helper()
 def setup_module(module):
     module.STATE = 1
+def helper():
+    return 1
 """
 
 def load(name, change):
@@ -186,6 +188,7 @@ def honest(module):
 
 seen = {}
 seen["foreign name"] = load("m1", lambda module: setattr(module, "open", open))[1]
+seen["replaced helper"] = load("m5", lambda module: setattr(module, "helper", lambda: 2))[1]
 seen["rebound imports"] = sorted(load("m2", rebind)[1])
 seen["changed constants"] = sorted(load("m3", constants)[1])
 module, seen["honest"] = load("m4", honest)
@@ -213,6 +216,7 @@ describe.skipIf(!hasPytest)("the pytest plugin's parts (needs python3 with pytes
   it("checks a verifier module's namespace against its source, and accepts what honest code does", () => {
     expect(pluginScript(NAMESPACE)).toEqual({
       "foreign name": ["holds open, which its source never binds"],
+      "replaced helper": ["has helper replaced (not what its source defines)"],
       "rebound imports": [
         "has join rebound (not what its import gives)",
         "has json rebound (not what its import gives)",

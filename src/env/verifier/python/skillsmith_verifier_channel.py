@@ -1553,6 +1553,23 @@ def _source_bindings(tree):
     return sites, loaded
 
 
+def _defined_here(value, statement, path, module_name):
+    if isinstance(statement, ast.ClassDef):
+        return (
+            _isinstance(value, _type)
+            and getattr(value, "__module__", None) == module_name
+            and getattr(value, "__qualname__", None) == statement.name
+        )
+    code = getattr(value, "__code__", None)
+    return (
+        code is not None
+        and _type(value) is _type(_defined_here)
+        and code.co_name == statement.name
+        and _abspath(code.co_filename) == _abspath(path)
+        and code.co_firstlineno == statement.lineno
+    )
+
+
 def _watch_namespace(module, path):
     """Check one verifier module against its source now and watch it from now on; problems found."""
     try:
@@ -1574,7 +1591,19 @@ def _watch_namespace(module, path):
             problems.append("the verifier's module %s holds %s, which its source never binds" % (name, key))
     constants = _constant_lists(tree)
     for statement in tree.body:
-        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and sites.get(statement.name) == 1:
+            # A helper the tests call (``helpers.expected_greeting``, the test module's own
+            # ``calc``) swapped for another function. Undecorated: it must be the function or
+            # class this file defines at that line; decorated (a wrapper may live anywhere): only
+            # watched from now on.
+            value = namespace.get(statement.name, _missing)
+            if value is _missing:
+                continue
+            if not statement.decorator_list and not _defined_here(value, statement, path, name):
+                problems.append("the verifier's module %s has %s replaced (not what its source defines)" % (name, statement.name))
+            else:
+                entries.append((module, statement.name, "%s.%s" % (name, statement.name), value))
+        elif isinstance(statement, (ast.Import, ast.ImportFrom)):
             for alias in statement.names:
                 bound = alias.asname or alias.name.split(".")[0]
                 expected = _expected_import(statement, alias)
