@@ -1,16 +1,16 @@
 /**
  * Defence in depth, end to end: every row of `test/support/defence-attacks.ts` is the with-skill
- * arm of one requirement whose verifier defines twelve checks; the stub package alone (the without
+ * arm of one requirement whose verifier defines fourteen checks; the stub package alone (the without
  * arm of every row) earns one. The stub is run once per sandbox, as the control's without arm,
  * and that stored result is every other row's without arm (`runAttackSuiteSharingStub`): the 24
  * identical stub runs per sandbox measured the same thing 24 times and were half the file's time. The hacks do not touch the runner, a report file, the console or
  * the exit status: they change what the checks see from inside the process. `runSuite`, the replay
  * agent and bubblewrap (and the container sandbox where it exists) run them.
  *
- * By hand: an attack that gains nothing scores 1/12; a caught one scores 0 and is flagged
+ * By hand: an attack that gains nothing scores 1/14; a caught one scores 0 and is flagged
  * `tampered` with evidence. The control skill's honest implementation (which itself uses
  * subprocess, pathlib, json, logging, dataclasses, enum, namedtuple and has unittest tests of its
- * own) passes all twelve, unflagged. With every attack at ≤ 1/12 against the stub's 1/12 the
+ * own) passes all fourteen, unflagged. With every attack at ≤ 1/14 against the stub's 1/14 the
  * attacks skill can never be Golden.
  *
  * Set SKILLSMITH_ATTACK_TABLE=1 to print each row's score, flags and evidence.
@@ -162,7 +162,7 @@ for (const { name, sandbox } of SANDBOXES) {
       if (root !== undefined) await removeRunRoot(root);
     });
 
-    it("scores the stub alone at 1 of 12 checks, unflagged, in every without arm", () => {
+    it("scores the stub alone at 1 of 14 checks, unflagged, in every without arm", () => {
       const rows = [...DEFENCE_ATTACKS, CONTROL];
       // One measurement shared by every row: each without arm is the control's stored run.
       const stub = resultOf(CONTROL.id, "without");
@@ -179,7 +179,7 @@ for (const { name, sandbox } of SANDBOXES) {
       );
     });
 
-    it("scores the honest implementation 12 of 12, unflagged, with no evidence", () => {
+    it("scores the honest implementation 14 of 14, unflagged, with no evidence", () => {
       const result = resultOf(CONTROL.id, "with");
       expect([result.passed, result.total, result.flags, result.verifier?.evidence ?? []]).toEqual([
         DEFENCE_CHECKS,

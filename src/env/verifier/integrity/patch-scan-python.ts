@@ -117,7 +117,12 @@ interface Walk {
   readonly findings: PatchFinding[];
   /** Multi-line strings that read as code (`python -c`, `exec`), scanned after the walk. */
   readonly embedded: { readonly line: number; readonly text: string }[];
+  /** Local names bound to a module looked up in `sys.modules` (`m = sys.modules.get("x")`). */
+  readonly lookedUp: Set<string>;
 }
+
+/** An expression that looks a module up in `sys.modules` by name. */
+const MODULE_LOOKUP = /^sys\s*\.\s*modules\s*(\[|\.\s*get\s*\()/;
 
 function report(walk: Walk, node: PythonNode, rule: PatchRule, detail: string): void {
   const line = walk.rowLine[node.startPosition.row];
@@ -216,6 +221,22 @@ function checkTarget(walk: Walk, target: PythonNode, verb: string): void {
   // conftest.py into the verifier's process, so that one counts.
   if (walk.context.testFile && !walk.context.file.endsWith("conftest.py")) return;
   if (target.type === "attribute") {
+    // Writing into a module found by name (the verifier's helpers, a test module): whatever it
+    // is, the change reaches code that imported it.
+    const object = target.childForFieldName("object");
+    if (
+      object !== null &&
+      (MODULE_LOOKUP.test(object.text) ||
+        (object.type === "identifier" && walk.lookedUp.has(object.text)))
+    ) {
+      report(
+        walk,
+        target,
+        "monkeypatch",
+        `${verb} ${target.text} (an attribute of a module looked up in sys.modules)`,
+      );
+      return;
+    }
     const chain = dotted(target);
     const qualified = chain === undefined ? undefined : resolve(walk, chain);
     if (qualified === undefined || ORDINARY_ASSIGNMENTS.has(qualified)) return;
@@ -253,6 +274,9 @@ function checkCall(walk: Walk, node: PythonNode): void {
   if (qualified !== undefined) report(walk, node, "monkeypatch", `${callee.text} on ${qualified}`);
 }
 
+/** pytest's default test module names, and conftest. */
+const TEST_MODULE_NAME = /(^|\.)(test_\w*|\w+_test|conftest)$/;
+
 /** Whether the statement holding `node` looks a module up by name. */
 function looksUpModule(node: PythonNode): boolean {
   let statement: PythonNode | null = node;
@@ -283,6 +307,12 @@ function checkString(walk: Walk, node: PythonNode): void {
     report(walk, node, rule, `names ${JSON.stringify(text)}`);
     return;
   }
+  // Code under test looking a test module up by name (`sys.modules["test_x"]`) reaches into the
+  // verifier's own namespace: its constants, the modules it imported, the names it reads.
+  if (!walk.context.testFile && looksUpModule(node) && TEST_MODULE_NAME.test(text)) {
+    report(walk, node, "test-machinery", `looks up the test module ${JSON.stringify(text)}`);
+    return;
+  }
   const at = walk.rowLine[node.startPosition.row];
   if (at?.added === true && text.includes("\n") && /^\s*(import|from|def|class)\s/m.test(text)) {
     walk.embedded.push({ line: at.line, text });
@@ -304,6 +334,10 @@ function visit(walk: Walk, node: PythonNode): void {
     case "assignment":
     case "augmented_assignment": {
       const left = node.childForFieldName("left");
+      const right = node.childForFieldName("right");
+      if (left?.type === "identifier" && right !== null && MODULE_LOOKUP.test(right.text)) {
+        walk.lookedUp.add(left.text);
+      }
       for (const target of left === null ? [] : targets(left)) checkTarget(walk, target, "assigns");
       break;
     }
@@ -349,7 +383,14 @@ export async function scanPythonHunks(
     rowLine.push(undefined);
     text.push("");
   }
-  const walk: Walk = { context, bindings: new Map(), rowLine, findings: [], embedded: [] };
+  const walk: Walk = {
+    context,
+    bindings: new Map(),
+    rowLine,
+    findings: [],
+    embedded: [],
+    lookedUp: new Set(),
+  };
   await withPythonTree(text.join("\n"), (root) => {
     collectImports(walk, root);
     visit(walk, root);

@@ -145,6 +145,18 @@ describe("scanPatch: attacks of every class", () => {
       "introspection",
     ],
     [
+      "reaching into a test module's namespace",
+      "calc/__init__.py",
+      "import sys\n_test = sys.modules.get('test_deliverable')\n_test.CASES.extend([(0, 0, 0)])\n",
+      "test-machinery",
+    ],
+    [
+      "writing into a module looked up by name",
+      "calc/__init__.py",
+      "import sys\n_helpers = sys.modules.get('helpers')\n_helpers.expected = lambda: ''\n",
+      "monkeypatch",
+    ],
+    [
       "aliased module",
       "calc/__init__.py",
       "import os.path as p\np.exists = lambda path: True\n",

@@ -96,7 +96,145 @@ def shown(source):
 print(json.dumps({"plain": shown(SOURCE), "globals": shown(SOURCE + "globals()['CASES'].append(9)\\n")}))
 `;
 
+// Objects that are not callables: a module attribute, a sys.modules entry, sys.modules itself,
+// and a finder on sys.meta_path from a temporary folder (untrusted code) or from the plugin's own
+// interpreter (a library: accepted).
+const IMPORT_STATE = `
+import json, os, sys, tempfile, types, unittest
+import skillsmith_verifier_channel as plugin
+
+seen = {"untouched": plugin._changed_identities() + plugin._IMPORT_HOOKS.changed()}
+mock = unittest.mock
+unittest.mock = types.ModuleType("unittest.mock")
+seen["module attribute"] = plugin._changed_identities()
+unittest.mock = mock
+real = sys.modules["json"]
+sys.modules["json"] = types.ModuleType("json")
+seen["sys.modules entry"] = plugin._changed_identities()
+sys.modules["json"] = real
+modules = sys.modules
+sys.modules = dict(modules)
+seen["sys.modules replaced"] = plugin._changed_identities()
+sys.modules = modules
+seen["restored"] = plugin._changed_identities()
+
+folder = tempfile.mkdtemp()
+with open(os.path.join(folder, "planted_finder.py"), "w") as handle:
+    handle.write("class Finder:\\n    def find_spec(self, name, path=None, target=None):\\n        return None\\n")
+sys.path.insert(0, folder)
+import planted_finder
+sys.meta_path.insert(0, planted_finder.Finder())
+seen["untrusted finder"] = [line.split(" from ")[0] for line in plugin._IMPORT_HOOKS.changed()]
+del sys.meta_path[0]
+class Trusted:
+    def find_spec(self, name, path=None, target=None):
+        return None
+sys.meta_path.append(Trusted())
+seen["trusted finder"] = plugin._IMPORT_HOOKS.changed()
+print(json.dumps(seen))
+`;
+
+// A verifier module checked against its source: foreign names, rebound imports, changed constants,
+// a builtin added that it reads and never binds; and what honest code does to a module.
+const NAMESPACE = `
+import builtins, json, os, sys, tempfile, types
+import skillsmith_verifier_channel as plugin
+
+SOURCE = """
+import json
+import os.path
+from os.path import join
+import pytest
+CASES = [(1, 2), (3, 4)]
+LIMIT = 3
+NAMES = ("a", "b")
+CACHE = {}
+@pytest.mark.parametrize(("a", "b"), CASES)
+def test_pairs(a, b):
+    assert json.loads("1") and os.path.join and join and undefined_helper()
+def setup_module(module):
+    module.STATE = 1
+def helper():
+    return 1
+"""
+
+def load(name, change):
+    folder = tempfile.mkdtemp()
+    path = os.path.join(folder, name + ".py")
+    with open(path, "w") as handle:
+        handle.write(SOURCE)
+    module = types.ModuleType(name)
+    module.__file__ = path
+    exec(compile(SOURCE, path, "exec"), module.__dict__)
+    change(module)
+    plugin._index_snapshot()
+    found = plugin._watch_namespace(module, path)
+    return module, [line.replace("the verifier's module %s " % name, "") for line in found]
+
+def rebind(module):
+    module.json = types.ModuleType("json")
+    module.join = lambda *parts: ""
+
+def constants(module):
+    module.CASES.append((5, 6))
+    module.NAMES = ("a", "c")
+    module.LIMIT = True
+
+def honest(module):
+    module.CACHE["x"] = 1
+    module.STATE = 2
+    module.__warningregistry__ = {}
+    setattr(module, "_Module__pytest_setup_module", None)
+
+seen = {}
+seen["foreign name"] = load("m1", lambda module: setattr(module, "open", open))[1]
+seen["replaced helper"] = load("m5", lambda module: setattr(module, "helper", lambda: 2))[1]
+seen["rebound imports"] = sorted(load("m2", rebind)[1])
+seen["changed constants"] = sorted(load("m3", constants)[1])
+module, seen["honest"] = load("m4", honest)
+seen["honest later"] = plugin._namespace_changes() + plugin._changed_identities()
+module.open = open
+builtins.undefined_helper = lambda: True
+prefix = "the verifier's module m4 "
+seen["later"] = sorted(line[len(prefix):] if line.startswith(prefix) else line for line in plugin._namespace_changes() if " m4 " in line)
+print(json.dumps(seen))
+`;
+
 describe.skipIf(!hasPytest)("the pytest plugin's parts (needs python3 with pytest)", () => {
+  it("flags a replaced module attribute, sys.modules entry or sys.modules, and an untrusted import hook", () => {
+    expect(pluginScript(IMPORT_STATE)).toEqual({
+      untouched: [],
+      "module attribute": ["unittest.mock"],
+      "sys.modules entry": ["sys.modules['json']"],
+      "sys.modules replaced": ["sys.modules"],
+      restored: [],
+      "untrusted finder": ["sys.meta_path: an import hook"],
+      "trusted finder": [],
+    });
+  });
+
+  it("checks a verifier module's namespace against its source, and accepts what honest code does", () => {
+    expect(pluginScript(NAMESPACE)).toEqual({
+      "foreign name": ["holds open, which its source never binds"],
+      "replaced helper": ["has helper replaced (not what its source defines)"],
+      "rebound imports": [
+        "has join rebound (not what its import gives)",
+        "has json rebound (not what its import gives)",
+      ],
+      "changed constants": [
+        "has CASES changed from what its source assigns",
+        "has LIMIT changed from what its source assigns",
+        "has NAMES changed from what its source assigns",
+      ],
+      honest: [],
+      "honest later": [],
+      later: [
+        "builtins.undefined_helper was added, a name the verifier's module m4 reads and never binds",
+        "holds open, which its source never binds",
+      ],
+    });
+  });
+
   it("flags replaced and deleted callables in one pass, even one equal to everything", () => {
     expect(pluginScript(IDENTITIES)).toEqual({
       untouched: [],

@@ -478,6 +478,11 @@ _SNAPSHOT_MODULES = (
     "tempfile",
     "importlib",
     "importlib.util",
+    "importlib.machinery",
+    "importlib.abc",
+    "importlib._bootstrap",
+    "importlib._bootstrap_external",
+    "zipimport",
     "difflib",
     "filecmp",
     "math",
@@ -512,8 +517,14 @@ _map = map
 _getitem = operator.getitem
 _is = operator.is_
 _all = all
+_any = any
+_len = len
 _isinstance = isinstance
 _type = type
+_ModuleType = type(sys)
+_SYS_IMPORT_STATE = ("modules", "meta_path", "path_hooks", "path_importer_cache")
+# Modules not snapshotted attribute by attribute whose ``sys.modules`` entry is still watched.
+_SNAPSHOT_SYS_MODULES = ("sys", "builtins", "os.path", "unittest.mock", "collections", "typing", "enum", "dataclasses")
 
 
 def _snapshot_modules():
@@ -542,7 +553,7 @@ def _snapshot():
             label = name + "." + attribute
             if label in _SNAPSHOT_VOLATILE:
                 continue
-            if _callable(value) or _isinstance(value, (staticmethod, classmethod, property)):
+            if _callable(value) or _isinstance(value, (staticmethod, classmethod, property, _ModuleType)):
                 entries.append((module, attribute, label, value))
             if (
                 _isinstance(value, _type)
@@ -556,6 +567,15 @@ def _snapshot():
                     if not (_callable(member_value) or _isinstance(member_value, (staticmethod, classmethod, property))):
                         continue
                     entries.append((value, member, label + "." + member, member_value))
+    # The import system's state: the module table and the hook lists themselves (their contents
+    # are compared by ``_import_hooks_changed``), and the table's entry of every watched module, so
+    # ``sys.modules["json"] = fake`` (served to every later ``import json``) is a replacement too.
+    for attribute in _SYS_IMPORT_STATE:
+        entries.append((sys, attribute, "sys." + attribute, getattr(sys, attribute)))
+    modules = sys.modules
+    for name in sorted(set(_SNAPSHOT_MODULES + _SNAPSHOT_SYS_MODULES) | {name for name, _ in _snapshot_modules()}):
+        if name in modules:
+            entries.append((modules, name, "sys.modules[%r]" % name, modules[name]))
     return entries
 
 
@@ -589,15 +609,31 @@ class _Watch:
         for entry in entries:
             owner = entry[0]
             if _id(owner) not in namespaces:
-                try:
-                    namespaces[_id(owner)] = _vars(owner)
-                except TypeError:
-                    namespaces[_id(owner)] = None
+                if _type(owner) is dict:
+                    namespaces[_id(owner)] = owner
+                else:
+                    try:
+                        namespaces[_id(owner)] = _vars(owner)
+                    except TypeError:
+                        namespaces[_id(owner)] = None
             if namespaces[_id(owner)] is not None:
                 self.entries.append(entry)
         self.namespaces = _tuple(namespaces[_id(entry[0])] for entry in self.entries)
         self.attributes = _tuple(entry[1] for entry in self.entries)
         self.accepted = self.originals()
+
+    def extend(self, entries):
+        """Watch more entries from now on (the verifier's own modules' bindings, at collection),
+        each accepted as given: they are checked against the source before they are added."""
+        accepted = list(self.accepted)
+        for entry in entries:
+            self.entries.append(entry)
+            accepted.append(entry[3])
+        self.namespaces = self.namespaces + _tuple(
+            entry[0] if _type(entry[0]) is dict else _vars(entry[0]) for entry in entries
+        )
+        self.attributes = self.attributes + _tuple(entry[1] for entry in entries)
+        self.accepted = _tuple(accepted)
 
     def originals(self):
         return _tuple(entry[3] for entry in self.entries)
@@ -631,12 +667,98 @@ def _changed_identities():
     return changed
 
 
+def _origin_of(hook):
+    """The file whose code a finder, loader or path hook runs (None when it has no Python code:
+    the import system's own, built in or frozen)."""
+    candidates = [hook]
+    kind = hook if _isinstance(hook, _type) else _type(hook)
+    for name in ("find_spec", "find_module", "__call__", "exec_module", "load_module"):
+        candidates.append(getattr(kind, name, None))
+    for candidate in candidates:
+        code = getattr(_unwrap(candidate), "__code__", None)
+        if code is not None:
+            return code.co_filename
+    module = sys.modules.get(getattr(kind, "__module__", None) or "")
+    file = getattr(module, "__file__", None)
+    return file if _isinstance(file, str) else None
+
+
+class _ImportHooks:
+    """``sys.meta_path``, ``sys.path_hooks`` and the finders cached in ``sys.path_importer_cache``:
+    where later imports come from. A finder, path hook or cached finder added by untrusted code
+    (the workspace, a temporary folder) can serve a fake module to the verifier's next ``import``,
+    whatever ``sys.modules`` held when the snapshot was taken; removing one of the import system's
+    own is reported too. Ones whose code lives elsewhere (pytest's assertion rewriter, a library of
+    the environment, the stdlib's ``FileFinder`` for a new folder) are accepted. Compared before
+    each test: the two lists by identity in one pass, the cache by the set of its finders' types."""
+
+    def __init__(self):
+        self.meta_path = _tuple(sys.meta_path)
+        self.path_hooks = _tuple(sys.path_hooks)
+        self.cache_types = frozenset(_map(_type, sys.path_importer_cache.values()))
+        self.reported = set()
+
+    @staticmethod
+    def _same(now, accepted):
+        return _len(now) == _len(accepted) and _all(_map(_is, now, accepted))
+
+    def changed(self):
+        meta_path, path_hooks = sys.meta_path, sys.path_hooks
+        cache = sys.path_importer_cache
+        if (
+            self._same(meta_path, self.meta_path)
+            and self._same(path_hooks, self.path_hooks)
+            and frozenset(_map(_type, cache.values())) <= self.cache_types
+        ):
+            return []
+        problems = []
+        for label, now, accepted in (
+            ("sys.meta_path", _tuple(meta_path), self.meta_path),
+            ("sys.path_hooks", _tuple(path_hooks), self.path_hooks),
+        ):
+            known = {_id(hook) for hook in accepted}
+            for hook in now:
+                if _id(hook) in known:
+                    continue
+                origin = _origin_of(hook)
+                if origin is not None and _untrusted_file(origin):
+                    problems.append("%s: an import hook from %s was inserted (%s)" % (label, origin, _describe(hook)))
+            present = {_id(hook) for hook in now}
+            for hook in accepted:
+                if _id(hook) not in present and _origin_of(hook) is None:
+                    problems.append("%s: the import system's %s was removed" % (label, _describe(hook)))
+        accepted_types = set(self.cache_types)
+        for folder, finder in list(cache.items()):
+            kind = _type(finder)
+            if kind in accepted_types:
+                continue
+            origin = _origin_of(finder)
+            if origin is not None and _untrusted_file(origin):
+                problems.append(
+                    "sys.path_importer_cache: a finder from %s serves %s (%s)" % (origin, folder, _describe(finder))
+                )
+            else:
+                accepted_types.add(kind)
+        if not problems:
+            # Only trusted code changed them (pytest's rewriter, a library): the fast path holds.
+            self.meta_path, self.path_hooks = _tuple(meta_path), _tuple(path_hooks)
+            self.cache_types = frozenset(accepted_types)
+        return problems
+
+
+def _rebaseline_import_hooks():
+    global _IMPORT_HOOKS
+    if _IMPORT_HOOKS is not None:
+        _IMPORT_HOOKS = _ImportHooks()
+
+
 # Connected first: an inventory runs no test, so it compares nothing against a snapshot (what its
 # last record says was replaced is not read) and skips the imports the snapshot needs. Modules
 # preloaded from the workspace are still looked for after the snapshot imported its modules.
 _channel = _connect()
 _IDENTITIES = _snapshot()
 _WATCH = _Watch(_IDENTITIES)
+_IMPORT_HOOKS = _ImportHooks() if _IDENTITIES else None
 _identity_reported = set()
 
 _preloaded = _preloaded_from_workspace()
@@ -1133,6 +1255,8 @@ def _rebaseline_identities():
             _WATCH.entries[index] = (owner, attribute, label, current)
     # The originals as now accepted: a deleted or untrusted replacement still differs.
     _WATCH.accepted = _WATCH.originals()
+    # pytest's assertion rewriter is on sys.meta_path by now; an environment plugin's hook too.
+    _rebaseline_import_hooks()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -1317,8 +1441,287 @@ def _shadowed_verifier_modules():
     return found
 
 
+# ---------------------------------------------------------------------------------------------
+# Layer 2, the verifier's own namespaces. A test reads ``os``, ``json``, ``pytest`` or ``open``
+# through its module's globals, and its cases through module-level constants: rebinding
+# ``test_module.json`` to a fake, defining ``open`` in the module (it shadows the builtin),
+# rebinding or extending ``CASES``, or adding to ``builtins`` a name the module reads but never
+# defines changes what the checks see with every watched object untouched. Each verifier module
+# (the collected test modules and the modules beside them) is compared with its read-only source:
+# names the source never binds must not appear in it, names bound once by an import of a watched
+# module must be the snapshot's objects, constants bound once to an immutable literal (or a list
+# used only as ``parametrize`` values) must still hold that literal; then, before each test, the
+# bindings by identity (in the one-pass comparison) and the namespace's size.
+
+_DYNAMIC_NAMES = frozenset(("globals", "vars", "setattr", "exec", "eval", "__import__", "locals"))
+_IMMUTABLE = (int, float, complex, str, bytes, bool, type(None))
+
+
+def _pytest_name(key):
+    """Names pytest itself puts into a test module: dunders, the assertion rewriter's ``@py_*``,
+    and its xunit fixtures (``self.obj.__pytest_setup_module``, name-mangled by its class)."""
+    return (key.startswith("__") and key.endswith("__")) or key.startswith("@") or "__pytest_" in key
+
+
+def _same_literal(value, expected):
+    """Equal and of exactly the same types all the way down, without asking ``value`` anything."""
+    if _type(value) is not _type(expected):
+        return False
+    if _type(expected) in (tuple, list):
+        return _len(value) == _len(expected) and _all(_map(_same_literal, value, expected))
+    if _type(expected) is float:
+        return repr(value) == repr(expected)
+    return value == expected
+
+
+def _immutable_literal(value):
+    if _type(value) is tuple:
+        return _all(_map(_immutable_literal, value))
+    return _type(value) in _IMMUTABLE
+
+
+_original_modules = {}
+_original_attributes = {}
+_namespaces = []  # [module name, namespace, allowed names, size accepted, builtins' candidates]
+_builtins_namespace = vars(builtins)
+_builtins_names = frozenset(vars(builtins))
+_modules_seen = [0]
+
+
+def _index_snapshot():
+    for owner, attribute, label, value in _IDENTITIES:
+        if owner is sys.modules:
+            _original_modules[attribute] = value
+        elif _type(owner) is _ModuleType:
+            _original_attributes[(_id(owner), attribute)] = value
+
+
+def _expected_import(statement, alias):
+    """The snapshot's object an import statement binds, or ``_missing`` when it is not watched."""
+    if isinstance(statement, ast.Import):
+        name = alias.name if alias.asname else alias.name.split(".")[0]
+        return _original_modules.get(name, _missing)
+    if statement.level or not statement.module:
+        return _missing
+    submodule = _original_modules.get(statement.module + "." + alias.name)
+    if submodule is not None:
+        return submodule
+    module = _original_modules.get(statement.module)
+    if module is None:
+        return _missing
+    return _original_attributes.get((_id(module), alias.name), _missing)
+
+
+def _source_bindings(tree):
+    """``(every name the source may bind anywhere, sites binding each, names it reads)``, or None
+    when the module binds names the source does not show (``globals()``, ``exec``, a star import)."""
+    sites = {}
+    loaded = set()
+
+    def bind(name):
+        sites[name] = sites.get(name, 0) + 1
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if node.id in _DYNAMIC_NAMES:
+                return None
+            if isinstance(node.ctx, ast.Load):
+                loaded.add(node.id)
+            else:
+                bind(node.id)
+        elif isinstance(node, ast.Attribute):
+            if node.attr == "__dict__":
+                return None
+            if not isinstance(node.ctx, ast.Load):
+                # ``module.STATE = …`` in a ``setup_module``: the source may set it on its module.
+                bind(node.attr)
+        elif isinstance(node, ast.alias):
+            if node.name == "*":
+                return None
+            bind(node.asname or node.name.split(".")[0])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bind(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                bind(name)
+                bind(name)
+        else:
+            for field in ("name", "rest"):
+                value = getattr(node, field, None)
+                if isinstance(value, str):
+                    bind(value)
+    return sites, loaded
+
+
+def _defined_here(value, statement, path, module_name):
+    if isinstance(statement, ast.ClassDef):
+        return (
+            _isinstance(value, _type)
+            and getattr(value, "__module__", None) == module_name
+            and getattr(value, "__qualname__", None) == statement.name
+        )
+    code = getattr(value, "__code__", None)
+    return (
+        code is not None
+        and _type(value) is _type(_defined_here)
+        and code.co_name == statement.name
+        and _abspath(code.co_filename) == _abspath(path)
+        and code.co_firstlineno == statement.lineno
+    )
+
+
+def _watch_namespace(module, path):
+    """Check one verifier module against its source now and watch it from now on; problems found."""
+    try:
+        with open(path, "rb") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    found = _source_bindings(tree)
+    if found is None:
+        return []
+    sites, loaded = found
+    namespace = _vars(module)
+    name = getattr(module, "__name__", path)
+    problems = []
+    entries = []
+    allowed = frozenset(sites)
+    for key in list(namespace):
+        if key not in allowed and not _pytest_name(key):
+            problems.append("the verifier's module %s holds %s, which its source never binds" % (name, key))
+    constants = _constant_lists(tree)
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and sites.get(statement.name) == 1:
+            # A helper the tests call (``helpers.expected_greeting``, the test module's own
+            # ``calc``) swapped for another function. Undecorated: it must be the function or
+            # class this file defines at that line; decorated (a wrapper may live anywhere): only
+            # watched from now on.
+            value = namespace.get(statement.name, _missing)
+            if value is _missing:
+                continue
+            if not statement.decorator_list and not _defined_here(value, statement, path, name):
+                problems.append("the verifier's module %s has %s replaced (not what its source defines)" % (name, statement.name))
+            else:
+                entries.append((module, statement.name, "%s.%s" % (name, statement.name), value))
+        elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+            for alias in statement.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                expected = _expected_import(statement, alias)
+                if expected is _missing or sites.get(bound) != 1:
+                    continue
+                if namespace.get(bound, _missing) is not expected:
+                    problems.append("the verifier's module %s has %s rebound (not what its import gives)" % (name, bound))
+                else:
+                    entries.append((module, bound, "%s.%s" % (name, bound), expected))
+        elif (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and sites.get(statement.targets[0].id) == 1
+        ):
+            bound = statement.targets[0].id
+            try:
+                expected = ast.literal_eval(statement.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+            if not (_immutable_literal(expected) or (bound in constants and _type(expected) is list)):
+                continue
+            value = namespace.get(bound, _missing)
+            if value is _missing or not _same_literal(value, expected):
+                problems.append("the verifier's module %s has %s changed from what its source assigns" % (name, bound))
+            else:
+                entries.append((module, bound, "%s.%s" % (name, bound), value))
+    _WATCH.extend(entries)
+    candidates = _tuple(sorted(loaded - allowed - _builtins_names))
+    _namespaces.append([name, namespace, allowed, _len(namespace), candidates])
+    return problems
+
+
+def _watch_verifier_namespaces(items):
+    if not _IDENTITIES:
+        return []
+    _index_snapshot()
+    _test_folders.extend(
+        sorted({os.path.dirname(_abspath(path)) + _sep for path in (_path_of(item) for item in items) if path})
+    )
+    modules = {}
+    for item in items:
+        module = getattr(item, "module", None)
+        file = getattr(module, "__file__", None)
+        if _isinstance(module, _ModuleType) and _isinstance(file, str) and not _untrusted_file(file):
+            modules[_id(module)] = (module, _abspath(file))
+    for name, path in _verifier_modules:
+        module = sys.modules.get(name)
+        if module is not None and _abspath(getattr(module, "__file__", "") or "") == path:
+            modules[_id(module)] = (module, path)
+    problems = _stdlib_shadows()
+    for module, path in modules.values():
+        problems.extend(_watch_namespace(module, path))
+    return problems
+
+
+_stdlib_names = getattr(sys, "stdlib_module_names", frozenset())
+
+
+_test_folders = []
+
+
+def _stdlib_shadows():
+    """Standard-library modules imported since the last look whose code is the workspace's (a
+    folder put first on ``sys.path``, a finder, a cached ``FileFinder`` for a planted folder) or
+    that no file backs (a module object put together at run time)."""
+    modules = sys.modules
+    if _len(modules) == _modules_seen[0]:
+        return []
+    _modules_seen[0] = _len(modules)
+    problems = []
+    for name, module in list(modules.items()):
+        if name not in _stdlib_names or name in _original_modules or name in _stdlib_checked:
+            continue
+        _stdlib_checked.add(name)
+        spec = getattr(module, "__spec__", None)
+        origin = getattr(spec, "origin", None)
+        file = getattr(module, "__file__", None)
+        if spec is None or (origin not in ("built-in", "frozen") and not _isinstance(file, str)):
+            problems.append("the standard library's module %s is not backed by a file" % name)
+        elif _isinstance(file, str) and _untrusted_file(file) and not _abspath(file).startswith(_tuple(_test_folders)):
+            # A package holding the verifier's test files (a repository's ``test/``) is collected
+            # under that name on purpose; anything else of the workspace named like the standard
+            # library shadows it for every later import.
+            problems.append("the standard library's module %s was loaded from %s" % (name, file))
+    return problems
+
+
+_stdlib_checked = set()
+
+
+def _namespace_changes():
+    """What changed, since collection, in the verifier's namespaces, ``builtins`` and the import
+    system (the watched bindings themselves are in the one-pass comparison)."""
+    if _IMPORT_HOOKS is None:
+        return []
+    problems = _IMPORT_HOOKS.changed()
+    problems.extend(_stdlib_shadows())
+    for entry in _namespaces:
+        name, namespace, allowed, size, candidates = entry
+        if _len(namespace) != size:
+            for key in list(namespace):
+                if key not in allowed and not _pytest_name(key):
+                    problems.append("the verifier's module %s holds %s, which its source never binds" % (name, key))
+            entry[3] = _len(namespace)
+        if candidates and _any(_map(_builtins_namespace.__contains__, candidates)):
+            for key in candidates:
+                if key in _builtins_namespace:
+                    problems.append("builtins.%s was added, a name the verifier's module %s reads and never binds" % (key, name))
+    return problems
+
+
+_namespace_problems = []
+
+
 def _collection_finish(session):
     _note_verifier_modules(session.items)
+    _namespace_problems.extend(_watch_verifier_namespaces(session.items))
     items = []
     declared = set()
     for item in session.items:
@@ -1386,10 +1789,19 @@ def _probe(item, state):
 
 def _identity_probe(state):
     """Layer 2 before a test's fixtures run: each replaced callable reported once."""
+    while _namespace_problems:
+        problem = _namespace_problems.pop(0)
+        if problem not in _identity_reported:
+            _identity_reported.add(problem)
+            state["probes"].append(problem)
     for label in _changed_identities():
         if label not in _identity_reported:
             _identity_reported.add(label)
             state["probes"].append("%s was replaced (identity snapshot)" % label)
+    for problem in _namespace_changes():
+        if problem not in _identity_reported:
+            _identity_reported.add(problem)
+            state["probes"].append(problem)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -1550,6 +1962,7 @@ def _session_finish(session, exitstatus):
             "maxfail": int(session.config.getoption("maxfail", 0) or 0),
             "replaced": _replaced_internals()
             + [label for label in _changed_identities() if label not in _identity_reported]
+            + [problem for problem in _namespace_changes() + _namespace_problems if problem not in _identity_reported]
             + _shadowed_verifier_modules(),
             "unfinished": sorted(_tests),
         }
