@@ -198,6 +198,14 @@ async function checkVerifiers(
     ...(options.weakThreshold === undefined ? {} : { weakThreshold: options.weakThreshold }),
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
+    onInventories: (report) => {
+      options.onLog?.(
+        `inventories: ${report.batched} taken in ${report.batches} batch(es), ${report.known} already known, ${report.alone.length} left to take alone`,
+      );
+      for (const entry of report.alone) {
+        options.onLog?.(`inventory taken alone: ${entry.verifier} (${entry.reason})`);
+      }
+    },
     onProgress: (progress) => {
       if (progress.activity !== undefined) return;
       const last = progress.last;
