@@ -227,7 +227,7 @@ export async function takeInventoryBatch(options: InventoryBatchOptions): Promis
     });
     const lines = new Map<number, ServerLine>();
     for (const text of execution.stdout.split("\n")) {
-      if (!text.startsWith("{")) continue;
+      if (!text.startsWith('{"job"')) continue;
       const line = JSON.parse(text) as ServerLine;
       lines.set(line.job, line);
     }
