@@ -154,6 +154,12 @@ def test_plain():
     assert True
 
 
+# What the sandbox's environment says, as the verifier alone sees it.
+@pytest.mark.parametrize("where", [os.environ.get("SKILLSMITH_WORKSPACE", "unset") + ":" + str("PATH" in os.environ)])
+def test_where(where):
+    assert where
+
+
 class TestVictim:
     def test_method(self):
         assert True
@@ -248,6 +254,7 @@ describe.skipIf(sandboxes.length === 0)(
           "verifier:test_victim.py::test_case[2]",
           "verifier:test_victim.py::test_case[3]",
           "verifier:test_victim.py::test_plain",
+          "verifier:test_victim.py::test_where[/workspace/repo:True]",
           "verifier:test_victim.py::TestVictim::test_method",
         ]);
         expect(await suiteVerifierInventory(polluter)).toEqual(await takeSuiteInventory(polluter));
@@ -274,7 +281,7 @@ describe.skipIf(sandboxes.length === 0)(
         ]);
         const inventory = await suiteVerifierInventory(victim);
         expect(inventory).toEqual(await takeSuiteInventory(victim));
-        expect(inventory.kind === "pytest" ? inventory.collected.length : 0).toBe(5);
+        expect(inventory.kind === "pytest" ? inventory.collected.length : 0).toBe(6);
       }, 300_000);
     }
   },

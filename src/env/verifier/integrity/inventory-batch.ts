@@ -175,7 +175,19 @@ export async function takeInventoryBatch(options: InventoryBatchOptions): Promis
         watched.add(folder);
       }
     }
+    // The batch process's own variables: a PYTHONPATH of its own folder (so one the sandbox or
+    // image sets does not reach the children's `sys.path`, as the channel's replaces it for a
+    // verifier alone) and the shared bytecode cache; the children do not inherit them.
+    const parentEnvironment: Record<string, string> = {
+      PYTHONDONTWRITEBYTECODE: "1",
+      PYTHONPATH: BATCH_SERVER_MOUNT,
+      ...(channels[0]?.env.PYTHONPYCACHEPREFIX === undefined
+        ? {}
+        : { PYTHONPYCACHEPREFIX: channels[0].env.PYTHONPYCACHEPREFIX }),
+    };
     const spec = {
+      parentPythonPath: [BATCH_SERVER_MOUNT],
+      batchEnvironment: Object.keys(parentEnvironment),
       configurationFiles: CONFIGURATION_FILES,
       watchedFolders: [...watched],
       jobs: jobs.map((job, index) => {
@@ -216,12 +228,7 @@ export async function takeInventoryBatch(options: InventoryBatchOptions): Promis
         posix.join(BATCH_SERVER_MOUNT, "jobs.json"),
         BATCH_OUTPUT_MOUNT,
       ],
-      env: {
-        PYTHONDONTWRITEBYTECODE: "1",
-        ...(channels[0]?.env.PYTHONPYCACHEPREFIX === undefined
-          ? {}
-          : { PYTHONPYCACHEPREFIX: channels[0].env.PYTHONPYCACHEPREFIX }),
-      },
+      env: parentEnvironment,
       mounts: [...mounts.values()],
       timeoutMs: jobs.reduce((sum, job) => sum + job.timeoutMs, 60_000),
     });

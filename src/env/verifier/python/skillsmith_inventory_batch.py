@@ -83,7 +83,7 @@ def _exit_code(value):
     return 1
 
 
-def _child(job, output, base_path):
+def _child(job, output, base_path, base_environ):
     """Become ``python -m pytest ARGS`` run in the job's folder with the job's environment."""
     code = 1
     try:
@@ -97,7 +97,10 @@ def _child(job, output, base_path):
             os.dup2(descriptor, number)
             os.close(descriptor)
         os.chdir(job["cwd"])
+        # The sandbox's environment, as the verifier's shell would pass it on, with the job's
+        # (the channel's, the command's own assignments) over it.
         os.environ.clear()
+        os.environ.update(base_environ)
         os.environ.update(job["env"])
         # As the interpreter sets them at start for ``-m``: the working folder first, then
         # PYTHONPATH, then the site folders.
@@ -158,6 +161,11 @@ def main():
         spec = json.load(handle)
     output = sys.argv[2]
     own = set(spec.get("parentPythonPath", ()))
+    # What the batch set for this process alone (its PYTHONPATH, bytecode settings) is not the
+    # sandbox's: the children get the sandbox's environment without it, then their own.
+    base_environ = {
+        name: value for name, value in os.environ.items() if name not in spec.get("batchEnvironment", ())
+    }
     base_path = [entry for entry in sys.path[1:] if entry not in own]
     started = time.process_time()
     _warm()
@@ -179,7 +187,7 @@ def main():
         before = _temporary_state(watched, names)
         pid = os.fork()
         if pid == 0:
-            _child(job, output, base_path)
+            _child(job, output, base_path, base_environ)
         _cpu[0] = 0.0
         code = _wait(pid, time.monotonic() + job["timeoutSeconds"])
         lingering = False
