@@ -88,6 +88,14 @@ export {
   type VerifierInventory,
 } from "./verifier/integrity/inventory.js";
 export {
+  BATCH_ROOT,
+  type BatchAnswer,
+  type BatchJob,
+  type PlainPytestCommand,
+  plainPytestCommand,
+  takeInventoryBatch,
+} from "./verifier/integrity/inventory-batch.js";
+export {
   findingLine,
   isTestFile,
   PATCH_RULES,

@@ -33,6 +33,11 @@ import {
 } from "../../env/index.js";
 import type { EnvironmentOutcome, EnvironmentRecord } from "../run/environments.js";
 import { environmentRecord } from "../run/environments.js";
+import {
+  type InventoryBatchReport,
+  prefetchInventories,
+  requirementInventoryTargets,
+} from "../run/inventory-batch.js";
 import type { SuiteVerifierRun } from "../run/verifier.js";
 import { REQUIREMENTS_FOLDER, SKILLS_FOLDER } from "../suite/layout.js";
 import { naturalCompare } from "../suite/load.js";
@@ -120,6 +125,8 @@ export interface CheckSuiteOptions {
   readonly concurrency?: number;
   readonly signal?: AbortSignal;
   readonly onProgress?: (progress: CheckProgress) => void;
+  /** How the verifiers' inventories were taken ahead (batched, already known, left alone and why). */
+  readonly onInventories?: (report: InventoryBatchReport) => void;
 }
 
 /** A function, not an inline check, so TypeScript does not narrow `aborted` across awaits. */
@@ -161,6 +168,24 @@ export async function checkSuite(options: CheckSuiteOptions): Promise<SuiteCheck
       jobs.push({ skill, requirement, index: slots.length });
       slots.push(undefined);
     }
+  }
+  if (!aborted(options.signal)) {
+    // Every inventory the measurements and the runs will need, taken ahead in batches (one
+    // process collects many verifiers: `run/inventory-batch.ts`); what a batch cannot answer for
+    // certain is taken alone when first asked, as before.
+    progress(undefined, "taking the verifiers' inventories");
+    const batchable: Parameters<typeof requirementInventoryTargets>[0][number][] = [];
+    for (const { skill, requirement } of jobs) {
+      const environment = environmentOf.get(skill.id);
+      if (environment?.ok !== true) continue;
+      if (testTimeProblem((await keywordScan(requirement)).files, environment) !== undefined)
+        continue;
+      batchable.push({ skill, requirement, sandbox: environment.sandbox, base: environment.base });
+    }
+    const report = await prefetchInventories(
+      await requirementInventoryTargets(batchable, options.signal),
+    );
+    options.onInventories?.(report);
   }
   let next = 0;
   const worker = async () => {

@@ -28,6 +28,11 @@ import { narrowedSkill } from "../suite/load.js";
 import type { Configuration } from "../suite/schema.js";
 import type { ExcludedPart, Suite, SuiteSkill } from "../suite/types.js";
 import { type EnvironmentOutcome, environmentRecord, skillEnvironments } from "./environments.js";
+import {
+  type InventoryBatchReport,
+  prefetchInventories,
+  requirementInventoryTargets,
+} from "./inventory-batch.js";
 import type { RunSuiteOptions } from "./options.js";
 import type { PlannedRun } from "./plan.js";
 import { checkTasks } from "./task-check.js";
@@ -104,6 +109,23 @@ export async function gateRuns(gate: GateOptions): Promise<Gate> {
       : await checkVerifiers(skillsWithRuns, environmentFor, gate);
   const outcomes = new Map<string, EnvironmentOutcome>();
   for (const skill of skillsWithRuns) outcomes.set(skill.id, await environmentFor(skill));
+  if (check === undefined) {
+    // Without the check (which takes them ahead itself), the runs' inventories in batches.
+    const entries = skillsWithRuns.flatMap((skill) => {
+      const outcome = outcomes.get(skill.id);
+      if (outcome?.ok !== true || skill.repository === undefined) return [];
+      return skill.requirements.map((requirement) => ({
+        skill,
+        requirement,
+        sandbox: outcome.sandbox,
+        base: outcome.base,
+      }));
+    });
+    logInventories(
+      options,
+      await prefetchInventories(await requirementInventoryTargets(entries, options.signal)),
+    );
+  }
   const taskProblems =
     options.check === false
       ? new Map<string, string>()
@@ -175,6 +197,16 @@ function skillsToDecide(gate: GateOptions): SuiteSkill[] {
     .filter((skill) => skill.requirements.length > 0);
 }
 
+/** How the inventories were taken ahead, and each verifier left to be taken alone with why. */
+function logInventories(options: RunSuiteOptions, report: InventoryBatchReport): void {
+  options.onLog?.(
+    `inventories: ${report.batched} taken in ${report.batches} batch(es), ${report.known} already known, ${report.alone.length} to take alone`,
+  );
+  for (const entry of report.alone) {
+    options.onLog?.(`inventory taken alone: ${entry.verifier} (${entry.reason})`);
+  }
+}
+
 /** The verifier check of the requirements still to run, its progress told line by line. */
 async function checkVerifiers(
   skillsWithRuns: readonly SuiteSkill[],
@@ -198,6 +230,7 @@ async function checkVerifiers(
     ...(options.weakThreshold === undefined ? {} : { weakThreshold: options.weakThreshold }),
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
+    onInventories: (report) => logInventories(options, report),
     onProgress: (progress) => {
       if (progress.activity !== undefined) return;
       const last = progress.last;

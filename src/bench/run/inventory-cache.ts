@@ -138,6 +138,17 @@ export async function inventoryCacheKey(
     .digest("hex");
 }
 
+/** The inventory kept under `key`, when a whole, matching entry is there. */
+export async function keptInventory(
+  scope: InventoryCacheScope,
+  key: string,
+): Promise<PytestInventory | undefined> {
+  const stored = await readFile(join(scope.folder, `${key}.json`), "utf8")
+    .then((text) => entrySchema.safeParse(JSON.parse(text)))
+    .catch(() => undefined);
+  return stored?.success === true && stored.data.key === key ? stored.data.inventory : undefined;
+}
+
 /**
  * The inventory kept under `key`, else `take()`'s, kept for next time. An entry that is missing,
  * unreadable, damaged or recorded under another key is taken again: the cache only saves time.
@@ -150,13 +161,9 @@ export async function cachedInventory(
   key: string,
   take: () => Promise<VerifierInventory>,
 ): Promise<VerifierInventory> {
+  const kept = await keptInventory(scope, key);
+  if (kept !== undefined) return kept;
   const file = join(scope.folder, `${key}.json`);
-  const stored = await readFile(file, "utf8")
-    .then((text) => entrySchema.safeParse(JSON.parse(text)))
-    .catch(() => undefined);
-  if (stored?.success === true && stored.data.key === key) {
-    return stored.data.inventory;
-  }
   const inventory = await take();
   if (inventory.kind !== "pytest") return inventory;
   await writeFileAtomic(

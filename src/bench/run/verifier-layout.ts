@@ -56,6 +56,8 @@ export interface Layout {
   /** A verifier file → where the sandbox shows it. */
   sandboxPathOf(file: string): string;
   junitHost(): string | undefined;
+  /** The verifier's own mounts (its folder read-only, its JUnit file and reward folder writable). */
+  readonly mounts: readonly Mount[];
   execute(additions: ChannelAdditions): Promise<SandboxExecResult>;
 }
 
@@ -129,6 +131,7 @@ export async function verifierLayout(
     },
     sandboxPathOf: (file) => posix.join(verifierRoot, file),
     junitHost: () => (junitSandbox === undefined ? undefined : hostPathOf(junitSandbox)),
+    mounts,
     execute: (additions) =>
       sandbox.exec({
         command: ["sh", "-c", verifier.command],

@@ -85,8 +85,15 @@ export interface SuiteVerifierRun {
 export interface UntouchedWorkspace {
   /** Identifies the tree (its `treeDigest`): part of the inventory's memo key. */
   readonly digest: string;
-  /** A fresh workspace of that tree, disposed after the inventory. */
-  materialise(): Promise<{ readonly path: string; dispose(): Promise<unknown> }>;
+  /**
+   * A fresh workspace of that tree, disposed after the inventory (`upperLayer`: an overlay's
+   * upper layer on the host, where every write lands).
+   */
+  materialise(): Promise<{
+    readonly path: string;
+    readonly upperLayer?: string;
+    dispose(): Promise<unknown>;
+  }>;
   /** Where inventories taken in it are kept across processes (`inventory-cache.ts`). */
   readonly cache?: InventoryCacheScope;
 }
@@ -211,9 +218,10 @@ export async function verifyCandidate(
 
 export { defaultTimeoutMs } from "./verifier-layout.js";
 
-const inventories = new InventoryMemo();
+/** Inventories of this process by `inventoryKey` (`inventory-batch.ts` fills it ahead of the runs). */
+export const inventories = new InventoryMemo();
 
-async function inventoryKey(target: SuiteVerifierTarget): Promise<string> {
+export async function inventoryKey(target: SuiteVerifierTarget): Promise<string> {
   const { verifier } = target;
   const hash = createHash("sha256");
   hash.update(
@@ -271,7 +279,7 @@ export async function suiteVerifierInventory(
 }
 
 /** Run the verifier's command in `inventory` mode (see `suiteVerifierInventory`). */
-async function takeSuiteInventory(target: SuiteVerifierTarget): Promise<VerifierInventory> {
+export async function takeSuiteInventory(target: SuiteVerifierTarget): Promise<VerifierInventory> {
   const scratch = await mkdtemp(join(tmpdir(), "skillsmith-inventory-"));
   const untouched = await target.untouched?.materialise();
   try {

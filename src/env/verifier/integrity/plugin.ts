@@ -46,8 +46,16 @@ export async function openVerifierChannel(
     readonly env?: Readonly<Record<string, string>>;
     /** The shared bytecode cache (`bytecode-cache.ts`): filled by inventories, read by runs. */
     readonly bytecodeCache?: string;
+    /**
+     * Appended to the channel's and the scratch folder's mount paths, so several channels can
+     * share one sandbox (`inventory-batch.ts`: one per verifier of a batch).
+     */
+    readonly mountSuffix?: string;
   },
 ): Promise<VerifierChannel> {
+  const suffix = options.mountSuffix ?? "";
+  const channelMount = `${CHANNEL_MOUNT_PATH}${suffix}`;
+  const scratchMount = `${SCRATCH_MOUNT_PATH}${suffix}`;
   const base = tmpdir().length > 60 ? "/tmp" : tmpdir();
   const folder = await mkdtemp(join(base, "skillsmith-channel-"));
   // The plugin's fresh bytecode caches go here, not into the sandbox's /tmp: skillsmith owns the
@@ -63,7 +71,7 @@ export async function openVerifierChannel(
     await mkdir(join(folder, "python"));
     await copyFile(pluginSourcePath(), join(folder, "python", `${PLUGIN_MODULE}.py`));
     const server = await ChannelServer.listen(join(folder, SOCKET_NAME), hello);
-    const inside = options.hostPaths ? folder : CHANNEL_MOUNT_PATH;
+    const inside = options.hostPaths ? folder : channelMount;
     // The unsafe sandbox (host paths, no mounts) uses its own cache folder by its host path; its
     // code under test could write it, as it could the interpreter's files (bytecode-cache.ts).
     const shared = options.bytecodeCache;
@@ -74,7 +82,7 @@ export async function openVerifierChannel(
       // pytest's cache goes to the scratch folder: the verifier's folder is read-only.
       PYTEST_ADDOPTS: joinNonEmpty(
         " ",
-        `-p ${PLUGIN_MODULE} -o cache_dir=${posix.join(options.hostPaths ? scratch : SCRATCH_MOUNT_PATH, "pytest-cache")}`,
+        `-p ${PLUGIN_MODULE} -o cache_dir=${posix.join(options.hostPaths ? scratch : scratchMount, "pytest-cache")}`,
         own.PYTEST_ADDOPTS,
       ),
       PYTHONPATH: joinNonEmpty(":", posix.join(inside, "python"), own.PYTHONPATH),
@@ -84,7 +92,7 @@ export async function openVerifierChannel(
       // empty one): a `.pyc` planted in a writable `__pycache__` beside a verifier's helper is
       // never loaded instead of it.
       PYTHONPYCACHEPREFIX: bytecodePrefix(shared, options.hostPaths, inside),
-      SKILLSMITH_VERIFIER_SCRATCH: options.hostPaths ? scratch : SCRATCH_MOUNT_PATH,
+      SKILLSMITH_VERIFIER_SCRATCH: options.hostPaths ? scratch : scratchMount,
       ...(fill ? { SKILLSMITH_VERIFIER_BYTECODE_FILL: "1" } : {}),
     };
     return {
@@ -92,8 +100,8 @@ export async function openVerifierChannel(
       mounts: options.hostPaths
         ? []
         : [
-            { hostPath: folder, sandboxPath: CHANNEL_MOUNT_PATH, readOnly: true },
-            { hostPath: scratch, sandboxPath: SCRATCH_MOUNT_PATH, readOnly: false },
+            { hostPath: folder, sandboxPath: channelMount, readOnly: true },
+            { hostPath: scratch, sandboxPath: scratchMount, readOnly: false },
             ...(shared === undefined
               ? []
               : [{ hostPath: shared, sandboxPath: BYTECODE_MOUNT_PATH, readOnly: !fill }]),

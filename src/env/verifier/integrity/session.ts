@@ -204,6 +204,11 @@ export function withLimitHit(
 export class InventoryMemo {
   private readonly entries = new Map<string, Promise<VerifierInventory>>();
 
+  /** Whether `key` is taken or being taken in this process. */
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+
   get(key: string, take: () => Promise<VerifierInventory>): Promise<VerifierInventory> {
     let entry = this.entries.get(key);
     if (entry === undefined) {
