@@ -21,8 +21,9 @@
  * - no index: `.index/` deleted before the sample (only after a user deleted it): the bundle
  *   hands over to the full CLI, which reads the 541 entries, writes `.index/search.idx`, answers;
  * - public-code: `--selection public-code --include-unverified`, the reference's settings
- *   (its fields, k1, boost, pool, statistics over the entries it scores), which always reads the
- *   entries; its answer is checked against the Python driver's (same ids, same order);
+ *   (its fields, k1, boost, pool, statistics over the entries it scores), answered by the bin's
+ *   start-up bundle from the index's second posting set (the no-index sample before it wrote the
+ *   index); its answer is checked against the Python driver's (same ids, same order);
  * - `node -e 0`: Node's own start on this machine (a floor no entry can go below);
  * - the Python driver: `perf/reference-bm25.py <index.json> <q> 25` run by the interpreter itself
  *   (`sys.executable`, the baseline of every row), and as `python3` the PATH finds (in the note):
@@ -210,7 +211,7 @@ const benchmark: Benchmark = {
       add(
         `wiki search, ${ENTRIES} entries, --selection public-code`,
         runs.publicCode,
-        "skillsmith bin → full CLI: reads every meta.json, no index",
+        "skillsmith bin: the start-up bundle answers from the index's public-code posting set (statistics over the searched entries), checks each answered card against its meta.json",
       );
       return rows;
     } finally {

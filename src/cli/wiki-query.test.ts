@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generatedQueries, writeGeneratedWiki } from "../../test/support/wiki-cards.js";
 import type { SkillMeta } from "../wiki/meta.js";
+import { type SearchResult, searchSkills, WikiSearch } from "../wiki/search.js";
 import { searchIndexPath, writeSearchIndex } from "../wiki/search-index.js";
+import { selectionOptions } from "./commands/wiki-search-run.js";
 import { runCli } from "./program.js";
 import { answerFromIndex } from "./wiki-query.js";
 
@@ -64,6 +66,12 @@ describe("the start-up entry of wiki search", () => {
     [["--domain", "web", "--json", "--selection", "paper"]],
     [["--include-unverified", "--visual-boost", "1.25", "--shortlist-size", "max(5n,25)"]],
     [["--json", "--shortlist-size", "3"]],
+    // The public code's settings: its three fields, k1, boost, pool, statistics over the
+    // entries it scores (the index's second posting set).
+    [["--selection", "public-code", "--include-unverified", "--json"]],
+    [["--selection", "public-code"]],
+    [["--selection", "public-code", "--domain", "web", "--json"]],
+    [["--fields", "name,applicability,tags", "--json"]],
   ])("answers %j from a fresh index exactly as the full CLI", async (extra) => {
     await writeSearchIndex(wiki);
     const argv = ["wiki", "search", query, "--wiki", wiki, ...extra];
@@ -78,8 +86,7 @@ describe("the start-up entry of wiki search", () => {
   });
 
   it.each([
-    ["public-code (statistics over the searched entries)", ["--selection", "public-code"]],
-    ["fewer fields than the index holds", ["--fields", "name,tags"]],
+    ["fields the index holds no posting set for", ["--fields", "name,tags"]],
     ["a flag the scan does not take", ["--strategy", "random"]],
     ["a bad value (the full CLI reports it)", ["--shortlist-size", "zero"]],
   ])("hands %s to the full CLI without printing", async (_name, extra) => {
@@ -101,7 +108,50 @@ describe("the start-up entry of wiki search", () => {
     expect(quick(["wiki", "search", query], empty).code).toBeUndefined();
   });
 
+  it.each([[[] as string[]], [["--domain", "excel"]]])(
+    "answers --selection public-code %j as the entries read into memory score it",
+    async (extra) => {
+      await writeSearchIndex(wiki);
+      for (const includeUnverified of [false, true]) {
+        const argv = [
+          "wiki",
+          "search",
+          query,
+          "--wiki",
+          wiki,
+          "--json",
+          "--selection",
+          "public-code",
+        ];
+        if (includeUnverified) argv.push("--include-unverified");
+        const answered = quick([...argv, ...extra]);
+        expect(answered.code).toBe(0);
+        const domain = extra[1];
+        // The oracle: the in-memory search over the entries (no index file) with the preset's
+        // settings, scoped to the eligible entries as the reference counts them.
+        const memory = await WikiSearch.open(wiki, domain);
+        const truth = await searchSkills(memory, query, {
+          includeUnverified,
+          ...selectionOptions({ selection: "public-code" }),
+        });
+        const printed = JSON.parse(answered.stdout) as SearchResult;
+        expect(truth.shortlist.length).toBeGreaterThan(0);
+        expect(printed.shortlist).toEqual(truth.shortlist);
+        expect(printed.shortlist_config).toEqual(truth.shortlist_config);
+        expect(printed.shortlist_config?.idf_over).toBe("searched");
+      }
+    },
+  );
+
   it("never answers from an edited index or over an entry edited in place", async () => {
+    for (const selection of [[], ["--selection", "public-code"]])
+      await attackedIndexHandsOver(selection);
+  });
+});
+
+/** Each attack on the index or an entry, then the command line with `selection`: handed over. */
+async function attackedIndexHandsOver(selection: string[]) {
+  {
     const victim = metas[5] as SkillMeta;
     const path = searchIndexPath(wiki);
     const attacks: { name: string; attack: () => Promise<void> }[] = [
@@ -126,14 +176,23 @@ describe("the start-up entry of wiki search", () => {
         attack: () =>
           writeFile(
             join(wiki, victim.domain, victim.skill_id, "meta.json"),
-            `${JSON.stringify({ ...victim, skill_name: `${victim.skill_name} renamed` }, null, 2)}\n`,
+            // A new name per selection: the same bytes again would be what the index holds.
+            `${JSON.stringify({ ...victim, skill_name: `${victim.skill_name} renamed ${selection.length}` }, null, 2)}\n`,
           ),
       },
     ];
     for (const { name, attack } of attacks) {
       await writeSearchIndex(wiki);
       await attack();
-      const argv = ["wiki", "search", victim.skill_name, "--wiki", wiki, "--include-unverified"];
+      const argv = [
+        "wiki",
+        "search",
+        victim.skill_name,
+        "--wiki",
+        wiki,
+        "--include-unverified",
+        ...selection,
+      ];
       expect(quick(argv), name).toEqual({ code: undefined, stdout: "" });
       // The full CLI then rebuilds the index from the entries and answers the truth.
       const answered = await full(argv);
@@ -142,5 +201,5 @@ describe("the start-up entry of wiki search", () => {
       // After that rebuild the start-up entry answers again, alike.
       expect(quick(argv), name).toEqual({ code: 0, stdout: answered.stdout });
     }
-  });
-});
+  }
+}

@@ -6,8 +6,9 @@
  * loader, no `fs/promises`, no `node:crypto` (`core/sha256.ts`), no streams and no commander.
  *
  * It answers only what it can answer exactly as the full CLI: a plain command line
- * (`plainWikiSearch`), the `bm25-only` strategy over the index file's four fields with its
- * statistics over every entry, and an index that `IndexedWikiSearch.openNow` finds fresh (stamp,
+ * (`plainWikiSearch`), the `bm25-only` strategy over a field set the index file holds postings
+ * for (the four fields, or `--selection public-code`'s three with its statistics over the
+ * searched entries), and an index that `IndexedWikiSearch.openNow` finds fresh (stamp,
  * format, thresholds) whose every answered card matches its entry's `meta.json` (SHA-256 and
  * card). Anything else — no index, a stale, damaged or edited one, an entry edited in place, the
  * example wiki, a flag the scan does not take, any error — returns undefined before anything is
@@ -41,7 +42,6 @@ export function answerFromIndex(argv: readonly string[], io: QueryIo): number | 
   let text: string;
   try {
     const selection = selectionOptions(flags);
-    if (selection.idfOver === "searched") return undefined;
     const wiki = wikiFolder(io.cwd, flags.wiki);
     if (wiki === undefined) return undefined;
     const search = IndexedWikiSearch.openNow(wiki, undefined, flags.domain);

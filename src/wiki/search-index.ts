@@ -42,6 +42,7 @@ import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import {
   type Bm25Parameters,
+  type Bm25Postings,
   Bm25PostingsBuilder,
   bm25Idf,
   bm25Impact,
@@ -76,7 +77,7 @@ import {
   parseSkillMetaText,
   readWikiManifestChecked,
 } from "./meta-check.js";
-import type { ShortlistConfig, ShortlistHit, ShortlistOptions } from "./search.js";
+import type { IdfScope, ShortlistConfig, ShortlistHit, ShortlistOptions } from "./search.js";
 import { type ShortlistField, shortlistFields } from "./search-constants.js";
 
 /**
@@ -84,8 +85,10 @@ import { type ShortlistField, shortlistFields } from "./search-constants.js";
  * 3: a text-only verified entry's card says exec_ok "not-applicable" (format 2 held "unknown").
  * 4: the wiki's thresholds in the header; per document the SHA-256 of its meta.json, checked
  *    for every hit before it is answered.
+ * 5: a posting set per field set (`INDEXED_FIELD_SETS`): the four fields and the public code's
+ *    three, so `--selection public-code` is answered from the file too.
  */
-export const SEARCH_INDEX_FORMAT = 4;
+export const SEARCH_INDEX_FORMAT = 5;
 export const SEARCH_INDEX_FOLDER = ".index";
 export const SEARCH_INDEX_FILE = "search.idx";
 const SEARCH_INDEX_LOCK = "search.lock";
@@ -113,20 +116,37 @@ interface Section {
   readonly bytes: number;
 }
 
-const sectionNames = [
+/** Sections every search reads: per document its domain and flags, its card and digest. */
+const commonSectionNames = ["domains", "flags", "cardEnds", "digests", "cards"] as const;
+type CommonSectionName = (typeof commonSectionNames)[number];
+/** Sections of one posting set (the postings of one field set). */
+const postingSectionNames = [
   "lengths",
-  "domains",
-  "flags",
   "termEnds",
   "postingEnds",
   "termBytes",
   "postingDocs",
   "postingFrequencies",
-  "cardEnds",
-  "digests",
-  "cards",
 ] as const;
-type SectionName = (typeof sectionNames)[number];
+type PostingSectionName = (typeof postingSectionNames)[number];
+
+/**
+ * The field sets the index holds postings for, each a posting set of its own: the paper's four
+ * fields (the default) and the public Resource2Skill code's name ⊕ tags ⊕ applicability
+ * (`--selection public-code`), so both are answered from the file. Each set is tokenised from
+ * its own text (`indexedText(meta, fields)`), exactly as the in-memory search indexes it.
+ */
+export const INDEXED_FIELD_SETS: readonly (readonly ShortlistField[])[] = [
+  shortlistFields,
+  ["name", "tags", "applicability"],
+];
+
+interface PostingSetHeader {
+  readonly fields: readonly ShortlistField[];
+  readonly terms: number;
+  readonly postings: number;
+  readonly sections: Readonly<Record<PostingSectionName, Section>>;
+}
 
 interface IndexHeader {
   readonly format: typeof SEARCH_INDEX_FORMAT;
@@ -135,10 +155,10 @@ interface IndexHeader {
   /** The wiki's thresholds as `wiki.json` held them (validated) when the index was written. */
   readonly thresholds: Thresholds;
   readonly documents: number;
-  readonly terms: number;
-  readonly postings: number;
   readonly domains: readonly string[];
-  readonly sections: Readonly<Record<SectionName, Section>>;
+  readonly sections: Readonly<Record<CommonSectionName, Section>>;
+  /** One per `INDEXED_FIELD_SETS`, in that order. */
+  readonly postingSets: readonly PostingSetHeader[];
 }
 
 const isNatural = (value: unknown): value is number =>
@@ -147,6 +167,12 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 const isStringList = (value: unknown): value is string[] =>
   Array.isArray(value) && value.every((each) => typeof each === "string");
+const sectionsValid = (sections: unknown, names: readonly string[]): boolean =>
+  isRecord(sections) &&
+  names.every((name) => {
+    const section = sections[name];
+    return isRecord(section) && isNatural(section.offset) && isNatural(section.bytes);
+  });
 
 /**
  * The header's shape, checked by hand rather than with zod: this runs on every query, and
@@ -157,7 +183,7 @@ const isStringList = (value: unknown): value is string[] =>
 export function parseIndexHeader(value: unknown): IndexHeader | undefined {
   if (!isRecord(value) || value.format !== SEARCH_INDEX_FORMAT) return undefined;
   if (value.endianness !== "LE" && value.endianness !== "BE") return undefined;
-  const { stamp, thresholds, sections } = value;
+  const { stamp, thresholds, sections, postingSets } = value;
   if (!isRecord(stamp) || typeof stamp.manifest !== "string" || !Array.isArray(stamp.domains))
     return undefined;
   if (
@@ -167,14 +193,20 @@ export function parseIndexHeader(value: unknown): IndexHeader | undefined {
     )
   )
     return undefined;
-  if (!isNatural(value.documents) || !isNatural(value.terms) || !isNatural(value.postings))
+  if (!isNatural(value.documents)) return undefined;
+  if (!isStringList(value.domains) || !sectionsValid(sections, commonSectionNames))
     return undefined;
-  if (!isStringList(value.domains) || !isRecord(sections)) return undefined;
-  for (const name of sectionNames) {
-    const section = sections[name];
-    if (!isRecord(section) || !isNatural(section.offset) || !isNatural(section.bytes))
+  if (!Array.isArray(postingSets) || postingSets.length !== INDEXED_FIELD_SETS.length)
+    return undefined;
+  for (const [number, set] of postingSets.entries())
+    if (
+      !isRecord(set) ||
+      JSON.stringify(set.fields) !== JSON.stringify(INDEXED_FIELD_SETS[number]) ||
+      !isNatural(set.terms) ||
+      !isNatural(set.postings) ||
+      !sectionsValid(set.sections, postingSectionNames)
+    )
       return undefined;
-  }
   if (!searchThresholdsValid(thresholds)) return undefined;
   return value as unknown as IndexHeader;
 }
@@ -332,7 +364,7 @@ export async function writeIndexFile(
 ): Promise<void> {
   const thresholds = wikiThresholds ?? (await readWikiManifestChecked(root)).thresholds;
   const domainNumber = new Map(domains.map((name, index) => [name, index]));
-  const builder = new Bm25PostingsBuilder();
+  const builders = INDEXED_FIELD_SETS.map(() => new Bm25PostingsBuilder());
   const documentDomains = new Uint16Array(count);
   const flags = new Uint8Array(count);
   const cardEnds = new Float64Array(count);
@@ -344,7 +376,8 @@ export async function writeIndexFile(
   let doc = 0;
   for await (const { domain, meta, sha256 } of entries) {
     if (doc >= count) throw new RangeError(`more than ${count} entries to index`);
-    builder.add(indexedText(meta));
+    for (const [set, fields] of INDEXED_FIELD_SETS.entries())
+      builders[set]?.add(indexedText(meta, fields));
     // The folder's domain, not meta.domain: a domain search lists one folder, as listEntries does.
     const number = domainNumber.get(domain);
     if (number === undefined) throw new RangeError(`domain ${domain} is not in the stamp`);
@@ -363,63 +396,57 @@ export async function writeIndexFile(
     doc += 1;
   }
   if (doc !== count) throw new RangeError(`expected ${count} entries to index, got ${doc}`);
-  const postings = builder.finish();
-  // Terms sorted by their UTF-8 bytes, so a query term is found by binary search on the bytes.
-  const encoded = [...postings.terms].map(([term, id]) => ({ bytes: Buffer.from(term), id }));
-  encoded.sort((left, right) => Buffer.compare(left.bytes, right.bytes));
-  const termEnds = new Uint32Array(encoded.length);
-  const postingEnds = new Uint32Array(encoded.length);
-  const postingDocs = new Int32Array(postings.postingDocs.length);
-  const postingFrequencies = new Uint16Array(postings.postingDocs.length);
-  let termEnd = 0;
-  let postingEnd = 0;
-  for (const [position, { bytes, id }] of encoded.entries()) {
-    termEnd += bytes.length;
-    termEnds[position] = termEnd;
-    const start = postings.offsets[id] ?? 0;
-    const end = postings.offsets[id + 1] ?? 0;
-    postingDocs.set(postings.postingDocs.subarray(start, end), postingEnd);
-    postingFrequencies.set(postings.postingFrequencies.subarray(start, end), postingEnd);
-    postingEnd += end - start;
-    postingEnds[position] = postingEnd;
-  }
-  if (termEnd > 0xffff_ffff || postingEnd > 0xffff_ffff)
-    throw new RangeError("the wiki is too large for format 1 of the search index");
-  const termBytes = Buffer.concat(encoded.map((term) => term.bytes));
-  const lengths = Uint32Array.from(postings.lengths);
+  const sets = builders.map((builder) => postingSetBodies(builder.finish()));
 
-  const bodies: [keyof IndexHeader["sections"], Uint8Array][] = [
-    ["lengths", bytesOf(lengths)],
-    ["domains", bytesOf(documentDomains)],
-    ["flags", flags],
-    ["termEnds", bytesOf(termEnds)],
-    ["postingEnds", bytesOf(postingEnds)],
-    ["termBytes", termBytes],
-    ["postingDocs", bytesOf(postingDocs)],
-    ["postingFrequencies", bytesOf(postingFrequencies)],
-    ["cardEnds", bytesOf(cardEnds)],
-    ["digests", digests],
+  // Written in this order: the resident sections first (read whole at open, in one read), then
+  // what is read on demand.
+  const bodies: { body: Uint8Array; set?: number; name: string }[] = [
+    { name: "domains", body: bytesOf(documentDomains) },
+    { name: "flags", body: flags },
+    ...sets.flatMap((bodiesOfSet, set) =>
+      (["lengths", "termEnds", "postingEnds", "termBytes"] as const).map((name) => ({
+        set,
+        name,
+        body: bodiesOfSet[name],
+      })),
+    ),
+    ...sets.flatMap((bodiesOfSet, set) =>
+      (["postingDocs", "postingFrequencies"] as const).map((name) => ({
+        set,
+        name,
+        body: bodiesOfSet[name],
+      })),
+    ),
+    { name: "cardEnds", body: bytesOf(cardEnds) },
+    { name: "digests", body: digests },
   ];
   // Offsets depend on the header's length, which depends on the offsets: lay out with a
   // generous header size, then pad the written header to it.
   const provisional = (headerBytes: number): IndexHeader => {
     let offset = align(PREFIX_BYTES + headerBytes);
-    const sections: Record<string, Section> = {};
-    for (const [name, body] of bodies) {
-      sections[name] = { offset, bytes: body.byteLength };
+    const common: Record<string, Section> = {};
+    const perSet: Record<string, Section>[] = sets.map(() => ({}));
+    for (const { name, set, body } of bodies) {
+      const section = { offset, bytes: body.byteLength };
+      if (set === undefined) common[name] = section;
+      else (perSet[set] as Record<string, Section>)[name] = section;
       offset = align(offset + body.byteLength);
     }
-    sections.cards = { offset, bytes: cardBytes };
+    common.cards = { offset, bytes: cardBytes };
     return {
       format: SEARCH_INDEX_FORMAT,
       endianness: ENDIANNESS,
       stamp: { manifest: stamp.manifest, domains: [...stamp.domains] },
       thresholds,
       documents: count,
-      terms: encoded.length,
-      postings: postingEnd,
       domains: [...domains],
-      sections: sections as IndexHeader["sections"],
+      sections: common as IndexHeader["sections"],
+      postingSets: sets.map((set, number) => ({
+        fields: [...(INDEXED_FIELD_SETS[number] ?? [])],
+        terms: set.terms,
+        postings: set.postings,
+        sections: perSet[number] as PostingSetHeader["sections"],
+      })),
     };
   };
   let headerBytes = 1024;
@@ -442,8 +469,11 @@ export async function writeIndexFile(
   try {
     await handle.write(prefix, 0, prefix.length, 0);
     await handle.write(headerText, 0, headerText.length, PREFIX_BYTES);
-    for (const [name, body] of bodies) {
-      const { offset } = header.sections[name];
+    for (const { name, set, body } of bodies) {
+      const { offset } =
+        set === undefined
+          ? header.sections[name as CommonSectionName]
+          : (header.postingSets[set] as PostingSetHeader).sections[name as PostingSectionName];
       await handle.write(body, 0, body.byteLength, offset);
     }
     // Cards in chunks of a few MiB: one write per card costs minutes at a million cards.
@@ -468,6 +498,41 @@ export async function writeIndexFile(
   } finally {
     await rm(temporary, { force: true });
   }
+}
+
+/** One posting set's sections: terms sorted by their UTF-8 bytes, postings grouped by term. */
+function postingSetBodies(postings: Bm25Postings) {
+  // Sorted by bytes, so a query term is found by binary search on the bytes.
+  const encoded = [...postings.terms].map(([term, id]) => ({ bytes: Buffer.from(term), id }));
+  encoded.sort((left, right) => Buffer.compare(left.bytes, right.bytes));
+  const termEnds = new Uint32Array(encoded.length);
+  const postingEnds = new Uint32Array(encoded.length);
+  const postingDocs = new Int32Array(postings.postingDocs.length);
+  const postingFrequencies = new Uint16Array(postings.postingDocs.length);
+  let termEnd = 0;
+  let postingEnd = 0;
+  for (const [position, { bytes, id }] of encoded.entries()) {
+    termEnd += bytes.length;
+    termEnds[position] = termEnd;
+    const start = postings.offsets[id] ?? 0;
+    const end = postings.offsets[id + 1] ?? 0;
+    postingDocs.set(postings.postingDocs.subarray(start, end), postingEnd);
+    postingFrequencies.set(postings.postingFrequencies.subarray(start, end), postingEnd);
+    postingEnd += end - start;
+    postingEnds[position] = postingEnd;
+  }
+  if (termEnd > 0xffff_ffff || postingEnd > 0xffff_ffff)
+    throw new RangeError("the wiki is too large for the search index's u32 term and posting ends");
+  return {
+    terms: encoded.length,
+    postings: postingEnd,
+    lengths: bytesOf(Uint32Array.from(postings.lengths)),
+    termEnds: bytesOf(termEnds),
+    postingEnds: bytesOf(postingEnds),
+    termBytes: Buffer.concat(encoded.map((term) => term.bytes)) as Uint8Array,
+    postingDocs: bytesOf(postingDocs),
+    postingFrequencies: bytesOf(postingFrequencies),
+  };
 }
 
 /** Where `readMetaBytes` reads: reused, so reading an entry allocates nothing but its text. */
@@ -543,6 +608,22 @@ function readAt(fd: number, position: number, bytes: number, path: string): Uint
   return target;
 }
 
+/** One posting set as a search reads it: the resident arrays, postings on demand. */
+interface PostingSet {
+  readonly header: PostingSetHeader;
+  readonly lengths: Uint32Array;
+  readonly termEnds: Uint32Array;
+  readonly postingEnds: Uint32Array;
+  readonly termBytes: Buffer;
+}
+
+/** BM25's statistics over the documents they cover (`member`; all of them when undefined). */
+interface Statistics {
+  readonly count: number;
+  readonly average: number;
+  readonly member: Uint8Array | undefined;
+}
+
 /**
  * A search over the index file: the resident arrays in memory, postings and cards read on
  * demand. Keeps the file open (the one it validated) until `close()`.
@@ -555,18 +636,16 @@ export class IndexedWikiSearch {
   private readonly embeddings = new Map<EmbeddingClient, CardEmbeddings>();
   /** Documents in scope (the domain searched, or all). */
   private readonly scopeCount: number;
-  private readonly scopeAverage: number;
+  /** BM25 statistics by posting set, statistics scope and eligibility (`statisticsOf`). */
+  private readonly statistics = new Map<string, Statistics>();
 
   private constructor(
     private readonly fd: number,
     private readonly path: string,
     private readonly header: IndexHeader,
-    private readonly lengths: Uint32Array,
     private readonly documentDomains: Uint16Array,
     private readonly flags: Uint8Array,
-    private readonly termEnds: Uint32Array,
-    private readonly postingEnds: Uint32Array,
-    private readonly termBytes: Buffer,
+    private readonly sets: readonly PostingSet[],
     /** The domain number searched, or -1 for every domain (-2: a domain with no entries). */
     private readonly scope: number,
     readonly thresholds: Thresholds,
@@ -575,15 +654,8 @@ export class IndexedWikiSearch {
     readonly domain: string | undefined,
   ) {
     let count = 0;
-    let lengthSum = 0;
-    for (let doc = 0; doc < header.documents; doc += 1) {
-      if (!this.inScope(doc)) continue;
-      count += 1;
-      lengthSum += lengths[doc] ?? 0;
-    }
+    for (let doc = 0; doc < header.documents; doc += 1) if (this.inScope(doc)) count += 1;
     this.scopeCount = count;
-    // As averageLength computes it over the scope's documents alone.
-    this.scopeAverage = count === 0 ? 0 : lengthSum / count;
   }
 
   /**
@@ -652,37 +724,63 @@ export class IndexedWikiSearch {
       if (header.domains.some((name) => !names.includes(name))) return undefined;
       if (sections.digests.bytes !== DIGEST_BYTES * header.documents) return undefined;
       if (sections.cards.offset + sections.cards.bytes > size) return undefined;
-      // The resident sections are contiguous: one read (none more when the first read held them).
-      const start = sections.lengths.offset;
-      const end = sections.termBytes.offset + sections.termBytes.bytes;
-      const resident =
+      // The resident sections are contiguous, from the domains to the last set's term bytes: one
+      // read (none more when the first read held them). A header placing one elsewhere is damaged.
+      const start = sections.domains.offset;
+      const last = header.postingSets[header.postingSets.length - 1]?.sections.termBytes;
+      if (last === undefined) return undefined;
+      const end = last.offset + last.bytes;
+      const resident: Section[] = [
+        sections.domains,
+        sections.flags,
+        ...header.postingSets.flatMap((set) => [
+          set.sections.lengths,
+          set.sections.termEnds,
+          set.sections.postingEnds,
+          set.sections.termBytes,
+        ]),
+      ];
+      if (
+        end > size ||
+        resident.some(
+          (section) =>
+            section.offset % 8 !== 0 ||
+            section.offset < start ||
+            section.offset + section.bytes > end,
+        )
+      )
+        return undefined;
+      const bytes =
         end <= first.byteLength ? first.subarray(start, end) : readAt(fd, start, end - start, path);
       // Each section's place in the buffer holding the resident bytes (offsets stay 8-aligned).
-      const buffer = resident.buffer as ArrayBuffer;
-      const at = (section: Section) => resident.byteOffset - start + section.offset;
+      const buffer = bytes.buffer as ArrayBuffer;
+      const at = (section: Section) => bytes.byteOffset - start + section.offset;
       const documents = header.documents;
-      const lengths = new Uint32Array(buffer, at(sections.lengths), sections.lengths.bytes / 4);
       const documentDomains = new Uint16Array(
         buffer,
         at(sections.domains),
         sections.domains.bytes / 2,
       );
       const flags = new Uint8Array(buffer, at(sections.flags), sections.flags.bytes);
-      const termEnds = new Uint32Array(buffer, at(sections.termEnds), sections.termEnds.bytes / 4);
-      const postingEnds = new Uint32Array(
-        buffer,
-        at(sections.postingEnds),
-        sections.postingEnds.bytes / 4,
-      );
-      const termBytes = Buffer.from(buffer, at(sections.termBytes), sections.termBytes.bytes);
-      if (
-        lengths.length !== documents ||
-        documentDomains.length !== documents ||
-        flags.length !== documents ||
-        termEnds.length !== header.terms ||
-        postingEnds.length !== header.terms
-      )
-        return undefined;
+      const sets: PostingSet[] = [];
+      for (const set of header.postingSets) {
+        const { lengths, termEnds, postingEnds, termBytes } = set.sections;
+        const view: PostingSet = {
+          header: set,
+          lengths: new Uint32Array(buffer, at(lengths), lengths.bytes / 4),
+          termEnds: new Uint32Array(buffer, at(termEnds), termEnds.bytes / 4),
+          postingEnds: new Uint32Array(buffer, at(postingEnds), postingEnds.bytes / 4),
+          termBytes: Buffer.from(buffer, at(termBytes), termBytes.bytes),
+        };
+        if (
+          view.lengths.length !== documents ||
+          view.termEnds.length !== set.terms ||
+          view.postingEnds.length !== set.terms
+        )
+          return undefined;
+        sets.push(view);
+      }
+      if (documentDomains.length !== documents || flags.length !== documents) return undefined;
       const scope =
         domain === undefined
           ? -1
@@ -694,12 +792,9 @@ export class IndexedWikiSearch {
         fd,
         path,
         header,
-        lengths,
         documentDomains,
         flags,
-        termEnds,
-        postingEnds,
-        termBytes,
+        sets,
         scope,
         givenThresholds ?? header.thresholds,
         root,
@@ -731,25 +826,32 @@ export class IndexedWikiSearch {
     return this.inScope(doc) && (includeUnverified || ((this.flags[doc] ?? 0) & VERIFIED) !== 0);
   }
 
-  /** Whether the index answers a shortlist over these fields (it holds the four together). */
+  /** The posting set of exactly these fields (in any order), if the index holds one. */
+  private static setNumber(fields: readonly ShortlistField[]): number {
+    return INDEXED_FIELD_SETS.findIndex(
+      (set) => set.length === new Set(fields).size && fields.every((field) => set.includes(field)),
+    );
+  }
+
+  /** Whether the index answers a shortlist over these fields (it holds a posting set for them). */
   static indexes(fields: readonly ShortlistField[]): boolean {
-    return shortlistFields.every((field) => fields.includes(field));
+    return IndexedWikiSearch.setNumber(fields) !== -1;
   }
 
   shortlistConfig(options: ShortlistOptions = {}): ShortlistConfig {
     return shortlistConfigOf(this.thresholds, options);
   }
 
-  /** The term's number, by binary search over the sorted term bytes. */
-  private termNumber(token: string): number | undefined {
+  /** The term's number in a posting set, by binary search over its sorted term bytes. */
+  private termNumber(set: PostingSet, token: string): number | undefined {
     const wanted = Buffer.from(token, "utf8");
     let low = 0;
-    let high = this.header.terms - 1;
+    let high = set.header.terms - 1;
     while (low <= high) {
       const middle = (low + high) >>> 1;
-      const start = middle === 0 ? 0 : (this.termEnds[middle - 1] ?? 0);
+      const start = middle === 0 ? 0 : (set.termEnds[middle - 1] ?? 0);
       const order = Buffer.compare(
-        this.termBytes.subarray(start, this.termEnds[middle] ?? 0),
+        set.termBytes.subarray(start, set.termEnds[middle] ?? 0),
         wanted,
       );
       if (order === 0) return middle;
@@ -759,10 +861,13 @@ export class IndexedWikiSearch {
     return undefined;
   }
 
-  private postingsOf(term: number): { docs: Int32Array; frequencies: Uint16Array } {
-    const start = term === 0 ? 0 : (this.postingEnds[term - 1] ?? 0);
-    const count = (this.postingEnds[term] ?? 0) - start;
-    const { postingDocs, postingFrequencies } = this.header.sections;
+  private postingsOf(
+    set: PostingSet,
+    term: number,
+  ): { docs: Int32Array; frequencies: Uint16Array } {
+    const start = term === 0 ? 0 : (set.postingEnds[term - 1] ?? 0);
+    const count = (set.postingEnds[term] ?? 0) - start;
+    const { postingDocs, postingFrequencies } = set.header.sections;
     const docs = readAt(this.fd, postingDocs.offset + 4 * start, 4 * count, this.path);
     const frequencies = readAt(
       this.fd,
@@ -860,43 +965,28 @@ export class IndexedWikiSearch {
   }
 
   /**
-   * Stage 1: the BM25 shortlist over the scope, as `WikiSearch.shortlist` computes it (K and the
-   * visual boost from the wiki's thresholds unless given; the four fields only).
+   * Stage 1: the BM25 shortlist over the scope, as `WikiSearch.shortlist` computes it (K, fields,
+   * k1, visual boost and statistics scope from the wiki's thresholds unless given), from the
+   * posting set of the fields asked for.
    */
   shortlist(query: string, options: ShortlistOptions = {}): ShortlistHit[] {
     const config = this.shortlistConfig(options);
-    if (config.idf_over !== "all")
-      throw new UnsupportedError(
-        "wiki.index-idf-scope",
-        "the search index holds BM25 statistics over every entry, not the searched ones: search the entries instead",
-      );
-    if (!IndexedWikiSearch.indexes(config.fields))
+    const set = this.sets[IndexedWikiSearch.setNumber(config.fields)];
+    if (set === undefined)
       throw new UnsupportedError(
         "wiki.index-fields",
-        `the search index holds the four card fields, not ${config.fields.join(", ")}: search the entries instead`,
+        `the search index holds postings for ${INDEXED_FIELD_SETS.map((fields) => fields.join(" ⊕ ")).join(" and for ")}, not ${config.fields.join(", ")}: search the entries instead`,
       );
     const includeUnverified = options.includeUnverified === true;
+    const statistics = this.statisticsOf(set, config.idf_over, includeUnverified);
+    const ranked = (allowed: (doc: number) => boolean) =>
+      this.ranked(set, statistics, query, config.k, allowed, config.bm25_k1);
     const hits =
       config.visual_boost === 1
-        ? this.ranked(
-            query,
-            config.k,
-            (doc) => this.eligible(doc, includeUnverified),
-            config.bm25_k1,
-          )
+        ? ranked((doc) => this.eligible(doc, includeUnverified))
         : mergeBoosted(
-            this.ranked(
-              query,
-              config.k,
-              (doc) => this.eligible(doc, includeUnverified) && this.hasVisual(doc),
-              config.bm25_k1,
-            ),
-            this.ranked(
-              query,
-              config.k,
-              (doc) => this.eligible(doc, includeUnverified) && !this.hasVisual(doc),
-              config.bm25_k1,
-            ),
+            ranked((doc) => this.eligible(doc, includeUnverified) && this.hasVisual(doc)),
+            ranked((doc) => this.eligible(doc, includeUnverified) && !this.hasVisual(doc)),
             config.visual_boost,
             config.k,
           );
@@ -907,8 +997,39 @@ export class IndexedWikiSearch {
     return ((this.flags[doc] ?? 0) & VISUAL) !== 0;
   }
 
-  /** The best k documents allowed by `allowed`, scored over the scope (see the module comment). */
+  /**
+   * The documents BM25's statistics cover, their count and average length in the set's fields:
+   * `all`, every document in scope (an index of the scope's entries alone); `searched`, the
+   * eligible ones with a token in those fields (`WikiSearch`'s scoped search, the reference's).
+   */
+  private statisticsOf(set: PostingSet, over: IdfScope, includeUnverified: boolean): Statistics {
+    const key = `${set.header.fields.join(",")}|${over}|${over === "searched" && includeUnverified}`;
+    const known = this.statistics.get(key);
+    if (known !== undefined) return known;
+    const covered = (doc: number) =>
+      over === "all"
+        ? this.inScope(doc)
+        : this.eligible(doc, includeUnverified) && (set.lengths[doc] ?? 0) > 0;
+    const member =
+      over === "all" && this.scope === -1 ? undefined : new Uint8Array(this.header.documents);
+    let count = 0;
+    let lengthSum = 0;
+    for (let doc = 0; doc < this.header.documents; doc += 1) {
+      if (!covered(doc)) continue;
+      if (member !== undefined) member[doc] = 1;
+      count += 1;
+      lengthSum += set.lengths[doc] ?? 0;
+    }
+    // As averageLength computes it over the covered documents alone.
+    const statistics = { count, average: count === 0 ? 0 : lengthSum / count, member };
+    this.statistics.set(key, statistics);
+    return statistics;
+  }
+
+  /** The best k documents allowed by `allowed`, scored with the given statistics. */
   private ranked(
+    set: PostingSet,
+    statistics: Statistics,
     query: string,
     k: number,
     allowed: (doc: number) => boolean,
@@ -917,24 +1038,25 @@ export class IndexedWikiSearch {
     // Impacts are computed per query from term frequencies, so any k1 is answered exactly.
     const parameters: Bm25Parameters = { k1, b: this.thresholds.bm25_b };
     const k1Plus1 = parameters.k1 + 1;
+    const { member } = statistics;
     this.accumulator ??= new ScoreAccumulator(this.header.documents);
     const accumulator = this.accumulator;
     for (const token of distinctTokens(query)) {
-      const term = this.termNumber(token);
+      const term = this.termNumber(set, token);
       if (term === undefined) continue;
-      const { docs, frequencies } = this.postingsOf(term);
+      const { docs, frequencies } = this.postingsOf(set, term);
       let frequency = docs.length;
-      if (this.scope !== -1) {
+      if (member !== undefined) {
         frequency = 0;
-        for (const doc of docs) if (this.inScope(doc)) frequency += 1;
+        for (const doc of docs) frequency += member[doc] ?? 0;
       }
-      // A term absent from the scope is absent from an index of the scope alone.
+      // A term absent from the covered documents is absent from an index of them alone.
       if (frequency === 0) continue;
-      const idf = bm25Idf(this.scopeCount, frequency);
+      const idf = bm25Idf(statistics.count, frequency);
       for (let position = 0; position < docs.length; position += 1) {
         const doc = docs[position]!;
         if (!allowed(doc)) continue;
-        const norm = bm25Norm(this.lengths[doc]!, this.scopeAverage, parameters);
+        const norm = bm25Norm(set.lengths[doc]!, statistics.average, parameters);
         accumulator.add(doc, idf * bm25Impact(frequencies[position]!, norm, k1Plus1));
       }
     }

@@ -253,33 +253,28 @@ export class WikiSearch implements CardSearch {
 }
 
 /**
- * The search `wiki search` uses: the index file when it is fresh and indexes the fields asked
- * for (the four, unless the wiki or the caller chose fewer); else, when no build is running and
- * the wiki can be written, the index rebuilt and then used; else (a read-only wiki, a build in
- * progress, other fields, a wiki the index cannot hold) the entries read into memory. Every
- * path answers alike (`search-index.test.ts`).
+ * The search `wiki search` uses: the index file when it is fresh and holds a posting set for the
+ * fields asked for (the four, or the public code's three; `INDEXED_FIELD_SETS`), with either
+ * statistics scope; else, when no build is running and the wiki can be written, the index
+ * rebuilt and then used; else (a read-only wiki, a build in progress, other fields, a wiki the
+ * index cannot hold) the entries read into memory. Every path answers alike
+ * (`search-index.test.ts`).
  */
 export async function openCardSearch(
   root: string,
   domain?: string,
-  options: { readonly fields?: readonly ShortlistField[]; readonly idfOver?: IdfScope } = {},
+  options: { readonly fields?: readonly ShortlistField[] } = {},
 ): Promise<CardSearch> {
   // A fresh index answers without reading wiki.json (its thresholds are in the header, its stat
   // in the stamp): the query then loads no schema at all.
-  if (options.idfOver !== "searched") {
-    const indexed = await IndexedWikiSearch.open(root, undefined, domain);
-    if (indexed !== undefined) {
-      if (IndexedWikiSearch.indexes(options.fields ?? indexed.thresholds.shortlist_fields))
-        return indexed;
-      indexed.close();
-    }
+  const indexedNow = await IndexedWikiSearch.open(root, undefined, domain);
+  if (indexedNow !== undefined) {
+    if (IndexedWikiSearch.indexes(options.fields ?? indexedNow.thresholds.shortlist_fields))
+      return indexedNow;
+    indexedNow.close();
   }
   const { thresholds } = await readWikiManifestChecked(root);
-  // The index file holds statistics over every entry; the reference's scope needs the entries.
-  if (
-    !IndexedWikiSearch.indexes(options.fields ?? thresholds.shortlist_fields) ||
-    options.idfOver === "searched"
-  )
+  if (!IndexedWikiSearch.indexes(options.fields ?? thresholds.shortlist_fields))
     return WikiSearch.open(root, domain);
   const open = () => IndexedWikiSearch.open(root, thresholds, domain);
   const indexed = await open();

@@ -56,7 +56,6 @@ export async function runWikiSearch(
   const selection = selectionOptions(flags);
   const search = await openCardSearch(offlineWiki, flags.domain, {
     ...(selection.fields === undefined ? {} : { fields: selection.fields }),
-    ...(selection.idfOver === undefined ? {} : { idfOver: selection.idfOver }),
   });
   const searchOptions = {
     strategy,
