@@ -277,7 +277,6 @@ export const ERROR_CODE_RENAMES: Readonly<Record<string, ErrorCode>> = {
   "wiki.git.unreachable": "wiki.git-unreachable",
   "wiki.index.damaged": "wiki.index-damaged",
   "wiki.index.fields": "wiki.index-fields",
-  "wiki.index.idf-scope": "wiki.index-idf-scope",
   "wiki.index.mismatch": "wiki.index-mismatch",
   "wiki.online.budget": "wiki.online-budget",
   "wiki.online.no-context": "wiki.online-no-context",

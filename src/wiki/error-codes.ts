@@ -21,7 +21,6 @@ export const WIKI_ERROR_CODES = [
   "wiki.git-unreachable",
   "wiki.index-damaged",
   "wiki.index-fields",
-  "wiki.index-idf-scope",
   "wiki.index-mismatch",
   "wiki.locked",
   "wiki.missing",
