@@ -201,6 +201,10 @@ async function evaluate(extra: string[] = []) {
       },
     },
   );
+  // An empty or partial stdout is a failed command: show what it printed on stderr.
+  if (!run.stdout.trim().startsWith("{")) {
+    throw new Error(`eval printed no JSON (exit ${run.code}); stderr:\n${run.stderr}`);
+  }
   return { ...run, result: JSON.parse(run.stdout) as EvalJson };
 }
 
