@@ -54,6 +54,8 @@ let server: Server;
 let host: string;
 /** Paths the git host answered: setup's clone, and none from a run. */
 const requests: string[] = [];
+/** The commit tag v1 of probe names: what the manifest must record. */
+let taggedCommit = "";
 
 /** A bare repository of package probe-git: tag v1 has VERSION "1", main moved on to "2". */
 async function packageRepository(name: string): Promise<void> {
@@ -77,6 +79,9 @@ async function packageRepository(name: string): Promise<void> {
   await git(work, "add", "-A");
   await git(work, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "v1");
   await git(work, "tag", "v1");
+  if (name === "probe") {
+    taggedCommit = (await runProcess("git", ["-C", work, "rev-parse", "HEAD"])).stdout.trim();
+  }
   await writeFile(join(work, "probe_git", "__init__.py"), 'VERSION = "2"\n');
   await git(work, "-c", "commit.gpgsign=false", "commit", "-q", "-am", "v2");
   const bare = join(root, "served", `${name}.git`);
@@ -165,6 +170,8 @@ describe.skipIf(sandbox === undefined || !usable)("git mirrors for verifier-time
     expect(served?.mirrors?.map((mirror) => [mirror.url, mirror.ref, mirror.where])).toEqual([
       [`${host}/probe.git`, "v1", "requirements/dev.txt:1"],
     ]);
+    expect(taggedCommit).toMatch(/^[0-9a-f]{40}$/);
+    expect(served?.mirrors?.[0]?.commit).toBe(taggedCommit);
     for (const step of online.setupReport?.steps ?? []) {
       expect(step.outcome, `${step.command}\n${step.outputTail}`).toBe("ok");
     }

@@ -61,6 +61,8 @@ export interface GitMirror {
   readonly where: string;
   /** The bare mirror inside the environment (read-only in runs). */
   readonly path: string;
+  /** The commit the ref (or the default branch) resolved to when setup cloned it. */
+  readonly commit?: string;
 }
 
 /** A cache of the environment and the installs it serves (the manifest's record). */
