@@ -12,9 +12,13 @@
  *   `PIP_NO_INDEX` and `PIP_FIND_LINKS`. pip installs what is missing from the environment
  *   (read-only in runs) into the user site under the run's own home, so nothing a run installs
  *   reaches the next run.
+ * - git: a requirement that is a git URL (pip clones it at every install) is served from a bare
+ *   mirror setup clones into the environment; runs get `url.<mirror>.insteadOf <URL>` through
+ *   `GIT_CONFIG_*` for exactly the URLs setup mirrored, so pip's clone reads the mirror.
  *
- * An install no cache can serve (a requirement fetched from a VCS or URL at every install) is
- * recorded with its reason, so the check reports it before any agent time is spent.
+ * An install no cache can serve (a requirement fetched from another VCS or an archive URL at
+ * every install, or an editable git clone) is recorded with its reason, so the check reports it
+ * before any agent time is spent.
  */
 import { readdir } from "node:fs/promises";
 import { join, posix } from "node:path";
@@ -310,7 +314,8 @@ function installArguments(command: string, verb: RegExp): string[] {
  * A requirement pip fetches from where a URL points at every install, whatever is cached: a VCS
  * or archive URL (`git+https://…`, `-e git+…`) or a direct reference (`amqp @ git+https://…`).
  * pip never swaps it for a package of the same name from an index or a wheel folder, and nor
- * does setup (that would test other code than the repository names).
+ * does setup (that would test other code than the repository names); a git URL is instead
+ * served from a mirror of the same repository (see {@link gitTarget}).
  */
 const REMOTE_REQUIREMENT =
   /^(?:(?:-e|--editable)[=\s]+)?[A-Za-z][\w+.-]*:\/\/|^[A-Za-z0-9][\w.-]*\s*(?:\[[^\]]*\])?\s*@\s*\S+:\/\//;
