@@ -150,6 +150,24 @@ describe("planInstallCaches", () => {
       GIT_CONFIG_KEY_0: `url.${mirror?.path}.insteadOf`,
       GIT_CONFIG_VALUE_0: "https://github.com/celery/py-amqp.git",
     });
+    // A clone that failed in setup: the check names the URL, its file and line.
+    const clone = served?.fill?.[0] as string;
+    expect(
+      testTimeNetworkProblem(helper(["requirements/ci.txt"]), {
+        network: "online",
+        caches: included.records,
+        steps: (served?.fill ?? []).map((command) => ({
+          command,
+          outcome: command === clone ? ("skipped" as const) : ("ok" as const),
+          exitCode: command === clone ? 128 : 0,
+          timedOut: false,
+          durationMs: 1,
+          outputTail: "",
+        })),
+      }),
+    ).toContain(
+      "skipped; see the setup log): requirements/extras/pinned.txt:3 names `https://github.com/celery/py-amqp.git`, which git clones at every install",
+    );
     const local = await planInstallCaches(helper(["requirements/outside.txt"]), {
       ...online,
       repository,
