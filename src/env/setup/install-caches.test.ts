@@ -26,6 +26,8 @@ beforeAll(async () => {
     "extras/pinned.txt":
       "# pinned by hand\nattrs\namqp[test] @ git+https://github.com/celery/py-amqp.git@v5.3.1#egg=amqp  # fork\n",
     "outside.txt": "-r ../../elsewhere/requirements.txt\n-c base.txt\nrich\n",
+    "hg.txt": "rich\nhg+https://hg.example.org/probe#egg=probe\n",
+    "editable.txt": "-e git+https://github.com/celery/kombu.git#egg=kombu\n",
   };
   for (const [name, text] of Object.entries(files)) {
     await writeFile(join(repository, "requirements", name), text);
@@ -120,16 +122,52 @@ describe("planInstallCaches", () => {
     ]);
   });
 
-  it("follows included requirement files to a direct reference, and reads no comment or file outside the repository as one", async () => {
+  it("follows included requirement files to a git direct reference, mirrors it at the ref it names, and reads no comment or file outside the repository as one", async () => {
     const included = await planInstallCaches(helper(["requirements/ci.txt"]), {
       ...online,
       repository,
     });
-    expect(included.records[0]?.installs[0]).toMatchObject({
-      served: "unservable",
-      reason:
-        "requirements/extras/pinned.txt:3 is `amqp[test] @ git+https://github.com/celery/py-amqp.git@v5.3.1#egg=amqp` (requirements/ci.txt includes requirements/extras/pinned.txt), which pip fetches from its host at every install; no cache serves it offline",
+    const served = included.records[0]?.installs[0];
+    expect(served?.served).toBe("cache");
+    expect(served?.mirrors).toHaveLength(1);
+    const mirror = served?.mirrors?.[0];
+    expect(mirror).toMatchObject({
+      url: "https://github.com/celery/py-amqp.git",
+      ref: "v5.3.1",
+      where: "requirements/extras/pinned.txt:3",
     });
+    expect(mirror?.path.startsWith("/env/git-mirrors/")).toBe(true);
+    expect(served?.fill?.[0]).toBe(
+      `rm -rf ${mirror?.path} && git clone --quiet --mirror https://github.com/celery/py-amqp.git ${mirror?.path}`,
+    );
+    // Build requirements at the named ref, then the requirement file's own wheels.
+    expect(served?.fill?.[1]).toMatch(/^python -c '.*' \S+ v5\.3\.1 \/env\/pip-wheels$/s);
+    expect(served?.fill?.[2]).toBe(
+      "python -m pip wheel --quiet --wheel-dir /env/pip-wheels -r requirements/ci.txt",
+    );
+    expect(included.runEnv).toMatchObject({
+      GIT_CONFIG_COUNT: "1",
+      GIT_CONFIG_KEY_0: `url.${mirror?.path}.insteadOf`,
+      GIT_CONFIG_VALUE_0: "https://github.com/celery/py-amqp.git",
+    });
+    // A clone that failed in setup: the check names the URL, its file and line.
+    const clone = served?.fill?.[0] as string;
+    expect(
+      testTimeNetworkProblem(helper(["requirements/ci.txt"]), {
+        network: "online",
+        caches: included.records,
+        steps: (served?.fill ?? []).map((command) => ({
+          command,
+          outcome: command === clone ? ("skipped" as const) : ("ok" as const),
+          exitCode: command === clone ? 128 : 0,
+          timedOut: false,
+          durationMs: 1,
+          outputTail: "",
+        })),
+      }),
+    ).toContain(
+      "skipped; see the setup log): requirements/extras/pinned.txt:3 names `https://github.com/celery/py-amqp.git`, which git clones at every install",
+    );
     const local = await planInstallCaches(helper(["requirements/outside.txt"]), {
       ...online,
       repository,
@@ -137,29 +175,53 @@ describe("planInstallCaches", () => {
     expect(local.records[0]?.installs[0]?.served).toBe("cache");
   });
 
-  it("reports a requirement fetched from a VCS host as unservable, and a file that is not there as nothing to do", async () => {
-    const vcs = await planInstallCaches(helper(["requirements/dev.txt"]), {
+  it("reports a requirement fetched from a VCS host other than git, or an editable git clone, as unservable, a git URL with setup offline as needing the network, and a file that is not there as nothing to do", async () => {
+    const vcs = await planInstallCaches(helper(["requirements/hg.txt"]), {
       ...online,
       repository,
     });
     expect(vcs.records[0]?.installs[0]).toMatchObject({ served: "unservable" });
     expect(vcs.records[0]?.installs[0]?.reason).toMatch(
-      /^requirements\/dev\.txt:2 is `git\+https:\/\/github\.com\/celery\/kombu\.git`/,
+      /^requirements\/hg\.txt:2 is `hg\+https:\/\/hg\.example\.org\/probe#egg=probe`, which pip fetches from its host at every install; no cache serves it offline/,
     );
     expect(vcs.steps).toEqual([]);
+    const editable = await planInstallCaches(helper(["requirements/editable.txt"]), {
+      ...online,
+      repository,
+    });
+    expect(editable.records[0]?.installs[0]?.reason).toMatch(
+      /^requirements\/editable\.txt:1 is `-e git\+https:\/\/github\.com\/celery\/kombu\.git#egg=kombu`, an editable clone/,
+    );
+    expect(editable.runEnv.GIT_CONFIG_COUNT).toBeUndefined();
+    const offline = await planInstallCaches(helper(["requirements/dev.txt"]), {
+      ...online,
+      network: "offline",
+      repository,
+    });
+    expect(offline.steps).toEqual([]);
+    expect(
+      testTimeNetworkProblem(helper(["requirements/dev.txt"]), {
+        network: "offline",
+        networkReason: "--no-setup-network",
+        caches: offline.records,
+        steps: [],
+      }),
+    ).toMatch(
+      /^needs network at test time: helper\.py:5 runs `python -m pip install -r` \(in ensure_python\): requirements\/dev\.txt:2 names `https:\/\/github\.com\/celery\/kombu\.git`, which git clones at every install; setup mirrors it only with the network; setup ran offline \(--no-setup-network\)/,
+    );
     const none = await planInstallCaches(helper(["requirements-dev.txt"]), {
       ...online,
       repository,
     });
     expect(none.records[0]?.installs[0]?.served).toBe("nothing");
     // The check: the VCS install is a problem even with an online setup; the absent file is not.
-    const problem = testTimeNetworkProblem(helper(["requirements/dev.txt"]), {
+    const problem = testTimeNetworkProblem(helper(["requirements/hg.txt"]), {
       network: "online",
       caches: vcs.records,
       steps: [],
     });
     expect(problem).toMatch(
-      /^needs network at test time: helper\.py:5 runs `python -m pip install -r` \(in ensure_python\): requirements\/dev\.txt:2 is/,
+      /^needs network at test time: helper\.py:5 runs `python -m pip install -r` \(in ensure_python\): requirements\/hg\.txt:2 is/,
     );
     expect(
       testTimeNetworkProblem(helper(["requirements-dev.txt"]), {

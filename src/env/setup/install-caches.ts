@@ -12,9 +12,13 @@
  *   `PIP_NO_INDEX` and `PIP_FIND_LINKS`. pip installs what is missing from the environment
  *   (read-only in runs) into the user site under the run's own home, so nothing a run installs
  *   reaches the next run.
+ * - git: a requirement that is a git URL (pip clones it at every install) is served from a bare
+ *   mirror setup clones into the environment; runs get `url.<mirror>.insteadOf <URL>` through
+ *   `GIT_CONFIG_*` for exactly the URLs setup mirrored, so pip's clone reads the mirror.
  *
- * An install no cache can serve (a requirement fetched from a VCS or URL at every install) is
- * recorded with its reason, so the check reports it before any agent time is spent.
+ * An install no cache can serve (a requirement fetched from another VCS or an archive URL at
+ * every install, or an editable git clone) is recorded with its reason, so the check reports it
+ * before any agent time is spent.
  */
 import { readdir } from "node:fs/promises";
 import { join, posix } from "node:path";
@@ -43,6 +47,26 @@ export interface ServedInstall {
    * TypeScript build of four MCP servers, in v1's mcp-builder) is most of the verifier's time.
    */
   readonly scripts?: readonly string[];
+  /** Git repositories the requirement files name, mirrored by setup (pip): see {@link GitMirror}. */
+  readonly mirrors?: readonly GitMirror[];
+}
+
+/**
+ * A git repository a requirement names (`git+https://host/x.git@v1#egg=x`), cloned by setup into
+ * the environment. Runs get git configuration (`url.<path>.insteadOf <url>`) so pip's own
+ * `git clone <url>` reads this mirror: the same commits the repository names, without network.
+ */
+export interface GitMirror {
+  /** What git is given to clone: the requirement's URL without `git+`, `@ref` or `#fragment`. */
+  readonly url: string;
+  /** The ref the requirement names after `@`, if any (else the default branch). */
+  readonly ref?: string;
+  /** Where the requirement is: `requirements/dev.txt:1`. */
+  readonly where: string;
+  /** The bare mirror inside the environment (read-only in runs). */
+  readonly path: string;
+  /** The commit the ref (or the default branch) resolved to when setup cloned it. */
+  readonly commit?: string;
 }
 
 /** A cache of the environment and the installs it serves (the manifest's record). */
@@ -55,6 +79,7 @@ export interface InstallCacheRecord {
 
 interface FillContext {
   readonly repository: string;
+  readonly environmentPath: string;
   readonly network: SetupNetwork;
   /** The cache folder as setup and runs see it. */
   readonly path: string;
@@ -147,14 +172,21 @@ export const pipCache: InstallCache = {
       } else if (/^[./]|\/workspace\//.test(word)) local = true;
       else packages.push(word);
     }
+    const mirrors: GitMirror[] = [];
     for (const file of files) {
-      const remote = await remoteRequirement(context.repository, file, new Set());
-      if (remote !== undefined) {
-        return {
-          ...base,
-          served: "unservable",
-          reason: `${remote.file}:${remote.line} is \`${remote.text}\`${remote.file === file ? "" : ` (${file} includes ${remote.file})`}, which pip fetches from its host at every install; no cache serves it offline`,
-        };
+      for (const remote of await remoteRequirements(context.repository, file, new Set())) {
+        const where = `${remote.file}:${remote.line} is \`${remote.text}\`${remote.file === file ? "" : ` (${file} includes ${remote.file})`}`;
+        const target = gitTarget(remote.text);
+        if (typeof target === "string") {
+          return { ...base, served: "unservable", reason: `${where}, ${target}` };
+        }
+        if (!mirrors.some((mirror) => mirror.url === target.url)) {
+          mirrors.push({
+            ...target,
+            where: `${remote.file}:${remote.line}`,
+            path: posix.join(context.environmentPath, GIT_MIRRORS, mirrorName(target.url)),
+          });
+        }
       }
     }
     const requirements = [
@@ -174,11 +206,25 @@ export const pipCache: InstallCache = {
         ? { ...base, served: "setup" }
         : { ...base, served: "unservable", reason: "it names nothing setup can find to install" };
     }
-    if (context.network !== "online") return { ...base, served: "offline" };
+    const mirrored = mirrors.length === 0 ? {} : { mirrors };
+    if (context.network !== "online") {
+      return {
+        ...base,
+        served: "offline",
+        ...mirrored,
+        ...(mirrors.length === 0
+          ? {}
+          : {
+              reason: `${mirrors.map((mirror) => `${mirror.where} names \`${mirror.url}\``).join(", ")}, which git clones at every install; setup mirrors it only with the network`,
+            }),
+      };
+    }
     return {
       ...base,
       served: "cache",
+      ...mirrored,
       fill: [
+        ...mirrors.flatMap((mirror) => mirrorCommands(mirror, context.path)),
         `python -m pip wheel --quiet --wheel-dir ${shellQuote(context.path)} ${requirements.join(" ")}`,
       ],
     };
@@ -268,40 +314,121 @@ function installArguments(command: string, verb: RegExp): string[] {
  * A requirement pip fetches from where a URL points at every install, whatever is cached: a VCS
  * or archive URL (`git+https://…`, `-e git+…`) or a direct reference (`amqp @ git+https://…`).
  * pip never swaps it for a package of the same name from an index or a wheel folder, and nor
- * does setup (that would test other code than the repository names).
+ * does setup (that would test other code than the repository names); a git URL is instead
+ * served from a mirror of the same repository (see {@link gitTarget}).
  */
 const REMOTE_REQUIREMENT =
   /^(?:(?:-e|--editable)[=\s]+)?[A-Za-z][\w+.-]*:\/\/|^[A-Za-z0-9][\w.-]*\s*(?:\[[^\]]*\])?\s*@\s*\S+:\/\//;
 
 /**
- * The first remote requirement of a requirement file or of the files it includes (`-r`, `-c`,
- * relative to the including file), with its file and line. Files outside the repository are not
- * read: pip in a run could not read them either.
+ * The remote requirements of a requirement file and of the files it includes (`-r`, `-c`,
+ * relative to the including file), with their file and line. Files outside the repository are
+ * not read: pip in a run could not read them either.
  */
-async function remoteRequirement(
+async function remoteRequirements(
   repository: string,
   file: string,
   seen: Set<string>,
-): Promise<{ file: string; line: number; text: string } | undefined> {
+): Promise<{ file: string; line: number; text: string }[]> {
   const path = posix.normalize(file);
-  if (path.startsWith("../") || posix.isAbsolute(path) || seen.has(path)) return undefined;
+  if (path.startsWith("../") || posix.isAbsolute(path) || seen.has(path)) return [];
   seen.add(path);
   const text = await readRepositoryFile(repository, path);
-  if (text === undefined) return undefined;
+  if (text === undefined) return [];
+  const found: { file: string; line: number; text: string }[] = [];
   for (const [index, raw] of text.split("\n").entries()) {
     // pip drops a comment only where `#` follows whitespace (`#egg=` in a URL stays).
     const line = raw.replace(/(^|\s)#.*$/, "").trim();
-    if (REMOTE_REQUIREMENT.test(line)) return { file: path, line: index + 1, text: line };
+    if (REMOTE_REQUIREMENT.test(line)) found.push({ file: path, line: index + 1, text: line });
     const include = /^(?:-r|--requirement|-c|--constraint)(?:\s*=\s*|\s+)(\S+)$/.exec(line);
     if (include === null) continue;
-    const found = await remoteRequirement(
-      repository,
-      posix.join(posix.dirname(path), include[1] as string),
-      seen,
+    found.push(
+      ...(await remoteRequirements(
+        repository,
+        posix.join(posix.dirname(path), include[1] as string),
+        seen,
+      )),
     );
-    if (found !== undefined) return found;
   }
-  return undefined;
+  return found;
+}
+
+/** The environment's folder of git mirrors. */
+const GIT_MIRRORS = "git-mirrors";
+
+/**
+ * The git repository a remote requirement clones (pip's own reading: `git+` dropped, the
+ * fragment dropped, and the last `@` of the path starts a ref), or why setup cannot mirror it.
+ */
+function gitTarget(requirement: string): { url: string; ref?: string } | string {
+  const editable = /^(?:-e|--editable)[=\s]+/.test(requirement);
+  const location = requirement
+    .replace(/^(?:-e|--editable)[=\s]+/, "")
+    .replace(/^[A-Za-z0-9][\w.-]*\s*(?:\[[^\]]*\])?\s*@\s*/, "")
+    .split(/[\s;]/)[0] as string;
+  const parsed = /^git\+((?:https?|git|ssh|file):\/\/)([^/]*)([^#]*)/.exec(location);
+  if (parsed === null) {
+    return "which pip fetches from its host at every install; no cache serves it offline (setup mirrors git repositories only)";
+  }
+  if (editable) {
+    // pip clones an editable requirement into the environment's `src` folder, read-only in runs.
+    return "an editable clone pip writes into the environment, which is read-only in runs; no cache serves it offline";
+  }
+  const [, scheme, host, rest] = parsed as unknown as [string, string, string, string];
+  const at = rest.lastIndexOf("@");
+  const path = at < 0 ? rest : rest.slice(0, at);
+  const ref = at < 0 ? undefined : rest.slice(at + 1);
+  return { url: `${scheme}${host}${path}`, ...(ref === undefined || ref === "" ? {} : { ref }) };
+}
+
+/** A folder name for a mirror: readable, and distinct for distinct URLs. */
+function mirrorName(url: string): string {
+  const readable = url
+    .replace(/^\w+:\/\//, "")
+    .replace(/[^\w.-]+/g, "_")
+    .slice(0, 80);
+  let hash = 0;
+  for (const character of url) hash = (hash * 31 + (character.codePointAt(0) ?? 0)) >>> 0;
+  return `${readable}-${hash.toString(16)}.git`;
+}
+
+/**
+ * The setup commands that mirror one repository and make the build of its package possible
+ * offline: a bare mirror (every ref, so `@ref` resolves as it would upstream), then the build
+ * requirements its `pyproject.toml` declares at that ref, as wheels in the cache and installed
+ * in the environment, because runs build without isolation (they cannot download a backend).
+ */
+function mirrorCommands(mirror: GitMirror, wheels: string): string[] {
+  return [
+    `rm -rf ${shellQuote(mirror.path)} && git clone --quiet --mirror ${shellQuote(mirror.url)} ${shellQuote(mirror.path)}`,
+    `python -c ${shellQuote(BUILD_REQUIREMENTS)} ${shellQuote(mirror.path)} ${shellQuote(mirror.ref ?? "HEAD")} ${shellQuote(wheels)}`,
+  ];
+}
+
+/** Reads `build-system.requires` at a ref of a mirror, then wheels and installs them. */
+const BUILD_REQUIREMENTS = [
+  "import subprocess, sys",
+  "mirror, ref, wheels = sys.argv[1:4]",
+  'shown = subprocess.run(["git", "--git-dir", mirror, "show", ref + ":pyproject.toml"], capture_output=True, text=True)',
+  'requires = ["setuptools", "wheel"]',
+  "if shown.returncode == 0:",
+  "    import tomllib",
+  '    requires = tomllib.loads(shown.stdout).get("build-system", {}).get("requires", requires)',
+  "if requires:",
+  '    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", wheels, *requires], check=True)',
+  '    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--find-links", wheels, *requires], check=True)',
+].join("\n");
+
+/** Git configuration for runs: each mirrored URL read from its mirror, and nothing else. */
+export function gitMirrorEnvironment(mirrors: readonly GitMirror[]): Record<string, string> {
+  const unique = [...new Map(mirrors.map((mirror) => [mirror.url, mirror])).values()];
+  if (unique.length === 0) return {};
+  const environment: Record<string, string> = { GIT_CONFIG_COUNT: String(unique.length) };
+  for (const [index, mirror] of unique.entries()) {
+    environment[`GIT_CONFIG_KEY_${index}`] = `url.${mirror.path}.insteadOf`;
+    environment[`GIT_CONFIG_VALUE_${index}`] = mirror.url;
+  }
+  return environment;
 }
 
 async function existing(repository: string, files: readonly string[]): Promise<string[]> {
@@ -345,8 +472,15 @@ export async function planInstallCaches(
     records.push({ installer: cache.installer, path, installs: served });
     Object.assign(setupEnv, cache.setupEnv(path));
     Object.assign(runEnv, cache.runEnv(path));
+    Object.assign(runEnv, gitMirrorEnvironment(served.flatMap((entry) => entry.mirrors ?? [])));
     const fills = [...new Set(served.flatMap((entry) => entry.fill ?? []))];
     if (fills.length > 0) steps.push(cacheFolderStep(path, cache.installer));
+    const mirrorFolders = [
+      ...new Set(served.flatMap((entry) => entry.mirrors ?? []).map((mirror) => mirror.path)),
+    ].map((mirror) => posix.dirname(mirror));
+    if (fills.length > 0 && mirrorFolders.length > 0) {
+      steps.push(cacheFolderStep(mirrorFolders[0] as string, "git"));
+    }
     for (const command of fills) {
       steps.push({
         kind: "install",
@@ -360,7 +494,7 @@ export async function planInstallCaches(
   return { records, steps, setupEnv, runEnv };
 }
 
-function cacheFolderStep(path: string, installer: TestTimeInstaller): SetupStep {
+function cacheFolderStep(path: string, installer: TestTimeInstaller | "git"): SetupStep {
   return {
     kind: "environment",
     command: `mkdir -p ${shellQuote(path)}`,

@@ -178,6 +178,9 @@ export interface TestTimeSetup {
   readonly steps?: readonly { readonly command: string; readonly outcome: string }[];
 }
 
+/** Marks a reason that is there because setup ran offline (it is said with that). */
+const OFFLINE = "\u0000offline:";
+
 /**
  * Why one install of the verifier cannot be served here, or undefined when the environment's
  * cache serves it: setup filled the cache (its filling steps succeeded), setup's own install
@@ -195,7 +198,8 @@ function unservedReason(install: TestTimeInstall, setup: TestTimeSetup): string 
     case "unservable":
       return served.reason ?? "no cache serves it";
     case "offline":
-      return "";
+      // Setup had no network: the reason (a git URL it would have mirrored) is said with that.
+      return served.reason === undefined ? "" : `${OFFLINE}${served.reason}`;
     case "setup":
       return offline ? "" : undefined;
     case "cache": {
@@ -206,7 +210,8 @@ function unservedReason(install: TestTimeInstall, setup: TestTimeSetup): string 
       );
       if (failed === undefined) return undefined;
       const outcome = setup.steps?.find((step) => step.command === failed)?.outcome;
-      return `setup could not fill the ${install.installer} cache (\`${failed}\` ${outcome === undefined ? "did not run" : outcome}; see the setup log)`;
+      const mirror = served.mirrors?.find((entry) => failed.includes(entry.path));
+      return `setup could not fill the ${install.installer} cache (\`${failed}\` ${outcome === undefined ? "did not run" : outcome}; see the setup log)${mirror === undefined ? "" : `: ${mirror.where} names \`${mirror.url}\`, which git clones at every install`}`;
     }
   }
 }
@@ -230,13 +235,13 @@ export function testTimeNetworkProblem(
   if (blocking.length === 0) return undefined;
   const listed = blocking
     .slice(0, 3)
-    .map(
-      ({ install, reason }) =>
-        `${install.file}:${install.line} runs \`${install.command}\`${install.via === undefined ? "" : ` (in ${install.via})`}${reason === "" ? "" : `: ${reason}`}`,
-    )
+    .map(({ install, reason }) => {
+      const said = reason.startsWith(OFFLINE) ? reason.slice(OFFLINE.length) : reason;
+      return `${install.file}:${install.line} runs \`${install.command}\`${install.via === undefined ? "" : ` (in ${install.via})`}${said === "" ? "" : `: ${said}`}`;
+    })
     .join("; ");
   const more = blocking.length > 3 ? `; and ${blocking.length - 3} more` : "";
-  if (blocking.every(({ reason }) => reason !== "")) {
+  if (blocking.every(({ reason }) => reason !== "" && !reason.startsWith(OFFLINE))) {
     return `needs network at test time: ${listed}${more}; verifier runs have no network`;
   }
   const why =

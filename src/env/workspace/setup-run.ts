@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { InfrastructureError, UsageError } from "../../core/errors.js";
 import { writeFileAtomic } from "../../core/fs.js";
 import { runProcess } from "../../core/process.js";
@@ -211,7 +211,11 @@ export async function runSetupOf(parts: SetupParts): Promise<BuiltSetup> {
   const finalReport = report();
   await writeFileAtomic(join(tree, "..", SETUP_LOG), formatSetupLog(finalReport));
   return {
-    setup,
+    setup: await withMirrorCommits(setup, (path) =>
+      unsafe || setup.environment === undefined
+        ? path
+        : join(environmentHost, relative(setup.environment.path, path)),
+    ),
     setupReport: finalReport,
     ...(setup.environment === undefined
       ? {}
@@ -228,6 +232,43 @@ export async function runSetupOf(parts: SetupParts): Promise<BuiltSetup> {
         }),
     removedSkillFolders,
   };
+}
+
+/**
+ * The plan with the commit each git mirror's ref resolved to when setup cloned it, for the
+ * manifest: what code a verifier's install builds. A mirror that is not there keeps none.
+ */
+async function withMirrorCommits(
+  setup: SetupPlan,
+  hostPath: (sandboxPath: string) => string,
+): Promise<SetupPlan> {
+  if (!setup.caches?.some((cache) => cache.installs.some((entry) => entry.mirrors))) return setup;
+  const caches = [];
+  for (const cache of setup.caches) {
+    const installs = [];
+    for (const entry of cache.installs) {
+      if (entry.mirrors === undefined) {
+        installs.push(entry);
+        continue;
+      }
+      const mirrors = [];
+      for (const mirror of entry.mirrors) {
+        const resolved = await runProcess("git", [
+          "--git-dir",
+          hostPath(mirror.path),
+          "rev-parse",
+          "--verify",
+          "--quiet",
+          `${mirror.ref ?? "HEAD"}^{commit}`,
+        ]);
+        const commit = resolved.stdout.trim();
+        mirrors.push(resolved.exitCode === 0 && commit !== "" ? { ...mirror, commit } : mirror);
+      }
+      installs.push({ ...entry, mirrors });
+    }
+    caches.push({ ...cache, installs });
+  }
+  return { ...setup, caches };
 }
 
 /** The network setup runs with: the caller's flag, or what the package index's probe answers. */
