@@ -22,7 +22,7 @@ import {
   testTimeNetworkProblem,
 } from "../src/env/setup/test-time-installs.js";
 import { prepareBase } from "../src/env/workspace/prepare.js";
-import { git } from "./support/git.js";
+import { committedRepository, git } from "./support/git.js";
 import { runOffline } from "./support/offline-run.js";
 import { usableBubblewrap } from "./support/sandboxes.js";
 import { removeRunRoot } from "./support/suites.js";
@@ -121,21 +121,13 @@ afterAll(async () => {
 });
 
 /** The repository under test: its requirement file names probe-git at tag v1 on the host. */
-async function repository(name: string): Promise<string> {
-  const folder = join(root, name);
-  await mkdir(folder, { recursive: true });
+function repository(name: string): Promise<string> {
   // Not the top-level requirements.txt: setup's own install would install it into the
   // environment, and pip reinstalls a URL requirement there is already (see the report).
-  await mkdir(join(folder, "requirements"), { recursive: true });
-  await writeFile(join(folder, "requirements.txt"), "\n");
-  await writeFile(
-    join(folder, "requirements", "dev.txt"),
-    `probe-git @ git+${host}/probe.git@v1#egg=probe-git\n`,
-  );
-  await git(folder, "init", "-q", "-b", "main");
-  await git(folder, "add", "-A");
-  await git(folder, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "init");
-  return folder;
+  return committedRepository(join(root, name), {
+    "requirements.txt": "\n",
+    "requirements/dev.txt": `probe-git @ git+${host}/probe.git@v1#egg=probe-git\n`,
+  });
 }
 
 const INSTALL = `python -m pip install -q -r requirements/dev.txt && python -c 'import probe_git; print("probe-git", probe_git.VERSION)'`;

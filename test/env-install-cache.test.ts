@@ -20,7 +20,7 @@ import {
   testTimeNetworkProblem,
 } from "../src/env/setup/test-time-installs.js";
 import { type PreparedBase, prepareBase } from "../src/env/workspace/prepare.js";
-import { git } from "./support/git.js";
+import { committedRepository } from "./support/git.js";
 import { runOffline } from "./support/offline-run.js";
 import { usableBubblewrap } from "./support/sandboxes.js";
 import { removeRunRoot } from "./support/suites.js";
@@ -135,14 +135,10 @@ afterAll(async () => {
   await removeRunRoot(root);
 });
 
-async function repository(name = "repo"): Promise<string> {
-  const folder = join(root, name);
-  await mkdir(folder, { recursive: true });
-  await writeFile(join(folder, "README.md"), "a repository whose verifier installs at test time\n");
-  await git(folder, "init", "-q", "-b", "main");
-  await git(folder, "add", "-A");
-  await git(folder, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "init");
-  return folder;
+function repository(name = "repo"): Promise<string> {
+  return committedRepository(join(root, name), {
+    "README.md": "a repository whose verifier installs at test time\n",
+  });
 }
 
 const INSTALL_PROBE_A =

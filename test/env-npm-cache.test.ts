@@ -22,7 +22,7 @@ import {
   testTimeNetworkProblem,
 } from "../src/env/setup/test-time-installs.js";
 import { prepareBase } from "../src/env/workspace/prepare.js";
-import { git } from "./support/git.js";
+import { committedRepository } from "./support/git.js";
 import { runOffline } from "./support/offline-run.js";
 import { usableBubblewrap } from "./support/sandboxes.js";
 import { removeRunRoot } from "./support/suites.js";
@@ -152,9 +152,7 @@ afterAll(async () => {
 });
 
 /** A node repository whose lock file pins probe-a and its dependency probe-b at the registry. */
-async function repository(name: string): Promise<string> {
-  const folder = join(root, name);
-  await mkdir(folder, { recursive: true });
+function repository(name: string): Promise<string> {
   const locked = (item: Published) => ({
     version: item.version,
     resolved: tarballUrl(item),
@@ -163,13 +161,13 @@ async function repository(name: string): Promise<string> {
   });
   const a = published.get("probe-a") as Published;
   const b = published.get("probe-b") as Published;
-  await writeFile(
-    join(folder, "package.json"),
-    JSON.stringify({ name: "repo", version: "1.0.0", dependencies: { "probe-a": "1.0.0" } }),
-  );
-  await writeFile(
-    join(folder, "package-lock.json"),
-    JSON.stringify({
+  return committedRepository(join(root, name), {
+    "package.json": JSON.stringify({
+      name: "repo",
+      version: "1.0.0",
+      dependencies: { "probe-a": "1.0.0" },
+    }),
+    "package-lock.json": JSON.stringify({
       name: "repo",
       version: "1.0.0",
       lockfileVersion: 3,
@@ -180,11 +178,7 @@ async function repository(name: string): Promise<string> {
         "node_modules/probe-b": locked(b),
       },
     }),
-  );
-  await git(folder, "init", "-q", "-b", "main");
-  await git(folder, "add", "-A");
-  await git(folder, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "init");
-  return folder;
+  });
 }
 
 /** What the verifier's fixture runs, then proof that the installed tree loads. */

@@ -1,4 +1,6 @@
 import { execFileSync } from "node:child_process";
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { runProcess } from "../../src/core/process.js";
 
 /**
@@ -30,4 +32,22 @@ export function gitSyncRaw(cwd: string, ...args: string[]): string {
 /** Synchronous git returning stdout trimmed (commit ids, names). */
 export function gitSync(cwd: string, ...args: string[]): string {
   return gitSyncRaw(cwd, ...args).trim();
+}
+
+/**
+ * A git repository at `folder` holding `files` (relative path → text) in one commit on `main`:
+ * the untouched tree a test prepares an environment or runs a verifier on.
+ */
+export async function committedRepository(
+  folder: string,
+  files: Readonly<Record<string, string>>,
+): Promise<string> {
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(dirname(join(folder, path)), { recursive: true });
+    await writeFile(join(folder, path), text);
+  }
+  await git(folder, "init", "-q", "-b", "main");
+  await git(folder, "add", "-A");
+  await git(folder, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "init");
+  return folder;
 }
