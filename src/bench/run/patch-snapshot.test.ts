@@ -37,7 +37,7 @@ import {
 } from "../../env/index.js";
 import { materialiseVerified } from "../../env/workspace/identity.js";
 import { readOwner } from "../../env/workspace/owner.js";
-import { captureWorkspacePatch } from "./patch.js";
+import { captureWorkspacePatch, forgetBaseSnapshots } from "./patch.js";
 
 const cleanups = cleanupsAfterEach();
 const isRoot = process.getuid?.() === 0;
@@ -324,12 +324,19 @@ describe("captureWorkspacePatch from a materialised workspace", () => {
 });
 
 describe("the base snapshot under attack", () => {
-  /** The snapshot holder of a base: `<base key>-patch-*` beside its workspaces' holders. */
+  /** A base's kept snapshot: `patch-snapshot-<digest>` in the base's own folder. */
   async function snapshotHolder(base: PreparedBase): Promise<string> {
+    const kept = (await readdir(base.root)).filter((name) => name.startsWith("patch-snapshot-"));
+    expect(kept).toEqual([`patch-snapshot-${base.digest.slice(0, 32)}`]);
+    return join(base.root, kept[0] as string);
+  }
+
+  /** Snapshot holders of this process left beside the workspaces (made, not kept). */
+  async function ownHolders(base: PreparedBase): Promise<string[]> {
     const root = join(base.cacheDir, "workspaces");
-    const holders = (await readdir(root)).filter((name) => name.startsWith(`${base.key}-patch-`));
-    expect(holders).toHaveLength(1);
-    return join(root, holders[0] as string);
+    return (await readdir(root))
+      .filter((name) => name.startsWith(`${base.key}-patch-`))
+      .map((name) => join(root, name));
   }
 
   /** Every file under a folder with its content, to tell whether anything changed. */
@@ -357,8 +364,8 @@ describe("the base snapshot under attack", () => {
       await first.dispose();
 
       const holder = await snapshotHolder(base);
-      // Swept by `sweepStaleWorkspaces` once this process is gone, never while it lives.
-      expect((await readOwner(holder))?.pid).toBe(process.pid);
+      // Kept in the base's folder for later processes, nothing left beside the workspaces.
+      expect(await ownHolders(base)).toEqual([]);
       const snapshot = await contents(holder);
 
       const second = await materialiseVerified(base, { method });
@@ -388,9 +395,66 @@ describe("the base snapshot under attack", () => {
     });
     await writeFile(join(workspace.path, "src", "edit.py"), "x = 4\n");
     expect((await bothCaptures(base, workspace)).diff).toContain("-x = 1\n+x = 4\n");
-    // That capture forgot the snapshot; the next one makes a new one and uses it.
+    // That capture forgot the snapshot and no longer trusts the kept one; the next one makes
+    // its own beside the workspaces (swept once this process is gone) and uses it.
     expect((await bothCaptures(base, workspace)).diff).toContain("-x = 1\n+x = 4\n");
-    expect(await snapshotHolder(base)).not.toBe(holder);
+    const own = await ownHolders(base);
+    expect(own).toHaveLength(1);
+    expect((await readOwner(own[0] as string))?.pid).toBe(process.pid);
+  });
+
+  it("a later process reads the kept snapshot instead of indexing the base again (copy)", async () => {
+    const root = await temporaryDirectoryIn(cleanups, "patch-snapshot-");
+    const base = await preparedBase(root, await trickyRepository(root));
+    const first = await materialiseVerified(base, { method: "copy" });
+    await bothCaptures(base, first);
+    await first.dispose();
+    await snapshotHolder(base);
+    // As a new process: nothing remembered. A file slipped into the base after the snapshot is
+    // then only in a base indexed again, so a patch showing it added proves the kept one was read.
+    forgetBaseSnapshots();
+    await writeFile(join(base.tree, "slipped-in.txt"), "after the snapshot\n");
+    const workspace = await materialiseVerified(base, { method: "copy" });
+    cleanups.push(async () => {
+      await workspace.dispose();
+    });
+    const patch = await captureWorkspacePatch(base.tree, workspace);
+    expect(patch.files).toBe(1);
+    expect(patch.diff).toContain("+after the snapshot");
+    forgetBaseSnapshots();
+  });
+
+  it.each([
+    ["a folder without its record (a maker killed before the move)", undefined],
+    ["a record that is not JSON", "{not json"],
+    [
+      "another base's record",
+      JSON.stringify({
+        format: "skillsmith-patch-snapshot/1",
+        digest: "0".repeat(64),
+        tree: "a".repeat(40),
+        entries: [],
+      }),
+    ],
+    ["a record of another format", JSON.stringify({ format: "skillsmith-patch-snapshot/9" })],
+  ])("a kept snapshot that is not whole is never used: %s", async (_name, record) => {
+    const root = await temporaryDirectoryIn(cleanups, "patch-snapshot-");
+    const base = await preparedBase(root, await trickyRepository(root));
+    forgetBaseSnapshots();
+    // Planted where the kept snapshot goes, claiming the base has no files at all: used, every
+    // file of the base would show as added.
+    const kept = join(base.root, `patch-snapshot-${base.digest.slice(0, 32)}`);
+    await mkdir(join(kept, "git"), { recursive: true });
+    if (record !== undefined) await writeFile(join(kept, "snapshot.json"), record);
+    const workspace = await materialiseVerified(base);
+    cleanups.push(async () => {
+      await workspace.dispose();
+    });
+    await writeFile(join(workspace.path, "src", "edit.py"), "x = 5\n");
+    const patch = await bothCaptures(base, workspace);
+    expect(patch.files).toBe(1);
+    expect(patch.diff).toContain("-x = 1\n+x = 5\n");
+    forgetBaseSnapshots();
   });
 
   it.skipIf(bubblewrap === undefined || !isRoot)(
