@@ -82,6 +82,15 @@ afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
+/**
+ * Every pytest verifier here sets this: the unsafe sandbox runs the host's `python3`, whose
+ * third-party pytest plugins load themselves into every session unless told not to (on the
+ * development machine hypothesis and pytest-benchmark: about 1 s of CPU a session, 0.01 s of
+ * pytest's own work without them; 14 unsafe sessions in this file). No check here concerns
+ * third-party plugins, and skillsmith's own plugin is loaded by name (`-p`), which this leaves on.
+ */
+const withoutThirdPartyPlugins = { PYTEST_DISABLE_PLUGIN_AUTOLOAD: "1" } as const;
+
 // Four checks; `test_sub` fails against calc.py: 3 of 4 pass → 0.75.
 const pytestJunitVerifier: VerifierSpec = {
   name: "calc-junit",
@@ -110,6 +119,7 @@ const pytestJunitVerifier: VerifierSpec = {
     "python3 -m pytest -q -p no:cacheprovider verifier_tests --junitxml=verifier-results.xml",
   resultsFile: "verifier-results.xml",
   timeoutMs: 60_000,
+  env: withoutThirdPartyPlugins,
 };
 
 // Five checks read from pytest's summary (no JUnit): add, mul pass; sub fails; one skipped;
@@ -144,6 +154,7 @@ const pytestSummaryVerifier: VerifierSpec = {
   ],
   command: ["python3", "-m", "pytest", "-v", "-p", "no:cacheprovider", "verifier_tests"],
   timeoutMs: 60_000,
+  env: withoutThirdPartyPlugins,
 };
 
 // node:test, six leaf checks: upper, lower, left pass; reverse, right fail; one skipped → 3/6.
@@ -295,6 +306,7 @@ describe("verifier pass ratios are the same in every sandbox", () => {
           "cd /workspace/calc && python3 -m pytest -q -p no:cacheprovider /workspace/calc/verifier_tests --junitxml=/workspace/calc/out.xml",
         resultsFile: "out.xml",
         timeoutMs: 60_000,
+        env: withoutThirdPartyPlugins,
       };
       expect(calcBase.workspaceMountPath).toBe("/workspace/calc");
       const result = await runOn(calcBase, new BubblewrapSandbox(), verifier);
@@ -338,6 +350,7 @@ describe("verifier runner", () => {
       files: [{ path: "verifier_tests/test_empty.py", content: "def helper():\n    return 1\n" }],
       command: ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "verifier_tests"],
       timeoutMs: 60_000,
+      env: withoutThirdPartyPlugins,
     });
     expect(result.exitCode).toBe(5);
     expect(result.flags).toEqual(["no-checks"]);
@@ -358,6 +371,7 @@ describe("verifier runner", () => {
           "python3 -m pytest -q -p no:cacheprovider verifier_tests --junitxml=verifier-results.xml",
         resultsFile: "verifier-results.xml",
         timeoutMs: 60_000,
+        env: withoutThirdPartyPlugins,
       });
       expect(withJunit.flags).toEqual(["collection-error"]);
       expect(withJunit.passRatio).toBe(0);
@@ -365,6 +379,7 @@ describe("verifier runner", () => {
         files: [broken],
         command: ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "verifier_tests"],
         timeoutMs: 60_000,
+        env: withoutThirdPartyPlugins,
       });
       expect(withoutJunit.exitCode).toBe(2);
       expect(withoutJunit.flags).toEqual(["collection-error"]);
@@ -403,6 +418,7 @@ describe("verifier runner", () => {
       ],
       command: ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "verifier_tests"],
       timeoutMs: 1_500,
+      env: withoutThirdPartyPlugins,
     });
     expect(result.timedOut).toBe(true);
     expect(result.flags).toEqual(["timeout"]);
