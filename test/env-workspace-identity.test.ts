@@ -202,13 +202,23 @@ describe("verification stamp", () => {
     expect(await checkBase(base)).toMatchObject({ digest: base.digest, source: "stamp" });
   });
 
+  // Each damages the real stamp, which would otherwise match the tree entry for entry.
   it.each([
-    ["not JSON", "{ half a stamp"],
-    ["another version", JSON.stringify({ version: 0, digest: "x", mayHoldSkillFolders: false })],
-    ["entries missing", JSON.stringify({ version: 1, mayHoldSkillFolders: true })],
-  ])("takes a stamp that is %s for none: a full walk, no error", async (_kind, text) => {
+    ["not JSON", (text: string) => text.slice(0, text.length / 2)],
+    [
+      "another version",
+      (text: string) => text.replace("skillsmith-base-stamp/1", "skillsmith-base-stamp/0"),
+    ],
+    [
+      "without its entries",
+      (text: string) => JSON.stringify({ ...JSON.parse(text), entries: undefined }),
+    ],
+  ])("takes a stamp that is %s for none: a full walk, no error", async (_kind, damage) => {
     const base = await stampedBase();
-    await writeFile(join(base.root, STAMP_FILE), text);
+    const stampPath = join(base.root, STAMP_FILE);
+    const damaged = damage(await readFile(stampPath, "utf8"));
+    expect(damaged).not.toBe(await readFile(stampPath, "utf8"));
+    await writeFile(stampPath, damaged);
     expect(await checkBase(base, { racyMarginMs: 30 })).toEqual({
       digest: base.digest,
       mayHoldSkillFolders: false,

@@ -35,10 +35,14 @@
  * version, another digest, one entry different — means the full walk, never an error.
  */
 import { type BigIntStats, lstatSync, readdirSync } from "node:fs";
-import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { InfrastructureError } from "../../core/errors.js";
+import { formatTag } from "../../core/format-tag.js";
+import { formatTagSchema } from "../../core/format-tag-schema.js";
+import { writeFileAtomic } from "../../core/fs.js";
+import { parseJsonResult } from "../../core/parse.js";
 import { AGENT_SKILL_DIRECTORIES } from "../../skill/install.js";
 import type { PreparedBase } from "./base.js";
 import { type TreeEntryKind, treeDigest } from "./digest.js";
@@ -58,7 +62,8 @@ export interface BaseCheck extends VerifiedBase {
 
 /** The stamp's file name in `base.root`, beside `tree/` and `meta.json`. */
 export const STAMP_FILE = "tree-stamp.json";
-const STAMP_VERSION = 1;
+/** The stamp's format; a stamp of any other (an older or later skillsmith's) means a full walk. */
+export const STAMP_FORMAT = formatTag("base-stamp", 1);
 
 /**
  * How old every entry's ctime must be, when the full walk starts, for the walk to be stamped.
@@ -68,7 +73,7 @@ const STAMP_VERSION = 1;
 export const STAMP_RACY_MARGIN_MS = 1000;
 
 const stampSchema = z.object({
-  version: z.literal(STAMP_VERSION),
+  format: formatTagSchema(STAMP_FORMAT),
   digest: z.string(),
   mayHoldSkillFolders: z.boolean(),
   entries: z.array(z.string()),
@@ -152,8 +157,7 @@ async function walkBase(base: PreparedBase, racyMarginMs: number): Promise<BaseC
       { data: { recorded: base.digest, actual: digest, base: base.root } },
     );
   }
-  if (!racy)
-    await writeStamp(base, { version: STAMP_VERSION, digest, mayHoldSkillFolders, entries });
+  if (!racy) await writeStamp(base, { format: STAMP_FORMAT, digest, mayHoldSkillFolders, entries });
   return { digest, mayHoldSkillFolders, source: "walk" };
 }
 
@@ -216,30 +220,23 @@ function sortedNames(directory: string): string[] {
 }
 
 async function readStamp(base: PreparedBase): Promise<z.infer<typeof stampSchema> | undefined> {
+  let text: string;
   try {
-    const parsed = stampSchema.safeParse(
-      JSON.parse(await readFile(join(base.root, STAMP_FILE), "utf8")),
-    );
-    return parsed.success ? parsed.data : undefined;
+    text = await readFile(join(base.root, STAMP_FILE), "utf8");
   } catch {
-    // Missing or not JSON: the stamp only saves a walk, so its absence is never an error.
+    // Missing or unreadable: the stamp only saves a walk, so its absence is never an error.
     return undefined;
   }
+  const parsed = parseJsonResult(stampSchema, text);
+  return parsed.ok ? parsed.value : undefined;
 }
 
 /**
- * Written to a temporary name and renamed, so a reader sees the old stamp or the new one, never
+ * Atomic (temporary sibling, then rename), so a reader sees the old stamp or the new one, never
  * half of one. A cache the process may not write to just goes unstamped.
  */
 async function writeStamp(base: PreparedBase, stamp: z.infer<typeof stampSchema>): Promise<void> {
-  const path = join(base.root, STAMP_FILE);
-  const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
-  try {
-    await writeFile(temporary, JSON.stringify(stamp));
-    await rename(temporary, path);
-  } catch {
-    await rm(temporary, { force: true }).catch(() => undefined);
-  }
+  await writeFileAtomic(join(base.root, STAMP_FILE), JSON.stringify(stamp)).catch(() => undefined);
 }
 
 /**
