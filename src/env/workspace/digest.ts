@@ -1,12 +1,18 @@
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { type BigIntStats, lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 
 export interface TreeDigestOptions {
   /** Relative paths (with `/` separators) to leave out, with everything below them. */
   readonly exclude?: (relativePath: string) => boolean;
-  /** Called for every entry hashed, so a caller can learn about the tree in the same walk. */
-  readonly onEntry?: (relativePath: string, kind: TreeEntryKind) => void;
+  /**
+   * Called for every entry hashed, so a caller can learn about the tree in the same walk. With
+   * `bigintStats`, `info` is the entry's `lstat` with nanosecond times, taken before its content
+   * (or a folder's names, or a link's target) was read, so a change after it moves its ctime.
+   */
+  readonly onEntry?: (relativePath: string, kind: TreeEntryKind, info?: BigIntStats) => void;
+  /** `lstat` with `{ bigint: true }` and hand the result to `onEntry`. */
+  readonly bigintStats?: boolean;
 }
 
 export type TreeEntryKind = "file" | "dir" | "link" | "special";
@@ -54,24 +60,25 @@ export async function treeDigest(root: string, options: TreeDigestOptions = {}):
     const relativePath = frame.prefix === "" ? name : `${frame.prefix}/${name}`;
     if (options.exclude?.(relativePath) === true) continue;
     const path = join(frame.directory, name);
-    const info = lstatSync(path);
-    const mode = (info.mode & 0o7777).toString(8);
+    const info = lstatSync(path, { bigint: options.bigintStats === true });
+    const mode = (Number(info.mode) & 0o7777).toString(8);
+    const stats = typeof info.mode === "bigint" ? (info as BigIntStats) : undefined;
     if (info.isSymbolicLink()) {
       hash.update(`link ${mode} ${relativePath}\0${readlinkSync(path)}\0`);
-      options.onEntry?.(relativePath, "link");
+      options.onEntry?.(relativePath, "link", stats);
     } else if (info.isDirectory()) {
       hash.update(`dir ${mode} ${relativePath}\0`);
-      options.onEntry?.(relativePath, "dir");
+      options.onEntry?.(relativePath, "dir", stats);
       stack.push({ directory: path, prefix: relativePath, names: sortedNames(path), next: 0 });
     } else if (info.isFile()) {
       const content = readFileSync(path);
       hash.update(`file ${mode} ${relativePath} ${content.length}\0`);
       hash.update(content);
-      options.onEntry?.(relativePath, "file");
+      options.onEntry?.(relativePath, "file", stats);
     } else {
       // Sockets, FIFOs and devices have no content to compare; their presence still counts.
       hash.update(`special ${mode} ${relativePath}\0`);
-      options.onEntry?.(relativePath, "special");
+      options.onEntry?.(relativePath, "special", stats);
     }
   }
   return hash.digest("hex");
