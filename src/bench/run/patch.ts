@@ -61,6 +61,8 @@ import { dirname, join } from "node:path";
 import { z } from "zod";
 import { InfrastructureError } from "../../core/errors.js";
 import { formatTag } from "../../core/format-tag.js";
+import { formatTagSchema } from "../../core/format-tag-schema.js";
+import { parseJsonResult } from "../../core/parse.js";
 import { runProcess } from "../../core/process.js";
 import { scanPatch, type Workspace } from "../../env/index.js";
 import { writeOwner } from "../../env/workspace/owner.js";
@@ -218,7 +220,7 @@ function keptSnapshotFolder(workspace: Workspace): string {
 const SNAPSHOT_FORMAT = formatTag("patch-snapshot", 1);
 const KEPT_RECORD = "snapshot.json";
 const keptRecordSchema = z.object({
-  format: z.literal(SNAPSHOT_FORMAT),
+  format: formatTagSchema(SNAPSHOT_FORMAT),
   digest: z.string(),
   tree: z.string().regex(/^[0-9a-f]{40,64}$/),
   entries: z.array(z.string()),
@@ -259,15 +261,9 @@ async function keptOrNewSnapshot(workspace: Workspace, root: string): Promise<Ba
 async function readKeptSnapshot(folder: string, digest: string): Promise<BaseSnapshot | undefined> {
   const text = await readFile(join(folder, KEPT_RECORD), "utf8").catch(() => undefined);
   if (text === undefined) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const record = keptRecordSchema.safeParse(parsed);
-  if (!record.success || record.data.digest !== digest) return undefined;
-  return snapshotIn(folder, record.data.tree, record.data.entries);
+  const record = parseJsonResult(keptRecordSchema, text);
+  if (!record.ok || record.value.digest !== digest) return undefined;
+  return snapshotIn(folder, record.value.tree, record.value.entries);
 }
 
 /** A snapshot's fields from its holder, tree id and `ls-files --stage -z` entries. */
