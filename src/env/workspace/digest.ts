@@ -1,5 +1,12 @@
 import { createHash } from "node:crypto";
-import { type BigIntStats, lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import {
+  type BigIntStats,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  type Stats,
+} from "node:fs";
 import { join } from "node:path";
 
 export interface TreeDigestOptions {
@@ -40,27 +47,15 @@ const SLICE_MS = 10;
 export async function treeDigest(root: string, options: TreeDigestOptions = {}): Promise<string> {
   const hash = createHash("sha256");
   hash.update(`root ${(lstatSync(root).mode & 0o7777).toString(8)}\0`);
-  // Depth-first with an explicit stack: each frame is a folder's sorted names and a cursor.
-  const stack: { directory: string; prefix: string; names: string[]; next: number }[] = [
-    { directory: root, prefix: "", names: sortedNames(root), next: 0 },
-  ];
   let sliceStarted = performance.now();
-  while (stack.length > 0) {
+  for (const { relativePath, path, info } of treeEntries(root, {
+    ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
+    bigint: options.bigintStats === true,
+  })) {
     if (performance.now() - sliceStarted > SLICE_MS) {
       await new Promise((resolve) => setImmediate(resolve));
       sliceStarted = performance.now();
     }
-    const frame = stack[stack.length - 1] as (typeof stack)[number];
-    const name = frame.names[frame.next];
-    if (name === undefined) {
-      stack.pop();
-      continue;
-    }
-    frame.next += 1;
-    const relativePath = frame.prefix === "" ? name : `${frame.prefix}/${name}`;
-    if (options.exclude?.(relativePath) === true) continue;
-    const path = join(frame.directory, name);
-    const info = lstatSync(path, { bigint: options.bigintStats === true });
     const mode = (Number(info.mode) & 0o7777).toString(8);
     const stats = typeof info.mode === "bigint" ? (info as BigIntStats) : undefined;
     if (info.isSymbolicLink()) {
@@ -69,7 +64,6 @@ export async function treeDigest(root: string, options: TreeDigestOptions = {}):
     } else if (info.isDirectory()) {
       hash.update(`dir ${mode} ${relativePath}\0`);
       options.onEntry?.(relativePath, "dir", stats);
-      stack.push({ directory: path, prefix: relativePath, names: sortedNames(path), next: 0 });
     } else if (info.isFile()) {
       const content = readFileSync(path);
       hash.update(`file ${mode} ${relativePath} ${content.length}\0`);
@@ -82,6 +76,45 @@ export async function treeDigest(root: string, options: TreeDigestOptions = {}):
     }
   }
   return hash.digest("hex");
+}
+
+/** One entry of a tree's walk: its path relative to the top (`/` separators), its path, its `lstat`. */
+export interface TreeEntry<Info extends Stats | BigIntStats = Stats | BigIntStats> {
+  readonly relativePath: string;
+  readonly path: string;
+  readonly info: Info;
+}
+
+/**
+ * Every entry below `root`, depth-first in code-unit order (the order `treeDigest` hashes), each
+ * folder's entries right after it; an excluded path is skipped with everything below it.
+ * Symbolic links are never followed. The one walk of `treeDigest` and the base's stamp check.
+ */
+export function* treeEntries(
+  root: string,
+  options: { readonly exclude?: (relativePath: string) => boolean; readonly bigint?: boolean } = {},
+): Generator<TreeEntry> {
+  // Depth-first with an explicit stack: each frame is a folder's sorted names and a cursor.
+  const stack: { directory: string; prefix: string; names: string[]; next: number }[] = [
+    { directory: root, prefix: "", names: sortedNames(root), next: 0 },
+  ];
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1] as (typeof stack)[number];
+    const name = frame.names[frame.next];
+    if (name === undefined) {
+      stack.pop();
+      continue;
+    }
+    frame.next += 1;
+    const relativePath = frame.prefix === "" ? name : `${frame.prefix}/${name}`;
+    if (options.exclude?.(relativePath) === true) continue;
+    const path = join(frame.directory, name);
+    const info = lstatSync(path, { bigint: options.bigint === true });
+    yield { relativePath, path, info };
+    if (info.isDirectory()) {
+      stack.push({ directory: path, prefix: relativePath, names: sortedNames(path), next: 0 });
+    }
+  }
 }
 
 function sortedNames(directory: string): string[] {

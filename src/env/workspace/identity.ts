@@ -34,7 +34,7 @@
  * written under the filesystem. Any doubt about the stamp — missing, unparsable, another
  * version, another digest, one entry different — means the full walk, never an error.
  */
-import { type BigIntStats, lstatSync, readdirSync } from "node:fs";
+import { type BigIntStats, lstatSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
@@ -45,7 +45,7 @@ import { writeFileAtomic } from "../../core/fs.js";
 import { parseJsonResult } from "../../core/parse.js";
 import { AGENT_SKILL_DIRECTORIES } from "../../skill/install.js";
 import type { PreparedBase } from "./base.js";
-import { type TreeEntryKind, treeDigest } from "./digest.js";
+import { type TreeEntryKind, treeDigest, treeEntries } from "./digest.js";
 import { type MaterialiseOptions, materialiseWorkspace, type Workspace } from "./materialise.js";
 
 export interface VerifiedBase {
@@ -189,34 +189,13 @@ function matchesStamp(tree: string, stamp: z.infer<typeof stampSchema>): boolean
     const next = (relativePath: string, info: BigIntStats): boolean =>
       stamp.entries[index++] === stampEntry(relativePath, entryKind(info), info);
     if (!next("", lstatSync(tree, { bigint: true }))) return false;
-    const stack: { directory: string; prefix: string; names: string[]; next: number }[] = [
-      { directory: tree, prefix: "", names: sortedNames(tree), next: 0 },
-    ];
-    while (stack.length > 0) {
-      const frame = stack[stack.length - 1] as (typeof stack)[number];
-      const name = frame.names[frame.next];
-      if (name === undefined) {
-        stack.pop();
-        continue;
-      }
-      frame.next += 1;
-      const relativePath = frame.prefix === "" ? name : `${frame.prefix}/${name}`;
-      const path = join(frame.directory, name);
-      const info = lstatSync(path, { bigint: true });
-      if (!next(relativePath, info)) return false;
-      if (info.isDirectory()) {
-        stack.push({ directory: path, prefix: relativePath, names: sortedNames(path), next: 0 });
-      }
+    for (const { relativePath, info } of treeEntries(tree, { bigint: true })) {
+      if (!next(relativePath, info as BigIntStats)) return false;
     }
     return index === stamp.entries.length;
   } catch {
     return false;
   }
-}
-
-function sortedNames(directory: string): string[] {
-  // The same code-unit order as treeDigest's walk.
-  return readdirSync(directory).sort((left, right) => (left < right ? -1 : left > right ? 1 : 0));
 }
 
 async function readStamp(base: PreparedBase): Promise<z.infer<typeof stampSchema> | undefined> {
