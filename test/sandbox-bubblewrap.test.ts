@@ -87,6 +87,27 @@ describe(`bubblewrap details${hasBwrap ? "" : " (skipped: bwrap not installed)"}
     },
   );
 
+  it("probes with the system folders exec binds, never a recursive bind of the host root", async () => {
+    // A recursive bind of `/` copies every mount below it; one vanishing meanwhile (a container's
+    // overlay on a busy machine) failed the probe in a loaded full run and made bubblewrap look
+    // unusable. A bwrap that records its arguments shows what the probe asks for.
+    const folder = join(tmpdir(), `skillsmith-probe-args-${randomBytes(4).toString("hex")}`);
+    mkdirSync(folder);
+    try {
+      const recorded = join(folder, "arguments");
+      const fake = join(folder, "bwrap");
+      writeFileSync(fake, `#!/bin/sh\nprintf '%s\\n' "$@" > ${recorded}\n`, { mode: 0o755 });
+      await new BubblewrapSandbox({ bwrapPath: fake }).probe();
+      const args = readFileSync(recorded, "utf8").trim().split("\n");
+      const binds = args.flatMap((arg, index) => (arg === "--ro-bind" ? [args[index + 1]] : []));
+      expect(binds).not.toContain("/");
+      expect(binds).toContain("/usr");
+      expect(args.slice(-1)).toEqual(["true"]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it.skipIf(!hasBwrap || layout === null)("removes its cgroups after each run", async () => {
     const ours = () => {
       const folders: string[] = [];

@@ -83,6 +83,19 @@ const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/b
  * them (`/bin` → `usr/bin` on merged-/usr systems) are recreated as links.
  */
 export const SYSTEM_FOLDERS = ["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"] as const;
+
+/** bwrap arguments showing the system folders read-only (a symbolic link as the same link). */
+function systemFolderArguments(): string[] {
+  const args: string[] = [];
+  for (const entry of SYSTEM_FOLDERS) {
+    const path = `/${entry}`;
+    const stat = lstatSync(path, { throwIfNoEntry: false });
+    if (stat === undefined) continue;
+    if (stat.isSymbolicLink()) args.push("--symlink", readlinkSync(path), path);
+    else args.push("--ro-bind", path, path);
+  }
+  return args;
+}
 /**
  * What of `/etc` a sandbox sees: name resolution, the dynamic linker's cache, time zone, TLS
  * roots, Debian's alternatives links and Python's site configuration. An allow-list, because a
@@ -212,9 +225,13 @@ export class BubblewrapSandbox implements SandboxV1 {
    * user namespaces disabled). Throws `SandboxUnavailableError` with bwrap's own words.
    */
   async probe(): Promise<void> {
+    // The system folders `exec` binds, not the whole host root: a recursive bind of `/` copies
+    // every mount below it, and one that vanishes meanwhile (a container's overlay, another
+    // run's workspace) failed the probe on a busy machine ("Can't bind mount /oldroot/ ...
+    // No such file or directory"), which then called bubblewrap unusable.
     const result = await runProcess(
       this.bwrapPath,
-      ["--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--die-with-parent", "true"],
+      [...systemFolderArguments(), "--unshare-pid", "--unshare-net", "--die-with-parent", "true"],
       { timeoutMs: 10_000 },
     );
     if (result.exitCode !== 0) {
@@ -350,14 +367,7 @@ export class BubblewrapSandbox implements SandboxV1 {
       }
     }
 
-    const args: string[] = [];
-    for (const entry of SYSTEM_FOLDERS) {
-      const path = `/${entry}`;
-      const stat = lstatSync(path, { throwIfNoEntry: false });
-      if (stat === undefined) continue;
-      if (stat.isSymbolicLink()) args.push("--symlink", readlinkSync(path), path);
-      else args.push("--ro-bind", path, path);
-    }
+    const args: string[] = systemFolderArguments();
     args.push("--dir", "/etc");
     for (const entry of ETC_ALLOWLIST) {
       const path = `/etc/${entry}`;
