@@ -195,45 +195,166 @@ with gzip.open(${JSON.stringify(humanEvalFixture)}, "rt") as handle:
         expect(sandboxed.feedback).toMatch(/did not load \((FileNotFoundError|OSError)\)/);
       });
 
-      it("kills every process of an answer before the next answer runs", async () => {
-        const humanEval = family();
-        const task = await target();
-        // The first answer leaves a daemon behind (double fork, new session) and records its
-        // pid; the second answers correctly only while that daemon is alive.
-        const leaveDaemon = `${header}import os, time
-
-def has_close_elements(numbers, threshold):
-    if os.fork() == 0:
-        os.setsid()
-        if os.fork() == 0:
-            with open("/tmp/daemon.pid", "w") as handle:
-                handle.write(str(os.getpid()))
-            time.sleep(60)
-        os._exit(0)
-    time.sleep(0.5)
-    return False
-`;
-        const needDaemon = `${header}import os
-
-def has_close_elements(numbers, threshold):
-    with open("/tmp/daemon.pid") as handle:
-        os.kill(int(handle.read()), 0)
+      // The correct body of HumanEval/0, run by an answer only once its probe found what it
+      // looks for; otherwise it raises LookupError.
+      const correctBody = `
     for i, a in enumerate(numbers):
         for j, b in enumerate(numbers):
             if i != j and abs(a - b) < threshold:
                 return True
     return False
 `;
-        const [first, second] = await humanEval.check([
-          { task, code: leaveDaemon },
-          { task, code: needDaemon },
-        ]);
-        expect(first).toMatchObject({ status: "fail" });
-        expect(second).toMatchObject({
-          status: "error",
-          feedback: "the function raised ProcessLookupError",
-        });
-      });
+
+      it("kills every process of an answer, zombies included, before the next answer runs", async () => {
+        const humanEval = family();
+        const task = await target();
+        // The first answer leaves a daemon behind (double fork, new session) under a name of
+        // its own, holding 300 MB so that its death takes a while (the page tables go first):
+        // a killed daemon may turn into a zombie between the sweep's reap and its scan, and a
+        // zombie still shows in /proc. The second answers correctly only if the daemon shows.
+        const leaveDaemon = `${header}import ctypes, os, time
+
+def has_close_elements(numbers, threshold):
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            ctypes.CDLL(None).prctl(15, b"lingering", 0, 0, 0)
+            block = bytearray(300 * 1024 * 1024)
+            for i in range(0, len(block), 4096):
+                block[i] = 1
+            time.sleep(60)
+        os._exit(0)
+    time.sleep(1.5)
+    return False
+`;
+        const needDaemon = `${header}import os
+
+def has_close_elements(numbers, threshold):
+    for name in os.listdir("/proc"):
+        try:
+            with open("/proc/" + name + "/comm") as handle:
+                if handle.read().strip() == "lingering":
+                    break
+        except OSError:
+            pass
+    else:
+        raise LookupError()
+${correctBody}`;
+        // Twelve pairs: before zombies were reaped, about one pair in twelve passed.
+        const pairs = 12;
+        const outcomes = await humanEval.check(
+          Array.from({ length: pairs }, () => [
+            { task, code: leaveDaemon },
+            { task, code: needDaemon },
+          ]).flat(),
+        );
+        const lefts = outcomes.filter((_, index) => index % 2 === 0);
+        const needs = outcomes.filter((_, index) => index % 2 === 1);
+        for (const outcome of lefts) expect(outcome).toMatchObject({ status: "fail" });
+        for (const outcome of needs)
+          expect(outcome).toMatchObject({
+            status: "error",
+            feedback: "the function raised LookupError",
+          });
+      }, 180_000);
+
+      /**
+       * What an answer leaves behind besides processes, one channel per row: `leave` marks it,
+       * `probe` is a Python expression true when the mark is there. The next answer answers
+       * correctly only if it finds the mark, so a channel left open lets one answer tell a later
+       * one what it learnt (the inputs it was called with, whether it was called again).
+       */
+      const channels: { name: string; leave: string; probe: string }[] = [
+        {
+          name: "a file in /tmp",
+          leave: 'open("/tmp/mark", "w").write("1")',
+          probe: 'os.path.exists("/tmp/mark")',
+        },
+        {
+          name: "a file in /var/tmp",
+          leave: 'open("/var/tmp/mark", "w").write("1")',
+          probe: 'os.path.exists("/var/tmp/mark")',
+        },
+        {
+          name: "a file in /dev/shm",
+          leave: 'open("/dev/shm/mark", "w").write("1")',
+          probe: 'os.path.exists("/dev/shm/mark")',
+        },
+        {
+          name: "a file in /run",
+          leave: 'open("/run/mark", "w").write("1")',
+          probe: 'os.path.exists("/run/mark")',
+        },
+        {
+          name: "a file in the workspace",
+          leave: 'open("/workspace/humaneval/mark", "w").write("1")',
+          probe: 'os.path.exists("/workspace/humaneval/mark")',
+        },
+        {
+          name: "a folder 300 deep, the outer one made unreadable",
+          leave: 'os.makedirs("/tmp/d" + "/d" * 299); os.chmod("/tmp/d", 0)',
+          probe: 'os.path.lexists("/tmp/d")',
+        },
+        {
+          name: "a mode changed on a folder that was there before",
+          leave: 'os.chmod("/var/tmp", 0o701)',
+          probe: 'os.stat("/var/tmp").st_mode & 0o777 == 0o701',
+        },
+        {
+          name: "a System V shared memory segment",
+          leave: "ctypes.CDLL(None).shmget(4242, 4096, 0o1600)",
+          probe: "ctypes.CDLL(None).shmget(4242, 0, 0o600) != -1",
+        },
+        {
+          name: "a System V message queue",
+          leave: "ctypes.CDLL(None).msgget(4243, 0o1600)",
+          probe: "ctypes.CDLL(None).msgget(4243, 0o600) != -1",
+        },
+        {
+          name: "a System V semaphore set",
+          leave: "ctypes.CDLL(None).semget(4244, 1, 0o1600)",
+          probe: "ctypes.CDLL(None).semget(4244, 0, 0o600) != -1",
+        },
+      ];
+
+      it("nothing an answer leaves in files or IPC objects reaches the next answer", async () => {
+        const humanEval = family();
+        const task = await target();
+        // The check calls the answer several times: it leaves its mark once.
+        const answer = (leave: string, probe: string) => `${header}import ctypes, os
+
+def has_close_elements(numbers, threshold):
+    if not (${probe}):
+        ${leave}
+    if not (${probe}):
+        raise LookupError()
+${correctBody}`;
+        // Each leaver answers wrongly (it fails), then the next answer probes for its mark.
+        const outcomes = await humanEval.check(
+          channels.flatMap((channel) => [
+            { task, code: answer(`${channel.leave}\n        return False`, channel.probe) },
+            { task, code: answer("pass", channel.probe) },
+          ]),
+        );
+        // The controls: an answer's probe finds its own mark, so no probe is simply false.
+        const controls = await humanEval.check(
+          channels.map((channel) => ({ task, code: answer(channel.leave, channel.probe) })),
+        );
+        const rows = channels.map((channel, index) => ({
+          channel: channel.name,
+          control: controls[index]?.status,
+          leaver: outcomes[index * 2]?.status,
+          next: outcomes[index * 2 + 1]?.feedback,
+        }));
+        expect(rows).toEqual(
+          channels.map((channel) => ({
+            channel: channel.name,
+            control: "pass",
+            leaver: "fail",
+            next: "the function raised LookupError",
+          })),
+        );
+      }, 180_000);
 
       it("ReAct's run_python cannot read the dataset either", async () => {
         // The solver's own script tries to print the tests from the dataset file.

@@ -17,6 +17,13 @@
  *   never saw. A line an answer writes into the sandbox's output (bubblewrap's pid 1 holds it,
  *   readable and writable) lacks the nonce and is ignored; killing the harness loses the
  *   results, which scores 0 (`tampered`).
+ * - Nothing an answer leaves behind reaches the next answer of the batch, which could otherwise
+ *   learn what an earlier one found out (the inputs it was called with, whether it was called
+ *   again): every process it started is killed and reaped (a zombie still shows in /proc and
+ *   answers `kill(pid, 0)`); in the sandbox's writable folders (its scratch folders and every
+ *   writable mount) whatever is new is removed and whatever changed is put back; its System V IPC
+ *   objects are removed. Bubblewrap refuses the kernel keyring's calls (`env/sandbox/seccomp.ts`),
+ *   a container engine's default profile does too.
  * - Exiting early (`sys.exit(0)`, `os._exit(0)`) at import or in a call only ends the child: the
  *   check then fails on the missing answer.
  * - The dataset file is hidden inside the sandbox (`hiddenPaths`: an empty folder is mounted
@@ -24,7 +31,9 @@
  * - Time: each task has one deadline, for loading the answer, every call and the check's own code
  *   (an alarm), so one slow task times out alone and the batch goes on.
  * Not defended: an answer that spends its time budget on purpose (it then times out, scoring 0);
- * anything at all under the unsafe sandbox, which has no mount or pid namespace to hide behind.
+ * in a container sandbox, a file written outside the scratch folders (the container's own root
+ * is writable and too large to compare after every answer); anything at all under the unsafe
+ * sandbox, which has no mount or pid namespace to hide behind.
  *
  * One file (over 400 lines) because about 380 of its lines are the Python harness program itself,
  * kept beside the TypeScript that drives it and checks its nonce-marked messages, so the protocol
@@ -57,7 +66,9 @@ import json
 import os
 import select
 import shutil
+import re
 import signal
+import stat
 import sys
 import tempfile
 import time
@@ -202,10 +213,10 @@ def protect():
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER) failed")
 
 
-def descendants():
+def descendants(zombies=False):
     me = os.getpid()
     parents = {}
-    zombies = set()
+    dead = set()
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -218,11 +229,11 @@ def descendants():
         # while its parent was alive names that parent, which may have died (a zombie) by the
         # time its own stat is read. Dropping it would hide a live daemon from the kill.
         if fields[0] == b"Z":
-            zombies.add(int(name))
+            dead.add(int(name))
         parents[int(name)] = int(fields[1])
     found = []
     for pid in parents:
-        if pid in zombies:
+        if pid in dead and not zombies:
             continue
         current, hops = pid, 0
         while current in parents and hops < 4096:
@@ -251,7 +262,12 @@ def kill_descendants():
         # An empty scan is confirmed by a second one: /proc is read one entry at a time, so a
         # process can move (reparented as its parent exits) between the reads.
         if not pids and not descendants():
-            return True
+            # A process killed a moment ago may have become a zombie only after the reap above.
+            # A zombie still answers kill(pid, 0) and keeps its /proc entry, so a later answer
+            # would see it alive: reap it, and stop only when not even a zombie of ours is left.
+            reap()
+            if not descendants(zombies=True):
+                return True
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -259,6 +275,157 @@ def kill_descendants():
                 pass
         time.sleep(0.002)
     return False
+
+
+# What an answer leaves behind besides processes: files in the sandbox's writable folders and
+# System V IPC objects. Both outlive its processes, so without a sweep one answer could pass a
+# later one what it learnt (the inputs the check called it with, whether it was called again).
+# The state before the first answer is the baseline; after each answer everything new is removed
+# and everything changed is put back. Only when the caller says these folders belong to this
+# sandbox alone: under the unsafe sandbox /tmp is the host's, and nothing there is ours to remove.
+SCRATCH_FOLDERS = ("/tmp", "/var/tmp", "/run", "/dev", "/dev/shm")
+IPC_TABLES = (("shm", "shmctl"), ("sem", "semctl"), ("msg", "msgctl"))
+IPC_RMID = 0
+SMALL_FILE = 1024 * 1024
+
+
+class Leftover(Exception):
+    """Something an answer left behind could not be removed or put back."""
+
+
+def writable_mounts():
+    found = []
+    with open("/proc/self/mountinfo") as handle:
+        for line in handle:
+            fields = line.split()
+            point = re.sub(r"\\([0-7]{3})", lambda match: chr(int(match.group(1), 8)), fields[4])
+            if "rw" in fields[5].split(",") and point.split("/")[1] not in ("", "proc", "sys"):
+                found.append(point)
+    return found
+
+
+def scratch_roots(extra):
+    candidates = {path for path in (*SCRATCH_FOLDERS, *writable_mounts(), *extra) if os.path.isdir(path)}
+    return sorted(
+        root for root in candidates
+        if not any(root != other and root.startswith(other.rstrip("/") + "/") for other in candidates)
+    )
+
+
+def entry_of(path):
+    status = os.lstat(path)
+    if stat.S_ISDIR(status.st_mode):
+        # A folder's times change whenever anything inside it does: its entries are compared.
+        return ("dir", status.st_mode, status.st_ino)
+    if stat.S_ISLNK(status.st_mode):
+        return ("link", os.readlink(path))
+    if stat.S_ISREG(status.st_mode):
+        # ctime too: a rewrite at the same size with its mtime set back still moves the ctime.
+        return ("file", status.st_mode, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+    return ("node", status.st_mode, status.st_ino, status.st_rdev)
+
+
+def tree_of(root):
+    state, stack = {}, [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            state[folder] = entry_of(folder)
+            names = os.listdir(folder) if state[folder][0] == "dir" else []
+        except OSError:
+            continue
+        stack.extend(os.path.join(folder, name) for name in names)
+    return state
+
+
+def remove_tree(path):
+    # Iterative, and every folder made writable first: an answer may nest folders thousands
+    # deep or take its own folders' permissions away.
+    stack, folders = [path], []
+    while stack:
+        current = stack.pop()
+        if os.path.isdir(current) and not os.path.islink(current):
+            os.chmod(current, 0o700)
+            folders.append(current)
+            stack.extend(os.path.join(current, name) for name in os.listdir(current))
+        else:
+            os.unlink(current)
+    for folder in reversed(folders):
+        os.rmdir(folder)
+
+
+def ipc_ids():
+    found = set()
+    for table, _ in IPC_TABLES:
+        try:
+            with open("/proc/sysvipc/" + table) as handle:
+                rows = handle.read().splitlines()[1:]
+        except OSError:
+            continue
+        found.update((table, int(row.split()[1])) for row in rows if row.strip())
+    return found
+
+
+class Baseline:
+    def __init__(self, extra):
+        self.roots = scratch_roots(extra)
+        self.entries = {}
+        self.contents = {}
+        for root in self.roots:
+            self.entries.update(tree_of(root))
+        for path, entry in self.entries.items():
+            if entry[0] == "file" and entry[3] <= SMALL_FILE:
+                with open(path, "rb") as handle:
+                    self.contents[path] = handle.read()
+        self.ipc = ipc_ids()
+
+    def restore(self):
+        libc = ctypes.CDLL(None, use_errno=True)
+        for table, identifier_ in ipc_ids() - self.ipc:
+            control = getattr(libc, dict(IPC_TABLES)[table])
+            arguments = (identifier_, 0, IPC_RMID) if table == "sem" else (identifier_, IPC_RMID, None)
+            if control(*arguments) != 0:
+                raise Leftover("an IPC object could not be removed")
+        now = {}
+        for root in self.roots:
+            now.update(tree_of(root))
+        # Shortest first: a folder is put back before what was inside it. Removed entries count
+        # too: which of them is missing could carry bits as well as a new file.
+        for path in sorted(set(now) | set(self.entries), key=len):
+            if now.get(path) != self.entries.get(path):
+                self.put_back(path, self.entries.get(path))
+
+    def put_back(self, path, before):
+        try:
+            if before is not None and before[0] == "dir" and os.path.isdir(path) and not os.path.islink(path):
+                os.chmod(path, stat.S_IMODE(before[1]))
+                return
+            if os.path.lexists(path):
+                remove_tree(path)
+            if before is None:
+                return
+            if before[0] == "link":
+                os.symlink(before[1], path)
+            elif before[0] == "dir":
+                os.mkdir(path, stat.S_IMODE(before[1]))
+            elif before[0] == "file" and path in self.contents:
+                descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(before[1]))
+                with os.fdopen(descriptor, "wb") as handle:
+                    handle.write(self.contents[path])
+            else:
+                raise Leftover("a file that was there before could not be put back")
+            self.entries[path] = entry_of(path)
+        except OSError as error:
+            raise Leftover("what an answer left behind could not be removed") from error
+
+
+BASELINE = None
+
+
+def end_answer():
+    kill_descendants()
+    if BASELINE is not None:
+        BASELINE.restore()
 
 
 class Candidate:
@@ -396,7 +563,7 @@ def run_task(index, task, timeout, memory):
         signal.setitimer(signal.ITIMER_REAL, 0)
         if candidate is not None:
             candidate.close()
-        kill_descendants()
+        end_answer()
     outcome["seconds"] = round(time.monotonic() - started, 3)
     return outcome
 
@@ -407,7 +574,7 @@ def run_guarded(index, task, timeout, memory):
         return run_task(index, task, timeout, memory)
     except TaskTimeout:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        kill_descendants()
+        end_answer()
         return {"index": index, "id": task["id"], "status": "timeout", "seconds": timeout}
 
 
@@ -421,15 +588,23 @@ def main():
 
     # Nothing is written before every answer's process is dead: an answer can read the output
     # pipe (through bubblewrap's pid 1) as well as write to it, so it must never see the nonce.
+    global BASELINE
     try:
         protect()
+        if batch["scratch"] is not None:
+            BASELINE = Baseline(batch["scratch"])
     except BaseException as error:
         emit([{"error": str(error)}])
         return 3
-    outcomes = [
-        run_guarded(index, task, batch["timeoutSeconds"], batch["memoryBytes"])
-        for index, task in enumerate(batch["tasks"])
-    ]
+    try:
+        outcomes = [
+            run_guarded(index, task, batch["timeoutSeconds"], batch["memoryBytes"])
+            for index, task in enumerate(batch["tasks"])
+        ]
+    except Leftover as error:
+        kill_descendants()
+        emit([{"error": str(error)}])
+        return 3
     if not kill_descendants():
         emit([{"error": "processes of an answer survived every kill"}])
         return 3
@@ -532,6 +707,9 @@ export async function runHumanEvalChecks(
       input: JSON.stringify({
         nonce,
         timeoutSeconds,
+        // The folders to sweep after each answer besides the sandbox's own scratch folders; none
+        // at all under the unsafe sandbox, whose /tmp and /run are the host's.
+        scratch: unsafe ? null : ["/workspace/humaneval"],
         memoryBytes: options.memoryBytes ?? defaultHumanEvalMemoryBytes,
         tasks: items.map((item) => ({
           id: item.id,
