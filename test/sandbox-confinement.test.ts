@@ -9,6 +9,7 @@
  * Before this test existed, bubblewrap bound the whole host read-only (`--ro-bind / /`): the same
  * probe found /etc/shadow, /root's files and the cache folder, and PATH led to pyenv's shims.
  */
+import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
@@ -48,6 +49,7 @@ beforeAll(() => {
 });
 
 afterAll(() => {
+  removeHostKeys();
   delete process.env[keyVariable];
   rmSync(root, { recursive: true, force: true });
   rmSync(homeFile, { force: true });
@@ -127,6 +129,44 @@ function request(overrides: Partial<SandboxExecRequest>): SandboxExecRequest {
   };
 }
 
+/**
+ * Adds a key named after the marker to the user keyring and to the session keyring, printing
+ * `added <keyring>` for each that took it. Keyrings are confined by no namespace: a key added
+ * inside outlives the sandbox, where the next run (or the host) can read it.
+ */
+const keyringProbe = [
+  "import ctypes, sys",
+  "libc = ctypes.CDLL(None, use_errno=True)",
+  "add_key = {'x86_64': 248, 'aarch64': 217}[__import__('platform').machine()]",
+  "for name, ring in (('user', -4), ('session', -3)):",
+  `    if libc.syscall(add_key, b"user", b"skillsmith-probe-${marker}-" + name.encode(), b"1", 1, ring) > 0:`,
+  "        print('added', name)",
+  "    else:",
+  "        print('refused', name, ctypes.get_errno())",
+].join("\n");
+
+/** The ids of keys on the host whose description names the marker (removed by the caller). */
+function hostKeys(): string[] {
+  try {
+    return readFileSync("/proc/keys", "utf8")
+      .split("\n")
+      .filter((line) => line.includes(`skillsmith-probe-${marker}`))
+      .map((line) => line.split(" ")[0] ?? "");
+  } catch {
+    return [];
+  }
+}
+
+/** Invalidates the marker's keys on the host (keyctl 21, KEYCTL_INVALIDATE). */
+function removeHostKeys(): void {
+  const ids = hostKeys();
+  if (ids.length === 0) return;
+  execFileSync("python3", [
+    "-c",
+    `import ctypes\nfor key in ${JSON.stringify(ids)}:\n    ctypes.CDLL(None).syscall({'x86_64': 250, 'aarch64': 219}[__import__('platform').machine()], 21, int(key, 16))`,
+  ]);
+}
+
 describe("the probe itself", () => {
   it("finds the planted files, the host's shadow file and the key variable when nothing confines it", async () => {
     // The control: without a sandbox the same probe must see everything, or its silence above
@@ -143,6 +183,18 @@ describe("the probe itself", () => {
     expect(found).toContain(`FOUND ${join(outsideTmp, "workspaces", "other-run", "answer.txt")}`);
     if (hostDigest("/etc/shadow") !== undefined) expect(found).toContain("FOUND host /etc/shadow");
     expect(found.some((line) => line.startsWith(`FOUND variable ${keyVariable}=`))).toBe(true);
+  });
+
+  it("adds keys that outlive it to the host's keyrings when nothing confines it", async () => {
+    try {
+      const result = await new UnsafeSandbox().exec(
+        request({ command: ["python3", "-c", keyringProbe] }),
+      );
+      expect(result.stdout.trim().split("\n")).toEqual(["added user", "added session"]);
+      expect(hostKeys().length).toBeGreaterThan(0);
+    } finally {
+      removeHostKeys();
+    }
   });
 });
 
@@ -161,6 +213,21 @@ for (const backend of backends) {
           expect(entry).toMatch(/^\/(usr|bin|sbin)(\/|$)|^\/run\/skillsmith-bin$/);
         }
         expect(result.stdout).toMatch(/^python3=\/usr\/(local\/)?bin\/python3$/m);
+      },
+    );
+
+    it.skipIf(!backend.available)(
+      "the kernel keyring is out of reach: no key added inside outlives the sandbox",
+      async () => {
+        const result = await backend
+          .make()
+          .exec(request({ command: ["python3", "-c", keyringProbe] }));
+        // Refused for both keyrings: EPERM from bubblewrap's filter, ENOSYS from the engine's.
+        expect(result.stdout.trim().replace(/ \d+$/gm, "").split("\n")).toEqual([
+          "refused user",
+          "refused session",
+        ]);
+        expect(hostKeys()).toEqual([]);
       },
     );
 

@@ -6,6 +6,11 @@ export interface RunOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Text written to the child's stdin, which is then closed. Without it stdin is closed at once. */
   readonly input?: string;
+  /**
+   * Bytes the child reads on file descriptor 3, which is then closed (bubblewrap reads its
+   * seccomp program from a descriptor). Without it the child has no descriptor 3.
+   */
+  readonly descriptor3?: Uint8Array;
   /** Wall-clock limit; on expiry the whole process group gets SIGTERM, then SIGKILL after the grace. */
   readonly timeoutMs?: number;
   readonly killGraceMs?: number;
@@ -55,7 +60,10 @@ export function runProcess(
       cwd: options.cwd,
       env: options.env === undefined ? process.env : stripUndefined(options.env),
       detached: true,
-      stdio: ["pipe", "pipe", "pipe"],
+      stdio:
+        options.descriptor3 === undefined
+          ? ["pipe", "pipe", "pipe"]
+          : ["pipe", "pipe", "pipe", "pipe"],
     });
     const group = child.pid;
     if (group !== undefined) liveGroups.add(group);
@@ -94,6 +102,18 @@ export function runProcess(
       // The child may exit without reading its input; that is not our failure.
     });
     child.stdin.end(options.input ?? "");
+    const extra = child.stdio[3];
+    if (
+      options.descriptor3 !== undefined &&
+      extra !== null &&
+      extra !== undefined &&
+      "write" in extra
+    ) {
+      extra.on("error", () => {
+        // As with stdin: a child that exits without reading it is no failure of ours.
+      });
+      extra.end(options.descriptor3);
+    }
     child.on("error", (error: NodeJS.ErrnoException) => {
       spawnError = error;
     });

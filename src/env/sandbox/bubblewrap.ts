@@ -27,6 +27,7 @@ import {
   startLoopbackBridge,
 } from "./loopback.js";
 import { normalizeMountPath } from "./mount-path.js";
+import { keyringSeccompProgram } from "./seccomp.js";
 import {
   type LimitEnforcement,
   type LimitHit,
@@ -298,6 +299,7 @@ export class BubblewrapSandbox implements SandboxV1 {
         timeoutMs: request.limits.timeoutMs,
         // bwrap dies at once on SIGTERM and takes the pid namespace with it; no need to wait.
         killGraceMs: 500,
+        ...(KEYRING_FILTER === undefined ? {} : { descriptor3: KEYRING_FILTER }),
         ...(request.input === undefined ? {} : { input: request.input }),
         ...(request.signal === undefined ? {} : { signal: request.signal }),
         ...(request.onStdout === undefined ? {} : { onStdout: request.onStdout }),
@@ -422,6 +424,8 @@ export class BubblewrapSandbox implements SandboxV1 {
     // Make the (bwrap-made) root itself read-only too; the workspace, /tmp and /run are their own
     // mounts and stay writable.
     args.push("--remount-ro", "/");
+    // The keyring's calls refused (see seccomp.ts); the program arrives on descriptor 3.
+    if (KEYRING_FILTER !== undefined) args.push("--seccomp", "3");
     args.push(
       "--unshare-pid",
       "--unshare-ipc",
@@ -469,6 +473,9 @@ export class BubblewrapSandbox implements SandboxV1 {
     };
   }
 }
+
+/** The seccomp program every sandbox gets (undefined on an architecture it does not know). */
+const KEYRING_FILTER = keyringSeccompProgram();
 
 /** Where the sandbox's own command aliases live (on its private /run). */
 const SHIM_FOLDER = "/run/skillsmith-bin";
