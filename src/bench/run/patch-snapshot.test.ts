@@ -210,17 +210,20 @@ describe("captureWorkspacePatch from a materialised workspace", () => {
       // git compares whole seconds of ctime: an overlay file copied up and edited within the
       // second its base file last changed keeps the base file's inode, size and (put back) mtime,
       // so git's stat check alone calls it unchanged. Timing decides whether an attempt gets
-      // there, so each attempt checks that it did, on a file of its own.
+      // there, so each attempt checks that it did, on a file of its own. Only three calls sit
+      // inside the second: the workspace is made before it (on a loaded machine making it took
+      // longer than the second, and five attempts in a row missed).
       let forged = false;
       for (let attempt = 0; attempt < 5 && !forged; attempt += 1) {
         const name = `forged-${attempt}.txt`;
-        while (Date.now() % 1000 > 100) await new Promise((resolve) => setTimeout(resolve, 5));
-        // A base file whose mtime is old and whose ctime is now (a setup step that unpacked an
-        // archive keeping its timestamps does this), so the snapshot's entry is not racy.
-        await utimes(join(base.tree, name), old, old);
         const workspace = await materialiseVerified(base, { method: "overlay" });
         try {
           const file = join(workspace.path, name);
+          while (Date.now() % 1000 > 100) await new Promise((resolve) => setTimeout(resolve, 5));
+          // A base file whose mtime is old and whose ctime is now (a setup step that unpacked an
+          // archive keeping its timestamps does this), so the snapshot's entry is not racy. The
+          // file is not yet copied up, so the workspace shows the base file's new times.
+          await utimes(join(base.tree, name), old, old);
           await writeFile(file, "bbbb\n");
           await utimes(file, old, old);
           const [lower, upper] = [await stat(join(base.tree, name)), await stat(file)];
