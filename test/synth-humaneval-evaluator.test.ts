@@ -264,7 +264,7 @@ ${correctBody}`;
        * correctly only if it finds the mark, so a channel left open lets one answer tell a later
        * one what it learnt (the inputs it was called with, whether it was called again).
        */
-      const channels: { name: string; leave: string; probe: string }[] = [
+      const channels: { name: string; leave: string; probe: string; refused?: boolean }[] = [
         {
           name: "a file in /tmp",
           leave: 'open("/tmp/mark", "w").write("1")',
@@ -311,6 +311,14 @@ ${correctBody}`;
           probe: "ctypes.CDLL(None).msgget(4243, 0o600) != -1",
         },
         {
+          // Refused outright: the harness cannot list the queues to remove them, so the
+          // answer's own process is denied mq_open, and even the control cannot leave it.
+          refused: true,
+          name: "a POSIX message queue",
+          leave: 'ctypes.CDLL("librt.so.1").mq_open(b"/mark", os.O_CREAT | os.O_RDWR, 0o600, None)',
+          probe: 'ctypes.CDLL("librt.so.1").mq_open(b"/mark", os.O_RDWR) != -1',
+        },
+        {
           name: "a System V semaphore set",
           leave: "ctypes.CDLL(None).semget(4244, 1, 0o1600)",
           probe: "ctypes.CDLL(None).semget(4244, 0, 0o600) != -1",
@@ -349,7 +357,7 @@ ${correctBody}`;
         expect(rows).toEqual(
           channels.map((channel) => ({
             channel: channel.name,
-            control: "pass",
+            control: channel.refused === true ? "error" : "pass",
             leaver: "fail",
             next: "the function raised LookupError",
           })),

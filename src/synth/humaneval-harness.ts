@@ -22,8 +22,9 @@
  *   again): every process it started is killed and reaped (a zombie still shows in /proc and
  *   answers `kill(pid, 0)`); in the sandbox's writable folders (its scratch folders and every
  *   writable mount) whatever is new is removed and whatever changed is put back; its System V IPC
- *   objects are removed. Bubblewrap refuses the kernel keyring's calls (`env/sandbox/seccomp.ts`),
- *   a container engine's default profile does too.
+ *   objects are removed; its process is refused `mq_open` (POSIX message queues cannot be listed
+ *   without an mqueue mount, so they cannot be swept). Bubblewrap refuses the kernel keyring's
+ *   calls (`env/sandbox/seccomp.ts`), a container engine's default profile does too.
  * - Exiting early (`sys.exit(0)`, `os._exit(0)`) at import or in a call only ends the child: the
  *   check then fails on the missing answer.
  * - The dataset file is hidden inside the sandbox (`hiddenPaths`: an empty folder is mounted
@@ -136,6 +137,35 @@ import os as _os
 import resource as _resource
 import sys as _sys
 
+def _refuse_message_queues():
+    # POSIX message queues live in the IPC namespace, which the whole batch shares, and without
+    # a mounted mqueue file system the harness cannot list them to remove them: the answer's
+    # process is refused mq_open instead (seccomp, inherited by all it starts; a call through
+    # another ABI, such as a 32-bit program's, is refused whatever it is).
+    import ctypes, platform, struct
+    native = {"x86_64": (0xC000003E, 240), "aarch64": (0xC00000B7, 180)}.get(platform.machine())
+    if native is None:
+        raise OSError("no seccomp numbers for " + platform.machine())
+    arch, number = native
+    refuse, allow = 0x00050001, 0x7FFF0000
+    program = [
+        (0x20, 0, 0, 4), (0x15, 0, 4, arch), (0x20, 0, 0, 0),
+        (0x15, 2, 0, number), (0x15, 1, 0, number | 0x40000000),
+        (0x06, 0, 0, allow), (0x06, 0, 0, refuse),
+    ]
+    code = b"".join(struct.pack("HBBI", *instruction) for instruction in program)
+    buffer = ctypes.create_string_buffer(code, len(code))
+
+    class Program(ctypes.Structure):
+        _fields_ = [("length", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        raise OSError(ctypes.get_errno(), "no_new_privs")
+    if libc.prctl(22, 2, ctypes.byref(Program(len(program), ctypes.addressof(buffer))), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "seccomp")
+
+
 def _main():
     commands = _os.fdopen(int(_sys.argv[1]), "rb")
     replies = _os.fdopen(int(_sys.argv[2]), "wb")
@@ -149,6 +179,11 @@ def _main():
         replies.flush()
 
     job = _json.loads(commands.readline())
+    try:
+        _refuse_message_queues()
+    except BaseException:
+        send({"loaded": False, "kind": "SeccompUnavailable"})
+        return
     namespace = {"__name__": "solution", "__builtins__": __builtins__}
     try:
         code = job["code"]
