@@ -318,6 +318,19 @@ ${correctBody}`;
           leave: 'ctypes.CDLL("librt.so.1").mq_open(b"/mark", os.O_CREAT | os.O_RDWR, 0o600, None)',
           probe: 'ctypes.CDLL("librt.so.1").mq_open(b"/mark", os.O_RDWR) != -1',
         },
+        // (x86-64 only: the number is the architecture's.)
+        ...(process.arch === "x64"
+          ? [
+              {
+                // The same queue by the raw system call, past librt (x86-64's number: 240).
+                refused: true,
+                name: "a POSIX message queue opened by the raw system call",
+                leave:
+                  'ctypes.CDLL(None).syscall(240, b"mark2", os.O_CREAT | os.O_RDWR, 0o600, None)',
+                probe: 'ctypes.CDLL(None).syscall(240, b"mark2", os.O_RDWR, 0, None) != -1',
+              },
+            ]
+          : []),
         {
           name: "a System V semaphore set",
           leave: "ctypes.CDLL(None).semget(4244, 1, 0o1600)",
