@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
-import { dirname, extname, join, relative } from "node:path";
+import { extname, join, relative } from "node:path";
 import { treeSitterGrammar, treeSitterParser } from "../../core/tree-sitter.js";
 import { markdownUnits } from "./document.js";
 import type { ExtractedUnit } from "./types.js";

@@ -2,7 +2,7 @@ import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { bytecodeCacheOption, verifierBytecodeCache } from "./bytecode-cache.js";
+import { verifierBytecodeCache } from "./bytecode-cache.js";
 
 const roots: string[] = [];
 afterEach(async () => {
