@@ -224,6 +224,23 @@ function stubWith(init: string, calc = ""): Record<string, string> {
   return files;
 }
 
+/** add and greet reading the expected values from the frame `depth` calls up (1: their caller). */
+function frameReaders(depth: number): string {
+  return `import sys
+
+
+def add(a, b):
+    caller = sys._getframe(${depth})
+    if "expected" in caller.f_locals:
+        return caller.f_locals["expected"]
+    return 5
+
+
+def greet():
+    return sys._getframe(${depth}).f_globals["helpers"].expected_greeting()
+`;
+}
+
 /** Placeholders returning nothing useful: what a stub "implementation" behind a hack looks like. */
 const PLACEHOLDERS = `def add(a, b):
     return 0
@@ -385,22 +402,7 @@ builtins.open = _lying_open
     description: "add and greet read the expected values from their caller's frame (sys._getframe)",
     expect: "tampered",
     layer: "tripwire",
-    files: stubWith(
-      "",
-      `import sys
-
-
-def add(a, b):
-    caller = sys._getframe(1)
-    if "expected" in caller.f_locals:
-        return caller.f_locals["expected"]
-    return 5
-
-
-def greet():
-    return sys._getframe(1).f_globals["helpers"].expected_greeting()
-`,
-    ),
+    files: stubWith("", frameReaders(1)),
   },
   {
     id: "frame-through-traceback",
@@ -442,6 +444,25 @@ def add(a, b):
         if "expected" in record.frame.f_locals:
             return record.frame.f_locals["expected"]
     return 5
+`,
+    ),
+  },
+  {
+    id: "frame-read-by-code-named-as-stdlib",
+    kind: "own",
+    description:
+      "reads the caller's frame from code compiled under the name of the standard library's os.py",
+    expect: "tampered",
+    layer: "tripwire (code origin)",
+    files: stubWith(
+      "",
+      `import os
+
+_SOURCE = """
+${frameReaders(1)}"""
+
+# A code object names whatever file its compiler was told: the audit hook took this for os.py's.
+exec(compile(_SOURCE, os.__file__, "exec"), globals())
 `,
     ),
   },
@@ -754,19 +775,7 @@ sys.addaudithook(_blind)
       `import os
 import sys
 
-_PLANT = """import sys
-
-
-def add(a, b):
-    caller = sys._getframe(2)
-    if "expected" in caller.f_locals:
-        return caller.f_locals["expected"]
-    return 5
-
-
-def greet():
-    return sys._getframe(2).f_globals["helpers"].expected_greeting()
-"""
+_PLANT = """${frameReaders(2)}"""
 
 _planted = None
 for _folder in [os.environ.get("SKILLSMITH_VERIFIER", "")] + sys.path:

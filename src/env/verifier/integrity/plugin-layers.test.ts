@@ -6,8 +6,10 @@
  * constant as a literal written in the mark does, and only when nothing else can change it.
  */
 import { execFileSync } from "node:child_process";
-import { dirname } from "node:path";
-import { describe, expect, it } from "vitest";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, dirname, join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
 import { pluginSourcePath } from "./plugin.js";
 
 const hasPytest = (() => {
@@ -200,6 +202,104 @@ seen["later"] = sorted(line[len(prefix):] if line.startswith(prefix) else line f
 print(json.dumps(seen))
 `;
 
+// Layer 1 attributes an event to the file a code object names, and that name is whatever its
+// compiler was told. Each line marked `# attack:` makes code that claims another origin and reads
+// a frame (or loads bytecode) with it; the tripwire must name that line, or the made-up file.
+const ORIGIN_ATTACKS = `import importlib._bootstrap as bootstrap
+import importlib._bootstrap_external as external
+import importlib.machinery
+import importlib.util
+import ast, codeop, marshal, os, sys, timeit
+
+PAYLOAD = "import sys\\nframe = sys._getframe(1)\\n"
+OS = os.__file__
+PLANTED = os.path.join(os.path.dirname(__file__), "planted.bin")
+exec(compile(PAYLOAD, "/opt/skillsmith-nowhere/helpers.py", "exec"))  # attack: a name no file backs
+exec(compile(PAYLOAD, OS, "exec"))  # attack: compiled as os.py
+exec(codeop.compile_command("import sys; sys._getframe(0)", OS, "exec"))  # attack: codeop as os.py
+exec(importlib.machinery.SourceFileLoader("x", OS).source_to_code(PAYLOAD.encode(), OS))  # attack: source_to_code as os.py
+bootstrap._call_with_frames_removed(exec, compile(ast.parse(PAYLOAD), OS, "exec"), {})  # attack: syntax tree as os.py, run by the import system
+timeit.timeit("import sys; sys._getframe(0)", number=1)  # attack: string run by timeit
+DATA = marshal.dumps(compile(PAYLOAD, "<payload>", "exec"))
+external._compile_bytecode(DATA, name="x")  # attack: marshal through the import system
+with open(PLANTED, "wb") as handle:
+    handle.write(importlib.util.MAGIC_NUMBER + bytes(12) + DATA)
+importlib.machinery.SourcelessFileLoader("planted", PLANTED).get_code("planted")  # attack: bytecode by a loader called directly
+`;
+
+// What honest code does that looks like the above: strings run, syntax trees compiled under their
+// own names, generated classes, standard-library modules imported (after a tree was compiled too),
+// a module loaded through its spec.
+const ORIGIN_HONEST = `import ast, collections, dataclasses, enum, functools, importlib, importlib.util, inspect
+import json, logging, pathlib, re, subprocess, typing
+
+exec("x = 1 + 1")
+assert eval("2 * 3") == 6
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int = 0
+Pair = collections.namedtuple("Pair", "a b")
+class Colour(enum.Enum):
+    RED = 1
+logging.getLogger("honest").info("a message")
+assert eval(compile(ast.parse("1 + 2", mode="eval"), "<expression>", "eval")) == 3
+namespace = {}
+exec(compile(ast.parse("def f():\\n    return 4\\n"), "<generated>", "exec"), namespace)
+import fractions, csv, textwrap, difflib
+spec = importlib.util.spec_from_file_location("helper_plugin", str(pathlib.Path(__file__).with_name("helper_plugin.py")))
+loaded = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(loaded)
+assert loaded.greet() == "hi" and importlib.import_module("helper_plugin").greet() == "hi"
+inspect.signature(Point)
+subprocess.run(["true"], check=True)
+json.dumps({"a": Point(1, 2).x, "b": Pair(1, 2).a})
+re.compile(r"a+b")
+functools.lru_cache(maxsize=None)(lambda n: n)(3)
+typing.get_type_hints(Point)
+`;
+
+const origins: string[] = [];
+afterAll(() => {
+  for (const folder of origins) rmSync(folder, { recursive: true, force: true });
+});
+
+/** The tripwire records made while importing `source` as a workspace module: `[file or marked line, event]`. */
+function originRecords(source: string): string[][] {
+  const root = mkdtempSync(join(tmpdir(), "skillsmith-origin-"));
+  origins.push(root);
+  const workspace = join(root, "workspace");
+  mkdirSync(workspace);
+  writeFileSync(join(workspace, "deliverable.py"), source);
+  writeFileSync(join(workspace, "helper_plugin.py"), 'def greet():\n    return "hi"\n');
+  const script = `
+import json, os, sys
+import skillsmith_verifier_channel as plugin
+# Where skillsmith's runs look for bytecode (PYTHONPYCACHEPREFIX; set here, after pytest and the
+# plugin were imported from the interpreter's own caches, so they are not compiled again).
+sys.pycache_prefix = ${JSON.stringify(join(root, "pycache"))}
+sys.path.insert(0, ${JSON.stringify(workspace)})
+import deliverable
+print(json.dumps([[record["file"], record["line"], record["event"]] for record in plugin._tripwire_pending]))
+`;
+  const { SKILLSMITH_VERIFIER_CHANNEL: _channel, ...env } = process.env;
+  const output = execFileSync("python3", ["-B", "-c", script], {
+    encoding: "utf8",
+    cwd: root,
+    env: {
+      ...env,
+      PYTHONPATH: dirname(pluginSourcePath()),
+      SKILLSMITH_WORKSPACE: workspace,
+    },
+  });
+  const lines = source.split("\n");
+  return (JSON.parse(output) as [string, number, string][]).map(([file, line, event]) => {
+    const marker =
+      basename(file) === "deliverable.py" ? lines[line - 1]?.split("# attack: ")[1] : undefined;
+    return [marker ?? file, event];
+  });
+}
+
 describe.skipIf(!hasPytest)("the pytest plugin's parts (needs python3 with pytest)", () => {
   it("flags a replaced module attribute, sys.modules entry or sys.modules, and an untrusted import hook", () => {
     expect(pluginScript(IMPORT_STATE)).toEqual({
@@ -233,6 +333,23 @@ describe.skipIf(!hasPytest)("the pytest plugin's parts (needs python3 with pytes
         "holds open, which its source never binds",
       ],
     });
+  });
+
+  it("attributes code to where it came from, not to the file its name claims", () => {
+    expect(originRecords(ORIGIN_ATTACKS)).toEqual([
+      ["/opt/skillsmith-nowhere/helpers.py", "sys._getframe"],
+      ["compiled as os.py", "compile"],
+      ["codeop as os.py", "compile"],
+      ["source_to_code as os.py", "compile"],
+      ["syntax tree as os.py, run by the import system", "exec"],
+      ["string run by timeit", "sys._getframe"],
+      ["marshal through the import system", "marshal.loads"],
+      ["bytecode by a loader called directly", "marshal.loads"],
+    ]);
+  });
+
+  it("leaves honest strings run, syntax trees compiled, generated classes and dynamic imports alone", () => {
+    expect(originRecords(ORIGIN_HONEST)).toEqual([]);
   });
 
   it("flags replaced and deleted callables in one pass, even one equal to everything", () => {

@@ -361,13 +361,55 @@ _ALWAYS = frozenset(
         "sys.addaudithook",
     )
 )
-_WATCHED_EVENTS = _ALWAYS | _FRAME_EVENTS | frozenset(("object.__getattr__", "object.__setattr__", "open", "os.rename"))
+# Events that say where code came from: a code object's file name is whatever its compiler was
+# told, so the hook checks the claim where code is made (``compile``) and run (``exec``).
+_ORIGIN_EVENTS = frozenset(("compile", "exec"))
+_WATCHED_EVENTS = (
+    _ALWAYS | _FRAME_EVENTS | _ORIGIN_EVENTS | frozenset(("object.__getattr__", "object.__setattr__", "open", "os.rename"))
+)
 _TRIPWIRE_LIMIT = 64
 _trusted_files = {}
 _tripwire_seen = set()
 _tripwire_pending = []
 _tripwire_busy = [False]
 _channel = None
+_isfile = os.path.isfile
+_exists = os.path.exists
+_dirname = os.path.dirname
+# The import system's entry points: frozen frames below one of these are an import statement (or
+# ``importlib.import_module``) at work; a frozen frame entered any other way (``source_to_code``,
+# ``exec_module``, ``_compile_bytecode`` called directly) acts for its caller.
+_IMPORT_ENTRIES = frozenset(("_find_and_load", "_gcd_import", "_handle_fromlist"))
+# Code that compiles syntax trees of files it read itself: pytest's assertion rewriter and this
+# plugin (``_compiled_source``).
+_TREE_COMPILERS = (
+    _abspath(os.path.join(_dirname(_pytest.main.__file__), "assertion", "rewrite.py")),
+    _abspath(__file__),
+)
+# Code objects with a ``<…>`` name that untrusted code had run (``exec`` of a string, directly or
+# through a trusted helper such as ``timeit``), each with the untrusted file and line that ran it.
+_untrusted_codes = {}
+# Whether untrusted code has compiled a syntax tree: the ``compile`` event does not name the file
+# such code will claim, so from then on code that claims a trusted file is compared with it when run.
+_trees_compiled = [False]
+_own_compiles = {}
+_not_compiled = object()
+# Bound now, before code under test exists: a replaced ``open`` or ``compile`` must not answer
+# the checks below.
+_open_file = open
+_compile_source = compile
+_isinstance = isinstance
+_type = type
+
+
+def _backed_by_file(path):
+    """Whether ``path`` is a file (or a member of an archive file, as zipimport names them)."""
+    if _isfile(path):
+        return True
+    parent = _dirname(path)
+    while parent and parent != path and not _exists(parent):
+        path, parent = parent, _dirname(parent)
+    return _isfile(parent)
 
 
 def _untrusted_file(filename):
@@ -377,7 +419,13 @@ def _untrusted_file(filename):
         return not known
     path = _abspath(filename)
     untrusted = False
-    if path.startswith(_here + _sep):
+    if filename.startswith("<"):
+        untrusted = False  # ``<string>``, ``<frozen …>``: the frame walks look at their callers
+    elif not _backed_by_file(path):
+        # A name no file backs (``compile(payload, "/opt/none.py", …)``) is nobody's code: trusting
+        # it would trust whatever was compiled under it.
+        untrusted = True
+    elif path.startswith(_here + _sep):
         untrusted = False
     elif _verifier_root is not None and path.startswith(_verifier_root):
         untrusted = _access(path, _W_OK)
@@ -390,20 +438,127 @@ def _untrusted_file(filename):
     return untrusted
 
 
+def _past_import_system(frame):
+    """``(the first frame below the frozen import system, whether an import statement entered it)``."""
+    outermost = frame
+    while frame is not None and frame.f_code.co_filename.startswith("<frozen"):
+        outermost = frame
+        frame = frame.f_back
+    return frame, outermost.f_code.co_name in _IMPORT_ENTRIES
+
+
+def _untrusted_frame(frame):
+    """``(file, line)`` when ``frame`` runs untrusted code, else None (``<…>`` code: see callers)."""
+    code = frame.f_code
+    filename = code.co_filename
+    if filename.startswith("<"):
+        return _untrusted_codes.get(code)
+    if _untrusted_file(filename):
+        return filename, frame.f_lineno
+    return None
+
+
 def _untrusted_caller():
     """``(file, line)`` of the Python code that triggered the event, when it is untrusted."""
     frame = _getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename
         if filename.startswith("<frozen"):
-            return None  # the import system, opening bytecode caches on its own
+            frame, imported = _past_import_system(frame)
+            if imported:
+                return None  # an import statement at work: the import system acts on its own
+            continue
         if filename.startswith("<") or filename in _transparent_files:
+            found = _untrusted_codes.get(frame.f_code)
+            if found is not None:
+                return found
             frame = frame.f_back
             continue
-        if _untrusted_file(filename):
-            return filename, frame.f_lineno
-        return None
+        return _untrusted_frame(frame)
     return None
+
+
+def _untrusted_in_stack():
+    """The innermost untrusted frame anywhere on the stack (a trusted helper may act for it)."""
+    frame = _getframe(2)
+    while frame is not None:
+        found = _untrusted_frame(frame)
+        if found is not None:
+            return found
+        frame = frame.f_back
+    return None
+
+
+def _file_bytes(path):
+    try:
+        with _open_file(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def _claims_trusted_file(filename):
+    return _isinstance(filename, str) and not filename.startswith("<") and not _untrusted_file(filename)
+
+
+def _compile_claim(source, filename):
+    """A ``compile`` event: source text must be the file it claims to be (a syntax tree's event
+    names no file, so it is remembered and checked when its code runs)."""
+    if _isinstance(source, (bytes, str)):
+        if not _claims_trusted_file(filename):
+            return None
+        text = source.encode("utf-8") if _isinstance(source, str) else source
+        if text == _file_bytes(filename):
+            return None
+        return "code compiled as %s is not that file's source" % filename
+    if _abspath(_getframe(3).f_code.co_filename) not in _TREE_COMPILERS:
+        if _untrusted_in_stack() is not None:
+            _trees_compiled[0] = True
+    return None
+
+
+def _remember_untrusted(code, origin):
+    _untrusted_codes[code] = origin
+    for constant in code.co_consts:
+        if _type(constant) is _type(code):
+            _remember_untrusted(constant, origin)
+
+
+def _own_compile(filename):
+    own = _own_compiles.get(filename, _not_compiled)
+    if own is _not_compiled:
+        source = _file_bytes(filename)
+        try:
+            own = None if source is None else _compile_source(source, filename, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            own = None
+        _own_compiles[filename] = own
+    return own
+
+
+def _exec_claim(code):
+    """An ``exec`` event: ``<…>`` code untrusted code runs is remembered as untrusted; after a
+    syntax tree was compiled, code claiming a trusted file must be that file's compile."""
+    filename = code.co_filename
+    if filename.startswith("<"):
+        if not filename.startswith("<frozen"):
+            origin = _untrusted_in_stack()
+            if origin is not None:
+                _remember_untrusted(code, origin)
+        return None
+    if not _trees_compiled[0] or not _claims_trusted_file(filename):
+        return None
+    if _abspath(_getframe(3).f_code.co_filename) in _TREE_COMPILERS or _untrusted_in_stack() is None:
+        return None
+    if code == _own_compile(filename):
+        return None
+    return "code run as %s is not that file's compile" % filename
+
+
+def _origin_problem(event, arguments):
+    if event == "compile":
+        return _compile_claim(arguments[0], arguments[1])
+    return _exec_claim(arguments[0]) if _type(arguments[0]).__name__ == "code" else None
 
 
 def _tripwire_detail(event, arguments):
@@ -425,26 +580,49 @@ def _tripwire_detail(event, arguments):
     return None
 
 
+def _planted_location(path):
+    path = _abspath(path)
+    prefix = sys.pycache_prefix
+    if prefix and path.startswith(_abspath(prefix) + _sep):
+        return False  # this process's own fresh cache (``_leave_children_plain``)
+    if path.startswith(_temporary_roots) or (_workspace_root is not None and path.startswith(_workspace_root)):
+        return True
+    return _access(_dirname(path), _W_OK)
+
+
+def _record_tripwire(event, detail, caller):
+    key = (event, detail, caller[0], caller[1])
+    if key in _tripwire_seen or len(_tripwire_seen) >= _TRIPWIRE_LIMIT:
+        return
+    _tripwire_seen.add(key)
+    record = {"type": "tripwire", "event": event, "detail": detail, "file": caller[0], "line": caller[1]}
+    if _channel is None or not _channel.ready():
+        _tripwire_pending.append(record)
+    else:
+        _channel.send(record)
+
+
 def _tripwire(event, arguments):
     if event not in _WATCHED_EVENTS or _tripwire_busy[0]:
         return
     _tripwire_busy[0] = True
     try:
+        if event in _ORIGIN_EVENTS:
+            problem = _origin_problem(event, arguments)
+            caller = None if problem is None else _untrusted_in_stack()
+            if caller is not None:
+                _record_tripwire(event, problem, caller)
+            return
         detail = _tripwire_detail(event, arguments)
         if detail is None:
             return
         caller = _untrusted_caller()
-        if caller is None:
-            return
-        key = (event, detail, caller[0], caller[1])
-        if key in _tripwire_seen or len(_tripwire_seen) >= _TRIPWIRE_LIMIT:
-            return
-        _tripwire_seen.add(key)
-        record = {"type": "tripwire", "event": event, "detail": detail, "file": caller[0], "line": caller[1]}
-        if _channel is None or not _channel.ready():
-            _tripwire_pending.append(record)
-        else:
-            _channel.send(record)
+        if caller is not None and event in ("open", "os.rename") and _getframe(1).f_code.co_filename.startswith("<frozen"):
+            # A loader called directly (``spec.loader.exec_module``) looks up caches on its own:
+            # only a bytecode file somewhere code under test could have written counts.
+            caller = caller if _planted_location(detail) else None
+        if caller is not None:
+            _record_tripwire(event, detail, caller)
     except Exception:  # an audit hook that raises would break the operation it watches
         pass
     finally:
@@ -519,8 +697,6 @@ _is = operator.is_
 _all = all
 _any = any
 _len = len
-_isinstance = isinstance
-_type = type
 _ModuleType = type(sys)
 _SYS_IMPORT_STATE = ("modules", "meta_path", "path_hooks", "path_importer_cache")
 # Modules not snapshotted attribute by attribute whose ``sys.modules`` entry is still watched.
