@@ -151,12 +151,20 @@ CASES = [(1, 2), (3, 4)]
 LIMIT = 3
 NAMES = ("a", "b")
 CACHE = {}
+REGISTRY = []
+EXPECTED = {"sum": 5, "names": ["a", "b"]}
+LOOKUP = {"a": 1}
 @pytest.mark.parametrize(("a", "b"), CASES)
 def test_pairs(a, b):
     assert json.loads("1") and os.path.join and join and undefined_helper()
+def test_data():
+    assert EXPECTED["sum"] == 5 and EXPECTED["names"][0] == "a" and LOOKUP.get("a") == 1
+    assert len(EXPECTED) == 2 and [key for key in LOOKUP] == ["a"]
 def setup_module(module):
     module.STATE = 1
-def helper():
+    CACHE["filled"] = True
+    helper(REGISTRY)
+def helper(*arguments):
     return 1
 """
 
@@ -182,8 +190,13 @@ def constants(module):
     module.NAMES = ("a", "c")
     module.LIMIT = True
 
+def data(module):
+    module.EXPECTED["sum"] = 0
+    module.LOOKUP["a"] = 2
+
 def honest(module):
     module.CACHE["x"] = 1
+    module.REGISTRY.append(1)
     module.STATE = 2
     module.__warningregistry__ = {}
     setattr(module, "_Module__pytest_setup_module", None)
@@ -193,8 +206,16 @@ seen["foreign name"] = load("m1", lambda module: setattr(module, "open", open))[
 seen["replaced helper"] = load("m5", lambda module: setattr(module, "helper", lambda: 2))[1]
 seen["rebound imports"] = sorted(load("m2", rebind)[1])
 seen["changed constants"] = sorted(load("m3", constants)[1])
+seen["changed data"] = sorted(load("m6", data)[1])
 module, seen["honest"] = load("m4", honest)
+module.CACHE.clear()
+module.REGISTRY.extend([2, 3])
 seen["honest later"] = plugin._namespace_changes() + plugin._changed_identities()
+class AlwaysEqual:
+    def __eq__(self, other):
+        return True
+    __hash__ = object.__hash__
+module.EXPECTED["names"][1] = AlwaysEqual()
 module.open = open
 builtins.undefined_helper = lambda: True
 prefix = "the verifier's module m4 "
@@ -326,10 +347,17 @@ describe.skipIf(!hasPytest)("the pytest plugin's parts (needs python3 with pytes
         "has LIMIT changed from what its source assigns",
         "has NAMES changed from what its source assigns",
       ],
+      // Containers the source only reads; CACHE (filled by the source) and REGISTRY (handed to
+      // a function) are the verifier's to change.
+      "changed data": [
+        "has EXPECTED changed from what its source assigns",
+        "has LOOKUP changed from what its source assigns",
+      ],
       honest: [],
       "honest later": [],
       later: [
         "builtins.undefined_helper was added, a name the verifier's module m4 reads and never binds",
+        "has EXPECTED changed in place from what its source assigns",
         "holds open, which its source never binds",
       ],
     });

@@ -1656,9 +1656,146 @@ def _immutable_literal(value):
     return _type(value) in _IMMUTABLE
 
 
+def _same_data(value, expected):
+    """``_same_literal`` for containers a test only reads (lists, dicts, sets, nested), without
+    asking ``value`` anything: exact types all the way down, keys and members compared by the
+    builtin types' own hashing."""
+    kind = _type(expected)
+    if _type(value) is not kind:
+        return False
+    if kind is dict:
+        if _len(value) != _len(expected):
+            return False
+        for key, item in dict.items(value):
+            if not _immutable_literal(key):
+                return False
+            wanted = expected.get(key, _missing)
+            if wanted is _missing or not _same_data(item, wanted):
+                return False
+        return True
+    if kind in (set, frozenset):
+        return _len(value) == _len(expected) and _all(
+            _immutable_literal(member) and member in expected for member in kind.__iter__(value)
+        )
+    if kind in (tuple, list):
+        return _len(value) == _len(expected) and _all(_map(_same_data, value, expected))
+    return _same_literal(value, expected)
+
+
+def _literal_size(value):
+    if _type(value) is dict:
+        return 1 + _sum(_literal_size(key) + _literal_size(item) for key, item in value.items())
+    if _type(value) in (list, tuple, set, frozenset):
+        return 1 + _sum(_map(_literal_size, value))
+    return 1
+
+
+def _flat_literal(value):
+    """A container whose members (a dict's values) are all immutable: reading one hands out
+    nothing that can be changed."""
+    members = value.values() if _type(value) is dict else value
+    return _all(_map(_immutable_literal, members))
+
+
+# Uses of a container that cannot change it. Builtins that hand its members out (``sorted``,
+# ``.get``, a ``for``) only when those members are immutable themselves.
+_READING_CALLS = frozenset(("len", "repr", "str", "bool", "print", "isinstance", "hash", "id", "type", "format"))
+_MEMBER_CALLS = frozenset(
+    ("sorted", "list", "tuple", "set", "frozenset", "dict", "sum", "min", "max", "any", "all", "enumerate", "zip", "reversed", "iter")
+)
+_READING_METHODS = frozenset(("get", "items", "keys", "values", "copy", "count", "index"))
+# Largest literal compared before every test (about a third of a millisecond each).
+_DATA_WATCH_LIMIT = 2000
+
+
+def _read_only_use(node, parents, flat):
+    """Whether what the source does with ``node`` (a use of a module-level container) only reads it."""
+    while True:
+        parent = parents.get(_id(node))
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            if not isinstance(parent.ctx, ast.Load):
+                return False
+            if flat:
+                return True
+            node = parent  # a nested member: what is done with it decides
+            continue
+        if isinstance(parent, (ast.Compare, ast.FormattedValue)):
+            return True
+        if isinstance(parent, (ast.If, ast.While, ast.Assert, ast.IfExp)) and parent.test is node:
+            return True
+        if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+            return True
+        if isinstance(parent, ast.Call) and node in parent.args:
+            called = parent.func.id if isinstance(parent.func, ast.Name) else None
+            return called in _READING_CALLS or (flat and called in _MEMBER_CALLS)
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            call = parents.get(_id(parent))
+            return flat and parent.attr in _READING_METHODS and isinstance(call, ast.Call) and call.func is parent
+        if isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.iter is node:
+            return flat
+        return False
+
+
+def _parents(tree):
+    parents = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[_id(child)] = node
+    return parents
+
+
+def _foreign_writes(tree):
+    """Names this module may change in the verifier's other modules: imported by name, or used as
+    ``module.NAME`` in any way but a plain read."""
+    names = set()
+    parents = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.alias):
+            names.add(node.asname or node.name.split(".")[-1])
+        elif isinstance(node, ast.Attribute):
+            parents = parents or _parents(tree)
+            if not isinstance(node.ctx, ast.Load) or not _read_only_use(node, parents, False):
+                names.add(node.attr)
+    return names
+
+
+def _read_only_data(tree, sites, constants, foreign):
+    """Module-level names bound once to a literal holding a list, dict or set, that the verifier's
+    source only ever reads (compares, indexes, measures, prints): a change to their contents is
+    not the verifier's doing. ``CACHE = {}`` filled by a test, or a list handed to any function,
+    is not among them."""
+    candidates = {}
+    for statement in tree.body:
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and sites.get(statement.targets[0].id) == 1
+            and statement.targets[0].id not in constants
+            and statement.targets[0].id not in foreign
+        ):
+            try:
+                value = ast.literal_eval(statement.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+            if not _immutable_literal(value) and _literal_size(value) <= _DATA_WATCH_LIMIT:
+                candidates[statement.targets[0].id] = (statement.targets[0], value)
+    if not candidates:
+        return {}
+    parents = _parents(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in candidates:
+            binding, value = candidates[node.id]
+            if node is not binding and not _read_only_use(node, parents, _flat_literal(value)):
+                del candidates[node.id]
+    return {name: value for name, (binding, value) in candidates.items()}
+
+
 _original_modules = {}
 _original_attributes = {}
 _namespaces = []  # [module name, namespace, allowed names, size accepted, builtins' candidates]
+_sum = sum
+_data_watches = []  # (module name, name, the container, its literal): compared before each test
 _builtins_namespace = vars(builtins)
 _builtins_names = frozenset(vars(builtins))
 _modules_seen = [0]
@@ -1746,12 +1883,19 @@ def _defined_here(value, statement, path, module_name):
     )
 
 
-def _watch_namespace(module, path):
-    """Check one verifier module against its source now and watch it from now on; problems found."""
+def _verifier_tree(path):
     try:
         with open(path, "rb") as handle:
-            tree = ast.parse(handle.read())
+            return ast.parse(handle.read())
     except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def _watch_namespace(module, path, tree=None, foreign=frozenset()):
+    """Check one verifier module against its source now and watch it from now on; problems found.
+    ``foreign``: names the verifier's other modules may change in it."""
+    tree = tree or _verifier_tree(path)
+    if tree is None:
         return []
     found = _source_bindings(tree)
     if found is None:
@@ -1766,6 +1910,7 @@ def _watch_namespace(module, path):
         if key not in allowed and not _pytest_name(key):
             problems.append("the verifier's module %s holds %s, which its source never binds" % (name, key))
     constants = _constant_lists(tree)
+    data = _read_only_data(tree, sites, constants, foreign)
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and sites.get(statement.name) == 1:
             # A helper the tests call (``helpers.expected_greeting``, the test module's own
@@ -1800,6 +1945,14 @@ def _watch_namespace(module, path):
                 expected = ast.literal_eval(statement.value)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 continue
+            if bound in data:
+                value = namespace.get(bound, _missing)
+                if value is _missing or not _same_data(value, expected):
+                    problems.append("the verifier's module %s has %s changed from what its source assigns" % (name, bound))
+                else:
+                    entries.append((module, bound, "%s.%s" % (name, bound), value))
+                    _data_watches.append((name, bound, value, expected))
+                continue
             if not (_immutable_literal(expected) or (bound in constants and _type(expected) is list)):
                 continue
             value = namespace.get(bound, _missing)
@@ -1831,8 +1984,12 @@ def _watch_verifier_namespaces(items):
         if module is not None and _abspath(getattr(module, "__file__", "") or "") == path:
             modules[_id(module)] = (module, path)
     problems = _stdlib_shadows()
-    for module, path in modules.values():
-        problems.extend(_watch_namespace(module, path))
+    trees = [(module, path, _verifier_tree(path)) for module, path in modules.values()]
+    writes = [_foreign_writes(tree) if tree is not None else set() for _module, _path, tree in trees]
+    for index, (module, path, tree) in enumerate(trees):
+        if tree is not None:
+            foreign = set().union(*(written for other, written in enumerate(writes) if other != index))
+            problems.extend(_watch_namespace(module, path, tree, foreign))
     return problems
 
 
@@ -1878,6 +2035,9 @@ def _namespace_changes():
         return []
     problems = _IMPORT_HOOKS.changed()
     problems.extend(_stdlib_shadows())
+    for name, bound, value, expected in _data_watches:
+        if not _same_data(value, expected):
+            problems.append("the verifier's module %s has %s changed in place from what its source assigns" % (name, bound))
     for entry in _namespaces:
         name, namespace, allowed, size, candidates = entry
         if _len(namespace) != size:
