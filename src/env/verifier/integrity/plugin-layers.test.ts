@@ -166,6 +166,12 @@ def setup_module(module):
     helper(REGISTRY)
 def helper(*arguments):
     return 1
+def twice():
+    return 1
+def twice():
+    return 2
+AGAIN = 1
+AGAIN = 2
 """
 
 def load(name, change):
@@ -194,6 +200,10 @@ def data(module):
     module.EXPECTED["sum"] = 0
     module.LOOKUP["a"] = 2
 
+def rebound_twice(module):
+    module.twice = lambda: 2
+    module.AGAIN = 3
+
 def honest(module):
     module.CACHE["x"] = 1
     module.REGISTRY.append(1)
@@ -207,6 +217,7 @@ seen["replaced helper"] = load("m5", lambda module: setattr(module, "helper", la
 seen["rebound imports"] = sorted(load("m2", rebind)[1])
 seen["changed constants"] = sorted(load("m3", constants)[1])
 seen["changed data"] = sorted(load("m6", data)[1])
+seen["bound twice"] = sorted(load("m7", rebound_twice)[1])
 module, seen["honest"] = load("m4", honest)
 module.CACHE.clear()
 module.REGISTRY.extend([2, 3])
@@ -352,6 +363,11 @@ describe.skipIf(!hasPytest)("the pytest plugin's parts (needs python3 with pytes
       "changed data": [
         "has EXPECTED changed from what its source assigns",
         "has LOOKUP changed from what its source assigns",
+      ],
+      // Bound twice at the top level: the second binding is what the module holds.
+      "bound twice": [
+        "has AGAIN changed from what its source assigns",
+        "has twice replaced (not what its source defines)",
       ],
       honest: [],
       "honest later": [],

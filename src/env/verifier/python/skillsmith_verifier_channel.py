@@ -1866,6 +1866,30 @@ def _source_bindings(tree):
     return sites, loaded
 
 
+def _settled_bindings(tree, sites):
+    """``name -> the statement that binds it last`` for names every binding of which is a
+    top-level ``def``, ``class``, ``import`` or plain ``NAME = …`` (a helper defined twice, a
+    constant assigned again): after import the module holds what that statement bound. A name
+    also bound anywhere else (in a function, under ``if`` or ``try``, through ``global``) is not
+    settled."""
+    last = {}
+    count = {}
+
+    def bound(name, statement):
+        last[name] = statement
+        count[name] = count.get(name, 0) + 1
+
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound(statement.name, statement)
+        elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+            for alias in statement.names:
+                bound(alias.asname or alias.name.split(".")[0], statement)
+        elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+            bound(statement.targets[0].id, statement)
+    return {name: statement for name, statement in last.items() if sites.get(name) == count[name]}
+
+
 def _defined_here(value, statement, path, module_name):
     if isinstance(statement, ast.ClassDef):
         return (
@@ -1911,8 +1935,9 @@ def _watch_namespace(module, path, tree=None, foreign=frozenset()):
             problems.append("the verifier's module %s holds %s, which its source never binds" % (name, key))
     constants = _constant_lists(tree)
     data = _read_only_data(tree, sites, constants, foreign)
+    settled = _settled_bindings(tree, sites)
     for statement in tree.body:
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and sites.get(statement.name) == 1:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and settled.get(statement.name) is statement:
             # A helper the tests call (``helpers.expected_greeting``, the test module's own
             # ``calc``) swapped for another function. Undecorated: it must be the function or
             # class this file defines at that line; decorated (a wrapper may live anywhere): only
@@ -1928,7 +1953,7 @@ def _watch_namespace(module, path, tree=None, foreign=frozenset()):
             for alias in statement.names:
                 bound = alias.asname or alias.name.split(".")[0]
                 expected = _expected_import(statement, alias)
-                if expected is _missing or sites.get(bound) != 1:
+                if expected is _missing or settled.get(bound) is not statement:
                     continue
                 if namespace.get(bound, _missing) is not expected:
                     problems.append("the verifier's module %s has %s rebound (not what its import gives)" % (name, bound))
@@ -1938,7 +1963,7 @@ def _watch_namespace(module, path, tree=None, foreign=frozenset()):
             isinstance(statement, ast.Assign)
             and len(statement.targets) == 1
             and isinstance(statement.targets[0], ast.Name)
-            and sites.get(statement.targets[0].id) == 1
+            and settled.get(statement.targets[0].id) is statement
         ):
             bound = statement.targets[0].id
             try:
