@@ -12,19 +12,25 @@ import { basename, dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { pluginSourcePath } from "./plugin.js";
 
-const hasPytest = (() => {
+function withPytest(python: string): boolean {
   try {
-    execFileSync("python3", ["-m", "pytest", "--version"], { stdio: "ignore" });
+    execFileSync(python, ["-m", "pytest", "--version"], { stdio: "ignore" });
     return true;
   } catch {
     return false;
   }
-})();
+}
+
+const hasPytest = withPytest("python3");
+// Debian's interpreter and pytest (7.2 here), the one bubblewrap runs verifiers with: its fixtures
+// are wrapper functions, where pytest 8.4 and later make objects of their own.
+const systemPython = "/usr/bin/python3";
+const hasSystemPytest = withPytest(systemPython);
 
 /** What `script` prints (one JSON value), run with the plugin importable and no channel. */
-function pluginScript(script: string): unknown {
+function pluginScript(script: string, python = "python3"): unknown {
   const { SKILLSMITH_VERIFIER_CHANNEL: _channel, ...env } = process.env;
-  const output = execFileSync("python3", ["-c", script], {
+  const output = execFileSync(python, ["-c", script], {
     encoding: "utf8",
     env: { ...env, PYTHONPATH: dirname(pluginSourcePath()) },
   });
@@ -140,6 +146,7 @@ print(json.dumps(seen))
 // a builtin added that it reads and never binds; and what honest code does to a module.
 const NAMESPACE = `
 import builtins, json, os, sys, tempfile, types
+import pytest
 import skillsmith_verifier_channel as plugin
 
 SOURCE = """
@@ -172,6 +179,12 @@ def twice():
     return 2
 AGAIN = 1
 AGAIN = 2
+@pytest.fixture
+def expected_total():
+    return 3
+@pytest.fixture(scope="module")
+def settings():
+    return {"mode": "exact"}
 """
 
 def load(name, change):
@@ -204,6 +217,18 @@ def rebound_twice(module):
     module.twice = lambda: 2
     module.AGAIN = 3
 
+def fixtures(module):
+    import functools
+    module.expected_total = pytest.fixture(lambda: 0)
+    module.settings = functools.wraps(module.settings)(lambda: {"mode": "any"})
+
+def fixture_compiled_in_place(module):
+    # Same name, file and line as the source's fixture, another body.
+    line = SOURCE.split("\\n").index("def expected_total():")
+    scope = {"pytest": pytest}
+    exec(compile("\\n" * (line - 1) + "@pytest.fixture\\ndef expected_total():\\n    return 0\\n", module.__file__, "exec"), scope)
+    module.expected_total = scope["expected_total"]
+
 def honest(module):
     module.CACHE["x"] = 1
     module.REGISTRY.append(1)
@@ -218,6 +243,8 @@ seen["rebound imports"] = sorted(load("m2", rebind)[1])
 seen["changed constants"] = sorted(load("m3", constants)[1])
 seen["changed data"] = sorted(load("m6", data)[1])
 seen["bound twice"] = sorted(load("m7", rebound_twice)[1])
+seen["fixtures"] = sorted(load("m8", fixtures)[1])
+seen["fixture compiled in place"] = load("m9", fixture_compiled_in_place)[1]
 module, seen["honest"] = load("m4", honest)
 module.CACHE.clear()
 module.REGISTRY.extend([2, 3])
@@ -345,39 +372,59 @@ describe.skipIf(!hasPytest)("the pytest plugin's parts (needs python3 with pytes
     });
   });
 
-  it("checks a verifier module's namespace against its source, and accepts what honest code does", () => {
-    expect(pluginScript(NAMESPACE)).toEqual({
-      "foreign name": ["holds open, which its source never binds"],
-      "replaced helper": ["has helper replaced (not what its source defines)"],
-      "rebound imports": [
-        "has join rebound (not what its import gives)",
-        "has json rebound (not what its import gives)",
-      ],
-      "changed constants": [
-        "has CASES changed from what its source assigns",
-        "has LIMIT changed from what its source assigns",
-        "has NAMES changed from what its source assigns",
-      ],
-      // Containers the source only reads; CACHE (filled by the source) and REGISTRY (handed to
-      // a function) are the verifier's to change.
-      "changed data": [
-        "has EXPECTED changed from what its source assigns",
-        "has LOOKUP changed from what its source assigns",
-      ],
-      // Bound twice at the top level: the second binding is what the module holds.
-      "bound twice": [
-        "has AGAIN changed from what its source assigns",
-        "has twice replaced (not what its source defines)",
-      ],
-      honest: [],
-      "honest later": [],
-      later: [
-        "builtins.undefined_helper was added, a name the verifier's module m4 reads and never binds",
-        "has EXPECTED changed in place from what its source assigns",
-        "holds open, which its source never binds",
-      ],
-    });
-  });
+  it.each([
+    ["python3", true],
+    [systemPython, hasSystemPytest],
+  ])(
+    "checks a verifier module's namespace against its source, and accepts what honest code does (%s)",
+    (python, available) => {
+      if (!available) {
+        // Named, not skipped silently: the system interpreter without pytest only loses this row.
+        expect(hasSystemPytest, `${python} has no pytest`).toBe(false);
+        return;
+      }
+      expect(pluginScript(NAMESPACE, python)).toEqual({
+        "foreign name": ["holds open, which its source never binds"],
+        "replaced helper": ["has helper replaced (not what its source defines)"],
+        "rebound imports": [
+          "has join rebound (not what its import gives)",
+          "has json rebound (not what its import gives)",
+        ],
+        "changed constants": [
+          "has CASES changed from what its source assigns",
+          "has LIMIT changed from what its source assigns",
+          "has NAMES changed from what its source assigns",
+        ],
+        // Containers the source only reads; CACHE (filled by the source) and REGISTRY (handed to
+        // a function) are the verifier's to change.
+        "changed data": [
+          "has EXPECTED changed from what its source assigns",
+          "has LOOKUP changed from what its source assigns",
+        ],
+        // Bound twice at the top level: the second binding is what the module holds.
+        "bound twice": [
+          "has AGAIN changed from what its source assigns",
+          "has twice replaced (not what its source defines)",
+        ],
+        // Replaced before collection (no identity was taken yet): a fixture pytest made of another
+        // function, a look-alike wrapping the real one, and one compiled at the source's own line.
+        fixtures: [
+          "has expected_total replaced (not the fixture its source defines)",
+          "has settings replaced (not the fixture its source defines)",
+        ],
+        "fixture compiled in place": [
+          "has expected_total replaced (the fixture's bytecode is not the compile of its source)",
+        ],
+        honest: [],
+        "honest later": [],
+        later: [
+          "builtins.undefined_helper was added, a name the verifier's module m4 reads and never binds",
+          "has EXPECTED changed in place from what its source assigns",
+          "holds open, which its source never binds",
+        ],
+      });
+    },
+  );
 
   it("attributes code to where it came from, not to the file its name claims", () => {
     expect(originRecords(ORIGIN_ATTACKS)).toEqual([

@@ -1782,6 +1782,9 @@ def _read_only_data(tree, sites, constants, foreign):
                 candidates[statement.targets[0].id] = (statement.targets[0], value)
     if not candidates:
         return {}
+    # ``sys.modules[__name__].NAME[…] = …`` in the module itself changes it too.
+    for name in _foreign_writes(tree).intersection(candidates):
+        del candidates[name]
     parents = _parents(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id in candidates:
@@ -1915,7 +1918,52 @@ def _verifier_tree(path):
         return None
 
 
-def _watch_namespace(module, path, tree=None, foreign=frozenset()):
+def _fixture_function(value):
+    """The function a fixture pytest made holds, or None when ``value`` is not one: pytest 8 and
+    later make a ``FixtureFunctionDefinition``; earlier ones a wrapper function of their own with
+    ``__pytest_wrapped__``. Exact types only, so a look-alike of the code under test's is none."""
+    fixtures = sys.modules.get("_pytest.fixtures")
+    definition = getattr(fixtures, "FixtureFunctionDefinition", None)
+    if definition is not None and _type(value) is definition:
+        return _vars(value).get("_fixture_function")
+    if _type(value) is not _type(_defined_here) or _untrusted_file(value.__code__.co_filename):
+        return None
+    wrapper = _vars(value).get("__pytest_wrapped__")
+    if _type(wrapper).__name__ != "_PytestWrapper" or _type(wrapper).__module__ != "_pytest.compat":
+        return None
+    if not _abspath(value.__code__.co_filename).startswith(_dirname(_abspath(fixtures.__file__)) + _sep):
+        return None
+    return getattr(wrapper, "obj", None)
+
+
+def _fixture_problem(value, statement, path, config):
+    """Why the fixture a verifier module holds is not the one its source defines, or None."""
+    function = _fixture_function(value)
+    first = statement.decorator_list[0].lineno
+    if (
+        _type(function) is not _type(_defined_here)
+        or function.__code__.co_name != statement.name
+        or _abspath(function.__code__.co_filename) != _abspath(path)
+        or function.__code__.co_firstlineno != first
+    ):
+        return "has %s replaced (not the fixture its source defines)"
+    expected, _reason = _expected_code(function, config)
+    if expected is not None and not _same_code(function.__code__, expected):
+        return "has %s replaced (the fixture's bytecode is not the compile of its source)"
+    return None
+
+
+def _is_fixture(statement):
+    """Decorated by ``@pytest.fixture`` (or ``@fixture``, with or without arguments) alone."""
+    decorators = statement.decorator_list
+    return (
+        isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and _len(decorators) == 1
+        and _dotted(decorators[0]) in ("pytest.fixture", "fixture")
+    )
+
+
+def _watch_namespace(module, path, tree=None, foreign=frozenset(), config=None):
     """Check one verifier module against its source now and watch it from now on; problems found.
     ``foreign``: names the verifier's other modules may change in it."""
     tree = tree or _verifier_tree(path)
@@ -1947,6 +1995,10 @@ def _watch_namespace(module, path, tree=None, foreign=frozenset()):
                 continue
             if not statement.decorator_list and not _defined_here(value, statement, path, name):
                 problems.append("the verifier's module %s has %s replaced (not what its source defines)" % (name, statement.name))
+            elif _is_fixture(statement) and _fixture_problem(value, statement, path, config) is not None:
+                # Replaced before collection, so before any identity was taken (code under test
+                # imported at the bottom of the module, a thread): pytest would collect this one.
+                problems.append(("the verifier's module %s " % name) + _fixture_problem(value, statement, path, config) % statement.name)
             else:
                 entries.append((module, statement.name, "%s.%s" % (name, statement.name), value))
         elif isinstance(statement, (ast.Import, ast.ImportFrom)):
@@ -2009,12 +2061,13 @@ def _watch_verifier_namespaces(items):
         if module is not None and _abspath(getattr(module, "__file__", "") or "") == path:
             modules[_id(module)] = (module, path)
     problems = _stdlib_shadows()
+    config = getattr(items[0], "config", None) if items else None
     trees = [(module, path, _verifier_tree(path)) for module, path in modules.values()]
     writes = [_foreign_writes(tree) if tree is not None else set() for _module, _path, tree in trees]
     for index, (module, path, tree) in enumerate(trees):
         if tree is not None:
             foreign = set().union(*(written for other, written in enumerate(writes) if other != index))
-            problems.extend(_watch_namespace(module, path, tree, foreign))
+            problems.extend(_watch_namespace(module, path, tree, foreign, config))
     return problems
 
 
