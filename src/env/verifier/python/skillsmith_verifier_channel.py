@@ -497,6 +497,10 @@ def _file_bytes(path):
         return None
 
 
+def _lines(data):
+    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
+
 def _claims_trusted_file(filename):
     return _isinstance(filename, str) and not filename.startswith("<") and not _untrusted_file(filename)
 
@@ -507,9 +511,10 @@ def _compile_claim(source, filename):
     if _isinstance(source, (bytes, str)):
         if not _claims_trusted_file(filename):
             return None
-        text = source.encode("utf-8") if _isinstance(source, str) else source
-        if text == _file_bytes(filename):
-            return None
+        text = source.encode("utf-8") if _isinstance(source, str) else bytes(source)
+        written = _file_bytes(filename)
+        if text == written or (written is not None and _lines(text) == _lines(written)):
+            return None  # the file itself (read in text mode, its line endings become "\n")
         return "code compiled as %s is not that file's source" % filename
     if _abspath(_getframe(3).f_code.co_filename) not in _TREE_COMPILERS:
         if _untrusted_in_stack() is not None:
