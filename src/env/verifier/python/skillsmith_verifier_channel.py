@@ -1009,6 +1009,13 @@ def _dotted(node):
     return ""
 
 
+def _assigned_name(statement):
+    """The name a plain ``NAME = value`` statement binds, else None."""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+        return statement.targets[0].id
+    return None
+
+
 def _literal_values(node):
     return isinstance(node, (ast.List, ast.Tuple)) and not any(isinstance(element, ast.Starred) for element in node.elts)
 
@@ -1030,13 +1037,8 @@ def _constant_lists(tree):
                 marks_values.add(id(values))
     candidates = {}
     for statement in tree.body:
-        if (
-            isinstance(statement, ast.Assign)
-            and len(statement.targets) == 1
-            and isinstance(statement.targets[0], ast.Name)
-            and _literal_values(statement.value)
-        ):
-            name = statement.targets[0].id
+        name = _assigned_name(statement)
+        if name is not None and _literal_values(statement.value):
             candidates[name] = None if name in candidates else (statement.targets[0], statement.value)
     unsafe = set()
     for node in ast.walk(tree):
@@ -1772,20 +1774,14 @@ def _read_only_data(tree, sites, constants, foreign):
     is not among them."""
     candidates = {}
     for statement in tree.body:
-        if (
-            isinstance(statement, ast.Assign)
-            and len(statement.targets) == 1
-            and isinstance(statement.targets[0], ast.Name)
-            and sites.get(statement.targets[0].id) == 1
-            and statement.targets[0].id not in constants
-            and statement.targets[0].id not in foreign
-        ):
+        name = _assigned_name(statement)
+        if name is not None and sites.get(name) == 1 and name not in constants and name not in foreign:
             try:
                 value = ast.literal_eval(statement.value)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 continue
             if not _immutable_literal(value) and _literal_size(value) <= _DATA_WATCH_LIMIT:
-                candidates[statement.targets[0].id] = (statement.targets[0], value)
+                candidates[name] = (statement.targets[0], value)
     if not candidates:
         return {}
     # ``sys.modules[__name__].NAME[…] = …`` in the module itself changes it too.
@@ -1894,8 +1890,8 @@ def _settled_bindings(tree, sites):
         elif isinstance(statement, (ast.Import, ast.ImportFrom)):
             for alias in statement.names:
                 bound(alias.asname or alias.name.split(".")[0], statement)
-        elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
-            bound(statement.targets[0].id, statement)
+        elif _assigned_name(statement) is not None:
+            bound(_assigned_name(statement), statement)
     return {name: statement for name, statement in last.items() if sites.get(name) == count[name]}
 
 
