@@ -1925,6 +1925,8 @@ def _fixture_function(value):
     later make a ``FixtureFunctionDefinition``; earlier ones a wrapper function of their own with
     ``__pytest_wrapped__``. Exact types only, so a look-alike of the code under test's is none."""
     fixtures = sys.modules.get("_pytest.fixtures")
+    if fixtures is None:
+        return None
     definition = getattr(fixtures, "FixtureFunctionDefinition", None)
     if definition is not None and _type(value) is definition:
         return _vars(value).get("_fixture_function")
