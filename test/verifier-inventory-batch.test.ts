@@ -1,18 +1,6 @@
-/**
- * Inventories taken in batches (`src/bench/run/inventory-batch.ts`, one sandboxed interpreter
- * forking a child per verifier, each verifier mounted at a path of its own) must equal the
- * inventories taken one at a time at the verifier's own path: same collected ids and node ids,
- * same modules, tests read from source, exit-status and JUnit facts. Checked on real verifiers
- * (SWE-Skills-Bench v1 test files, at v1's mount path `/workspace/tests`) and against verifiers
- * written to pollute the others of their batch: through the interpreter (`sys.modules`, a
- * patched pytest collector) — harmless here, each verifier is its own forked process — and
- * through files (a `conftest.py` planted above the batch's verifier folders, a file in /tmp a
- * later verifier reads) — then the later verifiers are taken alone, and the report says why.
- */
-import { existsSync } from "node:fs";
-import { cp, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prefetchInventories } from "../src/bench/run/inventory-batch.js";
 import {
@@ -25,17 +13,8 @@ import { DEFAULT_BASE_IMAGE } from "../src/env/sandbox/container.js";
 import type { SandboxV1 } from "../src/env/sandbox/types.js";
 import { treeDigest } from "../src/env/workspace/digest.js";
 import { availableContainerSandbox, usableBubblewrap } from "./support/sandboxes.js";
+import { hasV1Tests, v1Verifier } from "./support/v1-verifiers.js";
 
-const v1Tests = resolve(
-  import.meta.dirname,
-  "..",
-  "..",
-  "shared",
-  "fixtures",
-  "swe-skills-bench-v1",
-  "tests",
-);
-const hasV1 = existsSync(join(v1Tests, "batch1"));
 const bubblewrap = await usableBubblewrap();
 const container = await availableContainerSandbox();
 const sandboxes: [string, SandboxV1, string | undefined][] = [
@@ -89,26 +68,6 @@ function target(
         return { path, dispose: () => rm(path, { recursive: true, force: true }) };
       },
     },
-  };
-}
-
-async function v1Verifier(batch: string, file: string, tag: string) {
-  const folder = join(root, tag, batch, file.replace(/\.py$/, ""));
-  await mkdir(folder, { recursive: true });
-  const files = [file];
-  await cp(join(v1Tests, batch, file), join(folder, file));
-  for (const helper of await readdir(join(v1Tests, batch))) {
-    if (helper.startsWith("_") && helper.endsWith(".py")) {
-      await cp(join(v1Tests, batch, helper), join(folder, helper));
-      files.push(helper);
-    }
-  }
-  return {
-    command: `python3 -m pytest ${file} -v --tb=short --junitxml=junit.xml`,
-    folder,
-    files,
-    mountPath: "/workspace/tests",
-    junit: "junit.xml",
   };
 }
 
@@ -207,12 +166,22 @@ describe.skipIf(sandboxes.length === 0)(
   "inventories taken in batches (needs bubblewrap or the container sandbox)",
   () => {
     for (const [name, sandbox, image] of sandboxes) {
-      it.skipIf(!hasV1)(
+      it.skipIf(!hasV1Tests)(
         `${name}: the batched inventories of real v1 verifiers equal the one-at-a-time ones`,
         async () => {
           const targets: SuiteVerifierTarget[] = [];
           for (const [batch, file] of V1_FILES) {
-            targets.push(target(sandbox, image, await v1Verifier(batch, file, `${name}-v1`)));
+            targets.push(
+              target(
+                sandbox,
+                image,
+                await v1Verifier(
+                  join(root, `${name}-v1`, batch, file.replace(/\.py$/, "")),
+                  batch,
+                  file,
+                ),
+              ),
+            );
           }
           const report = await prefetchInventories(targets);
           expect(report.alone).toEqual([]);

@@ -115,6 +115,8 @@ export {
   InventoryMemo,
   injectCanaries,
   junitShortfall,
+  type ListedRun,
+  runAndTakeInventory,
   runWithChannel,
   type ScoredChannelRun,
   takeInventory,

@@ -43,7 +43,7 @@ import { REQUIREMENTS_FOLDER, SKILLS_FOLDER } from "../suite/layout.js";
 import { naturalCompare } from "../suite/load.js";
 import { missingVerifierTools } from "../suite/tools.js";
 import type { ExcludedPart, Suite, SuiteRequirement, SuiteSkill } from "../suite/types.js";
-import { CHECK_FORMAT, type Measured, measure } from "./measure.js";
+import { CHECK_FORMAT, type Measured, measure, measurementKept } from "./measure.js";
 import { describeToolNeeds, type FailedCheck, type ToolNeed, toolNeeds } from "./missing-tools.js";
 import { recordCheckLabels, type StoredCheckLabel } from "./stored-labels.js";
 
@@ -170,9 +170,11 @@ export async function checkSuite(options: CheckSuiteOptions): Promise<SuiteCheck
     }
   }
   if (!aborted(options.signal)) {
-    // Every inventory the measurements and the runs will need, taken ahead in batches (one
-    // process collects many verifiers: `run/inventory-batch.ts`); what a batch cannot answer for
-    // certain is taken alone when first asked, as before.
+    // The inventories the runs will need of requirements measured before (so nothing of theirs
+    // runs now), taken ahead in batches (one process collects many verifiers:
+    // `run/inventory-batch.ts`); what a batch cannot answer for certain is taken alone when first
+    // asked. A requirement measured now takes its inventory from its untouched run's own session
+    // (`verifyCandidate`): collecting it first too would collect every verifier twice.
     progress(undefined, "taking the verifiers' inventories");
     const batchable: Parameters<typeof requirementInventoryTargets>[0][number][] = [];
     for (const { skill, requirement } of jobs) {
@@ -180,6 +182,7 @@ export async function checkSuite(options: CheckSuiteOptions): Promise<SuiteCheck
       if (environment?.ok !== true) continue;
       if (testTimeProblem((await keywordScan(requirement)).files, environment) !== undefined)
         continue;
+      if (!(await measurementKept(skill, requirement, environment, options))) continue;
       batchable.push({ skill, requirement, sandbox: environment.sandbox, base: environment.base });
     }
     const report = await prefetchInventories(

@@ -126,6 +126,23 @@ export async function readCachedMeasurement(
   return measured;
 }
 
+/**
+ * Whether `measure` will find this requirement's measurement kept (and so run nothing): then the
+ * runs need its verifier's inventory taken ahead; otherwise its untouched run takes it.
+ */
+export async function measurementKept(
+  skill: SuiteSkill,
+  requirement: SuiteRequirement,
+  environment: Extract<EnvironmentOutcome, { ok: true }>,
+  options: CheckSuiteOptions,
+): Promise<boolean> {
+  if (options.fresh === true) return false;
+  const digest = await measurementDigest(skill, requirement, environment);
+  return (
+    (await readCachedMeasurement(join(options.cacheDir, "checks", `${digest}.json`))) !== undefined
+  );
+}
+
 export async function measure(
   skill: SuiteSkill,
   requirement: SuiteRequirement,
@@ -140,7 +157,7 @@ export async function measure(
       return withDiagnoses({ ...cached, digest, cached: true }, requirement, environment);
     }
   }
-  const untouched = await runOn(skill, requirement, environment, options, async () => undefined);
+  const untouched = await runOn(skill, requirement, environment, options, "untouched");
   let reference: VerifierMeasurement | undefined;
   let referenceNote: string | undefined;
   const solution = requirement.solution;
@@ -214,14 +231,17 @@ async function runOn(
   requirement: SuiteRequirement,
   environment: Extract<EnvironmentOutcome, { ok: true }>,
   options: CheckSuiteOptions,
-  putInPlace: (workspace: string) => Promise<string | undefined>,
+  putInPlace: ((workspace: string) => Promise<string | undefined>) | "untouched",
 ): Promise<VerifierMeasurement> {
   const verification = await verifyCandidate({
     sandbox: environment.sandbox,
     skill,
     requirement,
     base: environment.base,
-    putInPlace,
+    // The untouched run also takes the verifier's inventory, when no one has yet.
+    ...(putInPlace === "untouched"
+      ? { untouched: true, putInPlace: async () => undefined }
+      : { putInPlace }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
   if (verification.kind === "not-in-place") {

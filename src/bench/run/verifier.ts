@@ -35,6 +35,7 @@ import {
   type PytestInventory,
   parseRunnerSummary,
   readJunitReports,
+  runAndTakeInventory,
   runWithChannel,
   type SandboxExecResult,
   type SandboxV1,
@@ -51,6 +52,7 @@ import {
   environmentIdentity,
   type InventoryCacheScope,
   inventoryCacheKey,
+  keptInventory,
 } from "./inventory-cache.js";
 import { readCtrfChecks, readHarborReward } from "./reward.js";
 import { rewardAgreement, rewardCeiling, rewardDisagreement } from "./reward-check.js";
@@ -184,36 +186,92 @@ export type CandidateVerification =
   | { readonly kind: "verified"; readonly run: SuiteVerifierRun }
   | { readonly kind: "not-in-place"; readonly problem: string };
 
+type CandidateInput = RequirementVerifierInput & { readonly base: PreparedBase };
+
 /**
  * Run a requirement's verifier on a fresh workspace of `base` once `putInPlace` has written a
  * candidate into it (a reference solution, a synthesised diff); `putInPlace` answers why it could
  * not, or undefined. Workspace and scratch folder are removed whatever happens.
+ *
+ * `untouched`: the candidate is the untouched repository itself (`bench check`'s first run;
+ * `putInPlace` is not called). When the verifier's inventory is not taken yet, this run takes it
+ * from its own pytest session (`runAndTakeInventory`) instead of a collection of its own; if that
+ * session cannot give one, the inventory is taken and the run made as for any candidate, in a
+ * fresh workspace.
  */
 export async function verifyCandidate(
-  input: RequirementVerifierInput & {
-    readonly base: PreparedBase;
+  input: CandidateInput & {
     readonly putInPlace: (workspace: string) => Promise<string | undefined>;
+    readonly untouched?: boolean;
   },
 ): Promise<CandidateVerification> {
+  if (input.untouched === true) {
+    const listed = await onFreshWorkspace(input, (options) => untouchedRunWithInventory(options));
+    if (listed !== undefined) return { kind: "verified", run: listed };
+  }
+  return onFreshWorkspace(input, async (options) => {
+    const problem =
+      input.untouched === true ? undefined : await input.putInPlace(options.workspace);
+    if (problem !== undefined) return { kind: "not-in-place", problem };
+    return { kind: "verified", run: await runSuiteVerifier(options) };
+  });
+}
+
+/** `body` with a fresh workspace of `input.base` and a scratch folder, both removed after. */
+async function onFreshWorkspace<T>(
+  input: CandidateInput,
+  body: (options: RunSuiteVerifierOptions) => Promise<T>,
+): Promise<T> {
   const workspace = await materialiseVerified(input.base);
   const scratch = await mkdtemp(join(tmpdir(), "skillsmith-verify-"));
   try {
     // The inventory a run of this requirement takes (same untouched tree, same key), so a check
     // before the runs has already taken theirs.
     const untouched = untouchedWorkspace(input.base, await freshWorkspaceDigest(workspace));
-    const problem = await input.putInPlace(workspace.path);
-    if (problem !== undefined) return { kind: "not-in-place", problem };
-    const run = await runSuiteVerifier({
+    return await body({
       ...requirementVerifierTarget({ ...input, workspaceMountPath: workspace.mountPath }),
       workspace: workspace.path,
       scratch,
       untouched,
     });
-    return { kind: "verified", run };
   } finally {
     await workspace.dispose().catch(() => undefined);
     await rm(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * The untouched repository's run with its inventory taken from the same session, kept as any
+ * inventory is (this process's memo; on disk when it is a pytest one). Undefined when the
+ * inventory is known already, the verifier is reward-scored, or the session gave no run to
+ * score (then the caller runs it the usual way; an opaque inventory is kept for that run).
+ * `options.workspace` must be an untouched workspace of `options.untouched`: nothing checks it.
+ */
+export async function untouchedRunWithInventory(
+  options: RunSuiteVerifierOptions,
+): Promise<SuiteVerifierRun | undefined> {
+  if (options.verifier.scoring === "reward") return undefined;
+  const key = await inventoryKey(options);
+  if (inventories.has(key)) return undefined;
+  const scope = options.untouched?.cache;
+  const cacheKey = scope === undefined ? undefined : await inventoryCacheKey(scope, key);
+  if (scope !== undefined && cacheKey !== undefined) {
+    if ((await keptInventory(scope, cacheKey)) !== undefined) return undefined;
+  }
+  const place = await verifierLayout(options, options.workspace, options.scratch);
+  const listed = await runAndTakeInventory({
+    ...(await channelOptions(place, options)),
+    verifierFile: (path) => place.verifierFile(path),
+  });
+  if (listed.kind === "unusable") return undefined;
+  const { inventory } = listed;
+  await inventories.get(key, async () =>
+    scope === undefined || cacheKey === undefined
+      ? inventory
+      : cachedInventory(scope, cacheKey, async () => inventory),
+  );
+  if (listed.kind === "opaque") return undefined;
+  return channelVerifierRun(listed.run, undefined);
 }
 
 export { defaultTimeoutMs } from "./verifier-layout.js";
@@ -313,26 +371,7 @@ export async function runSuiteVerifier(
 
   if (inventory.kind === "pytest") {
     const plan = await injectCanaries(inventory, (file) => join(place.copy, file));
-    const { execution, assessment } = await channelRun(place, options, inventory, plan);
-    const limited = withLimitHit(assessment, execution);
-    return verifierRun(execution, {
-      checks: assessment.checks,
-      passed: assessment.passed,
-      total: assessment.total,
-      passRatio: limited.passRatio,
-      flags: limited.flags,
-      source: "channel",
-      evidence: limited.evidence,
-      ...(plan === undefined
-        ? {}
-        : {
-            canaries: plan.canaries.map((canary) => ({
-              name: canary.name,
-              file: plan.file,
-              expect: canary.expect,
-            })),
-          }),
-    });
+    return channelVerifierRun(await channelRun(place, options, inventory, plan), plan);
   }
 
   // Not a pytest session skillsmith's plugin can serve: read the JUnit report, else the console.
@@ -384,6 +423,50 @@ export async function runSuiteVerifier(
   return verifierRun(execution, { checks, passed, total, passRatio, flags, source, evidence });
 }
 
+/** A channel run as the run it stores: its score, flags and evidence, and its canaries. */
+function channelVerifierRun(
+  { execution, assessment }: ScoredChannelRun,
+  plan: CanaryPlan | undefined,
+): SuiteVerifierRun {
+  const limited = withLimitHit(assessment, execution);
+  return verifierRun(execution, {
+    checks: assessment.checks,
+    passed: assessment.passed,
+    total: assessment.total,
+    passRatio: limited.passRatio,
+    flags: limited.flags,
+    source: "channel",
+    evidence: limited.evidence,
+    ...(plan === undefined
+      ? {}
+      : {
+          canaries: plan.canaries.map((canary) => ({
+            name: canary.name,
+            file: plan.file,
+            expect: canary.expect,
+          })),
+        }),
+  });
+}
+
+/** What every channel session of a verifier in `place` is given, whatever its mode. */
+async function channelOptions(place: Layout, options: RunSuiteVerifierOptions) {
+  const workspaceRoot = place.unsafe ? options.workspace : options.workspaceMountPath;
+  return {
+    ...(await bytecodeCacheOption(options)),
+    locate: (path: string) => place.locate(path),
+    hostPaths: place.unsafe,
+    execute: (additions: Parameters<Layout["execute"]>[0]) => place.execute(additions),
+    readJunit: async () => {
+      const host = place.junitHost();
+      if (host === undefined) return undefined;
+      return (await readJunitReports(host)) ?? ("missing" as const);
+    },
+    conftestAllowed: (path: string) =>
+      place.verifierFile(path) !== undefined || within(path, workspaceRoot) !== undefined,
+  };
+}
+
 /**
  * The verifier's command with skillsmith's channel open (`plan`: this run's canaries, if any),
  * assessed against the inventory.
@@ -394,23 +477,11 @@ async function channelRun(
   inventory: PytestInventory,
   plan: CanaryPlan | undefined,
 ): Promise<ScoredChannelRun> {
-  const workspaceRoot = place.unsafe ? options.workspace : options.workspaceMountPath;
-  const bytecodeCache = await bytecodeCacheOption(options);
   return runWithChannel({
-    ...bytecodeCache,
+    ...(await channelOptions(place, options)),
     inventory,
     plan,
     sandboxPathOf: (file) => place.sandboxPathOf(file),
-    locate: (path) => place.locate(path),
-    hostPaths: place.unsafe,
-    execute: (additions) => place.execute(additions),
-    readJunit: async () => {
-      const host = place.junitHost();
-      if (host === undefined) return undefined;
-      return (await readJunitReports(host)) ?? "missing";
-    },
-    conftestAllowed: (path) =>
-      place.verifierFile(path) !== undefined || within(path, workspaceRoot) !== undefined,
   });
 }
 

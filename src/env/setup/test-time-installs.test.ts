@@ -1,20 +1,11 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { v1Tests } from "../../../test/support/v1-verifiers.js";
 import { findTestTimeInstalls, testTimeNetworkProblem } from "./test-time-installs.js";
 
-const tests = resolve(
-  import.meta.dirname,
-  "..",
-  "..",
-  "..",
-  "..",
-  "shared",
-  "fixtures",
-  "swe-skills-bench-v1",
-  "tests",
-);
+const tests = v1Tests;
 const hasData = existsSync(join(tests, "batch1", "_dependency_utils.py"));
 
 /** A v1 verifier as the importer lays it out: the test file and the batch's helper beside it. */

@@ -5,7 +5,7 @@
  *
  * Wire format (protocol 1), one line per message:
  * - skillsmith → plugin, once, right after the connection: `{"protocol":1,"key":"<64 hex>",
- *   "mode":"inventory"|"run","canaries":["<file>::<name>",...]}`.
+ *   "mode":"inventory"|"run"|"inventory-run","canaries":["<file>::<name>",...]}`.
  * - plugin → skillsmith: `<HMAC-SHA256(key, body) as 64 hex> <body>`, where body is a JSON object
  *   with `type` and `seq` (1, 2, 3, … with no gap).
  *
@@ -141,8 +141,14 @@ export interface ChannelOutcome {
   readonly violations: readonly string[];
 }
 
+/**
+ * What the plugin does (see its module docstring): `inventory` collects only; `run` runs and
+ * reports; `inventory-run` does both in one session, for a run no agent's code is near.
+ */
+export type ChannelMode = "inventory" | "run" | "inventory-run";
+
 export interface ChannelHello {
-  readonly mode: "inventory" | "run";
+  readonly mode: ChannelMode;
   /** This run's canary tests as `<file inside the sandbox>::<name>` (only the plugin learns them). */
   readonly canaries: readonly string[];
 }

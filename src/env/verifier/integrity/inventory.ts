@@ -104,6 +104,12 @@ export interface OpaqueInventory {
 export type VerifierInventory = PytestInventory | OpaqueInventory;
 
 export interface InventoryRun {
+  /**
+   * `inventory`: the command collected only (the default). `inventory-run`: it also ran the
+   * tests, on an untouched repository (see `runAndTakeInventory`): what its tests did after
+   * collecting is no part of the inventory.
+   */
+  readonly mode?: "inventory" | "inventory-run";
   readonly outcome: ChannelOutcome;
   readonly exitCode: number | null;
   readonly timedOut: boolean;
@@ -144,10 +150,25 @@ export function tripwireKey(
 }
 
 function tripwireBaselineOf(run: InventoryRun): { tripwireBaseline?: readonly string[] } {
-  const keys = run.outcome.records.flatMap((record) =>
+  const { records } = run.outcome;
+  // After a run's collection, its tests ran: what they raised is not collecting's, and a
+  // baseline only excuses what collecting the untouched repository raises.
+  const collectedAt = records.findIndex((record) => record.type === "collected");
+  const before =
+    run.mode === "inventory-run" && collectedAt >= 0 ? records.slice(0, collectedAt) : records;
+  const keys = before.flatMap((record) =>
     record.type === "tripwire" ? [tripwireKey(record, run.locate)] : [],
   );
   return keys.length === 0 ? {} : { tripwireBaseline: keys };
+}
+
+/**
+ * The exit status the plugin ended a listing session with: always 1 for an inventory; for an
+ * `inventory-run`, pytest's own status, 0 turned into 1 (see the plugin's docstring).
+ */
+function listingExitStatus(run: InventoryRun, finish: ChannelOutcome["records"][number]): number {
+  if (run.mode !== "inventory-run" || finish.type !== "finish") return 1;
+  return finish.exitstatus === 0 ? 1 : finish.exitstatus;
 }
 
 export function inventoryFromRun(run: InventoryRun): VerifierInventory {
@@ -240,7 +261,7 @@ export function inventoryFromRun(run: InventoryRun): VerifierInventory {
       functions: [...entry.functions].sort(),
     })),
     functionPatterns: start.python_functions ?? ["test"],
-    exitStatusPropagates: run.exitCode === 1,
+    exitStatusPropagates: run.exitCode === listingExitStatus(run, finish),
     junitWritten: run.junit !== undefined,
     ...tripwireBaselineOf(run),
     declaredPlugins: [

@@ -75,8 +75,9 @@ export async function openVerifierChannel(
     // The unsafe sandbox (host paths, no mounts) uses its own cache folder by its host path; its
     // code under test could write it, as it could the interpreter's files (bytecode-cache.ts).
     const shared = options.bytecodeCache;
-    // Only an inventory, where no agent's code has run, writes the shared cache.
-    const fill = shared !== undefined && hello.mode === "inventory";
+    // Only an inventory (alone or with the untouched repository's run), where no agent's code
+    // has run, writes the shared cache.
+    const fill = shared !== undefined && hello.mode !== "run";
     const own = options.env ?? {};
     const env: Record<string, string> = {
       // pytest's cache goes to the scratch folder: the verifier's folder is read-only.

@@ -16,6 +16,7 @@ import type { ChannelOutcome } from "./channel.js";
 import {
   inventoryFromRun,
   type Locate,
+  type OpaqueInventory,
   type PytestInventory,
   type VerifierInventory,
 } from "./inventory.js";
@@ -81,6 +82,71 @@ export async function takeInventory(
     locate: options.locate,
     output: `${execution.stdout}\n${execution.stderr}`,
   });
+}
+
+/** What one `inventory-run` session gave (`runAndTakeInventory`). */
+export type ListedRun =
+  /** The inventory, and the run scored against it as a scored run would be (no canaries). */
+  | { readonly kind: "scored"; readonly inventory: PytestInventory; readonly run: ScoredChannelRun }
+  /**
+   * The plugin never loaded (not pytest, or pytest told to skip it), so the session was the plain
+   * command: its opaque inventory is the one an inventory run gives, and the run is to be read
+   * the plain way.
+   */
+  | { readonly kind: "opaque"; readonly inventory: OpaqueInventory }
+  /** Neither can be trusted from this session (timed out, limit hit, …): take them apart. */
+  | { readonly kind: "unusable"; readonly reason: string };
+
+/**
+ * Run the verifier on an untouched repository (`bench check`'s run, where no agent's code is
+ * near) and take its inventory from the same pytest session: the plugin in `inventory-run` mode
+ * reports what an inventory reports while the tests run. What it collected is the inventory; the
+ * run is assessed against it like any scored run, except that its exit status is not compared
+ * (the plugin turns a passing session's 0 into 1, to learn whether the command passes it on).
+ */
+export async function runAndTakeInventory(
+  options: IntegritySessionOptions & {
+    readonly readJunit: () => Promise<readonly CheckResult[] | "missing" | undefined>;
+    readonly verifierFile: (sandboxPath: string) => string | undefined;
+    readonly conftestAllowed: (sandboxPath: string) => boolean;
+    readonly locate: Locate;
+  },
+): Promise<ListedRun> {
+  const { execution, outcome } = await executeOverChannel(
+    { mode: "inventory-run", canaries: [] },
+    options,
+  );
+  if (execution.timedOut || execution.limitHit !== undefined) {
+    // Running the tests may take longer than collecting them: no verdict on the inventory.
+    return { kind: "unusable", reason: "the run hit a limit" };
+  }
+  const junit = await options.readJunit();
+  const inventory = inventoryFromRun({
+    mode: "inventory-run",
+    outcome,
+    exitCode: execution.exitCode,
+    timedOut: false,
+    junit: junit === "missing" ? undefined : junit,
+    verifierFile: options.verifierFile,
+    locate: options.locate,
+    output: `${execution.stdout}\n${execution.stderr}`,
+  });
+  if (inventory.kind === "opaque") {
+    return outcome.connections === 0
+      ? { kind: "opaque", inventory }
+      : { kind: "unusable", reason: inventory.reason };
+  }
+  const assessment = assessChannelRun({
+    inventory: { ...inventory, exitStatusPropagates: false },
+    canaries: [],
+    outcome,
+    exitCode: execution.exitCode,
+    timedOut: false,
+    junit,
+    conftestAllowed: options.conftestAllowed,
+    locate: options.locate,
+  });
+  return { kind: "scored", inventory, run: { execution, assessment, canaries: [], outcome } };
 }
 
 /**

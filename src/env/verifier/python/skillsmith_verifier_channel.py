@@ -17,7 +17,11 @@ session started are reported. skillsmith's side (``integrity/assess.ts``) decide
 Modes: ``inventory`` collects without running anything and reports the collected test ids, the
 modules that failed to collect (with the test ids their source defines, read with ``ast``), and
 ends the session with exit status 1 so skillsmith learns whether the command passes pytest's exit
-status on; ``run`` runs the tests and reports every outcome.
+status on; ``run`` runs the tests and reports every outcome; ``inventory-run`` is both at once,
+for a run on the untouched repository (``bench check``'s), which no agent's code is near: it runs
+and reports like ``run`` (no canaries), reads failed modules' sources like ``inventory``, and ends
+a session that would exit 0 with status 1 (any other status is kept), so skillsmith learns the
+same things from one pytest session instead of two.
 
 One file of about 800 lines on purpose: pytest loads it by module name with ``-p``, and every
 further module it imported would be one more name the code under test could shadow on sys.path.
@@ -937,6 +941,8 @@ def _rebaseline_import_hooks():
 # last record says was replaced is not read) and skips the imports the snapshot needs. Modules
 # preloaded from the workspace are still looked for after the snapshot imported its modules.
 _channel = _connect()
+# The modes that report an inventory (collected ids, failed modules' sources, the exit status).
+_LISTING_MODES = ("inventory", "inventory-run")
 _IDENTITIES = _snapshot()
 _WATCH = _Watch(_IDENTITIES)
 _IMPORT_HOOKS = _ImportHooks() if _IDENTITIES else None
@@ -1509,7 +1515,7 @@ def _collect_report(collector, outcome):
     path = _path_of(collector)
     record = {"type": "collect-error", "nodeid": report.nodeid, "message": _message(report), "path": path}
     if isinstance(collector, pytest.Module):
-        if _channel is not None and _channel.mode == "inventory" and path is not None:
+        if _channel is not None and _channel.mode in _LISTING_MODES and path is not None:
             with open(path, "rb") as handle:
                 source = handle.read()
             record["defined"] = _defined_tests(source, report.nodeid, collector.config)
@@ -2329,11 +2335,14 @@ def _log_finish(nodeid):
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session, exitstatus):
     _safely(_session_finish, session, exitstatus)
-    if _channel is not None and _channel.mode == "inventory":
+    if _channel is not None and _channel.mode in _LISTING_MODES:
         if _bytecode_fill:
             _safely(_fill_bytecode_cache)
-        # Tell skillsmith whether the verifier's command passes pytest's exit status on.
-        session.exitstatus = 1
+        # Tell skillsmith whether the verifier's command passes pytest's exit status on: an
+        # inventory always ends with 1; a run keeps a failing status (the check shows it) and
+        # turns a passing one into 1, so the exit code differs from 0 either way.
+        if _channel.mode == "inventory" or session.exitstatus == 0:
+            session.exitstatus = 1
 
 
 def _fill_bytecode_cache():
