@@ -10,7 +10,7 @@ import { git } from "../../../test/support/git.js";
 import { cleanupsAfterEach, temporaryDirectoryIn } from "../../../test/support/temporary.js";
 import { applyDiff } from "../../core/apply-diff.js";
 import { treeDigest } from "../../env/index.js";
-import { captureWorkspacePatch } from "./patch.js";
+import { captureWorkspacePatch, splitRawAndPatch } from "./patch.js";
 
 const cleanups = cleanupsAfterEach();
 const withoutGit = { exclude: (path: string) => path === ".git" || path.startsWith(".git/") };
@@ -87,6 +87,23 @@ describe("captureWorkspacePatch", () => {
     expect(patch.diff).not.toContain("sk-secret-123");
   });
 
+  it("counts every changed path once and stores only the patch, whatever the names", async () => {
+    const root = await temporaryDirectoryIn(cleanups, "patch-");
+    const base = await baseRepository(root);
+    const workspace = join(root, "workspace");
+    await cp(base, workspace, { recursive: true });
+    // A name with a newline, one starting with ':' and a removal: git quotes the first in its
+    // raw line, so no raw line spills into the patch and none is taken for a patch line.
+    await writeFile(join(workspace, "two\nlines.txt"), ":not a raw line\n");
+    await writeFile(join(workspace, ":colon.txt"), "x\n");
+    await rm(join(workspace, "gone.txt"));
+    const patch = await captureWorkspacePatch(base, workspace);
+    expect(patch.files).toBe(3);
+    expect(patch.diff.startsWith("diff --git")).toBe(true);
+    expect(patch.diff.split("\n").filter((line) => line.startsWith(":"))).toEqual([]);
+    expect(patch.diff).toContain("+:not a raw line");
+  });
+
   it("marks a change hidden inside a nested repository as incomplete", async () => {
     const root = await temporaryDirectoryIn(cleanups, "patch-");
     const base = await baseRepository(root);
@@ -98,5 +115,22 @@ describe("captureWorkspacePatch", () => {
     await git(join(workspace, "src"), "-c", "commit.gpgsign=false", "commit", "-q", "-m", "hide");
     const patch = await captureWorkspacePatch(base, workspace);
     expect(patch.incomplete).toContain("src");
+  });
+});
+
+describe("splitRawAndPatch", () => {
+  it("splits git's raw lines from the patch after them", () => {
+    const raw = ':100644 100644 abc def M\tsrc/a.py\n:000000 100644 000 123 A\t"two\\nlines"\n';
+    const patch = "diff --git a/src/a.py b/src/a.py\n-:old\n+:new\n";
+    expect(splitRawAndPatch(`${raw}\n${patch}`)).toEqual({
+      raw: [":100644 100644 abc def M\tsrc/a.py", ':000000 100644 000 123 A\t"two\\nlines"'],
+      patch,
+    });
+    expect(splitRawAndPatch("")).toEqual({ raw: [], patch: "" });
+    // Cut inside the raw lines (the output cap): the part line counts, there is no patch.
+    expect(splitRawAndPatch(":100644 100644 abc def M\tsrc/a")).toEqual({
+      raw: [":100644 100644 abc def M\tsrc/a"],
+      patch: "",
+    });
   });
 });

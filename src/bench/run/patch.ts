@@ -90,6 +90,12 @@ function gitEnvironment(
   };
 }
 
+/**
+ * Room for the raw lines before the patch in one `git diff --patch-with-raw` (the cap a separate
+ * `git diff-tree --raw` had): ~100 bytes a changed path.
+ */
+const RAW_LINES_BYTES = 16 * 1024 * 1024;
+
 async function privateGit(
   gitDir: string,
   workTree: string,
@@ -138,8 +144,13 @@ async function initPrivateRepository(gitDir: string, home: string): Promise<void
     throw new InfrastructureError("bench.run-patch-git", `git init failed: ${init.stderr.trim()}`);
 }
 
-async function treeOf(gitDir: string, folder: string, env: Record<string, string>) {
+/** Every file of `folder` into the index of `env`. */
+async function indexFolder(gitDir: string, folder: string, env: Record<string, string>) {
   await privateGit(gitDir, folder, env, ["add", "--all", "--force", "--", "."]);
+}
+
+async function treeOf(gitDir: string, folder: string, env: Record<string, string>) {
+  await indexFolder(gitDir, folder, env);
   return (await privateGit(gitDir, folder, env, ["write-tree"])).trim();
 }
 
@@ -426,17 +437,17 @@ async function overlayChanges(
 }
 
 /**
- * The workspace's tree in the snapshot's repository (objects of changed files in `objects`).
- * An overlay's: the base's index, minus what the upper layer says changed, plus those files read
- * and hashed again (whatever their timestamps); git reads nothing else of the workspace. Else
- * from a fresh index, every file read and hashed.
+ * The workspace indexed in `index`, in the snapshot's repository (objects of changed files in
+ * `objects`). An overlay's: the base's index, minus what the upper layer says changed, plus those
+ * files read and hashed again (whatever their timestamps); git reads nothing else of the
+ * workspace. Else a fresh index, every file read and hashed.
  */
-async function workspaceTree(
+async function indexWorkspace(
   snapshot: BaseSnapshot,
   workspace: Workspace,
   index: string,
   env: Record<string, string>,
-): Promise<string> {
+): Promise<void> {
   const upper =
     workspace.upperLayer === undefined || !snapshot.reusable
       ? undefined
@@ -446,7 +457,7 @@ async function workspaceTree(
       ? undefined
       : // A folder that cannot be listed or a file that cannot be examined: git's walk decides.
         await overlayChanges(snapshot, workspace.path, upper).catch(() => undefined);
-  if (changes === undefined) return treeOf(snapshot.gitDir, workspace.path, env);
+  if (changes === undefined) return indexFolder(snapshot.gitDir, workspace.path, env);
   await copyFile(snapshot.index, index);
   const { gitDir } = snapshot;
   if (changes.remove.length > 0) {
@@ -468,37 +479,63 @@ async function workspaceTree(
       { input: `${changes.add.join("\0")}\0` },
     );
   }
-  return (await privateGit(gitDir, workspace.path, env, ["write-tree"])).trim();
 }
 
-interface Trees {
+/**
+ * The base's tree and the workspace in the index of `env` (`GIT_INDEX_FILE`): the change is what
+ * `git diff --cached <before>` shows, with no tree written for the workspace (one process less
+ * per run).
+ */
+interface Indexed {
   readonly gitDir: string;
   readonly env: Record<string, string>;
   readonly before: string;
-  readonly after: string;
 }
 
-/** Both trees from the base's snapshot, with a run's own object folder. */
-async function snapshotTrees(workspace: Workspace, scratch: string, index: string): Promise<Trees> {
+/** The base's tree from its snapshot, the workspace indexed with a run's own object folder. */
+async function snapshotIndexed(
+  workspace: Workspace,
+  scratch: string,
+  index: string,
+): Promise<Indexed> {
   const snapshot = await baseSnapshot(workspace);
   const env = gitEnvironment(snapshot.home, index, { own: await runObjects(scratch, snapshot) });
-  const after = await workspaceTree(snapshot, workspace, index, env);
-  return { gitDir: snapshot.gitDir, env, before: snapshot.tree, after };
+  await indexWorkspace(snapshot, workspace, index, env);
+  return { gitDir: snapshot.gitDir, env, before: snapshot.tree };
 }
 
-/** Both trees indexed from scratch in a new private repository (nothing remembered). */
-async function freshTrees(
+/** Both indexed from scratch in a new private repository (nothing remembered). */
+async function freshIndexed(
   base: string,
   workspace: string,
   scratch: string,
   index: string,
-): Promise<Trees> {
+): Promise<Indexed> {
   const gitDir = join(scratch, "git");
   const home = join(scratch, "home");
   await initPrivateRepository(gitDir, home);
   const before = await treeOf(gitDir, base, gitEnvironment(home, join(scratch, "base.index")));
   const env = gitEnvironment(home, index);
-  return { gitDir, env, before, after: await treeOf(gitDir, workspace, env) };
+  await indexFolder(gitDir, workspace, env);
+  return { gitDir, env, before };
+}
+
+/**
+ * `git diff --patch-with-raw`'s output split: the raw lines (`:<old mode> <new mode> <old> <new>
+ * <status>\t<path>`, one per changed path; paths are quoted, so a line never holds a newline),
+ * then, after one empty line, the patch.
+ */
+export function splitRawAndPatch(output: string): { raw: string[]; patch: string } {
+  const raw: string[] = [];
+  let at = 0;
+  while (output.startsWith(":", at)) {
+    const end = output.indexOf("\n", at);
+    if (end === -1) return { raw: [...raw, output.slice(at)], patch: "" };
+    raw.push(output.slice(at, end));
+    at = end + 1;
+  }
+  if (raw.length > 0 && output.startsWith("\n", at)) at += 1;
+  return { raw, patch: output.slice(at) };
 }
 
 /**
@@ -520,7 +557,7 @@ export async function captureWorkspacePatch(
     const workspacePath = typeof workspace === "string" ? workspace : workspace.path;
     const snapshotted =
       typeof workspace !== "string" && workspace.base.tree === base
-        ? await snapshotTrees(workspace, scratch, join(scratch, "from-base.index")).catch(() => {
+        ? await snapshotIndexed(workspace, scratch, join(scratch, "from-base.index")).catch(() => {
             // A snapshot gone from under this process (its folder removed) or any other failure
             // of the shortcut: forget it, so the next run makes it again, and capture this run
             // the way that needs nothing remembered.
@@ -528,33 +565,32 @@ export async function captureWorkspacePatch(
             return undefined;
           })
         : undefined;
-    const { gitDir, env, before, after } =
+    const { gitDir, env, before } =
       snapshotted ??
-      (await freshTrees(base, workspacePath, scratch, join(scratch, "workspace.index")));
-    // `:<old mode> <new mode> <old> <new> <status>\t<path>` per changed path.
-    const changes = (
-      await privateGit(gitDir, workspacePath, env, [
-        "diff-tree",
-        "-r",
-        "--no-renames",
-        "--raw",
-        before,
-        after,
-      ])
-    )
-      .split("\n")
-      .filter((line) => line.startsWith(":"));
-    const nested = changes
-      .filter((line) => line.split(" ")[1] === "160000")
-      .map((line) => line.split("\t")[1] ?? "");
-    const raw = await privateGit(
+      (await freshIndexed(base, workspacePath, scratch, join(scratch, "workspace.index")));
+    // The changed paths and the patch from one process: the raw lines come first (room for them
+    // beside the patch's own cap; one byte more than the limit tells a cut diff from one exactly
+    // at the limit).
+    const output = await privateGit(
       gitDir,
       workspacePath,
       env,
-      ["diff", "--binary", "--no-renames", "--no-color", "--no-ext-diff", before, after],
-      // One byte more than the limit tells a cut diff from one exactly at the limit.
-      { maxOutputBytes: limit * 4 + 1 },
+      [
+        "diff",
+        "--cached",
+        "--patch-with-raw",
+        "--binary",
+        "--no-renames",
+        "--no-color",
+        "--no-ext-diff",
+        before,
+      ],
+      { maxOutputBytes: RAW_LINES_BYTES + limit * 4 + 1 },
     );
+    const { raw: changes, patch: raw } = splitRawAndPatch(output);
+    const nested = changes
+      .filter((line) => line.split(" ")[1] === "160000")
+      .map((line) => line.split("\t")[1] ?? "");
     const redactedText = redact(raw);
     const truncated = redactedText.length > limit;
     // Layer 5 reads the whole change, also the part a cut diff no longer stores.
