@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -516,6 +516,27 @@ setInterval(() => {}, 60_000);
   return { path, child, exited };
 }
 
+/** The processes `pid` started (its threads' `children` lists). */
+function childrenOf(pid: number): number[] {
+  const tasks = readdirSync(`/proc/${pid}/task`);
+  return tasks.flatMap((task) =>
+    readFileSync(`/proc/${pid}/task/${task}/children`, "utf8")
+      .split(" ")
+      .filter((field) => field.trim() !== "")
+      .map(Number),
+  );
+}
+
+/** Whether nothing is mounted at `path` any more within `ms`. */
+async function unmountedWithin(path: string, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (!(await mounted()).has(path)) return true;
+    await new Promise((done) => setTimeout(done, 50));
+  }
+  return false;
+}
+
 describe("stale overlay workspaces", () => {
   it.skipIf(!canMountOverlay)(
     "sweeps the workspace of a SIGKILLed process on the next materialise, never a live process's (needs permission to mount overlayfs: root or CAP_SYS_ADMIN)",
@@ -530,11 +551,12 @@ describe("stale overlay workspaces", () => {
         expect(before.has(killed.path)).toBe(true);
         expect(before.has(alive.path)).toBe(true);
 
+        // Its overlay's keeper (overlay-keeper.ts) unmounts when its owner dies, even of SIGKILL;
+        // the holder folder stays for the sweep.
         killed.child.kill("SIGKILL");
         await killed.exited;
-        // The overlay outlives its process: this is what the sweep is for.
-        expect((await mounted()).has(killed.path)).toBe(true);
-        expect(await readFile(join(killed.path, "src", "app.py"), "utf8")).toBe("VERSION = 1\n");
+        expect(await unmountedWithin(killed.path, 10_000)).toBe(true);
+        expect(existsSync(dirname(killed.path))).toBe(true);
 
         fresh = await materialiseWorkspace(base, { method: "overlay" });
         const after = await mounted();
@@ -546,9 +568,13 @@ describe("stale overlay workspaces", () => {
         expect(after.has(fresh.path)).toBe(true);
         expect(await treeDigest(fresh.path)).toBe(base.digest);
 
-        // Once its owner is gone too, a base preparation (here a reuse) sweeps it.
+        // Once its owner is gone too, a base preparation (here a reuse) sweeps it; its keeper
+        // killed first, the overlay outlives its process: this is what the sweep's unmount is for.
+        for (const keeper of childrenOf(alive.child.pid ?? 0)) process.kill(keeper, "SIGKILL");
         alive.child.kill("SIGKILL");
         await alive.exited;
+        expect((await mounted()).has(alive.path)).toBe(true);
+        expect(await readFile(join(alive.path, "src", "app.py"), "utf8")).toBe("VERSION = 1\n");
         await prepareBase({ source: repository, commit: firstCommit, cacheDir });
         expect((await mounted()).has(alive.path)).toBe(false);
         expect(existsSync(dirname(alive.path))).toBe(false);
@@ -561,6 +587,24 @@ describe("stale overlay workspaces", () => {
         await fresh?.dispose();
         await sweepStaleWorkspaces(join(cacheDir, "workspaces"));
       }
+    },
+  );
+
+  it.skipIf(!canMountOverlay)(
+    "a workspace whose mount keeper was killed is still unmounted and removed by dispose (needs permission to mount overlayfs)",
+    async () => {
+      const cacheDir = await freshCache();
+      const base = await prepareBase({ source: repository, commit: firstCommit, cacheDir });
+      const workspace = await materialiseWorkspace(base, { method: "overlay" });
+      const keepers = childrenOf(process.pid).filter((pid) =>
+        readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(workspace.path),
+      );
+      expect(keepers).toHaveLength(1);
+      for (const keeper of keepers) process.kill(keeper, "SIGKILL");
+      expect((await mounted()).has(workspace.path)).toBe(true);
+      await workspace.dispose();
+      expect((await mounted()).has(workspace.path)).toBe(false);
+      expect(existsSync(dirname(workspace.path))).toBe(false);
     },
   );
 

@@ -7,6 +7,7 @@ import { runProcess } from "../../core/process.js";
 import { cleanAgentSkillFolders } from "../../skill/install.js";
 import { readSystemFile } from "../system-file.js";
 import type { PreparedBase } from "./base.js";
+import { type HeldMount, holdOverlay } from "./overlay-keeper.js";
 import { OWNER_FILE, ownerIsGone, readOwner, writeOwner } from "./owner.js";
 
 /**
@@ -84,10 +85,11 @@ export async function materialiseWorkspace(
   const holder = join(root, `${base.key}-${randomBytes(6).toString("hex")}`);
   await mkdir(holder);
   const path = join(holder, base.repositoryName);
+  let held: HeldMount | undefined;
   try {
     // Before the mount: a process killed at any later point leaves a holder the sweep recognises.
     await writeOwner(holder);
-    if (method === "overlay") await mountOverlay(base.tree, holder, path);
+    if (method === "overlay") held = await mountOverlay(base.tree, holder, path);
     else await copyTree(base.tree, path, method === "reflink" ? "always" : "never");
     const removedSkillFolders =
       options.cleanSkillFolders === false ? [] : await cleanAgentSkillFolders(path);
@@ -100,13 +102,13 @@ export async function materialiseWorkspace(
       ...(method === "overlay" ? { upperLayer: join(holder, UPPER_LAYER) } : {}),
       removedSkillFolders,
       dispose: () => {
-        disposed ??= disposeWorkspace(holder, path, method, options.keep === true);
+        disposed ??= disposeWorkspace(holder, path, held, options.keep === true);
         return disposed;
       },
     };
   } catch (error) {
     // Cleanup on the way out of a failure: the original error is the one to report.
-    if (method === "overlay") await unmount(path).catch(() => undefined);
+    if (held !== undefined) await held.release(() => unmount(path)).catch(() => undefined);
     await rm(holder, { recursive: true, force: true });
     throw error;
   }
@@ -128,8 +130,8 @@ export async function detectMethod(root: string, lower: string): Promise<Materia
     if (overlaySafePath(lower) && overlaySafePath(probe)) {
       const merged = join(probe, "merged");
       try {
-        await mountOverlay(join(probe, "lower"), probe, merged);
-        await unmount(merged);
+        const probeMount = await mountOverlay(join(probe, "lower"), probe, merged);
+        await probeMount.release(() => unmount(merged));
         method = "overlay";
       } catch {
         // No permission to mount, or no overlayfs here: fall through to a slower method, which
@@ -159,7 +161,8 @@ function overlaySafePath(path: string): boolean {
 /** The folder of an overlay workspace's holder that is the overlay's upper layer. */
 const UPPER_LAYER = ".upper";
 
-async function mountOverlay(lower: string, holder: string, merged: string): Promise<void> {
+/** The overlay of `lower` at `merged`, its layers in `holder`, held until released. */
+async function mountOverlay(lower: string, holder: string, merged: string): Promise<HeldMount> {
   const upper = join(holder, UPPER_LAYER);
   const work = join(holder, ".work");
   await mkdir(upper, { recursive: true });
@@ -167,23 +170,13 @@ async function mountOverlay(lower: string, holder: string, merged: string): Prom
   await mkdir(merged, { recursive: true });
   // The merged root takes the upper layer's permissions; make them the base's.
   await chmod(upper, (await stat(lower)).mode & 0o7777);
-  const result = await runProcess("mount", [
-    "-t",
-    "overlay",
-    "overlay",
-    "-o",
+  return holdOverlay(
     // No `redirect_dir` (the default of most kernels, said here so it holds on all): a folder
     // renamed in the workspace is copied up, so every upper folder shows its own base folder's
     // entries and nothing else's, which the patch capture relies on (`Workspace.upperLayer`).
     `lowerdir=${lower},upperdir=${upper},workdir=${work},redirect_dir=off`,
     merged,
-  ]);
-  if (result.exitCode !== 0) {
-    throw new InfrastructureError(
-      "env.overlay-mount-failed",
-      `cannot mount an overlay workspace at ${merged}: ${result.spawnError?.message ?? result.stderr.trim()}`,
-    );
-  }
+  );
 }
 
 /**
@@ -231,23 +224,24 @@ async function copyTree(from: string, to: string, reflink: "always" | "never"): 
   }
 }
 
+/** `held`: an overlay workspace's mount; undefined for a copied one. */
 async function disposeWorkspace(
   holder: string,
   path: string,
-  method: MaterialiseMethod,
+  held: HeldMount | undefined,
   keep: boolean,
 ): Promise<{ keptAt?: string }> {
-  if (method === "overlay") {
+  if (held !== undefined) {
     if (keep) {
       const keptHolder = `${holder}-kept`;
       await mkdir(keptHolder, { recursive: true });
       const keptAt = join(keptHolder, path.slice(holder.length + 1));
       await copyTree(path, keptAt, "never");
-      await unmount(path);
+      await held.release(() => unmount(path));
       await rm(holder, { recursive: true, force: true });
       return { keptAt };
     }
-    await unmount(path);
+    await held.release(() => unmount(path));
     await rm(holder, { recursive: true, force: true });
     return {};
   }
