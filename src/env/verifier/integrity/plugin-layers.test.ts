@@ -185,6 +185,17 @@ def expected_total():
 @pytest.fixture(scope="module")
 def settings():
     return {"mode": "exact"}
+class TestTotals:
+    'Totals.'
+    TOTAL = 5
+    LABELS = ("t",)
+    def expected(self):
+        return 5
+    @pytest.mark.parametrize("n", [1])
+    def test_total(self, n):
+        assert self.expected() == self.TOTAL and self.LABELS and n
+    def setup_method(self, method):
+        self.count = 1
 """
 
 def load(name, change):
@@ -229,7 +240,16 @@ def fixture_compiled_in_place(module):
     exec(compile("\\n" * (line - 1) + "@pytest.fixture\\ndef expected_total():\\n    return 0\\n", module.__file__, "exec"), scope)
     module.expected_total = scope["expected_total"]
 
+def class_attributes(module):
+    module.TestTotals.TOTAL = 0
+    module.TestTotals.expected = lambda self: 0
+    # Decorated: watched from collection on, like a decorated helper of the module.
+    module.TestTotals.test_total = lambda self, n: None
+
 def honest(module):
+    # pytest's own fixtures for xunit-style setup, an attribute the source sets on instances.
+    setattr(module.TestTotals, "_Class__pytest_setup_method", None)
+    module.TestTotals.count = 2
     module.CACHE["x"] = 1
     module.REGISTRY.append(1)
     module.STATE = 2
@@ -245,6 +265,7 @@ seen["changed data"] = sorted(load("m6", data)[1])
 seen["bound twice"] = sorted(load("m7", rebound_twice)[1])
 seen["fixtures"] = sorted(load("m8", fixtures)[1])
 seen["fixture compiled in place"] = load("m9", fixture_compiled_in_place)[1]
+seen["class attributes"] = sorted(load("m10", class_attributes)[1])
 module, seen["honest"] = load("m4", honest)
 module.CACHE.clear()
 module.REGISTRY.extend([2, 3])
@@ -254,10 +275,49 @@ class AlwaysEqual:
         return True
     __hash__ = object.__hash__
 module.EXPECTED["names"][1] = AlwaysEqual()
+module.TestTotals.TOTAL = 0
 module.open = open
 builtins.undefined_helper = lambda: True
 prefix = "the verifier's module m4 "
 seen["later"] = sorted(line[len(prefix):] if line.startswith(prefix) else line for line in plugin._namespace_changes() if " m4 " in line)
+seen["later class"] = plugin._changed_identities()
+print(json.dumps(seen))
+`;
+
+// A verifier laid out as a package (`tests/__init__.py`) under a folder with its own
+// `conftest.py`: pytest imports `tests/conftest.py` as `tests.conftest`, the other as `conftest`.
+// The module beside the tests is compared under the name it is imported by, so the honest layout
+// is not reported and a planted `sys.modules["tests.helper"]` is.
+const PACKAGED_VERIFIER = `
+import json, os, sys, tempfile, types
+import skillsmith_verifier_channel as plugin
+
+root = tempfile.mkdtemp()
+os.makedirs(os.path.join(root, "tests"))
+for name, text in {
+    "conftest.py": "ROOT = 1\\n",
+    "tests/__init__.py": "",
+    "tests/conftest.py": "PACKAGE = 1\\n",
+    "tests/helper.py": "def expected():\\n    return 1\\n",
+    "tests/test_a.py": "from tests import helper\\ndef test_a():\\n    assert helper.expected()\\n",
+}.items():
+    path = os.path.join(root, name)
+    with open(path, "w") as handle:
+        handle.write(text)
+    # Read-only verifier files in a real run; here, told so (the folder is under /tmp).
+    plugin._trusted_files[path] = True
+sys.path.insert(0, root)
+import conftest, tests.conftest, tests.test_a
+
+class Item:
+    path = os.path.join(root, "tests", "test_a.py")
+
+plugin._note_verifier_modules([Item()])
+seen = {"honest": plugin._shadowed_verifier_modules()}
+planted = types.ModuleType("tests.helper")
+planted.__file__ = os.path.join(tempfile.mkdtemp(), "helper.py")
+sys.modules["tests.helper"] = planted
+seen["planted"] = [line.split(" was loaded")[0] for line in plugin._shadowed_verifier_modules()]
 print(json.dumps(seen))
 `;
 
@@ -415,6 +475,11 @@ describe.skipIf(!hasPytest)("the pytest plugin's parts (needs python3 with pytes
         "fixture compiled in place": [
           "has expected_total replaced (the fixture's bytecode is not the compile of its source)",
         ],
+        // A test class's constant and undecorated method, changed before collection.
+        "class attributes": [
+          "has TestTotals.TOTAL changed from what its source assigns",
+          "has TestTotals.expected replaced (not what its source defines)",
+        ],
         honest: [],
         "honest later": [],
         later: [
@@ -422,9 +487,18 @@ describe.skipIf(!hasPytest)("the pytest plugin's parts (needs python3 with pytes
           "has EXPECTED changed in place from what its source assigns",
           "holds open, which its source never binds",
         ],
+        // Changed after collection (a deliverable setting it from inside a test).
+        "later class": ["m4.TestTotals.TOTAL"],
       });
     },
   );
+
+  it("compares a packaged verifier's modules under the names they are imported by", () => {
+    expect(pluginScript(PACKAGED_VERIFIER)).toEqual({
+      honest: [],
+      planted: ["the verifier's module tests.helper"],
+    });
+  });
 
   it("attributes code to where it came from, not to the file its name claims", () => {
     expect(originRecords(ORIGIN_ATTACKS)).toEqual([

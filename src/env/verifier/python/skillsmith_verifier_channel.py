@@ -1615,7 +1615,22 @@ def _note_verifier_modules(items):
         for name in names:
             path = os.path.join(folder, name)
             if name.endswith(".py") and name != "__init__.py" and not _untrusted_file(path):
-                _verifier_modules.append((name[:-3], path))
+                _verifier_modules.append((_dotted_name(folder, name[:-3]), path))
+
+
+def _dotted_name(folder, stem):
+    """The name ``stem`` in ``folder`` is imported under: dotted through the packages (folders
+    holding ``__init__.py``) above it, as pytest's default import mode names a test module and its
+    neighbours (``tests/conftest.py`` in a package is ``tests.conftest``, while a ``conftest.py``
+    above the package is ``conftest``)."""
+    parts = [stem]
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        parts.insert(0, os.path.basename(folder))
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return ".".join(parts)
 
 
 def _shadowed_verifier_modules():
@@ -1973,6 +1988,58 @@ def _is_fixture(statement):
     )
 
 
+# What a class body may hold for its bindings to be known from the source alone.
+_PLAIN_CLASS_BODY = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.Expr, ast.Pass)
+
+
+def _attribute_stores(tree):
+    """Every attribute name the source assigns or deletes anywhere (``self.total = …``,
+    ``TestX.count += 1``): a class attribute of that name is the source's own to change."""
+    return {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load)
+    }
+
+
+def _watch_class_body(cls, statement, path, module_name, written, entries):
+    """A class the verifier's module defines (a test class, a helper class): its methods and its
+    names bound once to an immutable literal in its body, checked against the source now and
+    watched from now on (``TestCalc.EXPECTED = stub_result``, ``TestCalc.expected = lambda self:
+    …``). A body holding anything else (``if``, ``for``, ``try``, ``del``) is left alone: what it
+    binds is not known from the source alone; so are names the source assigns as attributes."""
+    if not all(isinstance(node, _PLAIN_CLASS_BODY) for node in statement.body):
+        return []
+    names = []
+    for node in statement.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        else:
+            names.append(_assigned_name(node))
+    namespace = _vars(cls)
+    problems = []
+    for node, name in zip(statement.body, names):
+        if name is None or names.count(name) != 1 or name in written or isinstance(node, ast.ClassDef):
+            continue
+        where = "%s.%s" % (statement.name, name)
+        value = namespace.get(name, _missing)
+        if isinstance(node, ast.Assign):
+            try:
+                expected = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+            if not _immutable_literal(expected):
+                continue
+            if value is _missing or not _same_literal(value, expected):
+                problems.append("the verifier's module %s has %s changed from what its source assigns" % (module_name, where))
+                continue
+        elif value is _missing or (not node.decorator_list and not _defined_here(value, node, path, module_name)):
+            problems.append("the verifier's module %s has %s replaced (not what its source defines)" % (module_name, where))
+            continue
+        entries.append((cls, name, "%s.%s" % (module_name, where), value))
+    return problems
+
+
 def _watch_namespace(module, path, tree=None, foreign=frozenset(), config=None):
     """Check one verifier module against its source now and watch it from now on; problems found.
     ``foreign``: names the verifier's other modules may change in it."""
@@ -1994,6 +2061,7 @@ def _watch_namespace(module, path, tree=None, foreign=frozenset(), config=None):
     constants = _constant_lists(tree)
     data = _read_only_data(tree, sites, constants, foreign)
     settled = _settled_bindings(tree, sites)
+    written = _attribute_stores(tree)
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and settled.get(statement.name) is statement:
             # A helper the tests call (``helpers.expected_greeting``, the test module's own
@@ -2011,6 +2079,8 @@ def _watch_namespace(module, path, tree=None, foreign=frozenset(), config=None):
                 problems.append(("the verifier's module %s " % name) + _fixture_problem(value, statement, path, config) % statement.name)
             else:
                 entries.append((module, statement.name, "%s.%s" % (name, statement.name), value))
+                if isinstance(statement, ast.ClassDef) and _defined_here(value, statement, path, name):
+                    problems.extend(_watch_class_body(value, statement, path, name, written, entries))
         elif isinstance(statement, (ast.Import, ast.ImportFrom)):
             for alias in statement.names:
                 bound = alias.asname or alias.name.split(".")[0]
