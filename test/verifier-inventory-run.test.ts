@@ -12,12 +12,14 @@ import {
   untouchedRunWithInventory,
 } from "../src/bench/run/verifier.js";
 import type { SuiteVerifier } from "../src/bench/suite/types.js";
+import { DEFAULT_BASE_IMAGE } from "../src/env/sandbox/container.js";
 import type { SandboxV1 } from "../src/env/sandbox/types.js";
 import { treeDigest } from "../src/env/workspace/digest.js";
-import { usableBubblewrap } from "./support/sandboxes.js";
+import { availableContainerSandbox, usableBubblewrap } from "./support/sandboxes.js";
 import { hasV1Tests, v1Verifier } from "./support/v1-verifiers.js";
 
 const bubblewrap = await usableBubblewrap();
+const container = await availableContainerSandbox();
 
 /** v1 verifiers of several shapes: collected, read from source, helpers beside them. */
 const V1_FILES = [
@@ -54,9 +56,11 @@ function target(
   sandbox: SandboxV1,
   verifier: Omit<SuiteVerifier, "cwd" | "timeoutSeconds">,
   timeoutSeconds = 120,
+  image?: string,
 ): SuiteVerifierTarget {
   return {
     sandbox,
+    ...(image === undefined ? {} : { image }),
     workspaceMountPath: "/workspace/repo",
     verifier: { ...verifier, cwd: verifier.mountPath, timeoutSeconds },
     untouched: { digest, materialise: freshCopy },
@@ -197,5 +201,39 @@ describe.skipIf(bubblewrap === undefined)(
       expect(kept).toMatchObject({ kind: "opaque" });
       expect(kept).toEqual(await takeSuiteInventory(one));
     }, 120_000);
+  },
+);
+
+describe.skipIf(container === undefined)(
+  "the untouched run takes the verifier's inventory in the container sandbox (needs Podman or Docker)",
+  () => {
+    it("a real v1 verifier and one passing on the untouched repository, as the inventory mode gives", async () => {
+      const sandbox = container as SandboxV1;
+      const [batch, file] = V1_FILES[1];
+      const verifiers = [
+        ...(hasV1Tests
+          ? [
+              await v1Verifier(
+                join(root, "container-v1", batch, file.replace(/\.py$/, "")),
+                batch,
+                file,
+              ),
+            ]
+          : []),
+        await written(
+          "container-passing",
+          "def test_one():\n    assert True\n\n\ndef test_two():\n    assert 2\n",
+        ),
+      ];
+      for (const verifier of verifiers) {
+        const one = target(sandbox, verifier, 120, DEFAULT_BASE_IMAGE);
+        const { run, kept } = await untouchedRun(one);
+        const usual = await usualRun(one);
+        expect(kept, verifier.folder).toEqual(usual.inventory);
+        expect(kept?.kind, verifier.folder).toBe("pytest");
+        expect(run?.flags, verifier.folder).toEqual(usual.run.flags);
+        expect(outcomes(run ?? { checks: [] }), verifier.folder).toEqual(outcomes(usual.run));
+      }
+    }, 300_000);
   },
 );
