@@ -87,13 +87,18 @@ async function untouchedRun(one: SuiteVerifierTarget) {
   const workspace = await freshCopy();
   const scratch = await mkdtemp(join(root, "scratch-"));
   try {
-    const run = await untouchedRunWithInventory({
+    const done = await untouchedRunWithInventory({
       ...one,
       workspace: workspace.path,
       scratch,
     });
+    const run = done.kind === "scored" ? done.run : undefined;
     const key = await inventoryKey(one);
-    return { run, kept: inventories.has(key) ? await suiteVerifierInventory(one) : undefined };
+    return {
+      done: done.kind,
+      run,
+      kept: inventories.has(key) ? await suiteVerifierInventory(one) : undefined,
+    };
   } finally {
     await workspace.dispose();
   }
@@ -160,6 +165,8 @@ describe.skipIf(bubblewrap === undefined)(
       });
       // pytest's 0 was turned into 1 to learn that; the run is not flagged for it.
       expect(run).toMatchObject({ passed: 3, total: 3, passRatio: 1, flags: [], exitCode: 1 });
+      // Known now: a second untouched run leaves its workspace to the usual run.
+      expect((await untouchedRun(one)).done).toBe("known");
     }, 120_000);
 
     it("a command swallowing pytest's exit status is known as one", async () => {
@@ -184,7 +191,8 @@ describe.skipIf(bubblewrap === undefined)(
         await written("slow", "import time\n\n\ndef test_slow():\n    time.sleep(30)\n"),
         4,
       );
-      const { run, kept } = await untouchedRun(one);
+      const { done, run, kept } = await untouchedRun(one);
+      expect(done).toBe("spent");
       expect(run).toBeUndefined();
       expect(kept).toBeUndefined();
       // Taken the usual way, collecting only, it is a pytest inventory (not "timed out").

@@ -206,8 +206,16 @@ export async function verifyCandidate(
   },
 ): Promise<CandidateVerification> {
   if (input.untouched === true) {
-    const listed = await onFreshWorkspace(input, (options) => untouchedRunWithInventory(options));
-    if (listed !== undefined) return { kind: "verified", run: listed };
+    const verified = await onFreshWorkspace(input, async (options) => {
+      const listed = await untouchedRunWithInventory(options);
+      if (listed.kind === "scored") return { kind: "verified" as const, run: listed.run };
+      // Nothing ran in this workspace yet: the usual run can have it.
+      if (listed.kind === "known") {
+        return { kind: "verified" as const, run: await runSuiteVerifier(options) };
+      }
+      return undefined;
+    });
+    if (verified !== undefined) return verified;
   }
   return onFreshWorkspace(input, async (options) => {
     const problem =
@@ -240,38 +248,47 @@ async function onFreshWorkspace<T>(
   }
 }
 
+/** What `untouchedRunWithInventory` did. */
+export type UntouchedRun =
+  /** The run, scored against the inventory its own session gave. */
+  | { readonly kind: "scored"; readonly run: SuiteVerifierRun }
+  /** Nothing ran: the inventory is known already, or the verifier is reward-scored. */
+  | { readonly kind: "known" }
+  /** The session ran but gave no run to score; its workspace is no longer untouched. */
+  | { readonly kind: "spent" };
+
 /**
  * The untouched repository's run with its inventory taken from the same session, kept as any
- * inventory is (this process's memo; on disk when it is a pytest one). Undefined when the
- * inventory is known already, the verifier is reward-scored, or the session gave no run to
- * score (then the caller runs it the usual way; an opaque inventory is kept for that run).
- * `options.workspace` must be an untouched workspace of `options.untouched`: nothing checks it.
+ * inventory is (this process's memo; on disk when it is a pytest one). When the session gives no
+ * run to score, the caller runs it the usual way in a fresh workspace (an opaque inventory is kept
+ * for that run). `options.workspace` must be an untouched workspace of `options.untouched`:
+ * nothing checks it.
  */
 export async function untouchedRunWithInventory(
   options: RunSuiteVerifierOptions,
-): Promise<SuiteVerifierRun | undefined> {
-  if (options.verifier.scoring === "reward") return undefined;
+): Promise<UntouchedRun> {
+  if (options.verifier.scoring === "reward") return { kind: "known" };
   const key = await inventoryKey(options);
-  if (inventories.has(key)) return undefined;
+  if (inventories.has(key)) return { kind: "known" };
   const scope = options.untouched?.cache;
   const cacheKey = scope === undefined ? undefined : await inventoryCacheKey(scope, key);
   if (scope !== undefined && cacheKey !== undefined) {
-    if ((await keptInventory(scope, cacheKey)) !== undefined) return undefined;
+    if ((await keptInventory(scope, cacheKey)) !== undefined) return { kind: "known" };
   }
   const place = await verifierLayout(options, options.workspace, options.scratch);
   const listed = await runAndTakeInventory({
     ...(await channelOptions(place, options)),
     verifierFile: (path) => place.verifierFile(path),
   });
-  if (listed.kind === "unusable") return undefined;
+  if (listed.kind === "unusable") return { kind: "spent" };
   const { inventory } = listed;
   await inventories.get(key, async () =>
     scope === undefined || cacheKey === undefined
       ? inventory
       : cachedInventory(scope, cacheKey, async () => inventory),
   );
-  if (listed.kind === "opaque") return undefined;
-  return channelVerifierRun(listed.run, undefined);
+  if (listed.kind === "opaque") return { kind: "spent" };
+  return { kind: "scored", run: channelVerifierRun(listed.run, undefined) };
 }
 
 export { defaultTimeoutMs } from "./verifier-layout.js";
